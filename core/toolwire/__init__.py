@@ -1,0 +1,126 @@
+"""toolwire: a plugin-based host for LLM tool calling.
+
+The names here are the public API for people running the host, tool authors and adapter authors.
+Adapter authors also use :mod:`toolwire.adapters`; everyone may use :mod:`toolwire.events`,
+:mod:`toolwire.messages`, :mod:`toolwire.tools` and :mod:`toolwire.testing`.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from ._markers import hookimpl
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from ._config import Config, ConfigError, load_config
+    from ._host import Host, HostError
+    from ._messages import (
+        AssistantMessage,
+        SystemMessage,
+        ToolCall,
+        ToolResultMessage,
+        UserMessage,
+    )
+    from ._middleware import middleware
+    from ._request import OfferRequest
+    from ._trust import TrustLevel
+    from .loop import NOT_OFFERED, Approve, Deny, Run, Supply, ToolCallingLoop
+    from .tools import (
+        Activation,
+        FunctionSpec,
+        Injected,
+        SideEffect,
+        Source,
+        Tool,
+        ToolBlocked,
+        Toolbox,
+        ToolContext,
+        ToolPolicy,
+        ToolResult,
+        ToolStatus,
+        tool,
+    )
+
+# Names are imported on first use: `import toolwire` stays cheap for plugins and for the CLI.
+_LAZY = {
+    "Activation": "toolwire.tools",
+    "Approve": "toolwire.loop",
+    "AssistantMessage": "toolwire._messages",
+    "Config": "toolwire._config",
+    "ConfigError": "toolwire._config",
+    "Deny": "toolwire.loop",
+    "FunctionSpec": "toolwire.tools",
+    "Host": "toolwire._host",
+    "HostError": "toolwire._host",
+    "Injected": "toolwire.tools",
+    "NOT_OFFERED": "toolwire.loop",
+    "OfferRequest": "toolwire._request",
+    "Run": "toolwire.loop",
+    "SideEffect": "toolwire.tools",
+    "Source": "toolwire.tools",
+    "Supply": "toolwire.loop",
+    "SystemMessage": "toolwire._messages",
+    "Tool": "toolwire.tools",
+    "ToolBlocked": "toolwire.tools",
+    "ToolCall": "toolwire._messages",
+    "ToolCallingLoop": "toolwire.loop",
+    "ToolContext": "toolwire.tools",
+    "ToolPolicy": "toolwire.tools",
+    "ToolResult": "toolwire.tools",
+    "ToolResultMessage": "toolwire._messages",
+    "ToolStatus": "toolwire.tools",
+    "Toolbox": "toolwire.tools",
+    "TrustLevel": "toolwire._trust",
+    "UserMessage": "toolwire._messages",
+    "load_config": "toolwire._config",
+    "middleware": "toolwire._middleware",
+    "tool": "toolwire.tools",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "Activation",
+    "Approve",
+    "AssistantMessage",
+    "Config",
+    "ConfigError",
+    "Deny",
+    "FunctionSpec",
+    "Host",
+    "HostError",
+    "Injected",
+    "NOT_OFFERED",
+    "OfferRequest",
+    "Run",
+    "SideEffect",
+    "Source",
+    "Supply",
+    "SystemMessage",
+    "Tool",
+    "ToolBlocked",
+    "ToolCall",
+    "ToolCallingLoop",
+    "ToolContext",
+    "ToolPolicy",
+    "ToolResult",
+    "ToolResultMessage",
+    "ToolStatus",
+    "Toolbox",
+    "TrustLevel",
+    "UserMessage",
+    "__version__",
+    "hookimpl",
+    "load_config",
+    "middleware",
+    "tool",
+]

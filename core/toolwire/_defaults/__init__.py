@@ -1,0 +1,5 @@
+"""Built-in hook implementations, registered by every host with ``trylast`` so plugins can override them."""
+
+DEFAULT_PLUGINS: tuple[str, ...] = (
+    "toolwire._defaults.offer",
+)

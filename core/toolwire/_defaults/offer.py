@@ -1,0 +1,19 @@
+"""Default offer: a tool offers its own function and its own registered instructions."""
+
+from __future__ import annotations
+
+from .._markers import hookimpl
+from .._request import OfferRequest
+from ..tools import FunctionSpec, Tool
+
+
+@hookimpl(trylast=True)
+def toolwire_resolve_function(tool: Tool, request: OfferRequest) -> FunctionSpec | None:
+    """Ask the tool: its function, or for a ``context`` tool whatever its resolver offers."""
+    return tool.resolve(request)
+
+
+@hookimpl(trylast=True)
+def toolwire_system_prompt_instructions(tool: Tool, request: OfferRequest) -> str | None:
+    """The tool's registered instructions."""
+    return tool.instructions

@@ -1,0 +1,401 @@
+"""``Host``: owns one plugin manager, the enabled plugins, the tool registry and the provider adapter."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import pluggy
+
+from . import hookspecs
+from ._config import Config, ConfigError, load_config, structure_section
+from ._defaults import DEFAULT_PLUGINS
+from ._events import Event, PluginFailed
+from ._markers import PROJECT_NAME
+from ._plugins import PluginInfo, describe_exception, discover, import_module, load_entry_point
+from .tools import Tool, ToolDefinitionError, validate_tool_name
+
+if TYPE_CHECKING:
+    from ._messages import Message
+    from ._transport import Transport
+    from .adapters import ProviderAdapter
+    from .loop import Decision, Run
+
+
+class HostError(Exception):
+    """The host cannot do what was asked (no such adapter, no such tool …); the message says why."""
+
+
+class Host:
+    """The toolwire host: plugins, tools, provider adapter and the tool-calling loop.
+
+    Create one with :meth:`Host.load`. Every host has its own plugin manager, so several hosts can
+    live in one process. Close it with :meth:`aclose` (or ``async with``).
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        plugin_manager: pluggy.PluginManager,
+        plugins: Sequence[PluginInfo],
+    ) -> None:
+        self.config = config
+        self.plugin_manager = plugin_manager
+        self.hook = plugin_manager.hook
+        self.plugins: list[PluginInfo] = list(plugins)
+        self._tools: dict[str, Tool] | None = None
+        self._settings: dict[str, Any] = {}
+        self._adapter: ProviderAdapter | None = None
+        self._adapter_classes: dict[str, type[ProviderAdapter]] | None = None
+        self._transport: Transport | None = None
+        self._observer_failures: set[str] = set()
+
+    # -- construction ----------------------------------------------------------------------
+
+    @classmethod
+    def load(
+        cls,
+        config: Config | str | os.PathLike[str] | None = None,
+        *,
+        plugins: Iterable[object] = (),
+    ) -> Host:
+        """Discover installed plugins, enable those the config names, and register them.
+
+        :param config: a :class:`Config`, a path to a config file, or None to find one
+            (``--config``, ``$TOOLWIRE_CONFIG``, ``./toolwire.toml``) or use defaults.
+        :param plugins: plugin objects (modules or instances with hookimpls) registered directly,
+            in addition to the enabled entry-point plugins.
+        :raises ConfigError: when the config is invalid or enables a plugin that is not installed.
+        """
+        if not isinstance(config, Config):
+            config = load_config(config)
+        pm = pluggy.PluginManager(PROJECT_NAME)
+        pm.add_hookspecs(hookspecs)
+        infos: list[PluginInfo] = []
+        for module_name in DEFAULT_PLUGINS:
+            module = import_module(module_name)
+            pm.register(module, name=module_name)
+        installed = discover()
+        enabled = config.plugins.enable
+        for index, name in enumerate(enabled):
+            if name not in installed:
+                known = ", ".join(sorted(installed)) or "none are installed"
+                raise ConfigError(
+                    f"{config.source or '<config>'}: $.plugins.enable[{index}] = {name!r}: no "
+                    f"installed plugin has this name; installed plugins: {known}",
+                    file=config.source,
+                    path=f"$.plugins.enable[{index}]",
+                )
+        for name, (ep, info) in sorted(installed.items()):
+            info.enabled = name in enabled
+            infos.append(info)
+        for name in enabled:
+            ep, info = installed[name]
+            obj = load_entry_point(ep, info)
+            if obj is not None:
+                _register(pm, obj, info)
+        for obj in plugins:
+            name = getattr(obj, "__name__", None) or f"{type(obj).__name__}-{id(obj):x}"
+            info = PluginInfo(name=str(name), enabled=True, loaded=True)
+            _register(pm, obj, info)
+            infos.append(info)
+        return cls(config, pm, infos)
+
+    # -- plugins and settings --------------------------------------------------------------
+
+    def plugin_info(self, name: str) -> PluginInfo | None:
+        """The record of the plugin named ``name``."""
+        return next((p for p in self.plugins if p.name == name), None)
+
+    def plugin_settings(self, plugin: str | None) -> Any:
+        """A plugin's settings from ``[tools.<plugin>]`` (or ``[providers.<plugin>]``), structured
+        into its settings class when it declares one.
+
+        :raises ConfigError: when the section does not fit the plugin's settings class.
+        """
+        if plugin is None:
+            return None
+        if plugin in self._settings:
+            return self._settings[plugin]
+        raw: Mapping[str, Any] = self.config.tools.plugin_settings.get(plugin) or {}
+        section = f"$.tools.{plugin}"
+        if not raw and plugin in self.config.providers:
+            raw = self.config.providers[plugin]
+            section = f"$.providers.{plugin}"
+        settings_cls = self.hook.toolwire_settings_class(plugin_name=plugin)
+        settings: Any = dict(raw)
+        if settings_cls is not None:
+            settings = structure_section(
+                dict(raw), settings_cls, file=self.config.source, path=section
+            )
+        self._settings[plugin] = settings
+        return settings
+
+    # -- tools -----------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """Every registered tool by name (each with ``plugin`` set), collected on first use."""
+        if self._tools is None:
+            self._tools = self._collect_tools()
+        return self._tools
+
+    def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
+        """Register a tool directly (for embedding and tests); a taken name is an error."""
+        validate_tool_name(tool.name)
+        tools = dict(self.tools)
+        if tool.name in tools:
+            other = tools[tool.name].plugin or "the host"
+            raise ToolDefinitionError(
+                f"tool name {tool.name!r} is already registered by plugin {other!r}"
+            )
+        tools[tool.name] = attrs.evolve(tool, plugin=plugin or tool.plugin)
+        self._tools = tools
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool; later rounds of running loops no longer offer it."""
+        tools = dict(self.tools)
+        tools.pop(name, None)
+        self._tools = tools
+
+    def _collect_tools(self) -> dict[str, Tool]:
+        tools: dict[str, Tool] = {}
+        for impl in self.hook.toolwire_tools.get_hookimpls():
+            plugin = impl.plugin_name
+            info = self.plugin_info(plugin)
+            try:
+                settings = self.plugin_settings(plugin)
+                produced = _call_impl(impl, settings=settings)
+                produced_list = list(produced or ())
+            except Exception as exc:  # one plugin's failure costs only that plugin
+                self._fail(info, plugin, "toolwire_tools", exc)
+                continue
+            for tool in produced_list:
+                if not isinstance(tool, Tool):
+                    self._fail(
+                        info,
+                        plugin,
+                        "toolwire_tools",
+                        TypeError(f"returned {tool!r}, which is not a toolwire.Tool"),
+                    )
+                    continue
+                try:
+                    validate_tool_name(tool.name)
+                except ToolDefinitionError as exc:
+                    self._fail(info, plugin, "toolwire_tools", exc)
+                    continue
+                if tool.name in tools:
+                    first = tools[tool.name].plugin
+                    first_info = self.plugin_info(first) if first else None
+                    first_desc = first_info.describe() if first_info else repr(first)
+                    this_desc = info.describe() if info else repr(plugin)
+                    self._fail(
+                        info,
+                        plugin,
+                        "toolwire_tools",
+                        ToolDefinitionError(
+                            f"tool name {tool.name!r} is registered by two plugins: "
+                            f"{first_desc} and {this_desc}; the one from {first!r} is kept"
+                        ),
+                    )
+                    continue
+                tools[tool.name] = attrs.evolve(tool, plugin=plugin)
+        return dict(sorted(tools.items()))
+
+    def _fail(self, info: PluginInfo | None, plugin: str, hook: str, exc: BaseException) -> None:
+        message = f"{hook}: {describe_exception(exc)}" if not isinstance(
+            exc, ToolDefinitionError | ConfigError
+        ) else f"{hook}: {exc}"
+        if info is not None:
+            info.error = f"{info.error}; {message}" if info.error else message
+        self.emit(PluginFailed(run_id="", plugin=plugin, hook=hook, error=message))
+
+    # -- events ----------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        """Deliver an event to every ``toolwire_event`` implementation.
+
+        An observer that raises is reported once (to the others) and never stops a run.
+        """
+        for impl in self.hook.toolwire_event.get_hookimpls():
+            try:
+                _call_impl(impl, event=event)
+            except Exception as exc:
+                if impl.plugin_name in self._observer_failures:
+                    continue
+                self._observer_failures.add(impl.plugin_name)
+                info = self.plugin_info(impl.plugin_name)
+                if info is not None:
+                    info.error = f"toolwire_event: {describe_exception(exc)}"
+                self.emit(
+                    PluginFailed(
+                        run_id=event.run_id,
+                        round=event.round,
+                        plugin=impl.plugin_name,
+                        hook="toolwire_event",
+                        error=describe_exception(exc),
+                    )
+                )
+
+    # -- providers -------------------------------------------------------------------------
+
+    def adapter_classes(self) -> Mapping[str, type[ProviderAdapter]]:
+        """Every registered adapter class by API name."""
+        if self._adapter_classes is None:
+            classes: dict[str, type[ProviderAdapter]] = {}
+            owners: dict[str, str] = {}
+            for impl in self.hook.toolwire_provider_adapters.get_hookimpls():
+                plugin = impl.plugin_name
+                info = self.plugin_info(plugin)
+                try:
+                    produced = list(
+                        _call_impl(impl, settings=self.plugin_settings(plugin)) or ()
+                    )
+                except Exception as exc:
+                    self._fail(info, plugin, "toolwire_provider_adapters", exc)
+                    continue
+                for adapter_cls in produced:
+                    api = getattr(adapter_cls, "api", None)
+                    if not isinstance(api, str) or not api:
+                        self._fail(
+                            info,
+                            plugin,
+                            "toolwire_provider_adapters",
+                            TypeError(f"{adapter_cls!r} has no 'api' name"),
+                        )
+                        continue
+                    if api in classes:
+                        self._fail(
+                            info,
+                            plugin,
+                            "toolwire_provider_adapters",
+                            ValueError(
+                                f"adapter {api!r} is registered by two plugins: "
+                                f"{owners[api]!r} and {plugin!r}; the first is kept"
+                            ),
+                        )
+                        continue
+                    classes[api] = adapter_cls
+                    owners[api] = plugin
+            self._adapter_classes = dict(sorted(classes.items()))
+        return self._adapter_classes
+
+    def create_adapter(self, api: str | None = None) -> ProviderAdapter:
+        """A new adapter for ``api`` (default: the configured one), wrapped for prompted tools
+        when the provider has no native tool channel."""
+        provider = self.config.provider
+        if api is not None and api != provider.adapter:
+            provider = attrs.evolve(provider, adapter=api)
+        classes = self.adapter_classes()
+        adapter_cls = classes.get(provider.adapter)
+        if adapter_cls is None:
+            known = ", ".join(classes) or "none"
+            raise HostError(
+                f"no provider adapter named {provider.adapter!r} is registered; registered "
+                f"adapters: {known} (install and enable the plugin that provides it)"
+            )
+        adapter = adapter_cls(provider, self._transport_if_needed())
+        from .prompted import wrap_adapter
+
+        return wrap_adapter(adapter, provider)
+
+    async def get_adapter(self) -> ProviderAdapter:
+        """The configured provider's adapter, created on first use."""
+        if self._adapter is None:
+            self._adapter = self.create_adapter()
+        return self._adapter
+
+    def _transport_if_needed(self) -> Transport | None:
+        return self.transport
+
+    @property
+    def transport(self) -> Transport:
+        """The host's HTTP transport (one aiohttp session, created on first request)."""
+        if self._transport is None:
+            from ._transport import Transport
+
+            self._transport = Transport(self.config.provider, emit=self.emit)
+        return self._transport
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(self, prompt: str | Sequence[Message], **options: Any) -> Run:
+        """Run one conversation to its end (an answer, a limit, or deferred calls).
+
+        Options are those of :meth:`toolwire.loop.ToolCallingLoop.run`.
+        """
+        from .loop import ToolCallingLoop
+
+        return await ToolCallingLoop(self).run(prompt, **options)
+
+    def run_sync(self, prompt: str | Sequence[Message], **options: Any) -> Run:
+        """:meth:`run` from synchronous code (starts and closes an event loop)."""
+
+        async def main() -> Run:
+            try:
+                return await self.run(prompt, **options)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(main())
+
+    async def resume(self, run: Run, decisions: Mapping[str, Decision]) -> Run:
+        """Continue a run that ended with deferred calls, with a decision per call id."""
+        from .loop import ToolCallingLoop
+
+        return await ToolCallingLoop(self).resume(run, decisions)
+
+    def stream(self, prompt: str | Sequence[Message], **options: Any) -> AsyncIterator[Event]:
+        """Run a conversation, yielding every event as it happens."""
+        from .loop import ToolCallingLoop
+
+        return ToolCallingLoop(self).stream(prompt, **options)
+
+    async def aclose(self) -> None:
+        """Close the adapter and the transport."""
+        adapter, self._adapter = self._adapter, None
+        if adapter is not None:
+            await adapter.aclose()
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            await transport.aclose()
+
+    async def __aenter__(self) -> Host:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def _register(pm: pluggy.PluginManager, obj: object, info: PluginInfo) -> None:
+    """Register one plugin, refusing (alone) a plugin that implements unknown or invalid hooks."""
+    try:
+        pm.register(obj, name=info.name)
+    except Exception as exc:
+        info.loaded = False
+        info.error = f"cannot register: {describe_exception(exc)}"
+        return
+    unknown = [
+        name
+        for name in dir(obj)
+        if name.startswith("toolwire_")
+        and pm.parse_hookimpl_opts(obj, name) is not None
+        and not hasattr(pm.hook, name)
+    ]
+    if unknown:
+        pm.unregister(obj)
+        known = ", ".join(sorted(n for n in dir(hookspecs) if n.startswith("toolwire_")))
+        info.loaded = False
+        info.error = (
+            f"implements unknown hook(s) {', '.join(unknown)}; known hooks: {known}"
+        )
+        return
+    info.hooks = sorted(caller.name for caller in pm.get_hookcallers(obj) or ())
+
+
+def _call_impl(impl: pluggy.HookImpl, **kwargs: Any) -> Any:
+    """Call one hook implementation alone, passing only the arguments it declares (as pluggy does)."""
+    return impl.function(*(kwargs[name] for name in impl.argnames))

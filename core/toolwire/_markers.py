@@ -1,0 +1,8 @@
+"""The pluggy markers of toolwire: ``hookspec`` for the core, ``hookimpl`` for plugins."""
+
+import pluggy
+
+PROJECT_NAME = "toolwire"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)

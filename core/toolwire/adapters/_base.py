@@ -1,0 +1,131 @@
+"""The contract between the loop and a provider adapter.
+
+An adapter translates one wire API to and from the canonical conversation. It never runs a tool, and
+the loop never learns the wire shape.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+
+import attrs
+
+from .._events import Event
+from .._messages import AssistantMessage, Message
+from ..tools._spec import FunctionSpec
+
+if TYPE_CHECKING:
+    from .._config import ProviderConfig
+    from .._transport import Transport
+
+
+@attrs.frozen
+class NamedToolChoice:
+    """Force a call of the tool ``name``."""
+
+    name: str
+
+
+ToolChoice: TypeAlias = Literal["auto", "none", "required"] | NamedToolChoice
+
+
+@attrs.frozen(kw_only=True)
+class AdapterCapabilities:
+    """What an adapter (and the host it talks to) supports.
+
+    ``binds_strict_schemas``: the host constrains output to strict schemas, so the adapter projects
+    tool schemas to strict form. ``accepts_parallel_tool_calls``: the API takes a flag that limits a
+    turn to one call. ``max_tool_name_length``: the longest tool name the API accepts.
+    """
+
+    native_tools: bool = True
+    tool_choice: frozenset[str] = frozenset({"auto", "none", "required", "named"})
+    streaming: bool = True
+    binds_strict_schemas: bool = False
+    accepts_parallel_tool_calls: bool = False
+    max_tool_name_length: int = 64
+
+
+@attrs.frozen(kw_only=True)
+class ModelRequest:
+    """One request of the loop to the model: the conversation and the offered functions.
+
+    ``messages`` starts with the effective system prompt (if any). ``parallel_tool_calls`` is False
+    when the loop executes calls serially, None when it does not care.
+    """
+
+    run_id: str
+    round: int
+    messages: tuple[Message, ...]
+    functions: tuple[FunctionSpec, ...] = ()
+    tool_choice: ToolChoice = "auto"
+    parallel_tool_calls: bool | None = None
+    stream: bool = False
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+EmitEvent: TypeAlias = Callable[[Event], None]
+
+
+class ProviderAdapter(abc.ABC):
+    """Base class of provider adapters, returned (as classes) by ``toolwire_provider_adapters``.
+
+    Subclasses set ``api`` (the name the config refers to, e.g. ``"openai-chat"``) and implement
+    :meth:`complete`. The host creates one instance per provider configuration and closes it with
+    :meth:`aclose`.
+    """
+
+    api: ClassVar[str]
+
+    def __init__(self, config: ProviderConfig, transport: Transport | None = None) -> None:
+        self.config = config
+        self.transport = transport
+
+    @property
+    @abc.abstractmethod
+    def capabilities(self) -> AdapterCapabilities:
+        """What this adapter and its configured host support."""
+
+    @abc.abstractmethod
+    def render_tools(self, functions: tuple[FunctionSpec, ...]) -> Any:
+        """The exact JSON (or text) the API receives for these functions."""
+
+    @abc.abstractmethod
+    async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
+        """Send ``request`` and return the assistant turn; streamed pieces go to ``emit``."""
+
+    async def aclose(self) -> None:
+        """Release what the adapter holds (models, connections). The host's transport is shared."""
+        return None
+
+
+class ProviderError(Exception):
+    """A provider request failed; the message names the provider, the status and its message.
+
+    ``retryable`` is True for failures worth sending again (429, 5xx, dropped connections before
+    anything was delivered). Never carries an API key.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        api: str,
+        status: int | None = None,
+        retryable: bool = False,
+        provider_message: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.api = api
+        self.status = status
+        self.retryable = retryable
+        self.provider_message = provider_message
+
+
+class ToolsNotSupportedError(ProviderError):
+    """The host answered a request with tools by saying it does not support tools (HTTP 400).
+
+    The host then falls back to prompted tool calling for that provider.
+    """

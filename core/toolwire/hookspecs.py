@@ -1,0 +1,225 @@
+"""The hook specifications of toolwire: every extension point of the host.
+
+Plugins implement these with ``@toolwire.hookimpl``. Hooks that do I/O return awaitables; pluggy calls
+hooks synchronously, so a ``wrapper=True`` implementation wraps the awaitable (see
+:func:`toolwire.middleware` for the ``async def (call, context, call_next)`` form).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._markers import hookspec
+
+if TYPE_CHECKING:
+    from ._events import Event
+    from ._messages import ToolCall
+    from ._request import OfferRequest
+    from .adapters import ProviderAdapter
+    from .tools import FunctionSpec, Tool, ToolContext, ToolResult
+    from .untrusted import FilterContext, FilteredText
+
+
+# -- discovery ---------------------------------------------------------------------------------
+
+
+@hookspec
+def toolwire_tools(settings: Any) -> Iterable[Tool] | None:
+    """Register the tools of a plugin.
+
+    Called once per enabled plugin when the host starts; the results of all plugins are collected.
+    Tool names are validated, and a name registered by two plugins is refused naming both.
+
+    :param settings: the plugin's own settings, from ``[tools.<plugin>]`` of the config, structured
+        into the plugin's settings class when it declares one (``toolwire_settings_class``), else a
+        plain dict.
+    :returns: an iterable of :class:`toolwire.Tool` (functions decorated with ``@toolwire.tool`` are
+        tools), or None.
+
+    **Example**::
+
+        @toolwire.tool
+        def shout(text: Annotated[str, "What to shout."]) -> str:
+            \"\"\"Repeat text in capitals.\"\"\"
+            return text.upper()
+
+        @toolwire.hookimpl
+        def toolwire_tools(settings):
+            return [shout]
+    """
+
+
+@hookspec(firstresult=True)
+def toolwire_settings_class(plugin_name: str) -> type | None:
+    """Name the attrs class that a plugin's config section is structured into.
+
+    The host structures ``[tools.<plugin>]`` (or ``[providers.<plugin>]``) with cattrs, refusing
+    unknown keys and wrong types with the file, key path, value and what would be valid. Each plugin
+    answers only for its own name. Stops at the first non-None result.
+
+    :param plugin_name: the entry-point name of the plugin asking for its settings.
+    :returns: an attrs class (all fields with defaults), or None for a plain dict.
+
+    **Example**::
+
+        @attrs.frozen
+        class WebSettings:
+            private_hosts: tuple[str, ...] = ()
+
+        @toolwire.hookimpl
+        def toolwire_settings_class(plugin_name):
+            return WebSettings if plugin_name == "web" else None
+    """
+
+
+@hookspec
+def toolwire_provider_adapters(settings: Any) -> Iterable[type[ProviderAdapter]] | None:
+    """Register provider adapters, keyed by the API name each declares (``adapter.api``).
+
+    The results of all plugins are collected; two adapters for the same API name are refused naming
+    both plugins. The host creates the adapter named by ``[provider] adapter`` lazily, at the first
+    request.
+
+    :param settings: the plugin's own settings (``[providers.<plugin>]``), as for ``toolwire_tools``.
+    :returns: an iterable of :class:`toolwire.adapters.ProviderAdapter` subclasses, or None.
+
+    **Example**::
+
+        @toolwire.hookimpl
+        def toolwire_provider_adapters(settings):
+            return [MyChatAdapter]      # MyChatAdapter.api == "mychat"
+    """
+
+
+# -- offer -------------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def toolwire_resolve_function(
+    tool: Tool, request: OfferRequest
+) -> FunctionSpec | Awaitable[FunctionSpec | None] | None:
+    """Decide what function a tool offers to one request.
+
+    The built-in implementation (``trylast``) returns the tool's own function. A plugin may word the
+    description per request, narrow the schema, or withdraw a ``context`` tool that has nothing to
+    offer. A tool whose resolution raises is left out of that round alone, with an event.
+    Stops at the first non-None result; to offer nothing, a plugin must stop the chain itself by
+    returning a :class:`toolwire.tools.FunctionSpec` for other tools only and ``toolwire.NOT_OFFERED``
+    for this one.
+
+    :param tool: the candidate tool (already allowed by config and trust).
+    :param request: the round being prepared: run id, round, conversation, API, provider trust.
+    :returns: a :class:`toolwire.tools.FunctionSpec`, ``toolwire.NOT_OFFERED``, an awaitable of either,
+        or None to let later implementations decide.
+
+    **Example**::
+
+        @toolwire.hookimpl
+        def toolwire_resolve_function(tool, request):
+            if tool.name == "read_web_page" and not _urls_in(request.messages):
+                return toolwire.NOT_OFFERED
+            return None
+    """
+
+
+@hookspec(firstresult=True)
+def toolwire_system_prompt_instructions(
+    tool: Tool, request: OfferRequest
+) -> str | Awaitable[str | None] | None:
+    """Give the system-prompt text of an offered tool for one request.
+
+    The built-in implementation (``trylast``) returns the tool's registered ``instructions``. Non-empty
+    instructions of the offered tools are appended to the system prompt in the offer's stable order.
+    An implementation that raises costs only that tool's instructions for the round, with an event.
+    Stops at the first non-None result; return ``""`` to suppress the instructions.
+
+    :param tool: an offered tool.
+    :param request: the round being prepared.
+    :returns: the instruction text, an awaitable of it, or None to let later implementations decide.
+
+    **Example**::
+
+        @toolwire.hookimpl
+        def toolwire_system_prompt_instructions(tool, request):
+            if tool.name == "calculator":
+                return "Use calculator for any arithmetic; never compute in your head."
+            return None
+    """
+
+
+# -- execution ---------------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def toolwire_execute_tool(call: ToolCall, context: ToolContext) -> Awaitable[ToolResult] | None:
+    """Run one admitted tool call.
+
+    The built-in implementation (``trylast``) calls the tool's function with the validated
+    arguments. ``wrapper=True`` implementations are middleware around the awaitable (approval,
+    ledger, timeouts, tracing, sandboxing); write them with :func:`toolwire.middleware`.
+    Stops at the first non-None result.
+
+    :param call: the call, with arguments parsed, repaired and validated against the schema.
+    :param context: the tool, run and call ids, conversation, settings, progress reporter,
+        cancellation and services of this call.
+    :returns: an awaitable of :class:`toolwire.ToolResult`, or None to let later implementations run.
+
+    **Example**::
+
+        @toolwire.hookimpl(wrapper=True)
+        def toolwire_execute_tool(call, context):
+            awaitable = yield
+            return _log_duration(awaitable, call)
+    """
+
+
+# -- untrusted content -------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def toolwire_filter_untrusted(
+    texts: Sequence[str], context: FilterContext
+) -> Sequence[FilteredText] | None:
+    """Neutralise prompt injection in content that came from outside (web pages, search results).
+
+    Called after truncation with every field of one unit of content (for a web page: title,
+    description, author, date, body), so one report names the page. Filtering never rejects
+    content: it returns the texts changed or unchanged. When no filter can run the text passes and
+    the user is warned. The built-in filter (``trylast``) neutralises text that can forge structure
+    (role tokens, tool-result envelopes, system-prompt impersonation) and flags injection phrasing.
+    Stops at the first non-None result.
+
+    :param texts: the fields of one unit of content, in order.
+    :param context: where the content came from (tool, call id, source URL).
+    :returns: one :class:`toolwire.untrusted.FilteredText` per input text (same order), or None.
+
+    **Example**::
+
+        @toolwire.hookimpl
+        def toolwire_filter_untrusted(texts, context):
+            return [FilteredText(text=t.replace("IGNORE ALL", "[removed]")) for t in texts]
+    """
+
+
+# -- observation -------------------------------------------------------------------------------
+
+
+@hookspec
+def toolwire_event(event: Event) -> None:
+    """Observe a lifecycle event of a run (for rendering, JSONL traces, OpenTelemetry).
+
+    Called for every event, synchronously, in the loop's task: keep it fast and never block. An
+    implementation that raises is reported once and does not stop the run. Results are ignored.
+
+    :param event: a :class:`toolwire.events.Event` subclass naming the run, round and call id.
+    :returns: nothing.
+
+    **Example**::
+
+        @toolwire.hookimpl
+        def toolwire_event(event):
+            if event.kind == "tool_started":
+                print("running", event.name)
+    """
+

@@ -1,0 +1,29 @@
+"""``FunctionSpec``: the function a tool offers to one model request."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+if TYPE_CHECKING:
+    from ._model import Tool
+
+
+@attrs.frozen(kw_only=True)
+class FunctionSpec:
+    """What the model is offered for one tool in one request.
+
+    ``parameters`` is the canonical, provider-neutral JSON Schema (optional = absent from
+    ``required``); adapters whose host binds output project it to strict form themselves.
+    ``strict`` is None to let the adapter decide, False to never send it strict.
+    ``parameter_order`` is the positional order used by the prompted ``ptype`` dialect.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    strict: bool | None = None
+    parameter_order: tuple[str, ...] = ()
+    tool: Tool | None = attrs.field(default=None, eq=False, repr=False)
