@@ -140,6 +140,7 @@ def _plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     host = _load(args)
+    host.tools  # collect now, so registration failures are reported before the listing
     _report_failures(host, err)
     if args.tools_command == "list":
         rows = [

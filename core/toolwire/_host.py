@@ -383,7 +383,7 @@ def _register(pm: pluggy.PluginManager, obj: object, info: PluginInfo) -> None:
         for name in dir(obj)
         if name.startswith("toolwire_")
         and pm.parse_hookimpl_opts(obj, name) is not None
-        and not hasattr(pm.hook, name)
+        and not getattr(pm.hook, name).has_spec()
     ]
     if unknown:
         pm.unregister(obj)

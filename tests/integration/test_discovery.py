@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import Env
+
 
 pytestmark = pytest.mark.integration
 
@@ -23,12 +23,12 @@ def _by_name(rows: Any) -> dict[str, dict[str, Any]]:
 
 
 @pytest.fixture
-def workdir(tmp_path: Path, sample_env: Env) -> Path:
+def workdir(tmp_path: Path, sample_env: Any) -> Path:
     sample_env.import_log.unlink(missing_ok=True)
     return tmp_path
 
 
-def test_installed_plugins_are_discovered_without_being_imported(sample_env: Env, workdir: Path):
+def test_installed_plugins_are_discovered_without_being_imported(sample_env: Any, workdir: Path):
     plugins = _by_name(sample_env.toolwire_json("plugins", cwd=workdir))
 
     assert set(plugins) == {"echo", "broken", "raiser", "clash"}
@@ -40,14 +40,14 @@ def test_installed_plugins_are_discovered_without_being_imported(sample_env: Env
     assert sample_env.imported() == []
 
 
-def test_help_imports_no_plugin(sample_env: Env, workdir: Path):
+def test_help_imports_no_plugin(sample_env: Any, workdir: Path):
     _write_config(workdir / "toolwire.toml", ["echo"])
     proc = sample_env.toolwire("--help", cwd=workdir, check=True)
     assert "plugins" in proc.stdout
     assert sample_env.imported() == []
 
 
-def test_enabled_by_config(sample_env: Env, workdir: Path):
+def test_enabled_by_config(sample_env: Any, workdir: Path):
     _write_config(workdir / "toolwire.toml", ["echo"])
 
     plugins = _by_name(sample_env.toolwire_json("plugins", cwd=workdir))
@@ -65,7 +65,7 @@ def test_enabled_by_config(sample_env: Env, workdir: Path):
     assert "toolwire_sample_broken" not in sample_env.imported()
 
 
-def test_enabled_by_environment_overrides_config(sample_env: Env, workdir: Path):
+def test_enabled_by_environment_overrides_config(sample_env: Any, workdir: Path):
     _write_config(workdir / "toolwire.toml", ["echo"])
     env = {"TOOLWIRE_PLUGINS": "clash"}
 
@@ -76,7 +76,7 @@ def test_enabled_by_environment_overrides_config(sample_env: Env, workdir: Path)
     assert sample_env.imported() == []  # the echo sample was not imported
 
 
-def test_disabled_again(sample_env: Env, workdir: Path):
+def test_disabled_again(sample_env: Any, workdir: Path):
     _write_config(workdir / "toolwire.toml", ["echo"])
     sample_env.toolwire_json("tools", "list", cwd=workdir)
     sample_env.import_log.unlink()
@@ -90,7 +90,7 @@ def test_disabled_again(sample_env: Env, workdir: Path):
     assert sample_env.imported() == []
 
 
-def test_failing_plugins_are_isolated_and_reported(sample_env: Env, workdir: Path):
+def test_failing_plugins_are_isolated_and_reported(sample_env: Any, workdir: Path):
     _write_config(workdir / "toolwire.toml", ["broken", "raiser", "echo"])
 
     proc = sample_env.toolwire("plugins", cwd=workdir)
@@ -111,7 +111,7 @@ def test_failing_plugins_are_isolated_and_reported(sample_env: Env, workdir: Pat
     assert set(tools) == {"echo", "shout"}
 
 
-def test_tool_name_clash_names_both_plugins(sample_env: Env, workdir: Path):
+def test_tool_name_clash_names_both_plugins(sample_env: Any, workdir: Path):
     _write_config(workdir / "toolwire.toml", ["echo", "clash"])
 
     proc = sample_env.toolwire("tools", "list", cwd=workdir)
@@ -125,7 +125,7 @@ def test_tool_name_clash_names_both_plugins(sample_env: Env, workdir: Path):
     assert "whisper" in tools
 
 
-def test_enabling_a_plugin_that_is_not_installed(sample_env: Env, workdir: Path):
+def test_enabling_a_plugin_that_is_not_installed(sample_env: Any, workdir: Path):
     _write_config(workdir / "toolwire.toml", ["echo", "ech0"])
 
     proc = sample_env.toolwire("plugins", cwd=workdir)
@@ -135,7 +135,7 @@ def test_enabling_a_plugin_that_is_not_installed(sample_env: Env, workdir: Path)
     assert "installed plugins: broken, clash, echo, raiser" in proc.stderr
 
 
-def test_tools_call_runs_the_installed_tool(sample_env: Env, workdir: Path):
+def test_tools_call_runs_the_installed_tool(sample_env: Any, workdir: Path):
     _write_config(workdir / "toolwire.toml", ["echo"])
 
     ok = sample_env.toolwire("tools", "call", "shout", "--args", '{"text": "hé"}', cwd=workdir)

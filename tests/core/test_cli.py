@@ -1,0 +1,88 @@
+"""The CLI in-process (output shapes, exit codes) and in a subprocess (what it imports)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolwire._cli import main
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TOOLWIRE_CONFIG", raising=False)
+    monkeypatch.delenv("TOOLWIRE_PLUGINS", raising=False)
+    return tmp_path
+
+
+def _imported_after(args: list[str], cwd: Path) -> set[str]:
+    code = (
+        "import sys, io, contextlib\n"
+        "from toolwire._cli import main\n"
+        "buf = io.StringIO()\n"
+        "with contextlib.redirect_stdout(buf):\n"
+        "    try:\n"
+        f"        main({args!r})\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, env=env, check=True
+    )
+    return set(out.stdout.split())
+
+
+@pytest.mark.parametrize("args", [["--help"], ["plugins"], ["tools", "list"]])
+def test_listing_commands_import_no_network_stack(workdir: Path, args: list[str]):
+    modules = _imported_after(args, workdir)
+    assert "aiohttp" not in modules
+    assert "selectolax" not in modules
+    assert "fastjsonschema" not in modules
+    assert "toolwire.loop" not in modules
+    assert "toolwire_openai" not in modules
+
+
+def test_version(capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.startswith("toolwire ")
+
+
+def test_config_error_exits_2_and_names_the_key(workdir: Path, capsys: pytest.CaptureFixture[str]):
+    (workdir / "toolwire.toml").write_text("[loop]\nmax_rounds = 'many'\n")
+    assert main(["plugins"]) == 2
+    err = capsys.readouterr().err
+    assert "$.loop.max_rounds = 'many'" in err
+
+
+def test_missing_config_file_given_with_option(workdir: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["--config", "missing.toml", "tools", "list"]) == 2
+    assert "'missing.toml' (given with --config) does not exist" in capsys.readouterr().err
+
+
+def test_init_writes_a_config_that_loads(workdir: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["init"]) == 0
+    text = (workdir / "toolwire.toml").read_text()
+    assert "[plugins]" in text and "enable = [" in text
+    assert main(["init"]) == 1  # refuses to overwrite
+    assert main(["plugins", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert isinstance(json.loads(out[out.index("[") :]), list)
+
+
+def test_tools_list_json_is_empty_without_plugins(workdir: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["tools", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
+def test_unknown_tool(workdir: Path, capsys: pytest.CaptureFixture[str]):
+    assert main(["tools", "call", "nothing"]) == 1
+    assert "no tool named 'nothing'" in capsys.readouterr().err
