@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -13,12 +12,12 @@ import pluggy
 from . import hookspecs
 from ._config import Config, ConfigError, load_config, structure_section
 from ._defaults import DEFAULT_PLUGINS
-from ._events import Event, PluginFailed
 from ._markers import PROJECT_NAME
 from ._plugins import PluginInfo, describe_exception, discover, import_module, load_entry_point
 from .tools import Tool, ToolDefinitionError, validate_tool_name
 
 if TYPE_CHECKING:
+    from ._events import Event
     from ._messages import Message
     from ._transport import Transport
     from .adapters import ProviderAdapter
@@ -211,6 +210,8 @@ class Host:
         ) else f"{hook}: {exc}"
         if info is not None:
             info.error = f"{info.error}; {message}" if info.error else message
+        from ._events import PluginFailed
+
         self.emit(PluginFailed(run_id="", plugin=plugin, hook=hook, error=message))
 
     # -- events ----------------------------------------------------------------------------
@@ -230,6 +231,8 @@ class Host:
                 info = self.plugin_info(impl.plugin_name)
                 if info is not None:
                     info.error = f"toolwire_event: {describe_exception(exc)}"
+                from ._events import PluginFailed
+
                 self.emit(
                     PluginFailed(
                         run_id=event.run_id,
@@ -333,6 +336,7 @@ class Host:
 
     def run_sync(self, prompt: str | Sequence[Message], **options: Any) -> Run:
         """:meth:`run` from synchronous code (starts and closes an event loop)."""
+        import asyncio
 
         async def main() -> Run:
             try:
