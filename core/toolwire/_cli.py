@@ -323,8 +323,9 @@ def _init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
     path = Path(args.path)
     if path.exists() and not args.force:
-        print(f"toolwire: {path} exists; use --force to overwrite it", file=err)
-        return EXIT_FAILED
+        # Leaving an existing config alone is success, so `toolwire init && toolwire run …` chains.
+        out.write(f"{path} exists; left unchanged (use --force to rewrite it)\n")
+        return EXIT_OK
     installed = discover()
     path.write_text(render_init_config(sorted(installed)), encoding="utf-8")
     names = ", ".join(sorted(installed)) or "none"
@@ -335,9 +336,6 @@ def _init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def render_init_config(plugins: Sequence[str]) -> str:
     """The commented ``toolwire.toml`` that ``toolwire init`` writes."""
     enable = ", ".join(json.dumps(p) for p in plugins)
-    adapter = "scripted"
-    if "llamacpp" in plugins:
-        adapter = "llamacpp"
     lines = [
         "# toolwire configuration. Reference: docs/config.md",
         "",
@@ -348,8 +346,9 @@ def render_init_config(plugins: Sequence[str]) -> str:
         "",
         "[provider]",
         "# The API adapter to talk to: openai-chat, openai-responses, anthropic-messages, llamacpp,",
-        "# or scripted (the in-box test model, which needs no server).",
-        f'adapter = "{adapter}"',
+        "# or scripted (the in-box test model). Unset: llamacpp when that plugin is enabled, else",
+        "# scripted.",
+        '# adapter = "openai-chat"',
         '# base_url = "http://localhost:11434/v1"   # OpenAI-compatible hosts end in /v1',
         '# model = "qwen3:4b"',
         '# api_key_env = "OPENAI_API_KEY"          # the key is read from this variable, never stored',

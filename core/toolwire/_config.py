@@ -46,12 +46,15 @@ class PluginsConfig:
 class ProviderConfig:
     """``[provider]``: the provider a run talks to.
 
+    ``adapter`` unset means the embedded local model when the ``llamacpp`` plugin is enabled, else the
+    in-box ``scripted`` test model.
+
     ``base_url`` means what the provider's own SDK means by it (OpenAI-compatible hosts end in
     ``/v1``; Anthropic's is the host root). The API key is read from the environment variable named
     by ``api_key_env`` when a request is made, and never written anywhere.
     """
 
-    adapter: str = "scripted"
+    adapter: str | None = None
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None

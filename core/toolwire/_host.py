@@ -10,7 +10,7 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from ._config import Config, ConfigError, load_config, structure_section
+from ._config import Config, ConfigError, ProviderConfig, load_config, structure_section
 from ._defaults import DEFAULT_PLUGINS
 from ._markers import PROJECT_NAME
 from ._plugins import PluginInfo, describe_exception, discover, import_module, load_entry_point
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from ._transport import Transport
     from .adapters import ProviderAdapter
     from .loop import Decision, Run
+
+
+DEFAULT_LOCAL_PLUGIN = "llamacpp"
 
 
 class HostError(Exception):
@@ -286,10 +289,21 @@ class Host:
             self._adapter_classes = dict(sorted(classes.items()))
         return self._adapter_classes
 
+    @property
+    def provider_config(self) -> ProviderConfig:
+        """``[provider]`` with the adapter resolved: when none is configured, the embedded model
+        if the ``llamacpp`` plugin is enabled and loaded, else the in-box scripted test model."""
+        provider = self.config.provider
+        if provider.adapter is None:
+            info = self.plugin_info(DEFAULT_LOCAL_PLUGIN)
+            local = info is not None and info.enabled and info.loaded
+            provider = attrs.evolve(provider, adapter="llamacpp" if local else "scripted")
+        return provider
+
     def create_adapter(self, api: str | None = None) -> ProviderAdapter:
         """A new adapter for ``api`` (default: the configured one), wrapped for prompted tools
         when the provider has no native tool channel."""
-        provider = self.config.provider
+        provider = self.provider_config
         if api is not None and api != provider.adapter:
             provider = attrs.evolve(provider, adapter=api)
         classes = self.adapter_classes()

@@ -72,7 +72,9 @@ def test_init_writes_a_config_that_loads(workdir: Path, capsys: pytest.CaptureFi
     assert main(["init"]) == 0
     text = (workdir / "toolwire.toml").read_text()
     assert "[plugins]" in text and "enable = [" in text
-    assert main(["init"]) == 1  # refuses to overwrite
+    (workdir / "toolwire.toml").write_text(text + "# mine\n")
+    assert main(["init"]) == 0  # an existing file is left alone
+    assert (workdir / "toolwire.toml").read_text().endswith("# mine\n")
     assert main(["plugins", "--json"]) == 0
     out = capsys.readouterr().out
     assert isinstance(json.loads(out[out.index("[") :]), list)
