@@ -1,0 +1,15 @@
+"""Every test runs with its own user data dir, so no test writes to the real ledger."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _private_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path_factory.mktemp("xdg-data")
+    monkeypatch.setenv("XDG_DATA_HOME", str(Path(data)))
+    monkeypatch.delenv("TOOLWIRE_PLUGINS", raising=False)
+    monkeypatch.delenv("TOOLWIRE_CONFIG", raising=False)

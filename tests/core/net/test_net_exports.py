@@ -1,0 +1,31 @@
+"""toolwire.net's public surface, and that ``import toolwire`` leaves it (and aiohttp) unloaded."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import toolwire.net
+
+
+def test_exported_names() -> None:
+    assert toolwire.net.__all__ == [
+        "DEFAULT_PORTS",
+        "RetrievalBlocked",
+        "RetrievalError",
+        "RetrievalPolicy",
+        "Retrieved",
+        "fetch",
+        "open_session",
+    ]
+    assert sorted(toolwire.net.__all__) == toolwire.net.__all__
+    public = {name for name in vars(toolwire.net) if not name.startswith("_")}
+    assert public == set(toolwire.net.__all__)
+
+
+def test_import_toolwire_does_not_import_the_net_package() -> None:
+    code = "import sys, toolwire; print('toolwire.net' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.strip() == "False"
