@@ -1,0 +1,72 @@
+"""What a running tool learns from the host: ``ToolContext``, and ``Injected`` parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
+
+import attrs
+
+from .._trust import TrustLevel
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from .._messages import Message
+    from ._model import Tool
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class Inject:
+    """Marks a parameter the host supplies; the model never sees it.
+
+    ``key`` names what to supply (default: the parameter's name), looked up first in the call's
+    ``ToolContext.services``, then among the attributes of the ``ToolContext`` itself
+    (``settings``, ``messages``, ``call_id`` …). Usually written as ``Injected[T]``.
+    """
+
+    key: str | None = None
+
+
+Injected: TypeAlias = Annotated[T, Inject()]
+"""A parameter of type ``T`` supplied by the host, never by the model: ``http: Injected[Client]``.
+
+A value the model sends under that name is discarded.
+"""
+
+
+@attrs.frozen(kw_only=True)
+class ToolContext:
+    """The host's side of one tool call, passed to parameters typed ``ToolContext``.
+
+    Built by the loop for every call; never shown to the model. ``settings`` is the tool plugin's
+    settings; ``services`` holds host services by name (``"filter_untrusted"``, ``"http"`` …);
+    ``cancelled`` is set when the run is cancelled, so a long tool can stop early.
+    """
+
+    tool: Tool
+    call_id: str
+    run_id: str
+    round: int
+    messages: tuple[Message, ...] = ()
+    settings: Any = None
+    provider_trust: TrustLevel = TrustLevel.MEDIUM
+    services: Mapping[str, Any] = attrs.field(factory=dict)
+    progress: Callable[[str, float | None], None] | None = attrs.field(
+        default=None, eq=False, repr=False
+    )
+    cancelled: asyncio.Event | None = attrs.field(default=None, eq=False, repr=False)
+
+    def report_progress(self, message: str, fraction: float | None = None) -> None:
+        """Tell the caller how far the tool got; ``fraction`` is between 0 and 1 when known."""
+        if fraction is not None and not 0.0 <= fraction <= 1.0:
+            raise ValueError(f"progress fraction must be between 0 and 1; got {fraction!r}")
+        if self.progress is not None:
+            self.progress(message, fraction)
+
+    @property
+    def is_cancelled(self) -> bool:
+        """True once the run this call belongs to was cancelled."""
+        return self.cancelled is not None and self.cancelled.is_set()

@@ -1,0 +1,193 @@
+"""Lint checks on tool definitions, run by ``toolwire doctor`` over every enabled tool."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+from ._model import Tool
+from ._names import provider_name_problems, tool_name_problems
+from ._typeschema import is_union, strip_annotated
+from ._validation import resolve_ref
+
+Severity = Literal["warning", "info"]
+
+# Phrasing that tells the model how to behave, which belongs in ``instructions``: imperatives
+# addressed to the model, and absolute words that are often (not always) such rules.
+_BEHAVIOUR = re.compile(
+    r"\b(you must|you should|you need to|make sure|be sure to|before answering|"
+    r"before responding|important:)",
+    re.IGNORECASE,
+)
+_ABSOLUTE = re.compile(r"\b(always|never|do not|don't|must not|ignore)\b", re.IGNORECASE)
+
+
+@attrs.frozen(kw_only=True)
+class LintFinding:
+    """One thing ``toolwire doctor`` reports about a tool.
+
+    ``code`` is stable for filtering: ``missing-description``, ``parameter-without-description``,
+    ``unsafe-name``, ``not-strict-compatible``, ``instructions-in-description``,
+    ``null-means-default``.
+    """
+
+    tool: str
+    code: str
+    message: str
+    severity: Severity = "warning"
+    parameter: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.tool}({self.parameter})" if self.parameter else self.tool
+        return f"{self.severity}: {where}: {self.message} [{self.code}]"
+
+
+def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    properties = schema.get("properties")
+    return properties if isinstance(properties, Mapping) else {}
+
+
+def _undescribed(node: Any, root: Mapping[str, Any], path: str, out: list[str], depth: int) -> None:
+    node = resolve_ref(node, root)
+    if not isinstance(node, Mapping) or depth > 8:
+        return
+    for key, sub in _properties(node).items():
+        where = f"{path}.{key}" if path else key
+        resolved = resolve_ref(sub, root)
+        has_text = isinstance(sub, Mapping) and sub.get("description")
+        has_text = has_text or (isinstance(resolved, Mapping) and resolved.get("description"))
+        if not has_text:
+            out.append(where)
+        _undescribed(resolved, root, where, out, depth + 1)
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        _undescribed(items, root, f"{path}[]", out, depth + 1)
+    for member in node.get("anyOf") or ():
+        _undescribed(member, root, path, out, depth + 1)
+
+
+def lint_tool(tool: Tool) -> list[LintFinding]:
+    """Findings about one tool: what keeps models from using it well on every provider."""
+    findings: list[LintFinding] = []
+
+    def add(
+        code: str, message: str, *, parameter: str | None = None, severity: Severity = "warning"
+    ) -> None:
+        findings.append(
+            LintFinding(
+                tool=tool.name, code=code, message=message, parameter=parameter, severity=severity
+            )
+        )
+
+    description = tool.description_for_model or tool.description
+    if not description.strip():
+        add(
+            "missing-description",
+            "the tool has no description: a model decides whether to call a tool from it "
+            "(write a docstring or pass description=...)",
+        )
+    unsafe = provider_name_problems(tool.name)
+    if unsafe:
+        add("unsafe-name", f"the name {tool.name!r} is unsafe: {'; '.join(unsafe)}")
+    elif tool_name_problems(tool.name):
+        reasons = "; ".join(tool_name_problems(tool.name))
+        add(
+            "unsafe-name",
+            f"the name {tool.name!r} breaks the default rule ({reasons})",
+            severity="info",
+        )
+
+    undescribed: list[str] = []
+    _undescribed(tool.parameters, tool.parameters, "", undescribed, 0)
+    for path in undescribed:
+        add(
+            "parameter-without-description",
+            f"parameter {path} has no description: a model cannot use an argument it cannot "
+            'read about (use Annotated[T, "…"] or the docstring\'s Args section)',
+            parameter=path,
+        )
+
+    if tool.strict is not False and not tool.external:
+        projection = tool.strict_projection()
+        if not projection.ok:
+            add(
+                "not-strict-compatible",
+                "strict mode cannot express the schema, so hosts that bind output get this tool "
+                f"non-strict: {'; '.join(projection.problems)}",
+                severity="info",
+            )
+
+    for text, where in (
+        (tool.description, "description"),
+        (tool.description_for_model, "description_for_model"),
+    ):
+        if not text:
+            continue
+        match = _BEHAVIOUR.search(text)
+        found = match or _ABSOLUTE.search(text)
+        if found is not None:
+            add(
+                "instructions-in-description",
+                f"the {where} tells the model how to behave ({found.group(0)!r}); put behaviour "
+                "rules in instructions=..., which go into the system prompt when the tool is "
+                "offered, and keep the description to what the tool does",
+                severity="warning" if match else "info",
+            )
+            break
+
+    for name in _none_unreachable(tool):
+        add(
+            "null-means-default",
+            f"parameter {name} accepts None but has another default; a null from the model means "
+            "'left out', so the function never receives None (make None the default, or drop "
+            "None from the type)",
+            parameter=name,
+            severity="info",
+        )
+    required = tool.parameters.get("required") or ()
+    for name, sub in _properties(tool.parameters).items():
+        if name in required or not isinstance(sub, Mapping):
+            continue
+        if "default" in sub and _accepts_null(sub):
+            add(
+                "null-means-default",
+                f"parameter {name} is optional with default {sub['default']!r} and also accepts "
+                "null; "
+                "a null from the model means 'left out', so the default is used, never null",
+                parameter=name,
+                severity="info",
+            )
+    return findings
+
+
+def _accepts_null(node: Mapping[str, Any]) -> bool:
+    kinds = node.get("type")
+    if kinds == "null" or (isinstance(kinds, list) and "null" in kinds):
+        return True
+    return any(isinstance(m, Mapping) and m.get("type") == "null" for m in node.get("anyOf") or ())
+
+
+def _none_unreachable(tool: Tool) -> list[str]:
+    """Optional parameters of a function tool typed ``X | None`` whose default is not None."""
+    function = tool.__wrapped__
+    if function is None or tool.parameters is None:
+        return []
+    try:
+        signature = inspect.signature(function)
+        hints = typing.get_type_hints(getattr(function, "__func__", function), include_extras=True)
+    except (TypeError, ValueError, NameError):
+        return []
+    out = []
+    offered = _properties(tool.parameters)
+    for name, parameter in signature.parameters.items():
+        if name not in offered or parameter.default in (None, inspect.Parameter.empty):
+            continue
+        base, _ = strip_annotated(hints.get(name))
+        if is_union(base) and type(None) in typing.get_args(base):
+            out.append(name)
+    return out

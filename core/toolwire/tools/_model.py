@@ -1,0 +1,1009 @@
+"""``Tool`` and its policy: the definition every provider is offered and the host runs.
+
+A tool comes from a typed function (``@tool`` / ``Tool.from_function``), from a toolbox method, or
+from an explicit JSON Schema with a handler (``Tool.from_schema``). The parameter schema of a
+function tool is ``{"type": "object", "properties": …, "required": […],
+"additionalProperties": false}``: an argument the function does not take is refused with the list
+of valid ones, rather than dropped, so a misspelt argument never silently loses its value.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, overload
+
+import attrs
+
+from .._trust import TrustLevel
+from ._context import Inject, ToolContext
+from ._docstrings import parse_docstring
+from ._errors import ArgumentsInvalid, ToolDefinitionError
+from ._names import validate_tool_name
+from ._result import ToolBlocked, ToolResult
+from ._spec import FunctionSpec
+from ._typeschema import (
+    SchemaBuilder,
+    annotated_description,
+    function_hints,
+    is_union,
+    json_default,
+    strip_annotated,
+)
+from ._validation import ArgumentValidator, json_text
+
+if TYPE_CHECKING:
+    from .._request import OfferRequest
+    from ._strict import StrictProjection
+
+Resolver = Callable[["Tool", "OfferRequest"], FunctionSpec | None]
+"""A context tool's resolver: the function it offers to one request, or None for nothing."""
+
+SchemaHandler = Callable[..., Any]
+"""An explicit-schema tool's handler: ``handler(arguments)`` or ``handler(arguments, context)``."""
+
+
+class SideEffect(enum.StrEnum):
+    """What running a tool may change in the world (a tool declares all that apply)."""
+
+    READ_ONLY = "read_only"
+    WRITES_FILES = "writes_files"
+    NETWORK = "network"
+    DESTRUCTIVE = "destructive"
+    EXTERNAL_SPEND = "external_spend"
+
+
+class Activation(enum.StrEnum):
+    """How a tool reaches a round's offer.
+
+    ``selected``: offered whenever config selects it. ``context``: offers itself from the
+    conversation through its resolver (for example a page reader only once a URL was mentioned).
+    """
+
+    SELECTED = "selected"
+    CONTEXT = "context"
+
+
+def _side_effects(value: Iterable[SideEffect | str] | str | None) -> frozenset[SideEffect] | None:
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else list(value)
+    out = set()
+    for item in items:
+        try:
+            out.add(SideEffect(item))
+        except ValueError:
+            valid = ", ".join(s.value for s in SideEffect)
+            raise ToolDefinitionError(
+                f"unknown side effect {item!r}; valid side effects: {valid}"
+            ) from None
+    return frozenset(out)
+
+
+def _check_optional_positive(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ToolDefinitionError(
+            f"{attribute.name} must be a positive number or None; got {value!r}"
+        )
+
+
+def _check_retries(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ToolDefinitionError(f"max_retries must be an integer >= 0; got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class ToolPolicy:
+    """How the host treats calls of a tool.
+
+    ``side_effects`` None means unclassified (treated as the most cautious class by approval
+    policies). ``timeout`` is in seconds; ``max_result_bytes`` truncates the text the model gets;
+    ``max_retries`` retries a failed call marked retryable; ``sequential`` makes the call a barrier
+    when a turn's calls run concurrently.
+    """
+
+    side_effects: frozenset[SideEffect] | None = attrs.field(default=None, converter=_side_effects)
+    idempotent: bool = False
+    requires_approval: bool = False
+    timeout: float | None = attrs.field(default=None, validator=_check_optional_positive)
+    max_result_bytes: int | None = attrs.field(default=None, validator=_check_optional_positive)
+    max_retries: int = attrs.field(default=0, validator=_check_retries)
+    sequential: bool = False
+
+    @property
+    def read_only(self) -> bool:
+        """True when the tool declares that it only reads."""
+        return self.side_effects == frozenset({SideEffect.READ_ONLY})
+
+
+def _activation(value: Activation | str) -> Activation:
+    try:
+        return Activation(value)
+    except ValueError:
+        valid = ", ".join(a.value for a in Activation)
+        raise ToolDefinitionError(f"unknown activation {value!r}; valid: {valid}") from None
+
+
+def _trust(value: TrustLevel | str | int | None) -> TrustLevel | None:
+    if value is None:
+        return None
+    try:
+        return TrustLevel.parse(value)
+    except ValueError as exc:
+        raise ToolDefinitionError(f"min_provider_trust: {exc}") from None
+
+
+def _check_parameters(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, Mapping):
+        raise ToolDefinitionError(
+            f"parameters must be a JSON Schema object (a mapping); got {type(value).__name__}"
+        )
+
+
+def _name_tuple(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+def _name_set(value: Iterable[str]) -> frozenset[str]:
+    if isinstance(value, str):
+        raise ToolDefinitionError(f"give argument names as a list, not the string {value!r}")
+    return frozenset(value)
+
+
+def _empty_parameters() -> dict[str, Any]:
+    return {"type": "object", "properties": {}, "additionalProperties": False}
+
+
+# -- running functions -------------------------------------------------------------------------
+
+_EMPTY = inspect.Parameter.empty
+_POSITIONAL_ONLY = inspect.Parameter.POSITIONAL_ONLY
+
+
+@attrs.frozen
+class _Param:
+    name: str
+    positional_only: bool
+    annotation: Any
+    hidden: Literal["context", "inject"] | None
+    key: str | None
+    default: Any
+
+
+def _is_async(function: Callable[..., Any]) -> bool:
+    if inspect.iscoroutinefunction(function):
+        return True
+    if inspect.isfunction(function) or inspect.ismethod(function):
+        return False
+    try:
+        call = type(function).__call__
+    except AttributeError:
+        return False
+    return inspect.iscoroutinefunction(call)
+
+
+async def _run(function: Callable[..., Any], is_async: bool, *args: Any, **kwargs: Any) -> Any:
+    if is_async:
+        return await function(*args, **kwargs)
+    import asyncio  # deferred: declaring tools must not need an event loop library
+
+    result = await asyncio.to_thread(function, *args, **kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+class _Unset:
+    pass
+
+
+_UNSET: Any = _Unset()
+
+_CONTEXT_ATTRIBUTES = frozenset(
+    {"tool", "call_id", "run_id", "round", "messages", "settings", "provider_trust"}
+    | {"services", "progress", "cancelled"}
+)
+
+
+@attrs.frozen
+class _FastPlan:
+    names: frozenset[str]
+    hooked: tuple[tuple[str, Callable[[Any], Any]], ...]
+    required: tuple[str, ...]
+
+
+class _FunctionRunner:
+    """Calls a Python function with structured arguments and injected values."""
+
+    __slots__ = ("_fast", "_hooks", "function", "hidden_names", "is_async", "method", "params")
+
+    def __init__(
+        self, function: Callable[..., Any], params: tuple[_Param, ...], *, method: bool = False
+    ) -> None:
+        self.function = function
+        self.params = params
+        self.method = method
+        self.is_async = _is_async(function)
+        self.hidden_names = tuple(p.name for p in params if p.hidden)
+        self._hooks: tuple[Callable[[Any], Any] | None, ...] | None = None
+        self._fast: _FastPlan | None = None
+
+    def bind(self, instance: object) -> _FunctionRunner:
+        bound = self.function.__get__(instance, type(instance))
+        return _FunctionRunner(bound, self.params)
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        if self.method:
+            raise TypeError(
+                f"{self.function.__qualname__} is a toolbox method; call it on an instance"
+            )
+        return self.function(*args, **kwargs)
+
+    def _structure_hooks(self) -> tuple[Callable[[Any], Any] | None, ...]:
+        from ._convert import structure_function
+
+        hooks = tuple(
+            None if param.hidden else structure_function(param.annotation) for param in self.params
+        )
+        self._hooks = hooks
+        if not any(param.positional_only for param in self.params):
+            visible = [(p, h) for p, h in zip(self.params, hooks, strict=True) if not p.hidden]
+            self._fast = _FastPlan(
+                names=frozenset(p.name for p, _ in visible),
+                hooked=tuple((p.name, h) for p, h in visible if h is not None),
+                required=tuple(p.name for p, _ in visible if p.default is _EMPTY),
+            )
+        return hooks
+
+    async def run(self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        args, kwargs = self.prepare(tool, arguments, context)
+        return await _run(self.function, self.is_async, *args, **kwargs)
+
+    def prepare(
+        self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext
+    ) -> tuple[list[Any], dict[str, Any]]:
+        """The call's positional and keyword arguments: structured, injected, defaults left out."""
+        if self._hooks is None:
+            self._structure_hooks()
+        fast = self._fast
+        if fast is None:
+            return self._prepare_each(tool, arguments, context)
+        # The common case, kept lean: validated arguments, keyword parameters only. Anything
+        # unexpected takes the careful path, which names every problem.
+        kwargs = dict(arguments)
+        if not kwargs.keys() <= fast.names:
+            return self._prepare_each(tool, arguments, context)
+        try:
+            for name, hook in fast.hooked:
+                if name in kwargs:
+                    kwargs[name] = hook(kwargs[name])
+        except Exception:
+            return self._prepare_each(tool, arguments, context)
+        for name in fast.required:
+            if name not in kwargs:
+                return self._prepare_each(tool, arguments, context)
+        if self.hidden_names:
+            for param in self.params:
+                if param.hidden == "context":
+                    kwargs[param.name] = context
+                elif param.hidden == "inject":
+                    value = _injected(tool, param, context)
+                    if value is not _UNSET:
+                        kwargs[param.name] = value
+        return [], kwargs
+
+    def _prepare_each(
+        self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext
+    ) -> tuple[list[Any], dict[str, Any]]:
+        hooks = self._hooks or self._structure_hooks()
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        problems: list[str] = []
+        for param, hook in zip(self.params, hooks, strict=True):
+            if param.hidden == "context":
+                value: Any = context
+            elif param.hidden == "inject":
+                value = _injected(tool, param, context)
+            elif param.name in arguments:
+                value = arguments[param.name]
+                if hook is not None:
+                    try:
+                        value = hook(value)
+                    except Exception as exc:
+                        problems.append(_structure_problem(tool, param, value, exc))
+                        continue
+            elif param.default is not _EMPTY:
+                value = _UNSET
+            else:
+                problems.append(f"{param.name}: missing; it is required.")
+                continue
+            if value is _UNSET:
+                if not param.positional_only:
+                    continue
+                value = param.default
+            if param.positional_only:
+                args.append(value)
+            else:
+                kwargs[param.name] = value
+        if problems:
+            raise ArgumentsInvalid(problems, tool=tool.name)
+        return args, kwargs
+
+
+def _structure_problem(tool: Tool, param: _Param, value: Any, exc: Exception) -> str:
+    from ._convert import structure_error_text
+
+    shown = "a value" if param.name in tool.sensitive_arguments else json_text(value)
+    kind = getattr(strip_annotated(param.annotation)[0], "__name__", str(param.annotation))
+    return (
+        f"{param.name}: got {shown}; it could not be read as {kind} ({structure_error_text(exc)})."
+    )
+
+
+def _injected(tool: Tool, param: _Param, context: ToolContext) -> Any:
+    key = param.key or param.name
+    if key in context.services:
+        return context.services[key]
+    base, _ = strip_annotated(param.annotation)
+    if isinstance(base, type) and issubclass(base, ToolContext):
+        return context
+    if key in _CONTEXT_ATTRIBUTES:
+        return getattr(context, key)
+    if param.default is not _EMPTY:
+        return _UNSET
+    offered = ", ".join(sorted(context.services)) or "none"
+    raise _InjectionMissing(
+        f"tool {tool.name} needs the host service {key!r} (parameter {param.name}), which this "
+        f"host does not provide (services: {offered})"
+    )
+
+
+class _InjectionMissing(Exception):
+    """The host has no value for an injected parameter: a host configuration problem."""
+
+
+class _SchemaRunner:
+    """Calls the handler of an explicit-schema tool with the raw (validated) arguments."""
+
+    __slots__ = ("handler", "hidden_names", "is_async", "wants_context")
+
+    def __init__(self, handler: SchemaHandler) -> None:
+        self.handler = handler
+        self.is_async = _is_async(handler)
+        self.wants_context = _accepts_two_arguments(handler)
+        self.hidden_names: tuple[str, ...] = ()
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        return self.handler(*args, **kwargs)
+
+    async def run(self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+        if self.wants_context:
+            return await _run(self.handler, self.is_async, dict(arguments), context)
+        return await _run(self.handler, self.is_async, dict(arguments))
+
+
+def _accepts_two_arguments(handler: Callable[..., Any]) -> bool:
+    try:
+        signature = inspect.signature(handler)
+    except (TypeError, ValueError):
+        return True
+    try:
+        signature.bind(None, None)
+    except TypeError:
+        return False
+    return True
+
+
+_Runner = _FunctionRunner | _SchemaRunner
+
+
+class _ToolState:
+    """Values a tool computes once, on first use (validator, offer, strict projection)."""
+
+    __slots__ = ("projection", "spec", "validate")
+
+    def __init__(self) -> None:
+        self.validate: Callable[[Any], Mapping[str, Any]] | None = None
+        self.spec: FunctionSpec | None = None
+        self.projection: StrictProjection | None = None
+
+
+# -- the tool ----------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Tool:
+    """A tool the host can offer to models and run.
+
+    ``parameters`` is the canonical, provider-neutral JSON Schema of the arguments (an optional
+    argument is absent from ``required``); ``parameter_order`` is the positional order of the
+    prompted ``ptype`` dialect. ``strict`` is None to let each adapter decide, False to never send
+    the schema strict. ``instructions`` go into the system prompt when the tool is offered, never
+    into the description. ``external`` tools are schema only: the caller runs them and the run
+    ends ``deferred`` at their calls. ``plugin`` is set by the host when it registers the tool.
+
+    A tool made from a function is callable like the function, so its author can test it directly.
+    Tools compare by identity.
+    """
+
+    name: str = attrs.field()
+    title: str | None = None
+    description: str = ""
+    description_for_model: str | None = None
+    parameters: Mapping[str, Any] = attrs.field(
+        factory=_empty_parameters, validator=_check_parameters
+    )
+    parameter_order: tuple[str, ...] = attrs.field(converter=_name_tuple)
+    strict: bool | None = None
+    instructions: str | None = None
+    activation: Activation = attrs.field(default=Activation.SELECTED, converter=_activation)
+    resolver: Resolver | None = attrs.field(default=None, repr=False)
+    policy: ToolPolicy = ToolPolicy()
+    allow_duplicates: bool = False
+    sensitive_arguments: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
+    returns_untrusted_content: bool = False
+    min_provider_trust: TrustLevel | None = attrs.field(default=None, converter=_trust)
+    external: bool = False
+    plugin: str | None = None
+    _runner: _Runner | None = attrs.field(default=None, repr=False, alias="runner")
+    _state: _ToolState = attrs.field(init=False, factory=_ToolState, repr=False)
+
+    @name.validator
+    def _check_name(self, attribute: attrs.Attribute[str], value: Any) -> None:
+        if not isinstance(value, str) or not value:
+            raise ToolDefinitionError(f"a tool name must be a non-empty string; got {value!r}")
+
+    @parameter_order.default
+    def _default_order(self) -> tuple[str, ...]:
+        properties = self.parameters.get("properties")
+        return tuple(properties) if isinstance(properties, Mapping) else ()
+
+    # -- construction ---------------------------------------------------------------------------
+
+    @classmethod
+    def from_function(
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        description_for_model: str | None = None,
+        parameter_descriptions: Mapping[str, str] | None = None,
+        strict: bool | None = None,
+        instructions: str | None = None,
+        activation: Activation | str = Activation.SELECTED,
+        resolver: Resolver | None = None,
+        policy: ToolPolicy | None = None,
+        side_effects: Iterable[SideEffect | str] | str | None = None,
+        idempotent: bool | None = None,
+        requires_approval: bool | None = None,
+        timeout: float | None = None,
+        max_result_bytes: int | None = None,
+        max_retries: int | None = None,
+        sequential: bool | None = None,
+        allow_duplicates: bool = False,
+        sensitive_arguments: Iterable[str] = (),
+        returns_untrusted_content: bool = False,
+        min_provider_trust: TrustLevel | str | None = None,
+        external: bool = False,
+        plugin: str | None = None,
+    ) -> Tool:
+        """Make a tool from a typed (sync or async) function.
+
+        The name is the function's (or ``name``); the description is the docstring's text before
+        its sections (or ``description``); each parameter's description comes from
+        ``parameter_descriptions``, else ``Annotated[T, "…"]``, else the docstring's
+        Args/Parameters/``:param:`` entry. A parameter with a default is optional and its default
+        is written into the schema. Parameters typed ``ToolContext`` or ``Injected[T]`` are hidden:
+        the host supplies them and a value the model sends under their name is discarded.
+        ``Annotated[T, {"minimum": 1}]`` adds JSON Schema keywords to a parameter.
+
+        :raises ToolDefinitionError: for a name providers refuse, a parameter without a type, a
+            variadic parameter, or a type JSON Schema cannot express (naming function and
+            parameter).
+        """
+        if isinstance(function, Tool):
+            raise ToolDefinitionError(
+                f"{function.name} is already a tool; change its fields with attrs.evolve"
+            )
+        if not callable(function):
+            raise ToolDefinitionError(f"a tool needs a callable; got {function!r}")
+        method = _is_unbound_method(function)
+        tool_name = name if name is not None else getattr(function, "__name__", None)
+        if not isinstance(tool_name, str):
+            raise ToolDefinitionError(
+                f"{function!r} has no __name__; give the tool a name (name=...)"
+            )
+        owner = f"tool {tool_name} (function {_qualified_name(function)})"
+        validate_tool_name(tool_name)
+        parameters, params = _parameters_of(
+            function, owner, method=method, descriptions=parameter_descriptions or {}
+        )
+        visible = [p.name for p in params if not p.hidden]
+        _check_sensitive(_name_set(sensitive_arguments), visible, owner)
+        doc = parse_docstring(inspect.getdoc(function))
+        return cls(
+            name=tool_name,
+            title=title,
+            description=doc.description if description is None else description,
+            description_for_model=description_for_model,
+            parameters=parameters,
+            parameter_order=tuple(visible),
+            strict=strict,
+            instructions=instructions,
+            activation=activation,
+            resolver=resolver,
+            policy=_policy(
+                policy,
+                side_effects=side_effects,
+                idempotent=idempotent,
+                requires_approval=requires_approval,
+                timeout=timeout,
+                max_result_bytes=max_result_bytes,
+                max_retries=max_retries,
+                sequential=sequential,
+            ),
+            allow_duplicates=allow_duplicates,
+            sensitive_arguments=_name_set(sensitive_arguments),
+            returns_untrusted_content=returns_untrusted_content,
+            min_provider_trust=min_provider_trust,
+            external=external,
+            plugin=plugin,
+            runner=_FunctionRunner(function, params, method=method),
+        )
+
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        parameters: Mapping[str, Any],
+        handler: SchemaHandler | None = None,
+        *,
+        title: str | None = None,
+        description_for_model: str | None = None,
+        strict: bool | None = None,
+        instructions: str | None = None,
+        activation: Activation | str = Activation.SELECTED,
+        resolver: Resolver | None = None,
+        policy: ToolPolicy | None = None,
+        side_effects: Iterable[SideEffect | str] | str | None = None,
+        idempotent: bool | None = None,
+        requires_approval: bool | None = None,
+        timeout: float | None = None,
+        max_result_bytes: int | None = None,
+        max_retries: int | None = None,
+        sequential: bool | None = None,
+        allow_duplicates: bool = False,
+        sensitive_arguments: Iterable[str] = (),
+        returns_untrusted_content: bool = False,
+        min_provider_trust: TrustLevel | str | None = None,
+        external: bool = False,
+        plugin: str | None = None,
+    ) -> Tool:
+        """Make a tool from an explicit JSON Schema, for arguments known only at run time.
+
+        ``handler(arguments)`` or ``handler(arguments, context)`` (sync or async) receives the
+        validated arguments as a dict. Without a handler the tool must be ``external``: the caller
+        runs it. The schema is copied; it must describe a JSON object.
+
+        :raises ToolDefinitionError: for a bad name, a schema that is not a JSON object schema or
+            not JSON, or a missing handler.
+        """
+        validate_tool_name(name)
+        owner = f"tool {name}"
+        if not isinstance(parameters, Mapping):
+            raise ToolDefinitionError(
+                f"{owner}: parameters must be a JSON Schema mapping; "
+                f"got {type(parameters).__name__}"
+            )
+        try:
+            copied: dict[str, Any] = json.loads(json.dumps(parameters, ensure_ascii=False))
+        except (TypeError, ValueError) as exc:
+            raise ToolDefinitionError(f"{owner}: parameters are not JSON ({exc})") from exc
+        kind = copied.get("type")
+        if kind != "object":
+            raise ToolDefinitionError(
+                f'{owner}: the parameter schema must have "type": "object" (providers take '
+                f"arguments as one JSON object); got type {kind!r}"
+            )
+        if handler is None and not external:
+            raise ToolDefinitionError(
+                f"{owner}: give a handler, or mark the tool external=True (the caller runs it)"
+            )
+        if handler is not None and not callable(handler):
+            raise ToolDefinitionError(f"{owner}: the handler must be callable; got {handler!r}")
+        properties = copied.get("properties")
+        names = list(properties) if isinstance(properties, Mapping) else []
+        _check_sensitive(_name_set(sensitive_arguments), names, owner)
+        return cls(
+            name=name,
+            title=title,
+            description=description,
+            description_for_model=description_for_model,
+            parameters=copied,
+            parameter_order=tuple(names),
+            strict=strict,
+            instructions=instructions,
+            activation=activation,
+            resolver=resolver,
+            policy=_policy(
+                policy,
+                side_effects=side_effects,
+                idempotent=idempotent,
+                requires_approval=requires_approval,
+                timeout=timeout,
+                max_result_bytes=max_result_bytes,
+                max_retries=max_retries,
+                sequential=sequential,
+            ),
+            allow_duplicates=allow_duplicates,
+            sensitive_arguments=_name_set(sensitive_arguments),
+            returns_untrusted_content=returns_untrusted_content,
+            min_provider_trust=min_provider_trust,
+            external=external,
+            plugin=plugin,
+            runner=_SchemaRunner(handler) if handler is not None else None,
+        )
+
+    # -- behaving like the function -------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the original function (or handler) directly, bypassing validation."""
+        if self._runner is None:
+            raise TypeError(f"tool {self.name} has no implementation: the caller runs it")
+        return self._runner.call(*args, **kwargs)
+
+    def __get__(self, instance: object, owner: type | None = None) -> Tool:
+        runner = self._runner
+        if instance is None or not isinstance(runner, _FunctionRunner) or not runner.method:
+            return self
+        return attrs.evolve(self, runner=runner.bind(instance))
+
+    @property
+    def __wrapped__(self) -> Callable[..., Any] | None:
+        """The function or handler this tool runs (None for an external tool)."""
+        runner = self._runner
+        if isinstance(runner, _FunctionRunner):
+            return runner.function
+        if isinstance(runner, _SchemaRunner):
+            return runner.handler
+        return None
+
+    @property
+    def is_method(self) -> bool:
+        """True for a tool declared on a toolbox class and not yet bound to an instance."""
+        return isinstance(self._runner, _FunctionRunner) and self._runner.method
+
+    @property
+    def hidden_parameters(self) -> tuple[str, ...]:
+        """Names of parameters the host supplies (never in the schema)."""
+        return self._runner.hidden_names if self._runner is not None else ()
+
+    # -- offering --------------------------------------------------------------------------------
+
+    def function_spec(self) -> FunctionSpec:
+        """The default offer: name, ``description_for_model`` (or description), parameters."""
+        spec = self._state.spec
+        if spec is None:
+            spec = self._state.spec = FunctionSpec(
+                name=self.name,
+                description=self.description_for_model or self.description,
+                parameters=self.parameters,
+                strict=self.strict,
+                parameter_order=self.parameter_order,
+                tool=self,
+            )
+        return spec
+
+    def resolve(self, request: OfferRequest) -> FunctionSpec | None:
+        """What this tool offers to ``request``: its resolver's answer, else ``function_spec()``."""
+        if self.resolver is not None:
+            return self.resolver(self, request)
+        return self.function_spec()
+
+    def strict_projection(self) -> StrictProjection:
+        """The strict-mode form of ``parameters`` (computed once), or why there is none."""
+        projection = self._state.projection
+        if projection is None:
+            from ._strict import strict_projection
+
+            projection = self._state.projection = strict_projection(self.parameters)
+        return projection
+
+    # -- calling ---------------------------------------------------------------------------------
+
+    def validate(self, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Validate model arguments against ``parameters``; return them cleaned.
+
+        A ``null`` sent for an optional argument is treated exactly as an absent one, and values
+        sent under hidden parameter names are dropped.
+
+        :raises ArgumentsInvalid: with one refusal per problem (``.problems``).
+        """
+        validate = self._state.validate
+        if validate is None:
+            validator = ArgumentValidator(
+                self.parameters,
+                tool=self.name,
+                hidden=self.hidden_parameters,
+                sensitive=self.sensitive_arguments,
+            )
+            validate = self._state.validate = validator.validate
+        return validate(arguments)
+
+    async def invoke(
+        self, arguments: Mapping[str, Any], context: ToolContext | None = None
+    ) -> ToolResult:
+        """Validate, structure and run one call, and turn its outcome into a ``ToolResult``.
+
+        Sync functions run in a worker thread. The return value becomes the result: a
+        ``ToolResult`` as is, ``str`` as content, ``None`` as an empty success, anything else as
+        JSON ``data``. ``ToolBlocked`` gives a ``blocked`` result, refused arguments an ``error``
+        result with the refusals, any other exception ``Tool execution failed: <Type>: <message>``
+        with the exception kept on the result. Cancellation propagates.
+        """
+        if context is None:
+            context = ToolContext(tool=self, call_id="call", run_id="run", round=0)
+        runner = self._runner
+        if runner is None:
+            return ToolResult.error(
+                f"Tool {self.name} is run by the caller, not by the host.", retryable=False
+            )
+        try:
+            cleaned = self.validate(arguments)
+            value = await runner.run(self, cleaned, context)
+        except ToolBlocked as exc:
+            return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
+        except ArgumentsInvalid as exc:
+            named = exc if exc.tool else ArgumentsInvalid(exc.problems, tool=self.name)
+            return ToolResult.error(str(named), exception=exc)
+        except _InjectionMissing as exc:
+            return ToolResult.error(f"Tool execution failed: {exc}", exception=exc)
+        except Exception as exc:
+            message = self._redact(f"{type(exc).__name__}: {exc}", arguments)
+            return ToolResult.error(f"Tool execution failed: {message}", exception=exc)
+        try:
+            return _to_result(value)
+        except Exception as exc:
+            return ToolResult.error(
+                f"Tool execution failed: the tool returned a {type(value).__name__} that cannot "
+                f"be sent as JSON ({type(exc).__name__}: {exc})",
+                exception=exc,
+            )
+
+    def _redact(self, text: str, arguments: Any) -> str:
+        if not self.sensitive_arguments or not isinstance(arguments, Mapping):
+            return text
+        for name in self.sensitive_arguments:
+            value = arguments.get(name)
+            if isinstance(value, str | int | float) and not isinstance(value, bool):
+                secret = str(value)
+                if len(secret) >= 4:
+                    text = text.replace(secret, "[redacted]")
+        return text
+
+
+def _to_result(value: Any) -> ToolResult:
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult.ok()
+    if isinstance(value, str):
+        return ToolResult.ok(value)
+    from ._convert import unstructure_result
+
+    data = unstructure_result(value)
+    json.dumps(data, ensure_ascii=False)
+    return ToolResult.ok(data=data)
+
+
+def _policy(policy: ToolPolicy | None, **shortcuts: Any) -> ToolPolicy:
+    base = policy if policy is not None else ToolPolicy()
+    changes = {key: value for key, value in shortcuts.items() if value is not None}
+    return attrs.evolve(base, **changes) if changes else base
+
+
+def _check_sensitive(names: Iterable[str], visible: list[str], owner: str) -> None:
+    unknown = sorted(set(names) - set(visible))
+    if unknown:
+        raise ToolDefinitionError(
+            f"{owner}: sensitive_arguments names {', '.join(unknown)}, which the tool does not "
+            f"take; its arguments: {', '.join(visible) or 'none'}"
+        )
+
+
+def _qualified_name(function: Callable[..., Any]) -> str:
+    module = getattr(function, "__module__", None) or "?"
+    qualname = getattr(function, "__qualname__", None) or repr(function)
+    return f"{module}.{qualname}"
+
+
+def _is_unbound_method(function: Callable[..., Any]) -> bool:
+    if not inspect.isfunction(function):
+        return False
+    parts = function.__qualname__.split(".")
+    names = list(inspect.signature(function).parameters)
+    return len(parts) >= 2 and parts[-2] != "<locals>" and names[:1] == ["self"]
+
+
+def _annotated_callable(function: Callable[..., Any]) -> Any:
+    """The object whose ``__annotations__`` describe the parameters of ``function``."""
+    if isinstance(function, functools.partial):
+        return _annotated_callable(function.func)
+    if inspect.ismethod(function):
+        return function.__func__
+    if inspect.isfunction(function) or inspect.isbuiltin(function):
+        return function
+    try:
+        return type(function).__call__
+    except AttributeError:
+        return function
+
+
+def _is_context_type(tp: Any) -> bool:
+    base, _ = strip_annotated(tp)
+    if is_union(base):
+        from typing import get_args
+
+        members = [m for m in get_args(base) if m is not type(None)]
+        return len(members) == 1 and _is_context_type(members[0])
+    return isinstance(base, type) and issubclass(base, ToolContext)
+
+
+def _parameters_of(
+    function: Callable[..., Any],
+    owner: str,
+    *,
+    method: bool,
+    descriptions: Mapping[str, str],
+) -> tuple[dict[str, Any], tuple[_Param, ...]]:
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError) as exc:
+        raise ToolDefinitionError(f"{owner}: its signature cannot be read ({exc})") from exc
+    hints = function_hints(_annotated_callable(function), owner)
+    doc = parse_docstring(inspect.getdoc(function))
+    builder = SchemaBuilder(owner)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    params: list[_Param] = []
+    items = list(signature.parameters.values())
+    if method:
+        items = items[1:]
+    for parameter in items:
+        where = f"parameter {parameter.name}"
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            star = "*" if parameter.kind is parameter.VAR_POSITIONAL else "**"
+            raise ToolDefinitionError(
+                f"{owner}, parameter {star}{parameter.name}: variadic parameters cannot be "
+                "offered to a model; declare each argument"
+            )
+        annotation = hints.get(parameter.name, parameter.annotation)
+        if annotation is _EMPTY:
+            raise ToolDefinitionError(
+                f"{owner}, {where}: no type annotation; a model needs to know what to send "
+                f"(for example `{parameter.name}: str`)"
+            )
+        _, metadata = strip_annotated(annotation)
+        inject = next((item for item in metadata if isinstance(item, Inject)), None)
+        hidden: Literal["context", "inject"] | None = None
+        if _is_context_type(annotation):
+            hidden = "context"
+        elif inject is not None:
+            hidden = "inject"
+        params.append(
+            _Param(
+                name=parameter.name,
+                positional_only=parameter.kind is _POSITIONAL_ONLY,
+                annotation=annotation,
+                hidden=hidden,
+                key=inject.key if inject is not None else None,
+                default=parameter.default,
+            )
+        )
+        if hidden:
+            continue
+        optional = parameter.default is not _EMPTY
+        schema = (
+            builder.optional_schema(annotation, where)
+            if optional
+            else builder.schema(annotation, where)
+        )
+        text = (
+            descriptions.get(parameter.name)
+            or annotated_description(annotation)
+            or doc.parameters.get(parameter.name)
+        )
+        if text:
+            schema["description"] = text
+        if optional:
+            ok, value = json_default(parameter.default)
+            if ok and value is not None:
+                schema["default"] = value
+        properties[parameter.name] = schema
+        if not optional:
+            required.append(parameter.name)
+    unknown = sorted(set(descriptions) - set(properties))
+    if unknown:
+        raise ToolDefinitionError(
+            f"{owner}: parameter_descriptions names {', '.join(unknown)}, which the model is not "
+            f"offered; offered parameters: {', '.join(properties) or 'none'}"
+        )
+    parameters: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        parameters["required"] = required
+    parameters["additionalProperties"] = False
+    return parameters, tuple(params)
+
+
+# -- the decorator -------------------------------------------------------------------------------
+
+
+@overload
+def tool(function: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    function: None = None,
+    /,
+    *,
+    name: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    description_for_model: str | None = None,
+    parameter_descriptions: Mapping[str, str] | None = None,
+    strict: bool | None = None,
+    instructions: str | None = None,
+    activation: Activation | str = Activation.SELECTED,
+    resolver: Resolver | None = None,
+    policy: ToolPolicy | None = None,
+    side_effects: Iterable[SideEffect | str] | str | None = None,
+    idempotent: bool | None = None,
+    requires_approval: bool | None = None,
+    timeout: float | None = None,
+    max_result_bytes: int | None = None,
+    max_retries: int | None = None,
+    sequential: bool | None = None,
+    allow_duplicates: bool = False,
+    sensitive_arguments: Iterable[str] = (),
+    returns_untrusted_content: bool = False,
+    min_provider_trust: TrustLevel | str | None = None,
+    external: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    function: Callable[..., Any] | None = None, /, **options: Any
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function into a :class:`Tool`, bare (``@tool``) or with options (``@tool(…)``).
+
+    The options are those of :meth:`Tool.from_function`; the policy shortcuts
+    (``requires_approval=True``, ``timeout=30`` …) change the matching field of ``policy``. The
+    decorated object is the ``Tool``, and calling it calls the function. On a method of a
+    :class:`Toolbox`, the tool binds to the instance.
+
+    **Example**::
+
+        @tool(side_effects=["read_only"], idempotent=True)
+        def forecast(city: Annotated[str, "City name, e.g. Lyon."], days: int = 3) -> str:
+            \"\"\"Weather forecast for a city.\"\"\"
+    """
+    if function is not None:
+        if isinstance(function, str):
+            raise TypeError(f"write @tool(name={function!r}) to name a tool")
+        if options:
+            raise TypeError("pass options as @tool(...) keywords, not with a function")
+        return Tool.from_function(function)
+
+    def decorate(target: Callable[..., Any]) -> Tool:
+        return Tool.from_function(target, **options)
+
+    return decorate
