@@ -54,6 +54,7 @@ class Host:
         self._adapter_classes: dict[str, type[ProviderAdapter]] | None = None
         self._transport: Transport | None = None
         self._observer_failures: set[str] = set()
+        self._observers: list[tuple[str, Any]] | None = None
 
     # -- construction ----------------------------------------------------------------------
 
@@ -224,14 +225,21 @@ class Host:
 
         An observer that raises is reported once (to the others) and never stops a run.
         """
-        for impl in self.hook.toolwire_event.get_hookimpls():
+        observers = self._observers
+        if observers is None:
+            # Emitting is on the loop's hot path (every stream delta): resolve the observers once.
+            observers = self._observers = [
+                (impl.plugin_name, _event_function(impl))
+                for impl in reversed(self.hook.toolwire_event.get_hookimpls())
+            ]
+        for plugin, function in observers:
             try:
-                _call_impl(impl, event=event)
+                function(event)
             except Exception as exc:
-                if impl.plugin_name in self._observer_failures:
+                if plugin in self._observer_failures:
                     continue
-                self._observer_failures.add(impl.plugin_name)
-                info = self.plugin_info(impl.plugin_name)
+                self._observer_failures.add(plugin)
+                info = self.plugin_info(plugin)
                 if info is not None:
                     info.error = f"toolwire_event: {describe_exception(exc)}"
                 from ._events import PluginFailed
@@ -240,7 +248,7 @@ class Host:
                     PluginFailed(
                         run_id=event.run_id,
                         round=event.round,
-                        plugin=impl.plugin_name,
+                        plugin=plugin,
                         hook="toolwire_event",
                         error=describe_exception(exc),
                     )
@@ -417,3 +425,11 @@ def _register(pm: pluggy.PluginManager, obj: object, info: PluginInfo) -> None:
 def _call_impl(impl: pluggy.HookImpl, **kwargs: Any) -> Any:
     """Call one hook implementation alone, passing only the arguments it declares (as pluggy does)."""
     return impl.function(*(kwargs[name] for name in impl.argnames))
+
+
+def _event_function(impl: pluggy.HookImpl) -> Any:
+    """The observer as a one-argument function (an implementation may declare no argument)."""
+    function = impl.function
+    if impl.argnames:
+        return function
+    return lambda event: function()

@@ -2,4 +2,8 @@
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "toolwire._defaults.offer",
+    "toolwire._defaults.execute",
+    "toolwire._defaults.policy",
+    "toolwire._defaults.trace",
+    "toolwire._defaults.scripted",
 )

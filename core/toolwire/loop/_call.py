@@ -1,0 +1,25 @@
+"""``call_tool``: run one tool call without a model (``toolwire tools call``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..tools._result import ToolResult
+from ._loop import ToolCallingLoop
+
+if TYPE_CHECKING:
+    from .._host import Host
+
+
+async def call_tool(host: Host, name: str, arguments: Mapping[str, Any]) -> ToolResult:
+    """Run one call of the registered tool ``name`` through the host's execution pipeline.
+
+    See :meth:`ToolCallingLoop.call`. No model, no ledger, no approval: the person calling the
+    tool directly is the approval.
+
+    :raises KeyError: when no tool of that name is registered (the message lists them).
+    """
+    loop = ToolCallingLoop(host)
+    loop.ledger = None
+    return await loop.call(name, arguments)

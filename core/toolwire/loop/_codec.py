@@ -1,0 +1,260 @@
+"""JSON forms of messages, tool calls, results and events, for ``Run.to_json`` and the ledger."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from .._events import Event
+from .._messages import (
+    AssistantMessage,
+    AssistantPart,
+    Message,
+    OpaquePart,
+    SystemMessage,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    UserPart,
+)
+from .._trust import TrustLevel
+from ..tools._result import Source, ToolResult, ToolStatus
+
+Redactor = Callable[[str], frozenset[str]]
+"""Maps a tool name to the names of its sensitive arguments (empty: nothing to redact)."""
+
+REDACTED = "[redacted]"
+
+
+def redact_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> Mapping[str, Any]:
+    """``arguments`` with the value of every sensitive argument replaced by ``"[redacted]"``."""
+    if not sensitive or sensitive.isdisjoint(arguments):
+        return arguments
+    return {k: (REDACTED if k in sensitive else v) for k, v in arguments.items()}
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-compatible copy of ``value`` (tuples to lists, enums to values, attrs to dicts)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, TrustLevel):
+        return value.label
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_plain(v) for v in value]
+    if isinstance(value, ToolResult):
+        return result_to_json(value)
+    if isinstance(value, ToolCall):
+        return call_to_json(value)
+    if isinstance(value, AssistantMessage):
+        return message_to_json(value)
+    if isinstance(value, Usage):
+        return usage_to_json(value)
+    if attrs.has(type(value)):
+        return {f.name: _plain(getattr(value, f.name)) for f in attrs.fields(type(value))}
+    return str(value)
+
+
+# -- results -----------------------------------------------------------------------------------
+
+
+def result_to_json(result: ToolResult) -> dict[str, Any]:
+    """A result without its artifacts and exception (never sent to the model, not serialisable)."""
+    return {
+        "status": result.status.value,
+        "content": result.content,
+        "data": _plain(result.data),
+        "sources": [{"url": s.url, "title": s.title} for s in result.sources],
+        "retryable": result.retryable,
+        "metadata": _plain(result.metadata),
+        "required_trust": result.required_trust.label if result.required_trust else None,
+    }
+
+
+def result_from_json(data: Mapping[str, Any]) -> ToolResult:
+    """The inverse of :func:`result_to_json`."""
+    trust = data.get("required_trust")
+    return ToolResult(
+        status=ToolStatus(data.get("status", "ok")),
+        content=data.get("content"),
+        data=data.get("data"),
+        sources=tuple(Source(s["url"], s.get("title")) for s in data.get("sources") or ()),
+        retryable=bool(data.get("retryable", False)),
+        metadata=data.get("metadata") or {},
+        required_trust=TrustLevel.parse(trust) if trust is not None else None,
+    )
+
+
+# -- calls, usage ------------------------------------------------------------------------------
+
+
+def call_to_json(call: ToolCall, redact: Redactor | None = None) -> dict[str, Any]:
+    """A tool call; with ``redact``, sensitive argument values are replaced (raw text dropped)."""
+    arguments = call.arguments
+    raw = call.raw_arguments
+    sensitive = redact(call.name) if redact is not None else frozenset()
+    if sensitive:
+        if arguments is not None:
+            arguments = redact_arguments(arguments, sensitive)
+        if raw is not None:
+            raw = REDACTED
+    return {
+        "id": call.id,
+        "name": call.name,
+        "arguments": _plain(arguments) if arguments is not None else None,
+        "raw_arguments": raw,
+        "invalid_reason": call.invalid_reason,
+        "provider_executed": call.provider_executed,
+        "provider_data": _plain(call.provider_data) if call.provider_data is not None else None,
+    }
+
+
+def call_from_json(data: Mapping[str, Any]) -> ToolCall:
+    """The inverse of :func:`call_to_json`."""
+    return ToolCall(
+        id=data["id"],
+        name=data["name"],
+        arguments=data.get("arguments"),
+        raw_arguments=data.get("raw_arguments"),
+        invalid_reason=data.get("invalid_reason"),
+        provider_executed=bool(data.get("provider_executed", False)),
+        provider_data=data.get("provider_data"),
+    )
+
+
+def usage_to_json(usage: Usage) -> dict[str, Any]:
+    """Token counts."""
+    return {
+        "input_tokens": usage.input_tokens,
+        "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "total_tokens": usage.total_tokens,
+    }
+
+
+def usage_from_json(data: Mapping[str, Any] | None) -> Usage | None:
+    """The inverse of :func:`usage_to_json` (None stays None)."""
+    if data is None:
+        return None
+    return Usage(
+        input_tokens=data.get("input_tokens"),
+        output_tokens=data.get("output_tokens"),
+        cache_read_tokens=data.get("cache_read_tokens"),
+        total_tokens=data.get("total_tokens"),
+    )
+
+
+# -- messages ----------------------------------------------------------------------------------
+
+
+def _part_to_json(part: AssistantPart | UserPart, redact: Redactor | None) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    if isinstance(part, ThinkingPart):
+        return {
+            "type": "thinking",
+            "text": part.text,
+            "signature": part.signature,
+            "redacted": part.redacted,
+            "provider_data": _plain(part.provider_data) if part.provider_data else None,
+        }
+    if isinstance(part, OpaquePart):
+        return {"type": "opaque", "api": part.api, "data": _plain(part.data)}
+    return {"type": "tool_call", **call_to_json(part, redact)}
+
+
+def _part_from_json(data: Mapping[str, Any]) -> AssistantPart:
+    kind = data.get("type")
+    if kind == "text":
+        return TextPart(data["text"])
+    if kind == "thinking":
+        return ThinkingPart(
+            text=data.get("text", ""),
+            signature=data.get("signature"),
+            redacted=bool(data.get("redacted", False)),
+            provider_data=data.get("provider_data"),
+        )
+    if kind == "opaque":
+        return OpaquePart(api=data["api"], data=data.get("data"))
+    if kind == "tool_call":
+        return call_from_json(data)
+    raise ValueError(
+        f"unknown message part type {kind!r}; expected text, thinking, opaque, tool_call"
+    )
+
+
+def message_to_json(message: Message, redact: Redactor | None = None) -> dict[str, Any]:
+    """One canonical message as JSON, tagged by ``role``."""
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": message.content}
+    if isinstance(message, UserMessage):
+        content: Any = message.content
+        if not isinstance(content, str):
+            content = [_part_to_json(p, redact) for p in content]
+        return {"role": "user", "content": content}
+    if isinstance(message, AssistantMessage):
+        return {
+            "role": "assistant",
+            "parts": [_part_to_json(p, redact) for p in message.parts],
+            "api": message.api,
+            "model": message.model,
+            "finish_reason": message.finish_reason,
+            "usage": usage_to_json(message.usage) if message.usage else None,
+        }
+    return {
+        "role": "tool",
+        "call_id": message.call_id,
+        "name": message.name,
+        "result": result_to_json(message.result),
+    }
+
+
+def message_from_json(data: Mapping[str, Any]) -> Message:
+    """The inverse of :func:`message_to_json`."""
+    role = data.get("role")
+    if role == "system":
+        return SystemMessage(data["content"])
+    if role == "user":
+        content = data["content"]
+        if isinstance(content, str):
+            return UserMessage(content)
+        parts: list[UserPart] = []
+        for item in content:
+            part = _part_from_json(item)
+            if not isinstance(part, TextPart | OpaquePart):
+                raise ValueError(f"a user message cannot hold a {item.get('type')!r} part")
+            parts.append(part)
+        return UserMessage(tuple(parts))
+    if role == "assistant":
+        return AssistantMessage(
+            parts=tuple(_part_from_json(p) for p in data.get("parts", ())),
+            api=data.get("api"),
+            model=data.get("model"),
+            finish_reason=data.get("finish_reason"),
+            usage=usage_from_json(data.get("usage")),
+        )
+    if role == "tool":
+        return ToolResultMessage(
+            call_id=data["call_id"], name=data["name"], result=result_from_json(data["result"])
+        )
+    raise ValueError(f"unknown message role {role!r}; expected system, user, assistant or tool")
+
+
+# -- events ------------------------------------------------------------------------------------
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    """An event as a flat JSON object with its ``kind`` first (events are redacted already)."""
+    out: dict[str, Any] = {"kind": event.kind}
+    for field in attrs.fields(type(event)):
+        out[field.name] = _plain(getattr(event, field.name))
+    return out

@@ -1,0 +1,1835 @@
+"""``ToolCallingLoop``: rounds of offer, request, admission and execution until the run ends."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import threading
+import time
+import types
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import attrs
+
+from .._config import Config
+from .._defaults import policy as _policy
+from .._defaults import trace as _trace
+from .._events import (
+    DuplicateSuppressed,
+    Event,
+    InvalidArguments,
+    LimitReached,
+    PluginFailed,
+    RequestSent,
+    ResponseReceived,
+    RoundFinished,
+    RoundStarted,
+    RunFinished,
+    RunStarted,
+    ToolBlockedEvent,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+    ToolCompleted,
+    ToolDeferred,
+    ToolDenied,
+    ToolFailed,
+    ToolProgress,
+    ToolStarted,
+    UnknownTool,
+)
+from .._messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from .._relaxed_json import parse_arguments
+from .._trust import TrustLevel
+from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
+from ..tools._context import ToolContext
+from ..tools._errors import ArgumentsInvalid
+from ..tools._result import Source, ToolBlocked, ToolResult, ToolStatus
+from ._codec import redact_arguments
+from ._ledger import Ledger, ledger_for
+from ._offer import Offer, Selection, resolve_offer
+from ._run import (
+    Approve,
+    Decision,
+    DeferredRequest,
+    Deny,
+    Outcome,
+    Run,
+    RunOptions,
+    StopReason,
+    Supply,
+    ToolCallRecord,
+)
+
+if TYPE_CHECKING:
+    from .._host import Host
+    from ..adapters import ProviderAdapter
+    from ..tools import Tool
+
+Approver: TypeAlias = Callable[[DeferredRequest], Decision | Awaitable[Decision | None] | None]
+"""Decides a call that needs approval while the run goes on; None defers it (ends the run)."""
+
+_ANY_TOOL_CHOICE = ("auto", "none", "required")
+_SHOWN_ARGUMENTS = 400
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _canonical(arguments: Mapping[str, Any]) -> str:
+    return json.dumps(
+        arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+    )
+
+
+def _duplicate_key(tool: Tool, arguments: Mapping[str, Any]) -> str:
+    """The tool name and the canonical JSON of the arguments, schema defaults filled in (so
+    ``{"q": "a"}`` and ``{"q": "a", "limit": 3}`` with ``limit`` defaulting to 3 are one call)."""
+    properties = tool.parameters.get("properties")
+    if isinstance(properties, Mapping):
+        defaults = {
+            name: spec["default"]
+            for name, spec in properties.items()
+            if name not in arguments and isinstance(spec, Mapping) and "default" in spec
+        }
+        if defaults:
+            arguments = {**defaults, **arguments}
+    return tool.name + "\x00" + _canonical(arguments)
+
+
+def _shown(call: ToolCall) -> str:
+    if call.arguments is not None:
+        text = json.dumps(call.arguments, ensure_ascii=False, default=str)
+    else:
+        text = call.raw_arguments or ""
+    return text if len(text) <= _SHOWN_ARGUMENTS else text[:_SHOWN_ARGUMENTS] + "…"
+
+
+class _Slot:
+    """The working state of one call of the current turn."""
+
+    __slots__ = (
+        "arguments",
+        "attempts",
+        "call",
+        "deferred",
+        "duration",
+        "key",
+        "outcome",
+        "request",
+        "result",
+        "tool",
+    )
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call  # as the model sent it
+        self.request = call  # what admission looks at (edited arguments after an approval)
+        self.tool: Tool | None = None
+        self.arguments: Mapping[str, Any] | None = None
+        self.result: ToolResult | None = None
+        self.outcome: Outcome | None = None
+        self.deferred: DeferredRequest | None = None
+        self.attempts = 0
+        self.duration: float | None = None
+        self.key: str | None = None
+
+    def answer(self, outcome: Outcome, result: ToolResult) -> None:
+        self.outcome = outcome
+        self.result = result
+
+    def record(self, round: int) -> ToolCallRecord:
+        return ToolCallRecord(
+            call=self.call,
+            round=round,
+            outcome=self.outcome or "not_run",
+            result=self.result,
+            tool=self.tool.name if self.tool is not None else None,
+            arguments=self.arguments,
+            attempts=self.attempts,
+            duration=self.duration,
+        )
+
+
+class _State:
+    """Everything a run accumulates; turned into a :class:`Run` at the end."""
+
+    def __init__(self, run_id: str, options: RunOptions, messages: list[Message]) -> None:
+        self.run_id = run_id
+        self.options = options
+        self.base_system: str | None = options.system_prompt
+        self.messages = messages
+        self.records: list[ToolCallRecord] = []
+        self.events: list[Event] = []
+        self.sources: dict[str, Source] = {}
+        self.rounds = 0
+        self.used = 0
+        self.required_trust: TrustLevel | None = None
+        self.trust_origin: str | None = None
+        self.usage = Usage()
+        self.deadline: float | None = None
+        self.approval: Approver | None = None
+        self.cancel: asyncio.Event | None = None
+        self.cancelled_flag: asyncio.Event | None = None
+        self.seen: dict[str, str] = {}
+        self.stop: StopReason | None = None
+        self.detail: str | None = None
+        self.error: BaseException | None = None
+        self.deferred: list[DeferredRequest] = []
+        self.text = ""
+        self.sink: Callable[[Event], None] | None = None
+        self.budget_hit = False
+        self.deadline_hit = False
+        self.call_names: dict[str, str] = {}
+        self.forced_choice_used = False
+        self.settings: dict[str | None, Any] = {}
+        self.direct_execution: bool | None = None
+        self.snapshot_pending = False  # write a snapshot with the turn's first ledger row
+        self.ledger_written = False  # this run wrote started rows (its snapshot must be final)
+        self.turn_started = False  # the current turn wrote a started row
+        self.snapshot_used = 0
+
+    def finish(self, reason: StopReason, detail: str | None = None) -> None:
+        if self.stop is None:
+            self.stop = reason
+            self.detail = detail
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
+    def add_usage(self, usage: Usage | None) -> None:
+        if usage is None:
+            return
+
+        def plus(a: int | None, b: int | None) -> int | None:
+            return b if a is None else a if b is None else a + b
+
+        u = self.usage
+        self.usage = Usage(
+            input_tokens=plus(u.input_tokens, usage.input_tokens),
+            output_tokens=plus(u.output_tokens, usage.output_tokens),
+            cache_read_tokens=plus(u.cache_read_tokens, usage.cache_read_tokens),
+            total_tokens=plus(u.total_tokens, usage.total_tokens),
+        )
+
+    def build(self, *, stop: StopReason | None = None) -> Run:
+        messages: tuple[Message, ...] = tuple(self.messages)
+        if self.base_system:
+            messages = (SystemMessage(self.base_system), *messages)
+        return Run(
+            id=self.run_id,
+            messages=messages,
+            stop_reason=stop or self.stop or "interrupted",
+            detail=self.detail if stop is None else None,
+            text=self.text,
+            tool_calls=tuple(self.records),
+            sources=tuple(self.sources.values()),
+            events=tuple(self.events),
+            deferred=tuple(self.deferred),
+            required_trust=self.required_trust,
+            usage=self.usage,
+            rounds=self.rounds,
+            tool_calls_used=self.used,
+            options=attrs.evolve(self.options, system_prompt=self.base_system),
+            error=self.error,
+        )
+
+
+class ToolCallingLoop:
+    """The provider-independent tool-calling loop of one host (DESIGN §5).
+
+    Each round resolves the offer, sends the conversation through the provider adapter, admits
+    every tool call of the answer (fail-closed: limits, unknown tool, unparseable arguments,
+    schema, duplicates, approval) and executes the admitted ones through
+    ``toolwire_execute_tool``; every call of a turn gets exactly one result. The run ends when
+    the model answers without calls, a limit is reached, the provider fails, a ``fail`` policy
+    fires, or calls wait for a decision (see :meth:`resume`).
+
+    Cancellation: when the task running :meth:`run` is cancelled, running tools are cancelled,
+    every call of the turn is answered as cancelled, ``RunFinished(stop_reason="cancelled")``
+    is emitted and the run is stored in the ledger, then ``CancelledError`` propagates (the
+    run is also kept as :attr:`last_run`). Setting the ``cancel`` event passed to :meth:`run`
+    does the same but returns the run with stop reason ``cancelled`` instead of raising.
+
+    :param host: the host whose config, tools, hooks and adapter the loop uses.
+    :param adapter: a provider adapter to use instead of the host's configured one (tests).
+    :param ledger: a ledger to use instead of the host's (``[ledger]``); set the attribute
+        :attr:`ledger` to None to run without one.
+    """
+
+    retry_backoff: float = 0.25
+    """Seconds before the first retry of a retryable error result; doubled for each next one."""
+    retry_backoff_max: float = 8.0
+
+    def __init__(
+        self,
+        host: Host,
+        *,
+        adapter: ProviderAdapter | None = None,
+        ledger: Ledger | None = None,
+    ) -> None:
+        self.host = host
+        self._adapter = adapter
+        config: Config = host.config
+        self.config = config
+        self.ledger = ledger if ledger is not None else ledger_for(host)
+        self.last_run: Run | None = None
+        self._trust = config.provider.trust_level
+        self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
+        self._thread = threading.get_ident()
+        self._loop_of_run: asyncio.AbstractEventLoop | None = None
+
+    # -- public API ------------------------------------------------------------------------
+
+    async def run(
+        self,
+        prompt_or_messages: str | Sequence[Message],
+        *,
+        system_prompt: str | None = None,
+        tools: Sequence[str] | None = None,
+        profile: str | None = None,
+        tool_choice: ToolChoice | str = "auto",
+        stream: bool | None = None,
+        run_id: str | None = None,
+        approval: Approver | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> Run:
+        """Run one conversation to its end.
+
+        :param prompt_or_messages: a user prompt, or a conversation (a leading
+            :class:`~toolwire.messages.SystemMessage` is the base system prompt).
+        :param system_prompt: the base system prompt (overrides a leading system message and
+            ``[loop] system_prompt``); tool instructions are appended to it each round.
+        :param tools: names of the tools to offer, instead of ``[tools] enable``.
+        :param profile: a ``[profiles.<name>]`` to apply instead of ``[tools] profile``.
+        :param tool_choice: ``auto``, ``none``, ``required``, a tool name or a
+            :class:`~toolwire.adapters.NamedToolChoice`; ``required`` and a named tool apply to
+            the first round only (later rounds use ``auto`` so the model can answer).
+        :param stream: ask the adapter to stream (default ``[provider] stream``).
+        :param run_id: the run's id (default: a new random id).
+        :param approval: decides calls that need approval as they come (return None to defer).
+        :param cancel: set it to stop the run: running tools are cancelled, pending calls
+            answered as cancelled, and the run returns with stop reason ``cancelled``.
+        :raises ValueError: for an unknown tool name, profile or tool choice.
+        """
+        state = self._new_state(
+            prompt_or_messages,
+            system_prompt=system_prompt,
+            tools=tools,
+            profile=profile,
+            tool_choice=tool_choice,
+            stream=stream,
+            run_id=run_id,
+        )
+        state.approval = approval
+        state.cancel = cancel
+        return await self._drive(state, resumed=False, decisions=None)
+
+    def _prepare_stream(
+        self, prompt_or_messages: str | Sequence[Message], options: Mapping[str, Any]
+    ) -> _State:
+        options = dict(options)
+        approval = options.pop("approval", None)
+        cancel = options.pop("cancel", None)
+        state = self._new_state(
+            prompt_or_messages,
+            system_prompt=options.pop("system_prompt", None),
+            tools=options.pop("tools", None),
+            profile=options.pop("profile", None),
+            tool_choice=options.pop("tool_choice", "auto"),
+            stream=options.pop("stream", None),
+            run_id=options.pop("run_id", None),
+        )
+        if options:
+            raise TypeError(f"stream() got unknown option(s): {', '.join(sorted(options))}")
+        state.approval = approval
+        state.cancel = cancel
+        return state
+
+    async def resume(
+        self,
+        run: Run | str,
+        decisions: Mapping[str, Decision] | None = None,
+        *,
+        approval: Approver | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> Run:
+        """Continue a run: decide its deferred calls, answer its unfinished turn, go on.
+
+        ``run`` is a :class:`Run` or a run id (loaded from the ledger with :meth:`load`, for
+        example after the process running it was killed). Each decision is
+        :class:`Approve` (optionally with edited arguments, admitted again like the model's
+        own), :class:`Deny` (the message goes to the model) or :class:`Supply` (the result
+        given). Calls left undecided stay deferred. A call of an interrupted turn that the
+        ledger shows settled is not run again; one that started but never settled is run again
+        when its tool is idempotent, otherwise it is deferred for approval
+        (``reason="interrupted"``). The run keeps its trust requirement and counters; the
+        deadline starts again.
+
+        :raises ValueError: for decisions naming unknown call ids (the message lists the
+            pending ones), an :class:`Approve` of an external tool, or a run that answered.
+        """
+        if isinstance(run, str):
+            run = self.load(run)
+        decisions = dict(decisions or {})
+        if run.stop_reason == "answered":
+            raise ValueError(
+                f"run {run.id} already answered; to go on, start a new run with its messages "
+                "and a new user message"
+            )
+        pending = {d.call_id: d for d in run.deferred}
+        unknown = sorted(set(decisions) - set(pending))
+        if unknown:
+            listed = ", ".join(sorted(pending)) or "none"
+            raise ValueError(
+                f"run {run.id} has no deferred call with id {', '.join(map(repr, unknown))}; "
+                f"deferred calls: {listed}"
+            )
+        for call_id, decision in decisions.items():
+            if not isinstance(decision, Approve | Deny | Supply):
+                raise ValueError(
+                    f"decision for call {call_id!r} is {decision!r}; expected Approve, Deny or "
+                    "Supply"
+                )
+            if isinstance(decision, Approve) and pending[call_id].reason == "external":
+                raise ValueError(
+                    f"call {call_id!r} is for the external tool {pending[call_id].tool!r}, which "
+                    "the host cannot run: answer it with Supply(result) or Deny(message)"
+                )
+        state = self._restore(run)
+        state.approval = approval
+        state.cancel = cancel
+        return await self._drive(state, resumed=True, decisions=decisions)
+
+    def stream(self, prompt_or_messages: str | Sequence[Message], **options: Any) -> RunStream:
+        """Run like :meth:`run`, yielding every event as it happens (the last is ``RunFinished``).
+
+        The returned iterator's :attr:`RunStream.run` holds the :class:`Run` once the iteration
+        ended. Closing the iterator early (``aclose``, leaving ``async for`` by ``break``)
+        cancels the run.
+        """
+        return RunStream(self, self._prepare_stream(prompt_or_messages, options))
+
+    def load(self, run_id: str) -> Run:
+        """The run ``run_id`` as last stored in the ledger.
+
+        A run whose process ended in the middle comes back with stop reason ``interrupted``;
+        the calls of its last turn that started and never settled and whose tools are not
+        idempotent are listed in ``deferred`` (``reason="interrupted"``), for :meth:`resume`.
+
+        :raises ValueError: when the ledger is disabled or does not know the run.
+        """
+        if self.ledger is None:
+            raise ValueError(
+                f"cannot load run {run_id!r}: the ledger is disabled ([ledger] enabled = false)"
+            )
+        data = self.ledger.load_run(run_id)
+        if data is None:
+            raise ValueError(f"the ledger {str(self.ledger.path)!r} has no run {run_id!r}")
+        run = Run.from_json(data)
+        if run.stop_reason != "interrupted":
+            return run
+        turn = _pending_turn(run.messages)
+        if turn is None:
+            return run
+        answered = {r.call.id for r in run.tool_calls if r.round == run.rounds}
+        entries = self.ledger.entries(run.id, run.rounds)
+        deferred = list(run.deferred)
+        used = run.tool_calls_used
+        for call in turn.tool_calls:
+            entry = entries.get(call.id)
+            if call.provider_executed or call.id in answered or entry is None:
+                continue
+            used += 1  # admitted before the process ended
+            if entry.settled:
+                continue
+            if not entry.idempotent:
+                deferred.append(_interrupted(entry.tool, call.id, entry.arguments, run.rounds))
+        return attrs.evolve(run, deferred=tuple(deferred), tool_calls_used=used)
+
+    async def call(
+        self, name: str, arguments: Mapping[str, Any], *, run_id: str | None = None
+    ) -> ToolResult:
+        """Run one call of the tool ``name`` without a model.
+
+        The arguments are validated against the tool's schema (a refusal is an ``error``
+        result), then executed like a call of a run: ``toolwire_execute_tool`` with every
+        middleware (``[policy]`` included), the tool's timeout and retries, the result-size
+        limits, and the ledger when the loop has one. Events go to ``toolwire_event``.
+
+        :raises KeyError: when no tool of that name is registered (the message lists them).
+        """
+        tool = self.host.tools.get(name)
+        if tool is None:
+            known = ", ".join(self.host.tools) or "none are registered"
+            raise KeyError(f"no tool named {name!r}; registered tools: {known}")
+        state = _State(run_id or f"call_{uuid.uuid4().hex}", RunOptions(), [])
+        state.cancelled_flag = asyncio.Event()
+        self._loop_of_run = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        slot = _Slot(ToolCall(id="call_1", name=name, arguments=dict(arguments)))
+        slot.tool = tool
+        try:
+            slot.arguments = tool.validate(arguments)
+        except ArgumentsInvalid as exc:
+            return ToolResult.error(str(exc), exception=exc)
+        try:
+            await self._run_call(state, 0, slot, ())
+        finally:
+            if self.ledger is not None and self.ledger.pending:
+                self.ledger.flush()
+        assert slot.result is not None
+        return slot.result
+
+    # -- state -----------------------------------------------------------------------------
+
+    def _new_state(
+        self,
+        prompt: str | Sequence[Message],
+        *,
+        system_prompt: str | None,
+        tools: Sequence[str] | None,
+        profile: str | None,
+        tool_choice: ToolChoice | str,
+        stream: bool | None,
+        run_id: str | None,
+    ) -> _State:
+        messages: list[Message]
+        if isinstance(prompt, str):
+            messages = [UserMessage(prompt)]
+        elif isinstance(prompt, Sequence):
+            messages = [*prompt]
+            for i, message in enumerate(messages):
+                if not isinstance(
+                    message, SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+                ):
+                    raise TypeError(
+                        f"messages[{i}] is a {type(message).__name__}; expected a message of "
+                        "toolwire.messages"
+                    )
+        else:
+            raise TypeError(
+                f"the prompt must be a str or a sequence of messages, got {type(prompt).__name__}"
+            )
+        base = self.config.loop.system_prompt
+        first = messages[0] if messages else None
+        if isinstance(first, SystemMessage):
+            messages.pop(0)
+            base = first.content
+        if system_prompt is not None:
+            base = system_prompt
+        tool_names: tuple[str, ...] | None = None
+        if tools is not None:
+            if isinstance(tools, str):
+                raise TypeError("tools= takes a list of tool names, not a str")
+            tool_names = tuple(tools)
+            registered = self.host.tools
+            unknown = [n for n in tool_names if n not in registered]
+            if unknown:
+                known = ", ".join(registered) or "none are registered"
+                raise ValueError(
+                    f"tools={list(tool_names)!r} names unknown tool(s) "
+                    f"{', '.join(map(repr, unknown))}; registered tools: {known}"
+                )
+        choice = _tool_choice(tool_choice)
+        options = RunOptions(
+            system_prompt=base,
+            tools=tool_names,
+            profile=profile,
+            tool_choice=choice,
+            stream=stream,
+        )
+        Selection.from_config(self.config, tool_names, profile)  # refuses an unknown profile now
+        return _State(run_id or f"run_{uuid.uuid4().hex}", options, messages)
+
+    def _restore(self, run: Run) -> _State:
+        messages = list(run.messages)
+        if messages and isinstance(messages[0], SystemMessage):
+            messages.pop(0)
+        state = _State(run.id, run.options, messages)
+        state.base_system = run.options.system_prompt
+        state.records = list(run.tool_calls)
+        state.events = list(run.events)
+        state.sources = {s.url: s for s in run.sources}
+        state.rounds = run.rounds
+        state.used = run.tool_calls_used
+        state.required_trust = run.required_trust
+        state.usage = run.usage
+        state.deferred = list(run.deferred)
+        state.forced_choice_used = run.rounds > 0
+        for record in run.tool_calls:
+            if (
+                record.outcome == "executed"
+                and record.result is not None
+                and record.result.is_ok
+                and record.arguments is not None
+                and record.tool is not None
+            ):
+                tool = self.host.tools.get(record.tool)
+                if tool is not None and not tool.allow_duplicates:
+                    key = _duplicate_key(tool, record.arguments)
+                    state.seen.setdefault(key, record.call.id)
+        return state
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _emit(self, state: _State, event: Event) -> None:
+        state.events.append(event)
+        self.host.emit(event)
+        if state.sink is not None:
+            state.sink(event)
+
+    def _sensitive(self, name: str) -> frozenset[str]:
+        tool = self.host.tools.get(name)
+        return tool.sensitive_arguments if tool is not None else frozenset()
+
+    def _redacted_call(self, call: ToolCall) -> ToolCall:
+        sensitive = self._sensitive(call.name)
+        if not sensitive:
+            return call
+        return attrs.evolve(
+            call,
+            arguments=redact_arguments(call.arguments, sensitive)
+            if call.arguments is not None
+            else None,
+            raw_arguments="[redacted]" if call.raw_arguments is not None else None,
+        )
+
+    def _redacted_message(self, message: AssistantMessage) -> AssistantMessage:
+        parts = tuple(
+            self._redacted_call(p) if isinstance(p, ToolCall) else p for p in message.parts
+        )
+        if all(a is b for a, b in zip(parts, message.parts, strict=True)):
+            return message
+        return attrs.evolve(message, parts=parts)
+
+    def _adapter_emitter(self, state: _State, round: int) -> Callable[[Event], None]:
+        run_id = state.run_id
+
+        def emit(event: Event) -> None:
+            if event.run_id != run_id or event.round != round:
+                event = attrs.evolve(event, run_id=run_id, round=round)
+            if isinstance(event, ToolCallStarted):
+                state.call_names[event.call_id] = event.name
+            elif isinstance(event, ToolCallArgumentsDelta):
+                name = state.call_names.get(event.call_id)
+                if name is not None and self._sensitive(name):
+                    event = attrs.evolve(event, delta="", partial_arguments=None)
+            elif isinstance(event, ToolCallCompleted):
+                redacted = self._redacted_call(event.call)
+                if redacted is not event.call:
+                    event = attrs.evolve(event, call=redacted)
+            self._emit(state, event)
+
+        return emit
+
+    # -- driving ---------------------------------------------------------------------------
+
+    async def _drive(
+        self, state: _State, *, resumed: bool, decisions: Mapping[str, Decision] | None
+    ) -> Run:
+        adapter = self._adapter or await self.host.get_adapter()
+        self._loop_of_run = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        deadline_seconds = self.config.loop.deadline_seconds
+        if deadline_seconds is not None:
+            state.deadline = asyncio.get_running_loop().time() + deadline_seconds
+        state.cancelled_flag = state.cancel or asyncio.Event()
+        trace_token = _trace.begin(self.config.trace)
+        state.stop = None
+        state.detail = None
+        state.error = None
+        cancelled: asyncio.CancelledError | None = None
+        try:
+            self._emit(
+                state,
+                RunStarted(
+                    run_id=state.run_id,
+                    api=adapter.api,
+                    model=self.config.provider.model,
+                    resumed=resumed,
+                ),
+            )
+            try:
+                if resumed:
+                    await self._resume_turn(state, adapter, decisions or {})
+                while state.stop is None:
+                    await self._round(state, adapter)
+            except asyncio.CancelledError as exc:
+                cancelled = exc
+                state.cancelled_flag.set()
+                state.finish("cancelled", "the task running the run was cancelled")
+            run = state.build()
+            self.last_run = run
+            if state.ledger_written or run.stop_reason != "answered" or resumed:
+                self._store(state, run)
+            elif self.ledger is not None:
+                # Nothing to recover from an answered run without side effects: no I/O.
+                self.ledger.discard(run.id)
+            self._emit(
+                state,
+                RunFinished(
+                    run_id=state.run_id,
+                    round=state.rounds or None,
+                    stop_reason=run.stop_reason,
+                    detail=run.detail,
+                ),
+            )
+            run = attrs.evolve(run, events=tuple(state.events))
+            self.last_run = run
+        finally:
+            _trace.end(trace_token)
+        if cancelled is not None:
+            raise cancelled
+        return run
+
+    def _store(self, state: _State, run: Run | None) -> None:
+        """Store the run's final snapshot (None: only the pending settled rows)."""
+        if self.ledger is None:
+            return
+        try:
+            if run is None:
+                self.ledger.flush()
+            else:
+                self.ledger.save_run(run.id, self._snapshot(run))
+        except Exception as exc:  # the ledger must never cost the run its result
+            self._emit(
+                state,
+                PluginFailed(
+                    run_id=state.run_id,
+                    round=state.rounds or None,
+                    plugin="toolwire.ledger",
+                    hook="ledger",
+                    error=f"the run could not be stored in {str(self.ledger.path)!r}: "
+                    f"{_describe(exc)}",
+                ),
+            )
+
+    def _snapshot(self, run: Run) -> str:
+        return json.dumps(run.to_json(events=False), ensure_ascii=False, default=str)
+
+    async def _round(self, state: _State, adapter: ProviderAdapter) -> None:
+        loop_config = self.config.loop
+        if state.cancel_requested:
+            state.finish("cancelled", "the run was cancelled")
+            return
+        if state.rounds >= loop_config.max_rounds:
+            self._emit(
+                state,
+                LimitReached(
+                    run_id=state.run_id,
+                    round=state.rounds,
+                    limit="max_rounds",
+                    value=loop_config.max_rounds,
+                ),
+            )
+            state.finish(
+                "max_rounds",
+                f"the model was still calling tools after {loop_config.max_rounds} round(s) "
+                "([loop] max_rounds)",
+            )
+            return
+        if self._deadline_passed(state):
+            self._deadline_reached(state)
+            return
+        provider_trust = self._trust
+        if state.required_trust is not None and provider_trust < state.required_trust:
+            state.finish(
+                "trust",
+                f"round {state.rounds + 1} refused: results of this run (from "
+                f"{state.trust_origin or 'an earlier call'}) require a provider trusted at least "
+                f"{state.required_trust.label!r}, and the provider {adapter.api!r} is trusted "
+                f"{provider_trust.label!r} ([provider] trust)",
+            )
+            return
+        state.rounds += 1
+        round = state.rounds
+        messages = tuple(state.messages)
+        selection = Selection.from_config(self.config, state.options.tools, state.options.profile)
+        offer = await resolve_offer(
+            self.host,
+            adapter,
+            selection,
+            run_id=state.run_id,
+            round=round,
+            messages=messages,
+            base_system_prompt=state.base_system,
+            provider_trust=self._trust,
+            emit=lambda event: self._emit(state, event),
+        )
+        self._emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
+        choice = state.options.tool_choice
+        if state.forced_choice_used and choice != "none":
+            choice = "auto"
+        state.forced_choice_used = True
+        if isinstance(choice, NamedToolChoice) and choice.name not in offer.tools:
+            state.finish(
+                "error",
+                f"tool_choice names the tool {choice.name!r}, which is not offered in round "
+                f"{round} (offered: {', '.join(offer.names) or 'none'})",
+            )
+            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
+            return
+        if choice == "required" and not offer.functions:
+            state.finish("error", f"tool_choice is 'required' but round {round} offers no tool")
+            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
+            return
+        stream = state.options.stream
+        if stream is None:
+            stream = self.config.provider.stream
+        if offer.system_prompt:
+            messages = (SystemMessage(offer.system_prompt), *messages)
+        request = ModelRequest(
+            run_id=state.run_id,
+            round=round,
+            messages=messages,
+            functions=offer.functions,
+            tool_choice=choice,
+            parallel_tool_calls=(
+                False if loop_config.concurrency == 1 and offer.functions else None
+            ),
+            stream=stream,
+        )
+        self._emit(
+            state,
+            RequestSent(
+                run_id=state.run_id,
+                round=round,
+                api=adapter.api,
+                model=self.config.provider.model,
+                tools=len(offer.functions),
+                stream=stream,
+            ),
+        )
+        emit = self._adapter_emitter(state, round)
+        try:
+            if state.deadline is None:
+                message = await adapter.complete(request, emit)
+            else:
+                async with asyncio.timeout_at(state.deadline):
+                    message = await adapter.complete(request, emit)
+        except TimeoutError as exc:
+            if self._deadline_passed(state):
+                self._deadline_reached(state)
+            else:
+                state.error = exc
+                state.finish(
+                    "error", f"the {adapter.api} adapter failed in round {round}: {_describe(exc)}"
+                )
+            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
+            return
+        except ProviderError as exc:
+            state.error = exc
+            state.finish("error", f"the provider ({adapter.api}) failed in round {round}: {exc}")
+            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
+            return
+        except Exception as exc:
+            state.error = exc
+            state.finish(
+                "error", f"the {adapter.api} adapter raised in round {round}: {_describe(exc)}"
+            )
+            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
+            return
+        if not isinstance(message, AssistantMessage):
+            state.finish(
+                "error",
+                f"the {adapter.api} adapter returned {type(message).__name__}, not an "
+                "AssistantMessage",
+            )
+            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
+            return
+        state.messages.append(message)
+        state.add_usage(message.usage)
+        self._emit(
+            state,
+            ResponseReceived(
+                run_id=state.run_id,
+                round=round,
+                message=self._redacted_message(message),
+                usage=message.usage,
+            ),
+        )
+        calls: list[ToolCall] = []
+        for call in message.tool_calls:
+            if call.provider_executed:
+                state.records.append(
+                    ToolCallRecord(call=call, round=round, outcome="provider_executed")
+                )
+            else:
+                calls.append(call)
+        if not calls:
+            state.text = message.text
+            state.finish("answered")
+            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
+            return
+        slots = [_Slot(call) for call in calls]
+        state.snapshot_used = state.used
+        state.snapshot_pending = self.ledger is not None
+        await self._turn(state, round, slots, offer)
+        self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
+
+    async def _resume_turn(
+        self, state: _State, adapter: ProviderAdapter, decisions: Mapping[str, Decision]
+    ) -> None:
+        """Answer the calls of the run's last turn that have no result yet."""
+        turn = _pending_turn(tuple(state.messages))
+        if turn is None:
+            state.deferred = []
+            return
+        round = state.rounds
+        by_id = {r.call.id: r for r in state.records if r.round == round}
+        deferred = {d.call_id: d for d in state.deferred}
+        calls = [c for c in turn.tool_calls if not c.provider_executed]
+        if all(by_id.get(c.id) is not None and by_id[c.id].result is not None for c in calls):
+            state.deferred = []
+            _rebuild_results(state, turn, round)
+            return
+        selection = Selection.from_config(self.config, state.options.tools, state.options.profile)
+        offer = await resolve_offer(
+            self.host,
+            adapter,
+            selection,
+            run_id=state.run_id,
+            round=round,
+            messages=tuple(state.messages),
+            base_system_prompt=state.base_system,
+            provider_trust=self._trust,
+            emit=lambda event: self._emit(state, event),
+        )
+        self._emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
+        unanswered = any(
+            c.id not in deferred and (c.id not in by_id or by_id[c.id].result is None)
+            for c in calls
+        )
+        entries = (
+            self.ledger.entries(state.run_id, round)
+            if unanswered and self.ledger is not None
+            else {}
+        )
+        kept = [
+            r
+            for r in state.records
+            if not (r.round == round and r.call.id in {c.id for c in calls})
+        ]
+        slots: list[_Slot] = []
+        to_admit: list[tuple[_Slot, Approve | None]] = []
+        for call in calls:
+            slot = _Slot(call)
+            slots.append(slot)
+            record = by_id.get(call.id)
+            if record is not None and record.result is not None:
+                slot.tool = self.host.tools.get(record.tool) if record.tool else None
+                slot.arguments = record.arguments
+                slot.attempts = record.attempts
+                slot.duration = record.duration
+                slot.answer(record.outcome, record.result)
+                continue
+            request = deferred.get(call.id)
+            if request is not None:
+                decision = decisions.get(call.id)
+                slot.arguments = request.arguments
+                if decision is None:
+                    slot.deferred = request
+                    slot.outcome = "deferred"
+                    slot.tool = offer.tools.get(request.tool) or self.host.tools.get(request.tool)
+                elif isinstance(decision, Deny):
+                    self._deny(state, round, slot, request.tool, decision.message)
+                elif isinstance(decision, Supply):
+                    slot.tool = self.host.tools.get(request.tool)
+                    slot.answer("supplied", decision.result)
+                    self._settle_events(state, round, slot, request.tool)
+                else:
+                    arguments = decision.arguments
+                    if arguments is None:
+                        arguments = request.arguments
+                    slot.request = _edited(call, request.tool, arguments)
+                    to_admit.append((slot, decision))
+                continue
+            entry = entries.get(call.id)
+            if entry is not None and entry.settled and entry.result is not None:
+                slot.tool = self.host.tools.get(entry.tool)
+                slot.arguments = entry.arguments
+                slot.answer("recovered", entry.result)
+                self._settle_events(state, round, slot, entry.tool)
+                continue
+            if entry is not None and not entry.idempotent:
+                slot.tool = self.host.tools.get(entry.tool)
+                slot.arguments = entry.arguments
+                slot.deferred = _interrupted(entry.tool, call.id, entry.arguments, round)
+                slot.outcome = "deferred"
+                self._emit(
+                    state,
+                    ToolDeferred(
+                        run_id=state.run_id,
+                        round=round,
+                        call_id=call.id,
+                        name=entry.tool,
+                        reason=slot.deferred.detail,
+                    ),
+                )
+                continue
+            # Never started, or an idempotent call (those get no started row): admit it again.
+            to_admit.append((slot, None))
+        state.records = kept
+        state.deferred = []
+        try:
+            fail: str | None = None
+            for slot, decision in to_admit:
+                if fail is not None:
+                    slot.answer("not_run", _not_run(fail))
+                    continue
+                approved = decision is not None
+                fail = await self._admit(
+                    state, round, slot, offer, count=not approved, approved=approved
+                )
+            if fail is not None:
+                for slot, _ in to_admit:
+                    if slot.result is None:
+                        slot.deferred = None
+                        slot.answer("not_run", _not_run(fail))
+                state.finish("fail_policy", fail)
+            else:
+                await self._execute(
+                    state,
+                    round,
+                    [s for s, _ in to_admit if s.result is None and s.deferred is None],
+                )
+        except BaseException:
+            _answer_cancelled(slots)
+            raise
+        finally:
+            self._close_turn(state, round, slots, turn)
+        self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
+
+    # -- admission -------------------------------------------------------------------------
+
+    async def _turn(self, state: _State, round: int, slots: list[_Slot], offer: Offer) -> None:
+        turn = state.messages[-1]
+        assert isinstance(turn, AssistantMessage)
+        try:
+            fail: str | None = None
+            for slot in slots:
+                if fail is not None:
+                    slot.answer("not_run", _not_run(fail))
+                    continue
+                fail = await self._admit(state, round, slot, offer)
+            if fail is not None:
+                for slot in slots:
+                    if slot.result is None:
+                        slot.deferred = None
+                        slot.answer("not_run", _not_run(fail))
+                state.finish("fail_policy", fail)
+            else:
+                await self._execute(
+                    state, round, [s for s in slots if s.result is None and s.deferred is None]
+                )
+        except BaseException:
+            _answer_cancelled(slots)
+            raise
+        finally:
+            self._close_turn(state, round, slots, turn)
+
+    def _close_turn(
+        self, state: _State, round: int, slots: list[_Slot], turn: AssistantMessage
+    ) -> None:
+        for slot in slots:
+            state.records.append(slot.record(round))
+            if slot.deferred is not None:
+                state.deferred.append(slot.deferred)
+        _rebuild_results(state, turn, round)
+        if state.turn_started and self.ledger is not None:
+            state.turn_started = False
+            self._store(state, None)  # the turn's side effects are settled: say so now
+        if state.deferred:
+            listed = ", ".join(f"{d.tool} ({d.call_id}: {d.reason})" for d in state.deferred)
+            state.finish("deferred", f"waiting for a decision on: {listed}")
+        elif state.cancel_requested or (
+            state.cancelled_flag is not None and state.cancelled_flag.is_set()
+        ):
+            state.finish("cancelled", "the run was cancelled")
+        elif state.budget_hit:
+            state.finish(
+                "max_tool_calls",
+                f"the run reached its limit of {self.config.loop.max_tool_calls} tool call(s) "
+                "([loop] max_tool_calls)",
+            )
+        elif state.deadline_hit:
+            self._deadline_reached(state)
+
+    def _deadline_passed(self, state: _State) -> bool:
+        return state.deadline is not None and asyncio.get_running_loop().time() >= state.deadline
+
+    def _deadline_reached(self, state: _State) -> None:
+        seconds = self.config.loop.deadline_seconds or 0
+        if state.stop is None:
+            self._emit(
+                state,
+                LimitReached(
+                    run_id=state.run_id,
+                    round=state.rounds or None,
+                    limit="deadline",
+                    value=seconds,
+                ),
+            )
+        state.finish(
+            "deadline", f"the run's deadline of {seconds:g} s passed ([loop] deadline_seconds)"
+        )
+
+    async def _admit(
+        self,
+        state: _State,
+        round: int,
+        slot: _Slot,
+        offer: Offer,
+        *,
+        count: bool = True,
+        approved: bool = False,
+    ) -> str | None:
+        """Admit one call, fail-closed; returns a reason when a ``fail`` policy stops the run.
+
+        On return the slot is answered (refused), deferred, or admitted (``tool`` and
+        ``arguments`` set, no result yet).
+        """
+        call = slot.request
+        run_id = state.run_id
+        loop_config = self.config.loop
+        if count:
+            if state.cancel_requested:
+                slot.answer(
+                    "cancelled",
+                    ToolResult.error("Cancelled: the run was cancelled before this call ran."),
+                )
+                return None
+            if self._deadline_passed(state):
+                state.deadline_hit = True
+                slot.answer(
+                    "limit",
+                    ToolResult.error(
+                        "Not run: the run's deadline passed before this call could start."
+                    ),
+                )
+                return None
+            if state.used >= loop_config.max_tool_calls:
+                if not state.budget_hit:
+                    self._emit(
+                        state,
+                        LimitReached(
+                            run_id=run_id,
+                            round=round,
+                            limit="max_tool_calls",
+                            value=loop_config.max_tool_calls,
+                        ),
+                    )
+                state.budget_hit = True
+                slot.answer(
+                    "limit",
+                    ToolResult.error(
+                        f"Not run: this run reached its limit of {loop_config.max_tool_calls} tool "
+                        "call(s). Answer with what you have."
+                    ),
+                )
+                return None
+            state.used += 1
+        name = call.name
+        tool = offer.tools.get(name)
+        if tool is None:
+            policy = loop_config.unknown_tool
+            target = policy.removeprefix("rewrite:") if policy.startswith("rewrite:") else None
+            rewritten = offer.tools.get(target) if target is not None else None
+            action = policy if rewritten is not None or target is None else "return_error"
+            self._emit(
+                state,
+                UnknownTool(
+                    run_id=run_id,
+                    round=round,
+                    call_id=call.id,
+                    name=name,
+                    offered=offer.names,
+                    action=action,
+                ),
+            )
+            if rewritten is not None:
+                tool = rewritten
+            else:
+                available = ", ".join(offer.names) if offer.names else "none in this round"
+                message = (
+                    f"Unknown tool {name!r} (called with arguments {_shown(call)}). "
+                    f"Available tools: {available}."
+                )
+                slot.answer("unknown_tool", ToolResult.error(message))
+                if policy == "fail":
+                    return (
+                        f"the model called the unknown tool {name!r} and [loop] unknown_tool "
+                        "is 'fail'"
+                    )
+                return None
+        slot.tool = tool
+        arguments = call.arguments
+        if arguments is None or call.invalid_reason is not None:
+            raw = call.raw_arguments if call.raw_arguments is not None else ""
+            try:
+                parsed = parse_arguments(raw)
+            except (ValueError, TypeError) as exc:
+                reason = getattr(exc, "reason", None) or str(exc)
+                failing = loop_config.invalid_arguments == "fail"
+                self._emit(
+                    state,
+                    InvalidArguments(
+                        run_id=run_id,
+                        round=round,
+                        call_id=call.id,
+                        name=tool.name,
+                        recovery="failed" if failing else "returned",
+                        # The parser quotes the text, which may hold a sensitive value.
+                        reason="the text is not a JSON object (details withheld: the tool has "
+                        "sensitive arguments)"
+                        if tool.sensitive_arguments
+                        else reason,
+                    ),
+                )
+                slot.answer(
+                    "invalid_arguments",
+                    ToolResult.error(
+                        f"Could not parse the arguments of {tool.name} as a JSON object: {reason}. "
+                        "Send the arguments as one JSON object matching the tool's parameters."
+                    ),
+                )
+                if failing:
+                    return (
+                        f"the arguments of a {tool.name} call could not be parsed and [loop] "
+                        "invalid_arguments is 'fail'"
+                    )
+                return None
+            arguments = parsed.arguments
+            self._emit(
+                state,
+                InvalidArguments(
+                    run_id=run_id,
+                    round=round,
+                    call_id=call.id,
+                    name=tool.name,
+                    recovery="repaired",
+                    reason="repaired: " + (", ".join(parsed.repairs) or "re-parsed the text"),
+                ),
+            )
+        try:
+            arguments = tool.validate(arguments)
+        except ArgumentsInvalid as exc:
+            failing = loop_config.invalid_arguments == "fail"
+            self._emit(
+                state,
+                InvalidArguments(
+                    run_id=run_id,
+                    round=round,
+                    call_id=call.id,
+                    name=tool.name,
+                    recovery="failed" if failing else "returned",
+                    reason="; ".join(exc.problems),
+                ),
+            )
+            slot.arguments = arguments
+            slot.answer("invalid_arguments", ToolResult.error(str(exc)))
+            if failing:
+                return (
+                    f"the arguments of a {tool.name} call were invalid and [loop] "
+                    "invalid_arguments is 'fail'"
+                )
+            return None
+        slot.arguments = arguments
+        if not tool.allow_duplicates:
+            key = _duplicate_key(tool, arguments)
+            first = state.seen.get(key)
+            if first is not None:
+                self._emit(
+                    state,
+                    DuplicateSuppressed(
+                        run_id=run_id,
+                        round=round,
+                        call_id=call.id,
+                        name=tool.name,
+                        first_call_id=first,
+                    ),
+                )
+                slot.answer(
+                    "duplicate",
+                    ToolResult.error(
+                        f"Not run: this call is identical to call {first} earlier in this run "
+                        "(same tool, same arguments). Use that result instead of repeating it."
+                    ),
+                )
+                return None
+            state.seen[key] = call.id
+            slot.key = key
+        if tool.external:
+            self._defer(
+                state,
+                round,
+                slot,
+                "external",
+                f"{tool.name} is an external tool: the caller runs it and supplies the result",
+            )
+            return None
+        if approved:
+            return None
+        if _policy.refusal_reason(tool, self.config.policy) is not None:
+            return None  # the policy middleware blocks it; asking first would be pointless
+        reason = _policy.approval_reason(tool, self.config.policy)
+        if reason is None:
+            return None
+        request = DeferredRequest(
+            call_id=call.id,
+            tool=tool.name,
+            arguments=arguments,
+            reason="approval",
+            detail=reason,
+            round=round,
+        )
+        decision: Any = None
+        if state.approval is not None:
+            decision = state.approval(request)
+            if inspect.isawaitable(decision):
+                decision = await decision
+        if decision is None:
+            self._defer(state, round, slot, "approval", reason)
+        elif isinstance(decision, Deny):
+            self._forget(state, slot)
+            self._deny(state, round, slot, tool.name, decision.message)
+        elif isinstance(decision, Supply):
+            self._forget(state, slot)
+            slot.answer("supplied", decision.result)
+            self._settle_events(state, round, slot, tool.name)
+        elif isinstance(decision, Approve):
+            if decision.arguments is not None:
+                self._forget(state, slot)
+                slot.request = _edited(call, tool.name, decision.arguments)
+                slot.tool = None
+                slot.arguments = None
+                return await self._admit(state, round, slot, offer, count=False, approved=True)
+        else:
+            raise TypeError(
+                f"the approval callback returned {decision!r}; expected Approve, Deny, Supply "
+                "or None"
+            )
+        return None
+
+    def _forget(self, state: _State, slot: _Slot) -> None:
+        if slot.key is not None and state.seen.get(slot.key) == slot.call.id:
+            del state.seen[slot.key]
+        slot.key = None
+
+    def _defer(self, state: _State, round: int, slot: _Slot, reason: Any, detail: str) -> None:
+        assert slot.tool is not None
+        slot.deferred = DeferredRequest(
+            call_id=slot.call.id,
+            tool=slot.tool.name,
+            arguments=slot.arguments or {},
+            reason=reason,
+            detail=detail,
+            round=round,
+        )
+        slot.outcome = "deferred"
+        self._forget(state, slot)
+        self._emit(
+            state,
+            ToolDeferred(
+                run_id=state.run_id,
+                round=round,
+                call_id=slot.call.id,
+                name=slot.tool.name,
+                reason=detail,
+            ),
+        )
+
+    def _deny(self, state: _State, round: int, slot: _Slot, name: str, message: str) -> None:
+        slot.tool = slot.tool or self.host.tools.get(name)
+        slot.answer("denied", ToolResult.denied(message))
+        self._settle_events(state, round, slot, name)
+
+    # -- execution -------------------------------------------------------------------------
+
+    async def _execute(self, state: _State, round: int, slots: list[_Slot]) -> None:
+        """Run admitted calls: serially, or up to ``[loop] concurrency`` at once with sequential
+        tools as barriers. Every slot has a result afterwards, also when cancelled."""
+        if not slots:
+            return
+        messages = tuple(state.messages)
+        limit = self.config.loop.concurrency
+        state.direct_execution = _direct_execution(self.host)
+        running: set[asyncio.Task[None]] = set()
+        try:
+            if limit == 1 or len(slots) == 1:
+                for slot in slots:
+                    await self._run_call(state, round, slot, messages)
+                return
+            for slot in slots:
+                assert slot.tool is not None
+                if slot.tool.policy.sequential:
+                    while running:
+                        running = await _reap(running, asyncio.ALL_COMPLETED)
+                    await self._run_call(state, round, slot, messages)
+                    continue
+                while len(running) >= limit:
+                    running = await _reap(running, asyncio.FIRST_COMPLETED)
+                running.add(asyncio.ensure_future(self._run_call(state, round, slot, messages)))
+            while running:
+                running = await _reap(running, asyncio.ALL_COMPLETED)
+        except asyncio.CancelledError:
+            assert state.cancelled_flag is not None
+            state.cancelled_flag.set()
+            for task in running:
+                task.cancel()
+            if running:
+                await asyncio.gather(*running, return_exceptions=True)
+            _answer_cancelled(slots)
+            raise
+        finally:
+            for slot in slots:
+                if slot.result is None:  # only when the host itself failed: still answer it
+                    slot.answer(
+                        "not_run",
+                        ToolResult.error(
+                            "Tool execution failed: the host could not run this call."
+                        ),
+                    )
+
+    async def _run_call(
+        self, state: _State, round: int, slot: _Slot, messages: tuple[Message, ...]
+    ) -> None:
+        tool = slot.tool
+        assert tool is not None
+        arguments = slot.arguments if slot.arguments is not None else {}
+        call = ToolCall(id=slot.call.id, name=tool.name, arguments=arguments)
+        run_id = state.run_id
+        self._emit(
+            state,
+            ToolStarted(
+                run_id=run_id,
+                round=round,
+                call_id=call.id,
+                name=tool.name,
+                arguments=redact_arguments(arguments, tool.sensitive_arguments),
+            ),
+        )
+        context = self._context(state, round, tool, call, messages)
+        ledger = self.ledger
+        idempotent = tool.policy.idempotent
+        if ledger is not None and not idempotent:
+            snapshot: str | None = None
+            if state.snapshot_pending:
+                state.snapshot_pending = False
+                interrupted = state.build(stop="interrupted")
+                snapshot = self._snapshot(
+                    attrs.evolve(interrupted, tool_calls_used=state.snapshot_used)
+                )
+            try:
+                ledger.started(
+                    run_id,
+                    round,
+                    call.id,
+                    tool.name,
+                    arguments,
+                    idempotent=False,
+                    snapshot=snapshot,
+                )
+                state.ledger_written = state.turn_started = True
+            except Exception as exc:
+                # Fail closed: a call the ledger cannot record does not run.
+                slot.answer(
+                    "not_run",
+                    ToolResult.error(
+                        f"Not run: the tool-effect ledger {str(ledger.path)!r} cannot record "
+                        f"the call ({_describe(exc)})."
+                    ),
+                )
+                self._settle_events(state, round, slot, tool.name)
+                return
+        started = time.perf_counter()
+        result: ToolResult | None = None
+        outcome: Outcome = "executed"
+        try:
+            attempts = 0
+            while True:
+                attempts += 1
+                slot.attempts = attempts
+                result = await self._invoke(state, tool, call, arguments, context)
+                if (
+                    result.status is ToolStatus.ERROR
+                    and result.retryable
+                    and attempts <= tool.policy.max_retries
+                ):
+                    delay = min(self.retry_backoff * 2 ** (attempts - 1), self.retry_backoff_max)
+                    await asyncio.sleep(delay)
+                    continue
+                break
+        except _RunCancelled:
+            result = ToolResult.error(f"Cancelled: the run was cancelled while {tool.name} ran.")
+            outcome = "cancelled"
+        except asyncio.CancelledError:
+            result = ToolResult.error(f"Cancelled: the run was cancelled while {tool.name} ran.")
+            slot.answer("cancelled", result)
+            raise
+        finally:
+            slot.duration = time.perf_counter() - started
+            if result is not None and ledger is not None:
+                ledger.settled(
+                    run_id, round, call.id, tool.name, arguments, result, idempotent=idempotent
+                )
+        result = self._limit_size(tool, result)
+        slot.answer(outcome, result)
+        self._settle_events(state, round, slot, tool.name)
+
+    def _context(
+        self,
+        state: _State,
+        round: int,
+        tool: Tool,
+        call: ToolCall,
+        messages: tuple[Message, ...],
+    ) -> ToolContext:
+        run_id = state.run_id
+        call_id = call.id
+        name = tool.name
+
+        def progress(message: str, fraction: float | None = None) -> None:
+            event = ToolProgress(
+                run_id=run_id,
+                round=round,
+                call_id=call_id,
+                name=name,
+                message=message,
+                fraction=fraction,
+            )
+            if threading.get_ident() == self._thread:
+                self._emit(state, event)
+            elif self._loop_of_run is not None:
+                self._loop_of_run.call_soon_threadsafe(self._emit, state, event)
+
+        plugin = tool.plugin
+        settings = state.settings.get(plugin, _NO_SETTINGS)
+        if settings is _NO_SETTINGS:
+            try:
+                settings = self.host.plugin_settings(plugin)
+            except Exception:
+                settings = None
+            state.settings[plugin] = settings
+        return ToolContext(
+            tool=tool,
+            call_id=call_id,
+            run_id=run_id,
+            round=round,
+            messages=messages,
+            settings=settings,
+            provider_trust=self._trust,
+            services=self._services,
+            progress=progress,
+            cancelled=state.cancelled_flag,
+        )
+
+    async def _invoke(
+        self,
+        state: _State,
+        tool: Tool,
+        call: ToolCall,
+        arguments: Mapping[str, Any],
+        context: ToolContext,
+    ) -> ToolResult:
+        """One attempt: the execution hook under the tool's timeout and the run's deadline.
+
+        When the only implementations of ``toolwire_execute_tool`` are the built-in ones, they
+        are done inline (same behaviour, without the hook machinery on every call).
+        """
+        timeout = tool.policy.timeout
+        deadline_bound = False
+        if state.deadline is not None:
+            remaining = state.deadline - asyncio.get_running_loop().time()
+            if timeout is None or remaining < timeout:
+                timeout, deadline_bound = max(remaining, 0.0), True
+        cancel = state.cancel
+        try:
+            direct = state.direct_execution
+            if direct is None:
+                awaitable = self.host.hook.toolwire_execute_tool(call=call, context=context)
+            else:
+                if direct:  # the default policy middleware, inline
+                    reason = _policy.refusal_reason(tool, self.config.policy)
+                    if reason is not None:
+                        raise ToolBlocked(reason)
+                awaitable = tool.invoke(arguments, context)
+            if awaitable is None:
+                return ToolResult.error(
+                    f"No implementation of toolwire_execute_tool ran the tool {tool.name!r}."
+                )
+            if cancel is not None:
+                awaitable = _until_cancelled(awaitable, cancel)
+            if timeout is None:
+                result = await awaitable
+            else:
+                try:
+                    async with asyncio.timeout(timeout):
+                        result = await awaitable
+                except TimeoutError:
+                    if deadline_bound:
+                        state.deadline_hit = True
+                        return ToolResult.error(
+                            f"Tool {tool.name} was stopped: the run's deadline passed while it ran."
+                        )
+                    return ToolResult.error(f"Tool {tool.name} timed out after {timeout:g} s.")
+        except ToolBlocked as exc:
+            return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
+        except (_RunCancelled, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            return ToolResult.error(f"Tool execution failed: {_describe(exc)}", exception=exc)
+        if not isinstance(result, ToolResult):
+            return ToolResult.error(
+                f"Tool execution failed: toolwire_execute_tool produced a "
+                f"{type(result).__name__}, not a ToolResult."
+            )
+        return result
+
+    def _limit_size(self, tool: Tool, result: ToolResult) -> ToolResult:
+        limits = [
+            n for n in (tool.policy.max_result_bytes, self.config.policy.max_result_bytes) if n
+        ]
+        if not limits:
+            return result
+        from ..tools import truncate_result
+
+        return truncate_result(result, min(limits))
+
+    def _settle_events(self, state: _State, round: int, slot: _Slot, name: str) -> None:
+        """Events, sources, trust and duplicate bookkeeping of a call that got its result."""
+        result = slot.result
+        assert result is not None
+        run_id = state.run_id
+        call_id = slot.call.id
+        status = result.status
+        event: Event
+        if status is ToolStatus.OK:
+            event = ToolCompleted(
+                run_id=run_id, round=round, call_id=call_id, name=name, result=result
+            )
+            for source in result.sources:
+                known = state.sources.get(source.url)
+                if known is None or (known.title is None and source.title is not None):
+                    state.sources[source.url] = source
+        elif status is ToolStatus.ERROR:
+            event = ToolFailed(
+                run_id=run_id, round=round, call_id=call_id, name=name, result=result
+            )
+        elif status is ToolStatus.BLOCKED:
+            event = ToolBlockedEvent(
+                run_id=run_id, round=round, call_id=call_id, name=name, result=result
+            )
+        else:
+            event = ToolDenied(
+                run_id=run_id, round=round, call_id=call_id, name=name, result=result
+            )
+        if not result.is_ok:
+            self._forget(state, slot)
+        needed = result.required_trust
+        if needed is not None and (state.required_trust is None or needed > state.required_trust):
+            state.required_trust = TrustLevel.parse(needed)
+            state.trust_origin = f"{name} call {call_id}"
+        self._emit(state, event)
+
+
+class _RunCancelled(Exception):
+    """The run's cancel event was set while a tool ran."""
+
+
+async def _until_cancelled(awaitable: Awaitable[Any], cancel: asyncio.Event) -> Any:
+    """Await ``awaitable`` unless ``cancel`` is set first (then cancel it, raise _RunCancelled)."""
+    if cancel.is_set():
+        if inspect.iscoroutine(awaitable):
+            awaitable.close()
+        raise _RunCancelled
+    work = asyncio.ensure_future(awaitable)
+    waiter = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait({work, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        work.cancel()
+        waiter.cancel()
+        await asyncio.gather(work, waiter, return_exceptions=True)
+        raise
+    if work.done():
+        waiter.cancel()
+        return work.result()
+    work.cancel()
+    await asyncio.gather(work, return_exceptions=True)
+    raise _RunCancelled
+
+
+async def _reap(tasks: set[asyncio.Task[None]], when: str) -> set[asyncio.Task[None]]:
+    """Wait for tasks (``FIRST_COMPLETED`` or ``ALL_COMPLETED``); the ones still running."""
+    done, pending = await asyncio.wait(tasks, return_when=when)
+    for task in done:
+        if not task.cancelled():
+            task.exception()  # retrieved: a failure here already answered its call
+    return pending
+
+
+def _interrupted(
+    tool: str, call_id: str, arguments: Mapping[str, Any], round: int
+) -> DeferredRequest:
+    return DeferredRequest(
+        call_id=call_id,
+        tool=tool,
+        arguments=arguments,
+        reason="interrupted",
+        detail=f"the process ended while {tool} ran; it is not idempotent, so it runs again "
+        "only if approved",
+        round=round,
+    )
+
+
+def _edited(call: ToolCall, name: str, arguments: Mapping[str, Any]) -> ToolCall:
+    """``call`` with other arguments (an approval's edit) as parsed JSON."""
+    return ToolCall(
+        id=call.id,
+        name=name,
+        arguments=dict(arguments),
+        provider_executed=call.provider_executed,
+        provider_data=call.provider_data,
+    )
+
+
+def _answer_cancelled(slots: Sequence[_Slot]) -> None:
+    """Answer every call still without a result (deferred ones too) as cancelled."""
+    for slot in slots:
+        if slot.result is None:
+            slot.deferred = None
+            slot.answer(
+                "cancelled",
+                ToolResult.error("Cancelled: the run was cancelled before this call finished."),
+            )
+
+
+_NO_SETTINGS: Any = object()
+_DEFAULT_EXECUTE = "toolwire._defaults.execute"
+_DEFAULT_POLICY = "toolwire._defaults.policy"
+
+
+def _direct_execution(host: Host) -> bool | None:
+    """None when plugins implement ``toolwire_execute_tool`` (call the hook); otherwise whether
+    the built-in policy middleware is among the built-in implementations (run them inline)."""
+    names = {impl.plugin_name for impl in host.hook.toolwire_execute_tool.get_hookimpls()}
+    if _DEFAULT_EXECUTE not in names or not names <= {_DEFAULT_EXECUTE, _DEFAULT_POLICY}:
+        return None
+    return _DEFAULT_POLICY in names
+
+
+def _not_run(reason: str) -> ToolResult:
+    return ToolResult.error(f"Not run: the run stopped before this call ({reason}).")
+
+
+def _tool_choice(value: ToolChoice | str) -> ToolChoice:
+    if isinstance(value, NamedToolChoice):
+        return value
+    if value in _ANY_TOOL_CHOICE:
+        return value  # type: ignore[return-value]
+    if isinstance(value, str) and value:
+        return NamedToolChoice(value)
+    raise ValueError(
+        f"tool_choice={value!r}; expected 'auto', 'none', 'required', a tool name or "
+        "NamedToolChoice"
+    )
+
+
+def _pending_turn(messages: Sequence[Message]) -> AssistantMessage | None:
+    """The last assistant turn when it has local calls and only tool results follow it."""
+    for message in reversed(messages):
+        if isinstance(message, ToolResultMessage):
+            continue
+        if isinstance(message, AssistantMessage) and any(
+            not c.provider_executed for c in message.tool_calls
+        ):
+            return message
+        return None
+    return None
+
+
+def _rebuild_results(state: _State, turn: AssistantMessage, round: int) -> None:
+    """Put the turn's results after it, in call order (deferred calls have none yet)."""
+    messages = state.messages
+    index = len(messages)
+    while index > 0 and isinstance(messages[index - 1], ToolResultMessage):
+        index -= 1
+    del messages[index:]
+    results = {r.call.id: r for r in state.records if r.round == round}
+    for call in turn.tool_calls:
+        record = results.get(call.id)
+        if record is not None and record.result is not None:
+            messages.append(
+                ToolResultMessage(call_id=call.id, name=call.name, result=record.result)
+            )
+
+
+class RunStream:
+    """The async iterator returned by :meth:`ToolCallingLoop.stream`: events as they happen.
+
+    :attr:`run` is the :class:`Run` once the iteration ended (also after cancellation).
+    """
+
+    def __init__(self, loop: ToolCallingLoop, state: _State) -> None:
+        self._loop = loop
+        self._state = state
+        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        state.sink = self._queue.put_nowait
+        self._task: asyncio.Task[Run] | None = None
+        self._finished = False
+        self.run: Run | None = None
+
+    def __aiter__(self) -> RunStream:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self._finished:
+            raise StopAsyncIteration
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._main())
+        item = await self._queue.get()
+        if item is not None:
+            return item
+        self._finished = True
+        task = self._task
+        await asyncio.gather(task, return_exceptions=True)
+        if not task.cancelled():
+            exc = task.exception()
+            if exc is not None:
+                raise exc
+        raise StopAsyncIteration
+
+    async def _main(self) -> Run:
+        try:
+            return await self._loop._drive(self._state, resumed=False, decisions=None)
+        finally:
+            self.run = self._loop.last_run
+            self._queue.put_nowait(None)
+
+    async def aclose(self) -> None:
+        """Stop the run (cancelling it when it is still going) and wait for it to end."""
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def __aenter__(self) -> RunStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,267 @@
+"""The offer of one round: which tools the model sees, their functions, and the system prompt."""
+
+from __future__ import annotations
+
+import enum
+import inspect
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from .._config import Config
+from .._events import Event, PluginFailed, ToolOmitted
+from .._messages import Message
+from .._request import OfferRequest
+from .._trust import TrustLevel
+from ..tools._spec import FunctionSpec
+
+if TYPE_CHECKING:
+    from .._host import Host
+    from ..adapters import ProviderAdapter
+    from ..tools import Tool
+
+
+class NotOffered(enum.Enum):
+    """The type of :data:`NOT_OFFERED`."""
+
+    NOT_OFFERED = "not offered"
+
+    def __repr__(self) -> str:
+        return "toolwire.NOT_OFFERED"
+
+
+NOT_OFFERED: Final = NotOffered.NOT_OFFERED
+"""Returned by ``toolwire_resolve_function`` to withdraw a tool from one request and stop the
+chain (None lets later implementations decide)."""
+
+
+@attrs.frozen(kw_only=True)
+class Offer:
+    """What one round offers: the functions (sorted by tool name), the tools behind them by
+    function name, and the effective system prompt (base prompt plus tool instructions)."""
+
+    functions: tuple[FunctionSpec, ...] = ()
+    tools: Mapping[str, Tool] = attrs.field(factory=dict)
+    system_prompt: str | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The offered function names, in offer order."""
+        return tuple(f.name for f in self.functions)
+
+
+@attrs.frozen(kw_only=True)
+class Selection:
+    """The candidate tools of a run before per-round checks: selected by ``[tools] enable`` or the
+    run's ``tools=``, plus ``context`` tools, within the profile's allow list, minus deny lists."""
+
+    enabled: frozenset[str] | None
+    allow: frozenset[str] | None
+    deny: frozenset[str]
+
+    @classmethod
+    def from_config(
+        cls, config: Config, tools: tuple[str, ...] | None, profile: str | None
+    ) -> Selection:
+        """The selection for a run; ``tools`` (the run's option) overrides ``[tools] enable``."""
+        enabled = tools if tools is not None else config.tools.enable
+        deny = set(config.tools.deny)
+        allow: frozenset[str] | None = None
+        profile_name = profile if profile is not None else config.tools.profile
+        if profile_name is not None:
+            chosen = config.profiles.get(profile_name)
+            if chosen is None:
+                known = ", ".join(sorted(config.profiles)) or "none are defined"
+                raise ValueError(
+                    f"profile {profile_name!r} is not defined; defined profiles: {known}"
+                )
+            if chosen.allow is not None:
+                allow = frozenset(chosen.allow)
+            deny.update(chosen.deny)
+        return cls(
+            enabled=frozenset(enabled) if enabled is not None else None,
+            allow=allow,
+            deny=frozenset(deny),
+        )
+
+    def candidates(self, registered: Mapping[str, Tool]) -> list[Tool]:
+        """The registered tools this selection lets through, sorted by name."""
+        out: list[Tool] = []
+        for name in sorted(registered):
+            tool = registered[name]
+            if name in self.deny:
+                continue
+            if self.allow is not None and name not in self.allow:
+                continue
+            if (
+                self.enabled is not None
+                and name not in self.enabled
+                and tool.activation != "context"
+            ):
+                continue
+            out.append(tool)
+        return out
+
+
+async def resolve_offer(
+    host: Host,
+    adapter: ProviderAdapter,
+    selection: Selection,
+    *,
+    run_id: str,
+    round: int,
+    messages: tuple[Message, ...],
+    base_system_prompt: str | None,
+    provider_trust: TrustLevel,
+    emit: Callable[[Event], None],
+) -> Offer:
+    """Resolve one round's offer (DESIGN §5 steps 1 and 2).
+
+    Candidates are checked against the adapter's tool-name limit and the provider's trust level,
+    then each is resolved through ``toolwire_resolve_function`` (an awaitable answer is awaited);
+    a tool whose resolution raises, returns None or :data:`NOT_OFFERED` is left out alone, with a
+    :class:`~toolwire.events.ToolOmitted` event. The instructions of the offered tools
+    (``toolwire_system_prompt_instructions``) follow the base prompt in the same order; a raising
+    implementation costs only that tool's instructions, with a ``PluginFailed`` event.
+    """
+    config = host.config
+    provider = config.provider
+    trust = provider_trust
+    capabilities = adapter.capabilities
+    max_name = capabilities.max_tool_name_length
+    hook = host.hook
+    resolve = hook.toolwire_resolve_function
+    # With only the built-in implementations, ask the tools directly (same answers, no hook
+    # machinery per tool and round).
+    direct_resolve = _only_defaults(resolve)
+    direct_instructions = _only_defaults(hook.toolwire_system_prompt_instructions)
+    functions: list[FunctionSpec] = []
+    tools: dict[str, Tool] = {}
+    requests: list[OfferRequest] = []
+    for tool in selection.candidates(host.tools):
+        if len(tool.name) > max_name:
+            emit(
+                ToolOmitted(
+                    run_id=run_id,
+                    round=round,
+                    tool=tool.name,
+                    reason=f"its name is {len(tool.name)} characters long; the {adapter.api} "
+                    f"adapter accepts at most {max_name}",
+                )
+            )
+            continue
+        needed = tool.min_provider_trust
+        if needed is not None and TrustLevel.parse(needed) > trust:
+            emit(
+                ToolOmitted(
+                    run_id=run_id,
+                    round=round,
+                    tool=tool.name,
+                    reason="it needs a provider trusted at least "
+                    f"{TrustLevel.parse(needed).label!r}; the provider is {trust.label!r}",
+                )
+            )
+            continue
+        request = OfferRequest(
+            run_id=run_id,
+            round=round,
+            messages=messages,
+            api=adapter.api,
+            model=provider.model,
+            provider_trust=trust,
+            native_tools=capabilities.native_tools,
+            settings=_settings_of(host, tool),
+        )
+        try:
+            spec: Any = (
+                tool.resolve(request) if direct_resolve else resolve(tool=tool, request=request)
+            )
+            if inspect.isawaitable(spec):
+                spec = await spec
+        except Exception as exc:
+            emit(
+                ToolOmitted(
+                    run_id=run_id,
+                    round=round,
+                    tool=tool.name,
+                    reason=f"toolwire_resolve_function raised {_describe(exc)}",
+                )
+            )
+            continue
+        if spec is None or spec is NOT_OFFERED:
+            emit(
+                ToolOmitted(
+                    run_id=run_id,
+                    round=round,
+                    tool=tool.name,
+                    reason="nothing to offer for this request (toolwire_resolve_function "
+                    f"returned {'NOT_OFFERED' if spec is NOT_OFFERED else 'None'})",
+                )
+            )
+            continue
+        if not isinstance(spec, FunctionSpec):
+            emit(
+                ToolOmitted(
+                    run_id=run_id,
+                    round=round,
+                    tool=tool.name,
+                    reason=f"toolwire_resolve_function returned {type(spec).__name__}, "
+                    "not a FunctionSpec",
+                )
+            )
+            continue
+        if spec.tool is None:
+            spec = attrs.evolve(spec, tool=tool)
+        functions.append(spec)
+        tools[spec.name] = tool
+        requests.append(request)
+    instructions: list[str] = []
+    instruct = hook.toolwire_system_prompt_instructions
+    for spec, request in zip(functions, requests, strict=True):
+        tool = tools[spec.name]
+        try:
+            text: Any = (
+                tool.instructions if direct_instructions else instruct(tool=tool, request=request)
+            )
+            if inspect.isawaitable(text):
+                text = await text
+        except Exception as exc:
+            emit(
+                PluginFailed(
+                    run_id=run_id,
+                    round=round,
+                    plugin=tool.plugin or "",
+                    hook="toolwire_system_prompt_instructions",
+                    error=f"instructions of tool {tool.name!r} left out: {_describe(exc)}",
+                )
+            )
+            continue
+        if isinstance(text, str) and text.strip():
+            instructions.append(text.strip())
+    system_prompt = base_system_prompt
+    if instructions:
+        system_prompt = "\n\n".join(
+            [base_system_prompt, *instructions] if base_system_prompt else instructions
+        )
+    return Offer(functions=tuple(functions), tools=tools, system_prompt=system_prompt)
+
+
+_DEFAULT_OFFER = "toolwire._defaults.offer"
+
+
+def _only_defaults(caller: Any) -> bool:
+    impls = caller.get_hookimpls()
+    return len(impls) == 1 and impls[0].plugin_name == _DEFAULT_OFFER
+
+
+def _settings_of(host: Host, tool: Tool) -> Any:
+    try:
+        return host.plugin_settings(tool.plugin)
+    except Exception:
+        return None
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -1,0 +1,342 @@
+"""The outcome of a run: ``Run``, its tool-call records, deferred requests and decisions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, TypeAlias
+
+import attrs
+
+from .._events import Event
+from .._messages import Message, ToolCall, Usage
+from .._trust import TrustLevel
+from ..adapters._base import NamedToolChoice, ToolChoice
+from ..tools._result import Source, ToolResult, ToolStatus
+from ._codec import (
+    Redactor,
+    call_from_json,
+    call_to_json,
+    event_to_json,
+    message_from_json,
+    message_to_json,
+    redact_arguments,
+    result_from_json,
+    result_to_json,
+    usage_from_json,
+    usage_to_json,
+)
+
+StopReason: TypeAlias = Literal[
+    "answered",
+    "deferred",
+    "max_rounds",
+    "max_tool_calls",
+    "deadline",
+    "cancelled",
+    "error",
+    "fail_policy",
+    "trust",
+    "interrupted",
+]
+"""Why a run ended.
+
+``answered``: the model answered without calls. ``deferred``: calls wait for decisions (see
+:meth:`ToolCallingLoop.resume`). ``max_rounds`` / ``max_tool_calls`` / ``deadline``: a limit of
+``[loop]`` was reached. ``cancelled``: the run was cancelled. ``error``: the provider failed.
+``fail_policy``: an admission policy set to ``fail`` stopped the run. ``trust``: the provider is
+below the trust level the run's results require. ``interrupted``: the process ended while the
+run was in progress (only seen on runs loaded from the ledger).
+"""
+
+Outcome: TypeAlias = Literal[
+    "executed",
+    "unknown_tool",
+    "invalid_arguments",
+    "duplicate",
+    "limit",
+    "cancelled",
+    "deferred",
+    "denied",
+    "supplied",
+    "not_run",
+    "recovered",
+    "provider_executed",
+]
+"""How a call was handled: run (``executed``), refused at admission (``unknown_tool``,
+``invalid_arguments``, ``duplicate``, ``limit``, ``cancelled``), waiting (``deferred``),
+decided by the caller (``denied``, ``supplied``), never run because the run stopped
+(``not_run``), answered from the ledger after a crash (``recovered``), or run by the provider
+(``provider_executed``)."""
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallRecord:
+    """One tool call of a run and how it ended.
+
+    ``call`` is the call as the model sent it; ``tool`` and ``arguments`` are what actually ran
+    (they differ after a ``rewrite:`` of an unknown tool, a repair of the argument text, or an
+    approval with edited arguments). ``result`` is None while the call is deferred and for calls
+    the provider ran itself.
+    """
+
+    call: ToolCall
+    round: int
+    outcome: Outcome
+    result: ToolResult | None = None
+    tool: str | None = None
+    arguments: Mapping[str, Any] | None = None
+    attempts: int = 0
+    duration: float | None = None
+
+    @property
+    def status(self) -> ToolStatus | None:
+        """The result's status (None while deferred)."""
+        return self.result.status if self.result is not None else None
+
+    def to_json(self, redact: Redactor | None = None) -> dict[str, Any]:
+        """The record as JSON (artifacts left out, sensitive arguments redacted with ``redact``)."""
+        arguments = self.arguments
+        if redact is not None and arguments is not None:
+            arguments = redact_arguments(arguments, redact(self.tool or self.call.name))
+        return {
+            "call": call_to_json(self.call, redact),
+            "round": self.round,
+            "outcome": self.outcome,
+            "result": result_to_json(self.result) if self.result is not None else None,
+            "tool": self.tool,
+            "arguments": dict(arguments) if arguments is not None else None,
+            "attempts": self.attempts,
+            "duration": self.duration,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ToolCallRecord:
+        """The inverse of :meth:`to_json` (unredacted JSON round-trips exactly)."""
+        result = data.get("result")
+        return cls(
+            call=call_from_json(data["call"]),
+            round=int(data["round"]),
+            outcome=data["outcome"],
+            result=result_from_json(result) if result is not None else None,
+            tool=data.get("tool"),
+            arguments=data.get("arguments"),
+            attempts=int(data.get("attempts", 0)),
+            duration=data.get("duration"),
+        )
+
+
+DeferReason: TypeAlias = Literal["approval", "external", "interrupted"]
+
+
+@attrs.frozen(kw_only=True)
+class DeferredRequest:
+    """A call that waits for a decision of the caller.
+
+    ``reason`` is ``approval`` (the tool or ``[policy] require_approval`` asks for it),
+    ``external`` (a schema-only tool the caller runs: supply its result) or ``interrupted``
+    (the process ended while a non-idempotent call ran; approve to run it again). ``detail``
+    says it in words. ``arguments`` are the validated arguments the call would run with.
+    """
+
+    call_id: str
+    tool: str
+    arguments: Mapping[str, Any]
+    reason: DeferReason
+    detail: str
+    round: int
+
+    def to_json(self, redact: Redactor | None = None) -> dict[str, Any]:
+        """The request as JSON (sensitive arguments redacted with ``redact``)."""
+        arguments = self.arguments
+        if redact is not None:
+            arguments = redact_arguments(arguments, redact(self.tool))
+        return {
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "arguments": dict(arguments),
+            "reason": self.reason,
+            "detail": self.detail,
+            "round": self.round,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DeferredRequest:
+        """The inverse of :meth:`to_json`."""
+        return cls(
+            call_id=data["call_id"],
+            tool=data["tool"],
+            arguments=data.get("arguments") or {},
+            reason=data["reason"],
+            detail=data.get("detail", ""),
+            round=int(data["round"]),
+        )
+
+
+# -- decisions ---------------------------------------------------------------------------------
+
+
+def _optional_arguments(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise TypeError(f"Approve(arguments=...) takes a mapping, got {type(value).__name__}")
+    return dict(value)
+
+
+@attrs.frozen
+class Approve:
+    """Run the deferred call; with ``arguments``, run it with these instead (they are parsed,
+    validated and checked for duplicates again, like the model's own)."""
+
+    arguments: Mapping[str, Any] | None = attrs.field(default=None, converter=_optional_arguments)
+
+
+@attrs.frozen
+class Deny:
+    """Do not run the call; ``message`` is what the model is told."""
+
+    message: str = "The user denied this tool call."
+
+
+def _as_result(value: ToolResult | str) -> ToolResult:
+    if isinstance(value, ToolResult):
+        return value
+    if isinstance(value, str):
+        return ToolResult.ok(value)
+    raise TypeError(f"Supply(result=...) takes a ToolResult or a str, got {type(value).__name__}")
+
+
+@attrs.frozen
+class Supply:
+    """Answer the call with this result instead of running it (external tools; a str is an
+    ``ok`` result with that text)."""
+
+    result: ToolResult = attrs.field(converter=_as_result)
+
+
+Decision: TypeAlias = Approve | Deny | Supply
+"""A decision for one deferred call."""
+
+
+# -- options and run ---------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class RunOptions:
+    """The options a run was started with, kept so that ``resume`` continues the same way."""
+
+    system_prompt: str | None = None
+    tools: tuple[str, ...] | None = None
+    profile: str | None = None
+    tool_choice: ToolChoice = "auto"
+    stream: bool | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The options as JSON."""
+        choice: Any = self.tool_choice
+        if isinstance(choice, NamedToolChoice):
+            choice = {"name": choice.name}
+        return {
+            "system_prompt": self.system_prompt,
+            "tools": list(self.tools) if self.tools is not None else None,
+            "profile": self.profile,
+            "tool_choice": choice,
+            "stream": self.stream,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunOptions:
+        """The inverse of :meth:`to_json`."""
+        choice = data.get("tool_choice", "auto")
+        if isinstance(choice, Mapping):
+            choice = NamedToolChoice(choice["name"])
+        tools = data.get("tools")
+        return cls(
+            system_prompt=data.get("system_prompt"),
+            tools=tuple(tools) if tools is not None else None,
+            profile=data.get("profile"),
+            tool_choice=choice,
+            stream=data.get("stream"),
+        )
+
+
+@attrs.frozen(kw_only=True)
+class Run:
+    """A finished (or deferred) run.
+
+    ``messages`` is the canonical conversation, starting with the base system prompt when there
+    is one (the per-round tool instructions are not stored). Every tool call of every turn has
+    exactly one result in it, except the calls listed in ``deferred`` while the run waits for
+    decisions. ``text`` is the final answer (empty unless ``stop_reason`` is ``answered``).
+    ``sources`` are the sources of every result, deduplicated by URL in first-seen order.
+    ``required_trust`` is the trust level later providers of this run must have (it only tightens).
+    ``tool_calls_used`` counts the budget slots consumed against ``[loop] max_tool_calls``.
+    ``error`` keeps the exception behind a ``stop_reason`` of ``error`` (not serialised).
+    """
+
+    id: str
+    messages: tuple[Message, ...]
+    stop_reason: StopReason
+    detail: str | None = None
+    text: str = ""
+    tool_calls: tuple[ToolCallRecord, ...] = ()
+    sources: tuple[Source, ...] = ()
+    events: tuple[Event, ...] = ()
+    deferred: tuple[DeferredRequest, ...] = ()
+    required_trust: TrustLevel | None = None
+    usage: Usage = attrs.field(factory=Usage)
+    rounds: int = 0
+    tool_calls_used: int = 0
+    options: RunOptions = RunOptions()
+    error: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """True when the model answered."""
+        return self.stop_reason == "answered"
+
+    def to_json(self, *, redact: Redactor | None = None, events: bool = True) -> dict[str, Any]:
+        """The run as JSON (what ``toolwire run --json`` prints).
+
+        Artifacts and exceptions are left out. With ``redact`` (the loop passes the tools'
+        ``sensitive_arguments``), sensitive argument values are replaced in calls, records and
+        deferred requests. ``events=False`` leaves the event list out.
+        """
+        out: dict[str, Any] = {
+            "id": self.id,
+            "stop_reason": self.stop_reason,
+            "detail": self.detail,
+            "text": self.text,
+            "messages": [message_to_json(m, redact) for m in self.messages],
+            "tool_calls": [r.to_json(redact) for r in self.tool_calls],
+            "sources": [{"url": s.url, "title": s.title} for s in self.sources],
+            "deferred": [d.to_json(redact) for d in self.deferred],
+            "required_trust": self.required_trust.label if self.required_trust else None,
+            "usage": usage_to_json(self.usage),
+            "rounds": self.rounds,
+            "tool_calls_used": self.tool_calls_used,
+            "options": self.options.to_json(),
+        }
+        if events:
+            out["events"] = [event_to_json(e) for e in self.events]
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Run:
+        """A run from :meth:`to_json` output (events are not restored)."""
+        trust = data.get("required_trust")
+        return cls(
+            id=data["id"],
+            messages=tuple(message_from_json(m) for m in data.get("messages", ())),
+            stop_reason=data["stop_reason"],
+            detail=data.get("detail"),
+            text=data.get("text", ""),
+            tool_calls=tuple(ToolCallRecord.from_json(r) for r in data.get("tool_calls", ())),
+            sources=tuple(Source(s["url"], s.get("title")) for s in data.get("sources", ())),
+            deferred=tuple(DeferredRequest.from_json(d) for d in data.get("deferred", ())),
+            required_trust=TrustLevel.parse(trust) if trust is not None else None,
+            usage=usage_from_json(data.get("usage")) or Usage(),
+            rounds=int(data.get("rounds", 0)),
+            tool_calls_used=int(data.get("tool_calls_used", 0)),
+            options=RunOptions.from_json(data.get("options") or {}),
+        )

@@ -1,0 +1,243 @@
+"""``toolwire run`` on a terminal: rendering, approval prompts, ``--json``, exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from loop_support import make_host, scripted_loop
+
+import toolwire
+from toolwire import Config, Host, ToolResult
+from toolwire._config import LedgerConfig, ProviderConfig
+from toolwire.loop import (
+    ApprovalPrompter,
+    Approve,
+    DeferredRequest,
+    Deny,
+    TerminalRenderer,
+    run_cli,
+)
+from toolwire.messages import AssistantMessage, TextPart
+from toolwire.testing import tool_call
+from toolwire.tools import Source
+
+
+@toolwire.tool
+def lookup(topic: Annotated[str, "Topic."], context: toolwire.ToolContext) -> ToolResult:
+    """Look a topic up."""
+    context.report_progress("reading", 0.5)
+    return ToolResult.ok(
+        f"{topic} facts",
+        sources=[
+            Source("https://example.org/a", "A page"),
+            Source("https://example.org/a", "A page"),
+        ],
+    )
+
+
+@toolwire.tool(requires_approval=True, sensitive_arguments={"token"})
+def deploy(target: Annotated[str, "Where."], token: Annotated[str, "Secret."] = "") -> str:
+    """Deploy."""
+    return f"deployed to {target}"
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+async def test_renderer_shows_calls_progress_answer_and_sources(tmp_path: Path) -> None:
+    host = make_host(tmp_path, [lookup])
+    loop, _ = scripted_loop(
+        host,
+        [
+            AssistantMessage(
+                parts=(TextPart("Let me check."), tool_call("lookup", {"topic": "owls"}))
+            ),
+            "Owls are birds.",
+        ],
+    )
+    out = io.StringIO()
+    renderer = TerminalRenderer(out)
+    async for event in loop.stream("owls?", stream=True):
+        renderer(event)
+    assert out.getvalue() == (
+        "Let me check.\n"
+        '→ lookup(topic="owls")\n'
+        "  … lookup: reading (50%)\n"
+        "  ✓ lookup: owls facts\n"
+        "Owls are birds.\n"
+        "\nSources:\n"
+        "  [1] A page — https://example.org/a\n"
+    )
+
+
+async def test_renderer_without_streaming_prints_whole_turns(tmp_path: Path) -> None:
+    host = make_host(tmp_path, [lookup])
+    loop, _ = scripted_loop(host, [tool_call("nope", {}), "Sorry."])
+    out = io.StringIO()
+    renderer = TerminalRenderer(out)
+    async for event in loop.stream("x"):
+        renderer(event)
+    assert out.getvalue() == ("  ? unknown tool 'nope' (return_error; offered: lookup)\nSorry.\n")
+
+
+def _request(**arguments: Any) -> DeferredRequest:
+    return DeferredRequest(
+        call_id="c1",
+        tool="deploy",
+        arguments=arguments or {"target": "prod"},
+        reason="approval",
+        detail="tool deploy asks for approval",
+        round=1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("answers", "decision"),
+    [
+        ("y\n", Approve()),
+        ("no\nToo risky.\n", Deny("Too risky.")),
+        ("n\n\n", Deny()),
+        ('maybe\ne\nnot json\n[1]\n{"target": "staging"}\n', Approve({"target": "staging"})),
+        ("", None),
+        (
+            'e\n{"target": "x", "token": "[redacted]"}\n',
+            Approve({"target": "x", "token": "s3cr3t"}),
+        ),
+    ],
+)
+async def test_approval_prompter(answers: str, decision: Any) -> None:
+    out = io.StringIO()
+    prompter = ApprovalPrompter(
+        io.StringIO(answers), out, sensitive=lambda name: frozenset({"token"})
+    )
+    assert await prompter(_request(target="prod", token="s3cr3t")) == decision
+    text = out.getvalue()
+    assert 'deploy(target="prod", token="[redacted]") needs approval' in text
+    assert "s3cr3t" not in text
+    if "maybe" in answers:
+        assert "Please answer y, n or e" in text
+        assert "Not valid JSON" in text
+        assert "Expected a JSON object, got list" in text
+
+
+def _cli_host(tmp_path: Path, script: list[Any]) -> Host:
+    from loop_support import tools_plugin
+
+    config = Config(
+        provider=ProviderConfig(options={"script": script}),
+        ledger=LedgerConfig(path=str(tmp_path / "ledger.sqlite3")),
+    )
+    return Host.load(config=config, plugins=[tools_plugin(lookup, deploy)])
+
+
+DEPLOY_SCRIPT: list[Any] = [
+    {"tool_calls": [{"name": "deploy", "arguments": {"target": "prod", "token": "tkn-123"}}]},
+    "Deployed.",
+]
+
+
+def _adapterless_host(tmp_path: Path, script: list[Any]) -> Host:
+    """The scripted adapter straight from the default plugin (no prompted wrapper needed)."""
+    host = _cli_host(tmp_path, script)
+    model = host.adapter_classes()["scripted"](host.config.provider)
+
+    async def get_adapter() -> Any:
+        return model
+
+    host.get_adapter = get_adapter  # type: ignore[method-assign]
+    return host
+
+
+def test_run_cli_json_output(tmp_path: Path) -> None:
+    host = _adapterless_host(tmp_path, [tool_call_config("lookup", {"topic": "owls"}), "Birds."])
+    out = io.StringIO()
+    code = run_cli(host, "owls?", json_output=True, stdin=io.StringIO(), stdout=out)
+    assert code == 0
+    data = json.loads(out.getvalue())
+    assert data["stop_reason"] == "answered"
+    assert data["text"] == "Birds."
+    assert data["sources"] == [{"url": "https://example.org/a", "title": "A page"}]
+
+
+def tool_call_config(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+
+
+def test_run_cli_approve_all_and_deny_all(tmp_path: Path) -> None:
+    out = io.StringIO()
+    code = run_cli(
+        _adapterless_host(tmp_path, DEPLOY_SCRIPT),
+        "ship it",
+        approve_all=True,
+        stdin=io.StringIO(),
+        stdout=out,
+    )
+    assert code == 0
+    assert "✓ deploy: deployed to prod" in out.getvalue()
+    assert "tkn-123" not in out.getvalue()
+    out = io.StringIO()
+    code = run_cli(
+        _adapterless_host(tmp_path, DEPLOY_SCRIPT),
+        "ship it",
+        deny_all=True,
+        stdin=io.StringIO(),
+        stdout=out,
+    )
+    assert code == 0
+    assert "✗ deploy denied: Denied: the run was started with --deny-all." in out.getvalue()
+    err = io.StringIO()
+    assert (
+        run_cli(
+            _adapterless_host(tmp_path, DEPLOY_SCRIPT),
+            "x",
+            approve_all=True,
+            deny_all=True,
+            stderr=err,
+        )
+        == 2
+    )
+
+
+def test_run_cli_prompts_on_a_terminal(tmp_path: Path) -> None:
+    out = FakeTerminal()
+    code = run_cli(
+        _adapterless_host(tmp_path, DEPLOY_SCRIPT),
+        "ship it",
+        stdin=FakeTerminal('e\n{"target": "staging"}\n'),
+        stdout=out,
+    )
+    assert code == 0
+    text = out.getvalue()
+    assert 'deploy(target="prod", token="[redacted]") needs approval' in text
+    assert "✓ deploy: deployed to staging" in text
+
+
+def test_run_cli_without_a_terminal_lists_the_deferred_calls(tmp_path: Path) -> None:
+    out = io.StringIO()
+    code = run_cli(
+        _adapterless_host(tmp_path, DEPLOY_SCRIPT), "ship it", stdin=io.StringIO(), stdout=out
+    )
+    assert code == 1
+    text = out.getvalue()
+    assert "[stopped: deferred: waiting for a decision on: deploy (call_1_0: approval)]" in text
+    assert 'call_1_0: deploy(target="prod", token="[redacted]")' in text
+    out = io.StringIO()
+    assert (
+        run_cli(
+            _adapterless_host(tmp_path, DEPLOY_SCRIPT),
+            "ship it",
+            json_output=True,
+            stdin=io.StringIO(),
+            stdout=out,
+        )
+        == 1
+    )
+    data = json.loads(out.getvalue())
+    assert data["deferred"][0]["arguments"] == {"target": "prod", "token": "[redacted]"}
+    assert "tkn-123" not in out.getvalue()
