@@ -9,9 +9,9 @@ from typing import Any, Final, Literal, NoReturn
 import attrs
 
 __all__ = [
-    "REPAIRS",
     "ArgumentsSyntaxError",
     "ParsedArguments",
+    "REPAIRS",
     "Repair",
     "parse_arguments",
 ]

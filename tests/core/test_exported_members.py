@@ -9,11 +9,40 @@ import pytest
 import toolwire
 
 EXPECTED = {
-    "Activation", "Approve", "AssistantMessage", "Config", "ConfigError", "Deny", "FunctionSpec",
-    "Host", "HostError", "Injected", "NOT_OFFERED", "OfferRequest", "Run", "SideEffect", "Source",
-    "Supply", "SystemMessage", "Tool", "ToolBlocked", "ToolCall", "ToolCallingLoop", "ToolContext",
-    "ToolPolicy", "ToolResult", "ToolResultMessage", "ToolStatus", "Toolbox", "TrustLevel",
-    "UserMessage", "__version__", "hookimpl", "load_config", "middleware", "tool",
+    "Activation",
+    "Approve",
+    "AssistantMessage",
+    "Config",
+    "ConfigError",
+    "Deny",
+    "FunctionSpec",
+    "Host",
+    "HostError",
+    "Injected",
+    "NOT_OFFERED",
+    "OfferRequest",
+    "Run",
+    "SideEffect",
+    "Source",
+    "Supply",
+    "SystemMessage",
+    "Tool",
+    "ToolBlocked",
+    "ToolCall",
+    "ToolCallingLoop",
+    "ToolContext",
+    "ToolPolicy",
+    "ToolResult",
+    "ToolResultMessage",
+    "ToolStatus",
+    "Toolbox",
+    "TrustLevel",
+    "UserMessage",
+    "__version__",
+    "hookimpl",
+    "load_config",
+    "middleware",
+    "tool",
 }
 
 
@@ -28,7 +57,16 @@ def test_every_exported_name_resolves(name: str):
 
 
 @pytest.mark.parametrize(
-    "module", ["toolwire.adapters", "toolwire.events", "toolwire.messages", "toolwire.tools"]
+    "module",
+    [
+        "toolwire.adapters",
+        "toolwire.events",
+        "toolwire.loop",
+        "toolwire.messages",
+        "toolwire.net",
+        "toolwire.testing",
+        "toolwire.tools",
+    ],
 )
 def test_public_modules_have_sorted_all(module: str):
     mod = importlib.import_module(module)

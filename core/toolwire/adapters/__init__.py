@@ -1,4 +1,11 @@
-"""The public API for provider adapter authors."""
+"""The public API for provider adapter authors.
+
+An adapter subclasses :class:`ProviderAdapter` (or :class:`HTTPProviderAdapter` for HTTP APIs, which
+brings the host's transport, retries and key handling), renders :class:`ModelRequest` into its wire
+format and parses the answer into a canonical :class:`toolwire.messages.AssistantMessage`.
+:class:`CallAssembler` assembles streamed tool calls (by index or item id) with linear-time partial
+arguments. Test an adapter with the conformance suite in :mod:`toolwire.testing.conformance`.
+"""
 
 from ._base import (
     AdapterCapabilities,
@@ -10,14 +17,26 @@ from ._base import (
     ToolChoice,
     ToolsNotSupportedError,
 )
+from ._errors import is_tools_unsupported_message, tools_not_supported
+from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
+from ._streaming import CallAssembler, new_call_id, parse_arguments
 
 __all__ = [
+    "ANTHROPIC_KEY_HEADER",
     "AdapterCapabilities",
+    "ApiKeyHeader",
+    "BEARER_KEY_HEADER",
+    "CallAssembler",
     "EmitEvent",
+    "HTTPProviderAdapter",
     "ModelRequest",
     "NamedToolChoice",
     "ProviderAdapter",
     "ProviderError",
     "ToolChoice",
     "ToolsNotSupportedError",
+    "is_tools_unsupported_message",
+    "new_call_id",
+    "parse_arguments",
+    "tools_not_supported",
 ]

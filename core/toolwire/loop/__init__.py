@@ -20,7 +20,6 @@ from ._run import (
 )
 
 __all__ = [
-    "NOT_OFFERED",
     "ApprovalPrompter",
     "Approve",
     "Approver",
@@ -30,6 +29,7 @@ __all__ = [
     "Deny",
     "Ledger",
     "LedgerEntry",
+    "NOT_OFFERED",
     "NotOffered",
     "Offer",
     "Outcome",

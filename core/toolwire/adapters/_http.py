@@ -1,0 +1,154 @@
+"""``HTTPProviderAdapter``: the base of adapters that speak a JSON-over-HTTP API.
+
+It sends through the host's transport (one session, retries, key from the environment) and turns
+"this host cannot take tools" answers into :class:`ToolsNotSupportedError`. The transport (and
+so aiohttp) is imported only when a request is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
+
+import attrs
+
+from ._base import EmitEvent, ModelRequest, ProviderAdapter, ProviderError
+from ._errors import is_tools_unsupported_message, tools_not_supported
+
+if TYPE_CHECKING:
+    from .._config import ProviderConfig
+    from .._sse import SSEEvent
+    from .._transport import Transport
+
+__all__ = [
+    "ANTHROPIC_KEY_HEADER",
+    "ApiKeyHeader",
+    "BEARER_KEY_HEADER",
+    "HTTPProviderAdapter",
+]
+
+T = TypeVar("T")
+
+
+@attrs.frozen
+class ApiKeyHeader:
+    """How an API expects its key: the header ``name`` and the text before the key."""
+
+    name: str = "Authorization"
+    prefix: str = "Bearer "
+
+
+BEARER_KEY_HEADER: Final = ApiKeyHeader()
+"""``Authorization: Bearer <key>`` (OpenAI and OpenAI-compatible hosts)."""
+
+ANTHROPIC_KEY_HEADER: Final = ApiKeyHeader("x-api-key", "")
+"""``x-api-key: <key>`` (Anthropic)."""
+
+
+def _tools_refusal(error: ProviderError) -> bool:
+    return is_tools_unsupported_message(error.provider_message)
+
+
+class HTTPProviderAdapter(ProviderAdapter):
+    """A :class:`ProviderAdapter` that sends JSON requests through the host's transport.
+
+    Subclasses set ``api`` and ``key_header``, build the request body and parse the answer;
+    :meth:`post` and :meth:`stream` do the sending. An adapter created without a transport (in a
+    test, say) makes its own and closes it in :meth:`aclose`.
+    """
+
+    key_header: ClassVar[ApiKeyHeader] = BEARER_KEY_HEADER
+
+    def __init__(self, config: ProviderConfig, transport: Transport | None = None) -> None:
+        super().__init__(config, transport)
+        self._own_transport: Transport | None = None
+
+    def get_transport(self) -> Transport:
+        """The host's transport, or one of the adapter's own."""
+        if self.transport is not None:
+            return self.transport
+        if self._own_transport is None:
+            from .._transport import Transport
+
+            self._own_transport = Transport(self.config)
+        return self._own_transport
+
+    async def aclose(self) -> None:
+        """Close the adapter's own transport, if it made one (the host's is shared)."""
+        own, self._own_transport = self._own_transport, None
+        if own is not None:
+            await own.aclose()
+
+    async def post(
+        self,
+        url: str,
+        body: Mapping[str, Any],
+        request: ModelRequest,
+        emit: EmitEvent,
+        *,
+        key_env: str | None,
+        headers: Mapping[str, str] | None = None,
+        tools_offered: bool = False,
+    ) -> Any:
+        """POST ``body`` and return the JSON answer (see :meth:`Transport.post_json`).
+
+        :raises ToolsNotSupportedError: when ``tools_offered`` and the host says it cannot take
+            tools.
+        :raises ProviderError: for every other failure.
+        """
+        try:
+            return await self.get_transport().post_json(
+                url,
+                body,
+                api=self.api,
+                config=self.config,
+                key_env=key_env,
+                key_header=self.key_header,
+                headers=headers,
+                emit=emit,
+                run_id=request.run_id,
+                round=request.round,
+                give_up=_tools_refusal if tools_offered else None,
+            )
+        except ProviderError as exc:
+            raise _refine(exc, tools_offered) from None
+
+    async def stream(
+        self,
+        url: str,
+        body: Mapping[str, Any],
+        request: ModelRequest,
+        emit: EmitEvent,
+        consume: Callable[[AsyncIterator[SSEEvent], EmitEvent], Awaitable[T]],
+        *,
+        key_env: str | None,
+        headers: Mapping[str, str] | None = None,
+        tools_offered: bool = False,
+    ) -> T:
+        """POST ``body`` and let ``consume`` read the event stream (see
+        :meth:`Transport.consume_sse`); errors as for :meth:`post`."""
+        try:
+            return await self.get_transport().consume_sse(
+                url,
+                body,
+                consume,
+                api=self.api,
+                config=self.config,
+                key_env=key_env,
+                key_header=self.key_header,
+                headers=headers,
+                emit=emit,
+                run_id=request.run_id,
+                round=request.round,
+                give_up=_tools_refusal if tools_offered else None,
+            )
+        except ProviderError as exc:
+            raise _refine(exc, tools_offered) from None
+
+
+def _refine(error: ProviderError, tools_offered: bool) -> ProviderError:
+    if tools_offered:
+        unsupported = tools_not_supported(error)
+        if unsupported is not None:
+            return unsupported
+    return error

@@ -1,0 +1,346 @@
+"""Assembling tool calls from streamed deltas, and parsing tool-call arguments.
+
+Shared by every adapter: calls are keyed by whatever the wire uses (an index, an item id, a
+content-block index), arguments are parsed incrementally in linear total time, and each call
+ends valid, or invalid with its raw text kept.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any
+
+from .._events import (
+    TextDelta,
+    ThinkingDelta,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from .._jsonstream import PartialJSONParser
+from .._messages import ToolCall
+from ._base import EmitEvent, ModelRequest
+
+__all__ = ["CallAssembler", "new_call_id", "parse_arguments"]
+
+
+def new_call_id() -> str:
+    """A fresh tool-call id, for hosts that send calls without one (``call_`` + 24 hex digits)."""
+    return "call_" + uuid.uuid4().hex[:24]
+
+
+def _is_blank(text: str) -> bool:
+    return not text or text.isspace() or text.strip() == "null"
+
+
+def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """Parse the arguments of a complete (not streamed) call.
+
+    :param raw: the arguments as the wire gave them: a JSON text, an already parsed object
+        (some hosts send one), or None.
+    :returns: ``(arguments, None)`` for a JSON object; ``({}, None)`` for a call without
+        arguments (None, an empty text or ``null``); ``(None, reason)`` when the text is not a
+        JSON object.
+    """
+    if isinstance(raw, str):
+        if _is_blank(raw):
+            return {}, None
+    elif raw is None:
+        return {}, None
+    elif isinstance(raw, Mapping):
+        return dict(raw), None
+    else:
+        return None, f"the arguments are a JSON {type(raw).__name__}, not an object"
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        return None, f"the arguments are not valid JSON: {exc}"
+    if not isinstance(value, dict):
+        return None, f"the arguments are a JSON {_json_kind(value)}, not an object"
+    return value, None
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return "null"
+
+
+class _OpenCall:
+    __slots__ = (
+        "call_id",
+        "closed",
+        "index",
+        "name",
+        "parser",
+        "pending",
+        "provider_data",
+        "provider_executed",
+        "started",
+    )
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.call_id: str | None = None
+        self.name: str | None = None
+        self.parser = PartialJSONParser()
+        self.pending: list[str] = []  # argument text received before the call could start
+        self.provider_data: dict[str, Any] | None = None
+        self.provider_executed = False
+        self.started = False
+        self.closed = False
+
+
+class CallAssembler:
+    """Builds the tool calls of one streamed answer and emits their events.
+
+    The adapter feeds what the wire says, keyed by any hashable ``key``:
+    :meth:`begin` (id and name, possibly in pieces), :meth:`arguments` (text deltas) and
+    :meth:`complete` (the call is over). A call is announced with ``ToolCallStarted`` as soon as
+    its name is known (an id is generated when the wire has none by then); every argument delta
+    is emitted with the arguments parsed leniently so far; ``ToolCallCompleted`` carries the final
+    :class:`ToolCall`. :meth:`finish` closes calls the stream left open (cut off): they end
+    invalid with their raw text kept.
+
+    ``partial_arguments`` in the delta events is the parser's live value (no copy per delta, which
+    would make the total time quadratic): copy it to keep a snapshot.
+
+    :param request: the request being answered (its run id and round stamp every event).
+    :param emit: where the events go.
+    :param id_factory: makes ids for calls the wire sent without one.
+    """
+
+    def __init__(
+        self,
+        request: ModelRequest,
+        emit: EmitEvent,
+        *,
+        id_factory: Callable[[], str] = new_call_id,
+    ) -> None:
+        self._run_id = request.run_id
+        self._round = request.round
+        self._emit = emit
+        self._id_factory = id_factory
+        self._calls: dict[Hashable, _OpenCall] = {}
+        self._order: list[_OpenCall] = []
+        self._done: dict[int, ToolCall] = {}
+
+    # -- text ---------------------------------------------------------------------------------
+
+    def text(self, delta: str) -> None:
+        """Emit a piece of visible text."""
+        if delta:
+            self._emit(TextDelta(run_id=self._run_id, round=self._round, text=delta))
+
+    def thinking(self, delta: str) -> None:
+        """Emit a piece of reasoning text."""
+        if delta:
+            self._emit(ThinkingDelta(run_id=self._run_id, round=self._round, text=delta))
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def has(self, key: Hashable) -> bool:
+        """True when a call with this key was begun."""
+        return key in self._calls
+
+    def begin(
+        self,
+        key: Hashable,
+        *,
+        call_id: str | None = None,
+        name: str | None = None,
+        provider_executed: bool = False,
+        provider_data: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Begin the call ``key``, or add what a later delta says about it (id, name pieces).
+
+        A name that arrives in pieces is concatenated, as Chat Completions hosts may send it.
+        """
+        call = self._calls.get(key)
+        if call is None:
+            call = _OpenCall(len(self._order))
+            self._calls[key] = call
+            self._order.append(call)
+        if call.closed:
+            return
+        if call_id and call.call_id is None:
+            call.call_id = call_id
+        if name:
+            call.name = name if (call.name is None or call.started) else call.name + name
+        if provider_executed:
+            call.provider_executed = True
+        if provider_data:
+            call.provider_data = {**(call.provider_data or {}), **provider_data}
+        if not call.started and call.name:
+            self._start(call)
+
+    def arguments(self, key: Hashable, delta: str) -> None:
+        """Add argument text to the call ``key`` (begun implicitly if the wire skipped that)."""
+        if not delta:
+            return
+        call = self._calls.get(key)
+        if call is None:
+            self.begin(key)
+            call = self._calls[key]
+        if call.closed:
+            return
+        call.parser.feed(delta)
+        if not call.started:
+            call.pending.append(delta)
+            return
+        self._emit(
+            ToolCallArgumentsDelta(
+                run_id=self._run_id,
+                round=self._round,
+                call_id=call.call_id or "",
+                delta=delta,
+                partial_arguments=call.parser.value,
+            )
+        )
+
+    def complete(
+        self,
+        key: Hashable,
+        *,
+        final_arguments: Any = None,
+        use_final: bool = False,
+        provider_data: Mapping[str, Any] | None = None,
+    ) -> ToolCall | None:
+        """End the call ``key`` and emit ``ToolCallCompleted``; returns the call (None if unknown).
+
+        :param final_arguments: the complete arguments when the wire repeats them at the end
+            (a text or an object); used instead of the streamed text when ``use_final`` is true
+            and they differ from it.
+        :param use_final: whether ``final_arguments`` is authoritative.
+        :param provider_data: more opaque data to keep on the call.
+        """
+        call = self._calls.get(key)
+        if call is None or call.closed:
+            return self._done.get(call.index) if call is not None else None
+        if provider_data:
+            call.provider_data = {**(call.provider_data or {}), **provider_data}
+        if not call.started:
+            self._start(call)
+        raw = call.parser.raw
+        if use_final and final_arguments is not None:
+            if isinstance(final_arguments, str):
+                if final_arguments != raw:
+                    raw = final_arguments
+                    arguments, reason = parse_arguments(raw)
+                    return self._close(call, arguments, raw, reason)
+            else:
+                arguments, reason = parse_arguments(final_arguments)
+                return self._close(call, arguments, raw or None, reason)
+        if _is_blank(raw):
+            return self._close(call, {}, raw or None, None)
+        try:
+            value = call.parser.finish()
+        except ValueError as exc:
+            return self._close(call, None, raw, f"the arguments are not valid JSON: {exc}")
+        if not isinstance(value, dict):
+            reason = f"the arguments are a JSON {_json_kind(value)}, not an object"
+            return self._close(call, None, raw, reason)
+        return self._close(call, value, raw, None)
+
+    def complete_open(self) -> list[ToolCall]:
+        """Complete every call still open, in the order they began (the wire said the turn is
+        over, as Chat Completions does with its finish reason)."""
+        keys = [key for key, call in self._calls.items() if not call.closed]
+        completed = [self.complete(key) for key in keys]
+        return [call for call in completed if call is not None]
+
+    def finish(self, reason: str, *, key: Hashable | None = None) -> list[ToolCall]:
+        """Close every call still open (or only the call ``key``) because the stream ended; each
+        ends invalid unless its arguments happen to be complete JSON. ``reason`` says why the
+        stream ended."""
+        closed: list[ToolCall] = []
+        chosen = self._order if key is None else [self._calls[key]] if key in self._calls else []
+        for call in chosen:
+            if call.closed:
+                continue
+            raw = call.parser.raw
+            if not call.started:
+                self._start(call)
+            if call.parser.complete or _is_blank(raw):
+                made = self._finish_complete_text(call, raw)
+            else:
+                made = self._close(
+                    call,
+                    None,
+                    raw,
+                    f"the stream ended before the arguments were complete ({reason})",
+                )
+            closed.append(made)
+        return closed
+
+    def _finish_complete_text(self, call: _OpenCall, raw: str) -> ToolCall:
+        arguments, why = parse_arguments(raw)
+        return self._close(call, arguments, raw or None, why)
+
+    @property
+    def calls(self) -> list[ToolCall]:
+        """The completed calls, in the order they began."""
+        return [self._done[c.index] for c in self._order if c.index in self._done]
+
+    @property
+    def open_count(self) -> int:
+        """How many begun calls are not complete yet."""
+        return sum(1 for c in self._order if not c.closed)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _start(self, call: _OpenCall) -> None:
+        if call.call_id is None:
+            call.call_id = self._id_factory()
+        call.started = True
+        self._emit(
+            ToolCallStarted(
+                run_id=self._run_id,
+                round=self._round,
+                call_id=call.call_id,
+                name=call.name or "",
+                index=call.index,
+            )
+        )
+        if call.pending:
+            delta = "".join(call.pending)
+            call.pending.clear()
+            self._emit(
+                ToolCallArgumentsDelta(
+                    run_id=self._run_id,
+                    round=self._round,
+                    call_id=call.call_id,
+                    delta=delta,
+                    partial_arguments=call.parser.value,
+                )
+            )
+
+    def _close(
+        self,
+        call: _OpenCall,
+        arguments: dict[str, Any] | None,
+        raw: str | None,
+        reason: str | None,
+    ) -> ToolCall:
+        call.closed = True
+        name = call.name or ""
+        made = ToolCall(
+            id=call.call_id or self._id_factory(),
+            name=name,
+            arguments=arguments,
+            raw_arguments=raw,
+            invalid_reason=reason,
+            provider_executed=call.provider_executed,
+            provider_data=call.provider_data,
+        )
+        self._done[call.index] = made
+        self._emit(ToolCallCompleted(run_id=self._run_id, round=self._round, call=made))
+        return made

@@ -1,0 +1,69 @@
+"""Testing kit: a scripted model, fake provider servers and the adapter conformance suite.
+
+``ScriptedModel`` answers from a script in process. The fake servers (``FakeOpenAIChatServer``,
+``FakeOpenAIResponsesServer``, ``FakeAnthropicServer``) speak the real wire formats on
+127.0.0.1 and record every request; they are imported on first use (they need aiohttp's server).
+The conformance suite is the pytest plugin ``toolwire.testing.conformance``.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from ._scripted import ScriptedModel, ScriptTurn, example_arguments, tool_call
+
+if TYPE_CHECKING:
+    from ._servers import (
+        ErrorReply,
+        FakeAnthropicServer,
+        FakeOpenAIChatServer,
+        FakeOpenAIResponsesServer,
+        FakeProviderServer,
+        RecordedRequest,
+        Reply,
+        ScriptItem,
+        ServerCall,
+        ServerTurn,
+    )
+
+_SERVER_NAMES = frozenset(
+    {
+        "ErrorReply",
+        "FakeAnthropicServer",
+        "FakeOpenAIChatServer",
+        "FakeOpenAIResponsesServer",
+        "FakeProviderServer",
+        "RecordedRequest",
+        "Reply",
+        "ScriptItem",
+        "ServerCall",
+        "ServerTurn",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    # The fake servers import aiohttp.web; hosts that only use the scripted model never pay it.
+    if name in _SERVER_NAMES:
+        from . import _servers
+
+        value = getattr(_servers, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'toolwire.testing' has no attribute {name!r}")
+
+
+__all__ = [
+    "ErrorReply",
+    "FakeAnthropicServer",
+    "FakeOpenAIChatServer",
+    "FakeOpenAIResponsesServer",
+    "FakeProviderServer",
+    "RecordedRequest",
+    "Reply",
+    "ScriptItem",
+    "ScriptTurn",
+    "ScriptedModel",
+    "ServerCall",
+    "ServerTurn",
+    "example_arguments",
+    "tool_call",
+]

@@ -1,0 +1,449 @@
+"""The adapter conformance suite's tests: :class:`AdapterConformance` and its kit.
+
+Used through the pytest plugin :mod:`toolwire.testing.conformance`, which registers this module
+for assertion rewriting before importing it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+import pytest
+
+import toolwire
+
+from .._config import Config, LedgerConfig, ProviderConfig
+from .._events import (
+    ProviderRetry,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from .._messages import AssistantMessage, ToolResultMessage
+from ..adapters._base import ProviderError
+from ._scripted import tool_call
+from ._servers import ErrorReply, FakeProviderServer, Reply, ScriptItem
+
+if TYPE_CHECKING:
+    from .._host import Host
+    from ..loop import Run
+    from ..tools import Tool
+
+__all__ = [
+    "ABSENT",
+    "AdapterConformance",
+    "ConformanceKit",
+    "KEY",
+    "KEY_ENV",
+    "Outcome",
+]
+
+KEY_ENV = "TOOLWIRE_CONFORMANCE_API_KEY"
+KEY = "sk-conformance-0123456789abcdef-secret"
+
+ABSENT: Any = type("Absent", (), {"__repr__": lambda self: "ABSENT"})()
+"""Marks a field the request body must not contain (see ``tool_choice_wire``)."""
+
+UNICODE_TEXT = 'Grüße, 世界! 🎉 "quoted" back\\slash\nnew line \u2028 tab\t'
+
+
+@attrs.frozen(kw_only=True)
+class Outcome:
+    """What a run produced, in a form comparable across streamed and non-streamed runs."""
+
+    stop_reason: str
+    text: str
+    calls: tuple[tuple[str, str, str | None], ...]
+    """(tool name, arguments as canonical JSON, result text) per call, in order."""
+
+    @classmethod
+    def of(cls, run: Run) -> Outcome:
+        """The outcome of ``run``."""
+        calls = tuple(
+            (
+                record.call.name,
+                json.dumps(record.arguments, sort_keys=True, ensure_ascii=False),
+                record.result.model_text() if record.result is not None else None,
+            )
+            for record in run.tool_calls
+        )
+        return cls(stop_reason=run.stop_reason, text=run.text, calls=calls)
+
+
+class ConformanceKit:
+    """Runs conversations through the adapter under test against its fake server.
+
+    :ivar executed: the tool calls the conformance tools received, as (name, arguments).
+    :ivar server: the server of the last run (its ``requests`` and ``bodies``).
+    """
+
+    def __init__(self, suite: AdapterConformance, stream: bool) -> None:
+        self.suite = suite
+        self.stream = stream
+        self.executed: list[tuple[str, dict[str, Any]]] = []
+        self.server: FakeProviderServer | None = None
+
+    def tools(self) -> list[Tool]:
+        """The tools every conformance run offers: add, now, echo, fail."""
+        executed = self.executed
+
+        @toolwire.tool
+        def add(a: int, b: int) -> int:
+            """Add two integers.
+
+            Args:
+                a: The first integer.
+                b: The second integer.
+            """
+            executed.append(("add", {"a": a, "b": b}))
+            return a + b
+
+        @toolwire.tool
+        def now() -> str:
+            """The current time (takes no arguments)."""
+            executed.append(("now", {}))
+            return "2024-01-01T00:00:00Z"
+
+        @toolwire.tool
+        def echo(text: str) -> str:
+            """Repeat a text exactly.
+
+            Args:
+                text: The text to repeat.
+            """
+            executed.append(("echo", {"text": text}))
+            return text
+
+        @toolwire.tool
+        def fail(reason: str) -> str:
+            """A tool that always fails.
+
+            Args:
+                reason: What the failure says.
+            """
+            executed.append(("fail", {"reason": reason}))
+            raise RuntimeError(reason)
+
+        return [add, echo, fail, now]
+
+    def config(self, server: FakeProviderServer, stream: bool, **provider: Any) -> Config:
+        """The config of a conformance run against ``server``."""
+        fields: dict[str, Any] = {
+            "adapter": self.suite.adapter,
+            "base_url": server.base_url,
+            "model": "conformance-model",
+            "api_key_env": KEY_ENV,
+            "stream": stream,
+            "accepts_parallel_tool_calls": True,
+            "max_retries": 2,
+            "connect_timeout": 5.0,
+            "read_timeout": 5.0,
+            "total_timeout": 30.0,
+        }
+        fields.update(self.suite.provider)
+        fields.update(provider)
+        return Config(provider=ProviderConfig(**fields), ledger=LedgerConfig(enabled=False))
+
+    def host(self, config: Config) -> Host:
+        """A host with the adapter's plugin and the conformance tools."""
+        from .._host import Host
+
+        host = Host.load(config, plugins=[self.suite.plugin])
+        for tool in self.tools():
+            host.add_tool(tool)
+        return host
+
+    async def run(
+        self,
+        script: Sequence[ScriptItem],
+        prompt: str = "Please use the tools.",
+        *,
+        stream: bool | None = None,
+        tool_choice: Any = "auto",
+        server_options: Mapping[str, Any] | None = None,
+        provider: Mapping[str, Any] | None = None,
+    ) -> Run:
+        """Run one conversation whose model answers follow ``script``."""
+        stream = self.stream if stream is None else stream
+        options = {"api_key": KEY, **(server_options or {})}
+        server = self.suite.server(script, **options)
+        self.server = server
+        async with server:
+            host = self.host(self.config(server, stream, **(provider or {})))
+            try:
+                return await host.run(prompt, tool_choice=tool_choice, stream=stream)
+            finally:
+                await host.aclose()
+
+    @property
+    def bodies(self) -> list[Any]:
+        """The request bodies the last run's server received."""
+        return self.server.bodies if self.server is not None else []
+
+
+class AdapterConformance:
+    """Base class of an adapter's conformance tests; see the module documentation.
+
+    Subclasses set :attr:`adapter`, :attr:`plugin` and :attr:`server`; :attr:`provider` adds
+    ``[provider]`` fields; :attr:`tool_choice_wire` says what the ``tool_choice`` field of the
+    request body must be for each choice (``ABSENT`` for a field left out), None to skip that
+    check.
+    """
+
+    pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
+
+    adapter: ClassVar[str]
+    plugin: ClassVar[object]
+    server: ClassVar[type[FakeProviderServer]]
+    provider: ClassVar[Mapping[str, Any]] = {}
+    tool_choice_wire: ClassVar[Mapping[str, Any] | None] = None
+
+    # -- calls --------------------------------------------------------------------------------
+
+    async def test_single_call(self, conformance: ConformanceKit) -> None:
+        """One call, executed with its arguments; its result goes back; the model answers."""
+        run = await conformance.run([tool_call("add", {"a": 2, "b": 3}), "The sum is 5."])
+        assert run.stop_reason == "answered", run.detail
+        assert run.text == "The sum is 5."
+        assert conformance.executed == [("add", {"a": 2, "b": 3})]
+        assert len(conformance.bodies) == 2
+        first_call = run.tool_calls[0].call
+        second = json.dumps(conformance.bodies[1], ensure_ascii=False)
+        assert first_call.id
+        assert first_call.id in second
+        assert "5" in second
+
+    async def test_parallel_calls(self, conformance: ConformanceKit) -> None:
+        """Several calls in one answer: all run, in order, each result paired with its call."""
+        script: list[ScriptItem] = [
+            [tool_call("add", {"a": 1, "b": 2}), tool_call("add", {"a": 30, "b": 40})],
+            "3 and 70.",
+        ]
+        run = await conformance.run(script)
+        assert run.stop_reason == "answered", run.detail
+        assert conformance.executed == [("add", {"a": 1, "b": 2}), ("add", {"a": 30, "b": 40})]
+        ids = [record.call.id for record in run.tool_calls]
+        assert len(set(ids)) == 2
+        assert all(ids)
+        results = [m for m in run.messages if isinstance(m, ToolResultMessage)]
+        assert [r.call_id for r in results] == ids
+        assert [r.result.model_text() for r in results] == ["3", "70"]
+
+    async def test_parallel_calls_interleaved(self, conformance: ConformanceKit) -> None:
+        """Parallel calls whose argument deltas interleave (where the API can) still assemble."""
+        script: list[ScriptItem] = [
+            [
+                tool_call("echo", {"text": "first call text"}),
+                tool_call("echo", {"text": "second call text"}),
+            ],
+            "Done.",
+        ]
+        run = await conformance.run(script, server_options={"interleave": True, "chunk_size": 3})
+        assert run.stop_reason == "answered", run.detail
+        assert conformance.executed == [
+            ("echo", {"text": "first call text"}),
+            ("echo", {"text": "second call text"}),
+        ]
+
+    @pytest.mark.parametrize("raw", ["{}", ""], ids=["empty-object", "empty-text"])
+    async def test_no_argument_tool(self, conformance: ConformanceKit, raw: str) -> None:
+        """A tool without parameters completes with ``{}`` however the wire leaves it empty."""
+        run = await conformance.run([tool_call("now", raw_arguments=raw), "It is midnight."])
+        assert run.stop_reason == "answered", run.detail
+        assert conformance.executed == [("now", {})]
+        assert run.tool_calls[0].call.arguments == {}
+
+    async def test_unicode_arguments(self, conformance: ConformanceKit) -> None:
+        """Non-ASCII, quotes, escapes and emoji arrive exactly, and go back exactly."""
+        script: list[ScriptItem] = [tool_call("echo", {"text": UNICODE_TEXT}), "Echoed."]
+        run = await conformance.run(script, server_options={"chunk_size": 1})
+        assert run.stop_reason == "answered", run.detail
+        assert conformance.executed == [("echo", {"text": UNICODE_TEXT})]
+        sent = json.dumps(conformance.bodies[1], ensure_ascii=False)
+        assert json.dumps(UNICODE_TEXT, ensure_ascii=False)[1:-1] in sent
+
+    async def test_error_result(self, conformance: ConformanceKit) -> None:
+        """A failing tool's error goes back to the model, readable, and the run goes on."""
+        script: list[ScriptItem] = [tool_call("fail", {"reason": "disk on fire"}), "Sorry."]
+        run = await conformance.run(script)
+        assert run.stop_reason == "answered", run.detail
+        assert run.tool_calls[0].result is not None
+        assert not run.tool_calls[0].result.is_ok
+        assert "disk on fire" in json.dumps(conformance.bodies[1], ensure_ascii=False)
+        self.check_error_result(conformance.bodies[1], run.tool_calls[0].call.id)
+
+    def check_error_result(self, body: Any, call_id: str) -> None:
+        """Adapter-specific check that the failed call is marked as failed on the wire."""
+
+    @pytest.mark.parametrize("choice", ["none", "required", "named"])
+    async def test_tool_choice(self, conformance: ConformanceKit, choice: str) -> None:
+        """Tool choice ``none``, ``required`` and a named tool reach the API in its own terms."""
+        if choice == "none":
+            run = await conformance.run(["No tools needed."], tool_choice="none")
+        else:
+            selected = "add" if choice == "named" else "required"
+            script: list[ScriptItem] = [tool_call("add", {"a": 1, "b": 1}), "2."]
+            run = await conformance.run(script, tool_choice=selected)
+        assert run.stop_reason == "answered", run.detail
+        if self.tool_choice_wire is not None:
+            body = conformance.bodies[0]
+            expected = self.tool_choice_wire[choice]
+            actual = body.get("tool_choice", ABSENT)
+            assert actual == expected, f"tool_choice {choice}: sent {actual!r}"
+            if choice != "none":
+                auto = self.tool_choice_wire["auto"]
+                assert conformance.bodies[1].get("tool_choice", ABSENT) == auto
+
+    async def test_multi_round_history(self, conformance: ConformanceKit) -> None:
+        """Three rounds: each request carries every earlier call and result, in order."""
+        script: list[ScriptItem] = [
+            tool_call("add", {"a": 1, "b": 1}),
+            tool_call("echo", {"text": "round two"}),
+            "Both done.",
+        ]
+        run = await conformance.run(script)
+        assert run.stop_reason == "answered", run.detail
+        assert len(conformance.bodies) == 3
+        ids = [record.call.id for record in run.tool_calls]
+        third = json.dumps(conformance.bodies[2], ensure_ascii=False)
+        first, second = third.find(ids[0]), third.find(ids[1])
+        assert 0 <= first < second, "both calls are in the history, the earlier one first"
+        assert third.find("round two") > first
+        assistants = [m for m in run.messages if isinstance(m, AssistantMessage)]
+        assert len(assistants) == 3
+
+    async def test_streaming_equals_non_streaming(
+        self, streamed_conformance: ConformanceKit
+    ) -> None:
+        """The same answers give the same run outcome, streamed or not."""
+        script: list[ScriptItem] = [
+            [tool_call("add", {"a": 5, "b": 6}), tool_call("echo", {"text": UNICODE_TEXT})],
+            tool_call("now", raw_arguments=""),
+            "All finished: 11.",
+        ]
+        plain = Outcome.of(await streamed_conformance.run(list(script), stream=False))
+        streamed = Outcome.of(await streamed_conformance.run(list(script), stream=True))
+        assert plain == streamed
+        assert plain.stop_reason == "answered"
+
+    async def test_stream_events(self, streamed_conformance: ConformanceKit) -> None:
+        """Streamed: text and call events, stamped with run and round, add up to the turn."""
+        script: list[ScriptItem] = [
+            tool_call("echo", {"text": "streamed argument text"}),
+            "A streamed answer in pieces.",
+        ]
+        run = await streamed_conformance.run(script, stream=True, server_options={"chunk_size": 4})
+        assert run.stop_reason == "answered", run.detail
+        events = run.events
+        started = [e for e in events if isinstance(e, ToolCallStarted)]
+        deltas = [e for e in events if isinstance(e, ToolCallArgumentsDelta)]
+        completed = [e for e in events if isinstance(e, ToolCallCompleted)]
+        texts = [e for e in events if isinstance(e, TextDelta)]
+        assert len(started) == 1
+        assert len(completed) == 1
+        call = run.tool_calls[0].call
+        assert started[0].call_id == call.id == completed[0].call.id
+        assert started[0].name == "echo"
+        assert json.loads("".join(d.delta for d in deltas)) == {"text": "streamed argument text"}
+        assert all(d.call_id == call.id for d in deltas)
+        assert "".join(t.text for t in texts) == "A streamed answer in pieces."
+        for event in (*started, *deltas, *completed, *texts):
+            assert event.run_id == run.id
+        assert started[0].round == 1
+        assert texts[0].round == 2
+
+    async def test_cut_off_arguments(self, conformance: ConformanceKit) -> None:
+        """A turn cut off inside a call's arguments ends that call invalid; the model is told."""
+        script: list[ScriptItem] = [
+            Reply(
+                turn=tool_call("echo", raw_arguments='{"text": "never fini'),
+                finish_reason="length",
+            ),
+            "I was cut off.",
+        ]
+        run = await conformance.run(script)
+        assert run.stop_reason == "answered", run.detail
+        assert conformance.executed == []
+        call = run.tool_calls[0].call
+        if call.arguments is None:
+            assert call.raw_arguments is not None
+            assert "never fini" in call.raw_arguments
+        assert run.tool_calls[0].result is not None
+        assert not run.tool_calls[0].result.is_ok
+
+    # -- transport ----------------------------------------------------------------------------
+
+    async def test_http_error_names_provider(self, conformance: ConformanceKit) -> None:
+        """A 4xx ends the run with an error naming the API, the status and the provider message."""
+        run = await conformance.run([ErrorReply(status=400, message="messages: malformed")])
+        assert run.stop_reason == "error"
+        assert isinstance(run.error, ProviderError)
+        assert run.error.status == 400
+        text = str(run.error)
+        assert self.adapter in text
+        assert "400" in text
+        assert "messages: malformed" in text
+        assert len(conformance.bodies) == 1
+
+    async def test_rate_limit_retry_after(self, conformance: ConformanceKit) -> None:
+        """429 with Retry-After is retried after the wait the server asked for."""
+        script: list[ScriptItem] = [
+            ErrorReply(status=429, message="slow down", retry_after=0.05),
+            ErrorReply(status=503, message="busy", retry_after=0),
+            "Answered after retries.",
+        ]
+        run = await conformance.run(script)
+        assert run.stop_reason == "answered", run.detail
+        retries = [e for e in run.events if isinstance(e, ProviderRetry)]
+        assert [(e.status, e.delay) for e in retries] == [(429, 0.05), (503, 0.0)]
+        assert all(e.api == self.adapter and e.run_id == run.id for e in retries)
+        assert len(conformance.bodies) == 3
+
+    async def test_dropped_connection(self, conformance: ConformanceKit) -> None:
+        """A connection dropped before anything was delivered is sent again; once content was
+        delivered, the run ends with a clear error and no half turn in the transcript."""
+        early: list[ScriptItem] = [
+            Reply(turn=tool_call("add", {"a": 1, "b": 2}), drop_after=0),
+            "Recovered.",
+        ]
+        run = await conformance.run(early)
+        assert run.stop_reason == "answered", run.detail
+        assert len(conformance.bodies) == 2
+        if not conformance.stream:
+            return
+        late: list[ScriptItem] = [
+            Reply(turn=tool_call("echo", {"text": "a long argument " * 8}), drop_after=6),
+            "never used",
+        ]
+        run = await conformance.run(late, server_options={"chunk_size": 4})
+        assert run.stop_reason == "error"
+        assert isinstance(run.error, ProviderError)
+        assert "after content was delivered" in str(run.error)
+        assert len(conformance.bodies) == 1
+        assert not any(isinstance(m, AssistantMessage) for m in run.messages)
+        assert conformance.executed == []
+
+    async def test_api_key_sent_and_never_leaked(self, conformance: ConformanceKit) -> None:
+        """The key from the environment reaches the server and appears in no event or error."""
+        run = await conformance.run([tool_call("add", {"a": 1, "b": 2}), "3."])
+        assert run.stop_reason == "answered", run.detail
+        dumped = json.dumps(run.to_json(), ensure_ascii=False, default=repr)
+        assert KEY not in dumped
+        assert all(KEY not in repr(event) for event in run.events)
+        wrong = "sk-wrong-" + KEY[::-1]
+        os.environ[KEY_ENV] = wrong
+        try:
+            failed = await conformance.run(["unused"])
+        finally:
+            os.environ[KEY_ENV] = KEY
+        assert failed.stop_reason == "error"
+        assert isinstance(failed.error, ProviderError)
+        assert failed.error.status == 401
+        assert wrong not in str(failed.error)
+        assert wrong not in (failed.detail or "")
+        assert wrong not in json.dumps(failed.to_json(), ensure_ascii=False, default=repr)

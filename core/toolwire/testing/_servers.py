@@ -1,0 +1,795 @@
+"""Fake provider servers: loopback aiohttp servers speaking the real wire formats.
+
+Each server plays a script of turns (the same turns :class:`ScriptedModel` takes: a text, a
+:class:`~toolwire.messages.ToolCall` from :func:`tool_call`, a list of calls, an assistant
+message or the mapping form), answering streamed or not as the request asks, and records every
+request it gets. Scripts may also hold :class:`Reply` (a turn with a delay, a finish reason, a
+dropped connection) and :class:`ErrorReply` (an HTTP error, e.g. 429 with ``Retry-After``).
+
+Servers listen on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, ClassVar, TypeAlias
+
+import attrs
+from aiohttp import web
+
+from .._messages import AssistantMessage, TextPart, ThinkingPart, ToolCall
+from ._scripted import ScriptTurn, _turn_from_config
+
+__all__ = [
+    "ErrorReply",
+    "FakeAnthropicServer",
+    "FakeOpenAIChatServer",
+    "FakeOpenAIResponsesServer",
+    "FakeProviderServer",
+    "RecordedRequest",
+    "Reply",
+    "ScriptItem",
+    "ServerCall",
+    "ServerTurn",
+]
+
+
+@attrs.frozen(kw_only=True)
+class RecordedRequest:
+    """One request a fake server received: method, path, headers (lower-case names), body."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    body: Any
+    raw: bytes = attrs.field(repr=False)
+
+    @property
+    def stream(self) -> bool:
+        """Whether the request asked for a streamed answer."""
+        return isinstance(self.body, Mapping) and self.body.get("stream") is True
+
+
+@attrs.frozen(kw_only=True)
+class Reply:
+    """A scripted turn with how to deliver it.
+
+    :ivar turn: the turn (see the module documentation).
+    :ivar delay: seconds to wait before answering (to test read timeouts).
+    :ivar finish_reason: ``length`` to end the turn as cut off by the token limit (Chat
+        ``length``, Responses ``incomplete``, Messages ``max_tokens``); ``None`` for the natural
+        reason (calls or stop).
+    :ivar drop_after: streamed: close the connection after this many events (0: right after the
+        headers); not streamed: close it without answering.
+    :ivar headers: extra response headers.
+    """
+
+    turn: ScriptTurn
+    delay: float = 0.0
+    finish_reason: str | None = None
+    drop_after: int | None = None
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class ErrorReply:
+    """An HTTP error answer in the API's own error format.
+
+    :ivar status: the HTTP status (429, 500, 400 …).
+    :ivar message: the provider message in the body.
+    :ivar retry_after: a ``Retry-After`` header value (seconds, or an HTTP date as text).
+    :ivar headers: more response headers (``x-should-retry`` …).
+    :ivar body: a raw JSON body to send instead of the API's error shape.
+    """
+
+    status: int
+    message: str = "scripted error"
+    retry_after: float | str | None = None
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+    body: Any = None
+
+
+ScriptItem: TypeAlias = "ScriptTurn | Reply | ErrorReply"
+"""What a fake server's script holds."""
+
+Responder: TypeAlias = Callable[[RecordedRequest], ScriptItem]
+"""A function of the request returning the answer, for servers that answer every request."""
+
+
+@attrs.frozen(kw_only=True)
+class ServerCall:
+    """A call as the server sends it: its id (None: the server makes one), name, argument text."""
+
+    id: str | None
+    name: str
+    arguments: str
+
+
+@attrs.frozen(kw_only=True)
+class ServerTurn:
+    """A turn in the form the servers render: thinking, text, calls, finish reason."""
+
+    thinking: str = ""
+    text: str = ""
+    calls: tuple[ServerCall, ...] = ()
+    finish_reason: str | None = None
+
+    @classmethod
+    def of(cls, turn: ScriptTurn, *, finish_reason: str | None = None) -> ServerTurn:
+        """Read a script turn."""
+        if isinstance(turn, str):
+            return cls(text=turn, finish_reason=finish_reason)
+        if isinstance(turn, ToolCall):
+            message = AssistantMessage(parts=(turn,))
+        elif isinstance(turn, AssistantMessage):
+            message = turn
+        elif isinstance(turn, Mapping):
+            message = _turn_from_config(turn, "turn")
+        elif isinstance(turn, Sequence) and all(isinstance(c, ToolCall) for c in turn):
+            message = AssistantMessage(parts=tuple(turn))
+        else:
+            raise TypeError(
+                f"fake server: turn {turn!r} is not a text, a ToolCall, a list of ToolCalls, an "
+                "AssistantMessage, a mapping, a Reply or an ErrorReply"
+            )
+        calls = []
+        for call in message.tool_calls:
+            if call.raw_arguments is not None and (
+                call.arguments is None or call.invalid_reason is not None
+            ):
+                text = call.raw_arguments
+            else:
+                text = _dumps(call.arguments if call.arguments is not None else {})
+            calls.append(ServerCall(id=call.id or None, name=call.name, arguments=text))
+        thinking = "".join(p.text for p in message.parts if isinstance(p, ThinkingPart))
+        text = "".join(p.text for p in message.parts if isinstance(p, TextPart))
+        return cls(
+            thinking=thinking,
+            text=text,
+            calls=tuple(calls),
+            finish_reason=finish_reason or message.finish_reason,
+        )
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _chunks(text: str, size: int) -> Iterator[str]:
+    for start in range(0, len(text), size):
+        yield text[start : start + size]
+
+
+class FakeProviderServer:
+    """A loopback HTTP server playing a script in one API's wire format.
+
+    Use it as an async context manager (or :meth:`start` / :meth:`close`); :attr:`base_url` is what
+    ``[provider] base_url`` should be. Subclasses set ``api``, ``path`` and ``base_path`` and render
+    turns and errors; third-party adapter packages subclass it for their own API.
+
+    :param script: the answers in order, one per request, or a :data:`Responder` answering every
+        request. A request past the end of the script gets HTTP 418 naming the request number.
+    :param chunk_size: characters per text or argument delta in streamed answers.
+    :param interleave: stream the argument deltas of several calls round-robin (by index), as some
+        hosts do.
+    :param api_key: when set, requests must carry this key (else HTTP 401 whose message echoes
+        the key received, to prove that clients redact it).
+    :param omit_call_ids: send calls without ids (``""``), as some OpenAI-compatible hosts do.
+    """
+
+    api: ClassVar[str] = ""
+    path: ClassVar[str] = ""
+    base_path: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        script: Sequence[ScriptItem] | Responder = (),
+        *,
+        chunk_size: int = 8,
+        interleave: bool = False,
+        api_key: str | None = None,
+        omit_call_ids: bool = False,
+    ) -> None:
+        self._responder: Responder | None = None
+        self._script: list[ScriptItem] = []
+        if callable(script):
+            self._responder = script
+        else:
+            self._script = list(script)
+        self.chunk_size = max(1, chunk_size)
+        self.interleave = interleave
+        self.api_key = api_key
+        self.omit_call_ids = omit_call_ids
+        self.requests: list[RecordedRequest] = []
+        self._position = 0
+        self._ids = itertools.count(1)
+        self._call_ids = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self._port: int | None = None
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> FakeProviderServer:
+        """Start listening on 127.0.0.1 (a free port)."""
+        app = web.Application()
+        app.router.add_post(self.path, self._handle)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self._port = int(self._runner.addresses[0][1])
+        return self
+
+    async def close(self) -> None:
+        """Stop the server."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            await runner.cleanup()
+
+    async def __aenter__(self) -> FakeProviderServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def base_url(self) -> str:
+        """The ``base_url`` of this server as the API's SDK means it."""
+        if self._port is None:
+            raise RuntimeError("the fake server is not started; use `async with server:`")
+        return f"http://127.0.0.1:{self._port}{self.base_path}"
+
+    @property
+    def url(self) -> str:
+        """The full URL of the endpoint."""
+        if self._port is None:
+            raise RuntimeError("the fake server is not started; use `async with server:`")
+        return f"http://127.0.0.1:{self._port}{self.path}"
+
+    def add(self, *items: ScriptItem) -> None:
+        """Append answers to the script."""
+        self._script.extend(items)
+
+    @property
+    def bodies(self) -> list[Any]:
+        """The JSON bodies of the requests received so far."""
+        return [r.body for r in self.requests]
+
+    # -- handling -----------------------------------------------------------------------------
+
+    def _next(self, recorded: RecordedRequest) -> ScriptItem:
+        if self._responder is not None:
+            return self._responder(recorded)
+        if self._position >= len(self._script):
+            return ErrorReply(
+                status=418,
+                message=(
+                    f"the fake {self.api} server's script has {len(self._script)} answer(s) and "
+                    f"this is request {len(self.requests)}"
+                ),
+            )
+        item = self._script[self._position]
+        self._position += 1
+        return item
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        recorded = RecordedRequest(
+            method=request.method,
+            path=request.path,
+            headers={k.lower(): v for k, v in request.headers.items()},
+            body=body,
+            raw=raw,
+        )
+        self.requests.append(recorded)
+        if self.api_key is not None:
+            sent = self.sent_key(recorded)
+            if sent != self.api_key:
+                return self._error_response(
+                    ErrorReply(status=401, message=f"Incorrect API key provided: {sent}")
+                )
+        if not isinstance(body, Mapping):
+            return self._error_response(ErrorReply(status=400, message="the body is not JSON"))
+        item = self._next(recorded)
+        if isinstance(item, ErrorReply):
+            return self._error_response(item)
+        reply = item if isinstance(item, Reply) else Reply(turn=item)
+        if reply.delay:
+            await asyncio.sleep(reply.delay)
+        turn = ServerTurn.of(reply.turn, finish_reason=reply.finish_reason)
+        turn = self._with_ids(turn)
+        number = next(self._ids)
+        if recorded.stream:
+            return await self._stream(request, turn, body, number, reply)
+        if reply.drop_after is not None:
+            _drop(request)
+            return web.Response(status=200)
+        return web.json_response(
+            self.render(turn, body, number), headers=dict(reply.headers), dumps=_dumps
+        )
+
+    def _with_ids(self, turn: ServerTurn) -> ServerTurn:
+        calls = []
+        for call in turn.calls:
+            call_id = "" if self.omit_call_ids else call.id or self.new_call_id()
+            calls.append(attrs.evolve(call, id=call_id))
+        return attrs.evolve(turn, calls=tuple(calls))
+
+    async def _stream(
+        self,
+        request: web.Request,
+        turn: ServerTurn,
+        body: Mapping[str, Any],
+        number: int,
+        reply: Reply,
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(
+            status=200,
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                **reply.headers,
+            },
+        )
+        await response.prepare(request)
+        for sent, event in enumerate(self.render_stream(turn, body, number)):
+            if reply.drop_after is not None and sent >= reply.drop_after:
+                _drop(request)
+                return response
+            await response.write(event.encode("utf-8"))
+        await response.write_eof()
+        return response
+
+    def _error_response(self, error: ErrorReply) -> web.Response:
+        headers = dict(error.headers)
+        if error.retry_after is not None:
+            value = error.retry_after
+            headers["Retry-After"] = value if isinstance(value, str) else f"{value:g}"
+        payload = error.body if error.body is not None else self.render_error(error)
+        return web.json_response(payload, status=error.status, headers=headers, dumps=_dumps)
+
+    # -- per API ------------------------------------------------------------------------------
+
+    def sent_key(self, request: RecordedRequest) -> str:
+        """The API key a request carried (``Authorization: Bearer`` by default)."""
+        header = request.headers.get("authorization", "")
+        return header.removeprefix("Bearer ")
+
+    def new_call_id(self) -> str:
+        """A call id in the API's style."""
+        return f"call_{next(self._call_ids)}"
+
+    def render(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> Any:
+        """The JSON answer for ``turn``."""
+        raise NotImplementedError
+
+    def render_stream(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> list[str]:
+        """The server-sent events (each with its blank line) answering ``turn``."""
+        raise NotImplementedError
+
+    def render_error(self, error: ErrorReply) -> Any:
+        """The JSON body of an error answer."""
+        return {"error": {"message": error.message, "type": _error_type(error.status)}}
+
+    def usage_numbers(self, turn: ServerTurn, body: Mapping[str, Any]) -> tuple[int, int]:
+        """Made-up but deterministic token counts: (input, output)."""
+        size = len(_dumps(body))
+        out = len(turn.text) + len(turn.thinking) + sum(len(c.arguments) for c in turn.calls)
+        return max(1, size // 4), max(1, out // 4)
+
+
+def _drop(request: web.Request) -> None:
+    transport = request.transport
+    if transport is not None:
+        transport.abort()
+
+
+def _error_type(status: int) -> str:
+    if status == 429:
+        return "rate_limit_error"
+    if status == 401:
+        return "authentication_error"
+    if status >= 500:
+        return "server_error"
+    return "invalid_request_error"
+
+
+def _sse(data: Any, event: str | None = None) -> str:
+    text = data if isinstance(data, str) else _dumps(data)
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {text}\n\n"
+
+
+# -- OpenAI Chat Completions --------------------------------------------------------------------
+
+
+class FakeOpenAIChatServer(FakeProviderServer):
+    """Chat Completions at ``/v1/chat/completions`` (``base_url`` ends in ``/v1``).
+
+    Thinking is sent as ``reasoning_content``; streams end with a usage chunk whose ``choices``
+    is empty and ``data: [DONE]``, as OpenAI sends them.
+    """
+
+    api = "openai-chat"
+    path = "/v1/chat/completions"
+    base_path = "/v1"
+
+    def _finish(self, turn: ServerTurn) -> str:
+        if turn.finish_reason == "length":
+            return "length"
+        if turn.finish_reason:
+            return turn.finish_reason
+        return "tool_calls" if turn.calls else "stop"
+
+    def _usage(self, turn: ServerTurn, body: Mapping[str, Any]) -> dict[str, Any]:
+        prompt, completion = self.usage_numbers(turn, body)
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": 0},
+        }
+
+    def render(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> Any:
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
+        if turn.thinking:
+            message["reasoning_content"] = turn.thinking
+        if turn.calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in turn.calls
+            ]
+        return {
+            "id": f"chatcmpl-fake{number}",
+            "object": "chat.completion",
+            "created": 1700000000 + number,
+            "model": body.get("model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": self._finish(turn)}],
+            "usage": self._usage(turn, body),
+        }
+
+    def render_stream(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> list[str]:
+        base = {
+            "id": f"chatcmpl-fake{number}",
+            "object": "chat.completion.chunk",
+            "created": 1700000000 + number,
+            "model": body.get("model"),
+        }
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish}
+            return _sse({**base, "choices": [choice]})
+
+        events = [chunk({"role": "assistant", "content": ""})]
+        size = self.chunk_size
+        events.extend(chunk({"reasoning_content": piece}) for piece in _chunks(turn.thinking, size))
+        events.extend(chunk({"content": piece}) for piece in _chunks(turn.text, size))
+        starts = [
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call.id,
+                            "type": "function",
+                            "function": {"name": call.name, "arguments": ""},
+                        }
+                    ]
+                }
+            )
+            for index, call in enumerate(turn.calls)
+        ]
+        pieces = [
+            [
+                chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+                for piece in _chunks(call.arguments, size)
+            ]
+            for index, call in enumerate(turn.calls)
+        ]
+        if self.interleave:
+            events.extend(starts)
+            for group in itertools.zip_longest(*pieces):
+                events.extend(e for e in group if e is not None)
+        else:
+            for start, rest in zip(starts, pieces, strict=True):
+                events.append(start)
+                events.extend(rest)
+        events.append(chunk({}, self._finish(turn)))
+        events.append(_sse({**base, "choices": [], "usage": self._usage(turn, body)}))
+        events.append(_sse("[DONE]"))
+        return events
+
+
+# -- OpenAI Responses ---------------------------------------------------------------------------
+
+
+class FakeOpenAIResponsesServer(FakeProviderServer):
+    """The Responses API at ``/v1/responses`` (``base_url`` ends in ``/v1``).
+
+    Thinking is sent as a reasoning item with a summary; text as a message item; calls as
+    ``function_call`` items with ``call_id``.
+    """
+
+    api = "openai-responses"
+    path = "/v1/responses"
+    base_path = "/v1"
+
+    def _items(self, turn: ServerTurn, number: int) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        if turn.thinking:
+            items.append(
+                {
+                    "type": "reasoning",
+                    "id": f"rs_fake{number}",
+                    "summary": [{"type": "summary_text", "text": turn.thinking}],
+                }
+            )
+        if turn.text:
+            items.append(
+                {
+                    "type": "message",
+                    "id": f"msg_fake{number}",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": turn.text, "annotations": []}],
+                }
+            )
+        for index, call in enumerate(turn.calls):
+            items.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_fake{number}_{index}",
+                    "call_id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                    "status": "completed",
+                }
+            )
+        return items
+
+    def _response(
+        self,
+        turn: ServerTurn,
+        body: Mapping[str, Any],
+        number: int,
+        output: list[dict[str, Any]],
+        status: str,
+    ) -> dict[str, Any]:
+        prompt, completion = self.usage_numbers(turn, body)
+        incomplete = turn.finish_reason == "length"
+        return {
+            "id": f"resp_fake{number}",
+            "object": "response",
+            "created_at": 1700000000 + number,
+            "status": "incomplete" if incomplete and status == "completed" else status,
+            "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
+            "model": body.get("model"),
+            "output": output,
+            "usage": {
+                "input_tokens": prompt,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": completion,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": prompt + completion,
+            },
+        }
+
+    def render(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> Any:
+        return self._response(turn, body, number, self._items(turn, number), "completed")
+
+    def render_stream(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> list[str]:
+        items = self._items(turn, number)
+        sequence = itertools.count()
+
+        def event(kind: str, **fields: Any) -> str:
+            return _sse({"type": kind, "sequence_number": next(sequence), **fields}, kind)
+
+        size = self.chunk_size
+        created = self._response(turn, body, number, [], "in_progress")
+        events = [event("response.created", response=created)]
+        deferred: list[list[str]] = []
+        for index, item in enumerate(items):
+            kind = item["type"]
+            if kind == "function_call":
+                added = {**item, "arguments": "", "status": "in_progress"}
+            elif kind == "message":
+                added = {**item, "content": [], "status": "in_progress"}
+            else:
+                added = {**item, "summary": []}
+            events.append(event("response.output_item.added", output_index=index, item=added))
+            body_events: list[str] = []
+            if kind == "reasoning":
+                for piece in _chunks(turn.thinking, size):
+                    body_events.append(
+                        event(
+                            "response.reasoning_summary_text.delta",
+                            item_id=item["id"],
+                            output_index=index,
+                            summary_index=0,
+                            delta=piece,
+                        )
+                    )
+            elif kind == "message":
+                for piece in _chunks(turn.text, size):
+                    body_events.append(
+                        event(
+                            "response.output_text.delta",
+                            item_id=item["id"],
+                            output_index=index,
+                            content_index=0,
+                            delta=piece,
+                        )
+                    )
+            else:
+                for piece in _chunks(item["arguments"], size):
+                    body_events.append(
+                        event(
+                            "response.function_call_arguments.delta",
+                            item_id=item["id"],
+                            output_index=index,
+                            delta=piece,
+                        )
+                    )
+                body_events.append(
+                    event(
+                        "response.function_call_arguments.done",
+                        item_id=item["id"],
+                        output_index=index,
+                        arguments=item["arguments"],
+                    )
+                )
+            body_events.append(event("response.output_item.done", output_index=index, item=item))
+            if self.interleave and kind == "function_call":
+                deferred.append(body_events)
+            else:
+                events.extend(body_events)
+        for group in itertools.zip_longest(*deferred):
+            events.extend(e for e in group if e is not None)
+        final = self._response(turn, body, number, items, "completed")
+        done_kind = (
+            "response.incomplete" if final["status"] == "incomplete" else "response.completed"
+        )
+        events.append(event(done_kind, response=final))
+        return events
+
+
+# -- Anthropic Messages -------------------------------------------------------------------------
+
+
+class FakeAnthropicServer(FakeProviderServer):
+    """The Messages API at ``/v1/messages`` (``base_url`` is the host root).
+
+    The key is expected in ``x-api-key``. Thinking is sent as a signed thinking block. Arguments
+    that are not a JSON object cannot be sent in a non-streamed ``tool_use`` (its ``input`` is an
+    object), so there they are sent as ``{}``; streamed, they go out as written.
+    """
+
+    api = "anthropic-messages"
+    path = "/v1/messages"
+    base_path = ""
+
+    def sent_key(self, request: RecordedRequest) -> str:
+        return request.headers.get("x-api-key", "")
+
+    def new_call_id(self) -> str:
+        return f"toolu_{next(self._call_ids):024d}"
+
+    def render_error(self, error: ErrorReply) -> Any:
+        kind = {429: "rate_limit_error", 529: "overloaded_error", 401: "authentication_error"}
+        name = kind.get(
+            error.status, "api_error" if error.status >= 500 else "invalid_request_error"
+        )
+        return {"type": "error", "error": {"type": name, "message": error.message}}
+
+    def _stop(self, turn: ServerTurn) -> str:
+        if turn.finish_reason == "length":
+            return "max_tokens"
+        if turn.finish_reason:
+            return turn.finish_reason
+        return "tool_use" if turn.calls else "end_turn"
+
+    def _blocks(self, turn: ServerTurn, number: int) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        if turn.thinking:
+            blocks.append(
+                {"type": "thinking", "thinking": turn.thinking, "signature": f"sig-fake-{number}"}
+            )
+        if turn.text:
+            blocks.append({"type": "text", "text": turn.text})
+        for call in turn.calls:
+            try:
+                value = json.loads(call.arguments) if call.arguments.strip() else {}
+            except ValueError:
+                value = {}
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": call.id,
+                    "name": call.name,
+                    "input": value if isinstance(value, dict) else {},
+                }
+            )
+        return blocks
+
+    def render(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> Any:
+        prompt, completion = self.usage_numbers(turn, body)
+        return {
+            "id": f"msg_fake{number}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": self._blocks(turn, number),
+            "stop_reason": self._stop(turn),
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": completion},
+        }
+
+    def render_stream(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> list[str]:
+        prompt, completion = self.usage_numbers(turn, body)
+        size = self.chunk_size
+        message: dict[str, Any] = {
+            "id": f"msg_fake{number}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt, "output_tokens": 1},
+        }
+        events = [_sse({"type": "message_start", "message": message}, "message_start")]
+
+        def block_event(kind: str, **fields: Any) -> str:
+            return _sse({"type": kind, **fields}, kind)
+
+        index = 0
+        if turn.thinking:
+            start: dict[str, Any] = {"type": "thinking", "thinking": "", "signature": ""}
+            events.append(block_event("content_block_start", index=index, content_block=start))
+            for piece in _chunks(turn.thinking, size):
+                delta: dict[str, Any] = {"type": "thinking_delta", "thinking": piece}
+                events.append(block_event("content_block_delta", index=index, delta=delta))
+            delta = {"type": "signature_delta", "signature": f"sig-fake-{number}"}
+            events.append(block_event("content_block_delta", index=index, delta=delta))
+            events.append(block_event("content_block_stop", index=index))
+            index += 1
+        if turn.text:
+            start = {"type": "text", "text": ""}
+            events.append(block_event("content_block_start", index=index, content_block=start))
+            events.append(_sse({"type": "ping"}, "ping"))
+            for piece in _chunks(turn.text, size):
+                delta = {"type": "text_delta", "text": piece}
+                events.append(block_event("content_block_delta", index=index, delta=delta))
+            events.append(block_event("content_block_stop", index=index))
+            index += 1
+        for call in turn.calls:
+            start = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+            events.append(block_event("content_block_start", index=index, content_block=start))
+            events.append(
+                block_event(
+                    "content_block_delta",
+                    index=index,
+                    delta={"type": "input_json_delta", "partial_json": ""},
+                )
+            )
+            for piece in _chunks(call.arguments, size):
+                delta = {"type": "input_json_delta", "partial_json": piece}
+                events.append(block_event("content_block_delta", index=index, delta=delta))
+            if turn.finish_reason != "length":
+                events.append(block_event("content_block_stop", index=index))
+            index += 1
+        stop = {"stop_reason": self._stop(turn), "stop_sequence": None}
+        events.append(block_event("message_delta", delta=stop, usage={"output_tokens": completion}))
+        events.append(_sse({"type": "message_stop"}, "message_stop"))
+        return events

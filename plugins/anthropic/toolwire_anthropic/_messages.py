@@ -1,0 +1,588 @@
+"""The ``anthropic-messages`` adapter: Anthropic's Messages API.
+
+The assistant turn is its content blocks, and they go back unchanged: text, thinking with its
+signature, redacted thinking, ``tool_use`` with any extra fields, provider-run tool blocks and
+blocks of kinds this adapter does not know. All results of a round go back in one user message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, ClassVar, Final
+from urllib.parse import urlsplit
+
+from toolwire import FunctionSpec
+from toolwire.adapters import (
+    ANTHROPIC_KEY_HEADER,
+    AdapterCapabilities,
+    CallAssembler,
+    EmitEvent,
+    HTTPProviderAdapter,
+    ModelRequest,
+    NamedToolChoice,
+    ProviderError,
+    parse_arguments,
+)
+from toolwire.messages import (
+    AssistantMessage,
+    AssistantPart,
+    Message,
+    OpaquePart,
+    SystemMessage,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+__all__ = [
+    "API",
+    "DEFAULT_MAX_TOKENS",
+    "AnthropicMessagesAdapter",
+    "MessagesStream",
+    "parse_message",
+    "render_messages",
+    "render_messages_request",
+    "render_tools",
+]
+
+API: Final = "anthropic-messages"
+ANTHROPIC_BASE_URL: Final = "https://api.anthropic.com"
+ANTHROPIC_KEY_ENV: Final = "ANTHROPIC_API_KEY"
+ANTHROPIC_VERSION: Final = "2023-06-01"
+DEFAULT_MAX_TOKENS: Final = 4096
+"""``max_tokens`` when the config sets none: the API requires it, and every current model
+accepts this many."""
+
+# Blocks of tools the provider runs itself: reported as calls, never run locally.
+PROVIDER_CALL_BLOCKS: Final = frozenset({"server_tool_use", "mcp_tool_use"})
+_TOOL_USE_FIELDS: Final = frozenset({"type", "id", "name", "input"})
+
+STOP_REASONS: Final = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+}
+
+# Error types of stream `error` events worth sending again (when nothing was delivered).
+_RETRYABLE_ERRORS: Final = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def render_tools(functions: Sequence[FunctionSpec]) -> list[dict[str, Any]]:
+    """The ``tools`` array: ``{name, description, input_schema}``, schemas as written."""
+    return [
+        {"name": f.name, "description": f.description, "input_schema": dict(f.parameters)}
+        for f in functions
+    ]
+
+
+def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
+    if isinstance(message.content, str):
+        return message.content
+    blocks: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, TextPart):
+            if part.text:
+                blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, OpaquePart) and part.api == API:
+            blocks.append(dict(part.data))
+    return blocks
+
+
+def _tool_use(call: ToolCall) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "type": "tool_use",
+        "id": call.id,
+        "name": call.name,
+        "input": dict(call.arguments) if call.arguments is not None else {},
+    }
+    extra = (call.provider_data or {}).get("extra")
+    if isinstance(extra, Mapping):
+        for key, value in extra.items():
+            block.setdefault(key, value)
+    return block
+
+
+def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
+    own = message.api == API
+    blocks: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            if part.text:  # the API refuses empty text blocks
+                blocks.append({"type": "text", "text": part.text})
+        elif isinstance(part, ThinkingPart):
+            # Thinking goes back only to the API that signed it.
+            if not own:
+                continue
+            if part.redacted:
+                data = (part.provider_data or {}).get("data")
+                if data is not None:
+                    blocks.append({"type": "redacted_thinking", "data": data})
+            elif part.signature is not None:
+                blocks.append(
+                    {"type": "thinking", "thinking": part.text, "signature": part.signature}
+                )
+        elif isinstance(part, ToolCall):
+            if part.provider_executed:
+                block = (part.provider_data or {}).get("block")
+                if own and isinstance(block, Mapping):
+                    blocks.append(dict(block))
+            else:
+                blocks.append(_tool_use(part))
+        elif isinstance(part, OpaquePart) and part.api == API:
+            blocks.append(dict(part.data))
+    return blocks
+
+
+def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.call_id}
+    text = message.result.model_text()
+    if text:
+        block["content"] = text
+    if message.result.is_failure:
+        block["is_error"] = True
+    return block
+
+
+def render_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(system, messages)``: system messages joined into the top-level ``system``; the results
+    of a round gathered into one user message of ``tool_result`` blocks."""
+    system: list[str] = []
+    out: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+
+    def flush_results() -> None:
+        if results:
+            out.append({"role": "user", "content": list(results)})
+            results.clear()
+
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            results.append(_tool_result(message))
+            continue
+        flush_results()
+        if isinstance(message, SystemMessage):
+            if message.content:
+                system.append(message.content)
+        elif isinstance(message, UserMessage):
+            out.append({"role": "user", "content": _user_content(message)})
+        elif isinstance(message, AssistantMessage):
+            blocks = _assistant_blocks(message)
+            if blocks:  # the API refuses an assistant message without content
+                out.append({"role": "assistant", "content": blocks})
+    flush_results()
+    return ("\n\n".join(system) if system else None), out
+
+
+def _check_tool_choice(request: ModelRequest) -> None:
+    choice = request.tool_choice
+    if isinstance(choice, NamedToolChoice):
+        names = [f.name for f in request.functions]
+        if choice.name not in names:
+            raise ProviderError(
+                f"{API}: tool_choice names the tool {choice.name!r}, which is not offered in this "
+                f"request (offered: {', '.join(names) or 'none'})",
+                api=API,
+            )
+    elif choice == "required" and not request.functions:
+        raise ProviderError(
+            f"{API}: tool_choice 'required' needs at least one offered tool, and this request "
+            "offers none",
+            api=API,
+        )
+    elif choice not in ("auto", "none", "required"):
+        raise ProviderError(
+            f"{API}: tool_choice {choice!r} is not valid; use 'auto', 'none', 'required' or "
+            "NamedToolChoice(name)",
+            api=API,
+        )
+
+
+def _tool_choice(request: ModelRequest, accepts_parallel: bool) -> dict[str, Any]:
+    choice = request.tool_choice
+    if isinstance(choice, NamedToolChoice):
+        mapped: dict[str, Any] = {"type": "tool", "name": choice.name}
+    elif choice == "required":
+        mapped = {"type": "any"}
+    elif choice == "none":
+        return {"type": "none"}
+    else:
+        mapped = {"type": "auto"}
+    if request.parallel_tool_calls is False and accepts_parallel:
+        mapped["disable_parallel_tool_use"] = True
+    return mapped
+
+
+def render_messages_request(request: ModelRequest, config: Any) -> dict[str, Any]:
+    """The whole request body for ``request`` under the ``[provider]`` config ``config``.
+
+    ``max_tokens`` is always sent (``[provider] max_tokens``, else :data:`DEFAULT_MAX_TOKENS`);
+    ``[provider] options`` and the request's options are merged in last (``thinking``,
+    ``metadata`` …).
+    """
+    if not config.model:
+        raise ProviderError(
+            f"{API}: no model is configured; set provider.model (for example 'claude-sonnet-4-5')",
+            api=API,
+        )
+    _check_tool_choice(request)
+    system, messages = render_messages(request.messages)
+    body: dict[str, Any] = {
+        "model": config.model,
+        "max_tokens": config.max_tokens if config.max_tokens is not None else DEFAULT_MAX_TOKENS,
+        "messages": messages,
+    }
+    if system is not None:
+        body["system"] = system
+    if request.functions:
+        body["tools"] = render_tools(request.functions)
+        accepts = config.accepts_parallel_tool_calls is not False
+        choice = _tool_choice(request, accepts)
+        if choice != {"type": "auto"}:
+            body["tool_choice"] = choice
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    if request.stream:
+        body["stream"] = True
+    body.update(config.options)
+    body.update(request.options)
+    return body
+
+
+# -- parsing -----------------------------------------------------------------------------------
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _usage(payload: Any) -> Usage | None:
+    if not isinstance(payload, Mapping):
+        return None
+    read = _int(payload.get("cache_read_input_tokens"))
+    written = _int(payload.get("cache_creation_input_tokens")) or 0
+    inputs = _int(payload.get("input_tokens"))
+    outputs = _int(payload.get("output_tokens"))
+    # Anthropic counts cached input apart from `input_tokens`; the total counts all of it.
+    total = None
+    if inputs is not None and outputs is not None:
+        total = inputs + (read or 0) + written + outputs
+    return Usage(
+        input_tokens=inputs, output_tokens=outputs, cache_read_tokens=read, total_tokens=total
+    )
+
+
+def _finish(stop_reason: Any) -> str | None:
+    if stop_reason is None:
+        return None
+    return STOP_REASONS.get(str(stop_reason), str(stop_reason))
+
+
+def _extra(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    extra = {k: v for k, v in block.items() if k not in _TOOL_USE_FIELDS}
+    return {"extra": extra} if extra else None
+
+
+def part_from_block(block: Mapping[str, Any]) -> AssistantPart | None:
+    """The canonical part of one content block (None for an empty text block)."""
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text") or ""
+        return TextPart(text) if text else None
+    if kind == "thinking":
+        return ThinkingPart(text=block.get("thinking") or "", signature=block.get("signature"))
+    if kind == "redacted_thinking":
+        return ThinkingPart(redacted=True, provider_data={"data": block.get("data")})
+    if kind == "tool_use":
+        arguments, reason = parse_arguments(block.get("input"))
+        return ToolCall(
+            id=str(block.get("id") or ""),
+            name=str(block.get("name") or ""),
+            arguments=arguments,
+            invalid_reason=reason,
+            provider_data=_extra(block),
+        )
+    if kind in PROVIDER_CALL_BLOCKS:
+        arguments, reason = parse_arguments(block.get("input"))
+        return ToolCall(
+            id=str(block.get("id") or ""),
+            name=str(block.get("name") or ""),
+            arguments=arguments,
+            invalid_reason=reason,
+            provider_executed=True,
+            provider_data={"block": dict(block)},
+        )
+    return OpaquePart(api=API, data=dict(block))
+
+
+def _error(payload: Mapping[str, Any], where: str) -> ProviderError:
+    error = payload.get("error") or {}
+    kind = str(error.get("type") or "error") if isinstance(error, Mapping) else "error"
+    message = str(error.get("message") or kind) if isinstance(error, Mapping) else str(error)
+    return ProviderError(
+        f"{API}: {where} reported {kind}: {message}",
+        api=API,
+        retryable=kind in _RETRYABLE_ERRORS,
+        provider_message=message,
+    )
+
+
+def parse_message(payload: Mapping[str, Any]) -> AssistantMessage:
+    """The assistant turn of a (non-streamed) ``message`` answer, one part per content block.
+
+    :raises ProviderError: when the answer is an error object.
+    """
+    if payload.get("type") == "error":
+        raise _error(payload, "the answer")
+    parts = [part_from_block(b) for b in payload.get("content") or () if isinstance(b, Mapping)]
+    return AssistantMessage(
+        parts=[p for p in parts if p is not None],
+        api=API,
+        model=payload.get("model"),
+        finish_reason=_finish(payload.get("stop_reason")),
+        usage=_usage(payload.get("usage")),
+    )
+
+
+class MessagesStream:
+    """Reads the events of a streamed Messages answer, emitting events as they come.
+
+    Blocks are keyed by their ``index``; ``tool_use`` arguments stream as ``input_json_delta``
+    and complete at ``content_block_stop``. A stream that ends with a block still open (cut off at
+    ``max_tokens`` inside the arguments) ends that call invalid, its raw text kept.
+    """
+
+    def __init__(self, request: ModelRequest, emit: EmitEvent) -> None:
+        self._calls = CallAssembler(request, emit)
+        self._blocks: dict[int, dict[str, Any]] = {}
+        self._parts: dict[int, AssistantPart | None] = {}
+        self._texts: dict[int, list[str]] = {}
+        self._call_input: dict[int, Any] = {}
+        self._with_arguments: set[int] = set()
+        self._message: dict[str, Any] = {}
+        self._usage: dict[str, Any] = {}
+        self._stop_reason: Any = None
+        self._done = False
+
+    def feed(self, data: str) -> bool:
+        """Take the data of one event; True at ``message_stop``."""
+        event = json.loads(data)
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            self._delta(event.get("index"), event.get("delta") or {})
+        elif kind == "content_block_start":
+            self._start(event.get("index"), event.get("content_block") or {})
+        elif kind == "content_block_stop":
+            self._stop(event.get("index"))
+        elif kind == "message_start":
+            self._message = dict(event.get("message") or {})
+            self._usage.update(self._message.get("usage") or {})
+        elif kind == "message_delta":
+            delta = event.get("delta") or {}
+            if "stop_reason" in delta:
+                self._stop_reason = delta["stop_reason"]
+            self._usage.update(event.get("usage") or {})
+        elif kind == "message_stop":
+            self._done = True
+            return True
+        elif kind == "error":
+            raise _error(event, "the stream")
+        return False
+
+    def _start(self, index: Any, block: Mapping[str, Any]) -> None:
+        if not isinstance(index, int):
+            index = len(self._blocks)
+        kind = block.get("type")
+        self._blocks[index] = dict(block)
+        if kind == "text":
+            text = block.get("text") or ""
+            self._texts[index] = [text] if text else []
+            self._calls.text(text)
+        elif kind == "thinking":
+            text = block.get("thinking") or ""
+            self._texts[index] = [text] if text else []
+            self._calls.thinking(text)
+        elif kind == "tool_use" or kind in PROVIDER_CALL_BLOCKS:
+            self._call_input[index] = block.get("input")
+            self._calls.begin(
+                index,
+                call_id=block.get("id") or None,
+                name=block.get("name") or None,
+                provider_executed=kind in PROVIDER_CALL_BLOCKS,
+                provider_data=_extra(block) if kind == "tool_use" else None,
+            )
+
+    def _delta(self, index: Any, delta: Mapping[str, Any]) -> None:
+        if not isinstance(index, int) or index not in self._blocks:
+            return
+        kind = delta.get("type")
+        block = self._blocks[index]
+        if kind == "text_delta":
+            text = delta.get("text") or ""
+            self._texts.setdefault(index, []).append(text)
+            self._calls.text(text)
+        elif kind == "thinking_delta":
+            text = delta.get("thinking") or ""
+            self._texts.setdefault(index, []).append(text)
+            self._calls.thinking(text)
+        elif kind == "signature_delta":
+            block["signature"] = block.get("signature", "") + (delta.get("signature") or "")
+        elif kind == "input_json_delta":
+            text = delta.get("partial_json") or ""
+            if text:
+                self._with_arguments.add(index)
+                self._calls.arguments(index, text)
+        elif kind == "citations_delta":
+            block.setdefault("citations", []).append(delta.get("citation"))
+        else:
+            # A delta of a kind this adapter does not know: merge its fields into the block
+            # (text fields are appended), so the block still goes back whole.
+            for key, value in delta.items():
+                if key == "type":
+                    continue
+                current = block.get(key)
+                if isinstance(value, str) and isinstance(current, str):
+                    block[key] = current + value
+                else:
+                    block[key] = value
+
+    def _stop(self, index: Any) -> None:
+        if not isinstance(index, int) or index not in self._blocks or index in self._parts:
+            return
+        self._parts[index] = self._finish_block(index, cut=None)
+
+    def _finish_block(self, index: int, cut: str | None) -> AssistantPart | None:
+        block = self._blocks[index]
+        kind = block.get("type")
+        if kind in ("text", "thinking"):
+            field = "text" if kind == "text" else "thinking"
+            block[field] = "".join(self._texts.get(index, ()))
+            return part_from_block(block)
+        if kind == "tool_use" or kind in PROVIDER_CALL_BLOCKS:
+            if cut is not None:
+                calls = self._calls.finish(cut, key=index)
+                return calls[0] if calls else None
+            provider_data = {"block": block} if kind in PROVIDER_CALL_BLOCKS else None
+            if index in self._with_arguments:
+                call = self._calls.complete(index, provider_data=provider_data)
+            else:
+                call = self._calls.complete(
+                    index,
+                    final_arguments=self._call_input.get(index) or {},
+                    use_final=True,
+                    provider_data=provider_data,
+                )
+            if call is not None and provider_data is not None and call.arguments is not None:
+                block["input"] = dict(call.arguments)
+            return call
+        return part_from_block(block)
+
+    def result(self) -> AssistantMessage:
+        """The assistant turn; a block left open (the stream was cut) ends invalid."""
+        reason = _finish(self._stop_reason)
+        for index in sorted(self._blocks):
+            if index not in self._parts:
+                why = f"stop reason: {self._stop_reason}" if self._stop_reason else "cut off"
+                self._parts[index] = self._finish_block(index, cut=why)
+        parts = [self._parts[i] for i in sorted(self._parts)]
+        return AssistantMessage(
+            parts=[p for p in parts if p is not None],
+            api=API,
+            model=self._message.get("model"),
+            finish_reason=reason,
+            usage=_usage(self._usage) if self._usage else None,
+        )
+
+
+# -- the adapter -------------------------------------------------------------------------------
+
+
+class AnthropicMessagesAdapter(HTTPProviderAdapter):
+    """``anthropic-messages``: the Messages API at ``{base_url}/v1/messages``.
+
+    ``base_url`` is the host root (default ``https://api.anthropic.com``); the key comes from
+    ``provider.api_key_env`` (default ``ANTHROPIC_API_KEY`` for api.anthropic.com) and is sent as
+    ``x-api-key``.
+    """
+
+    api: ClassVar[str] = API
+    key_header = ANTHROPIC_KEY_HEADER
+
+    @property
+    def capabilities(self) -> AdapterCapabilities:
+        """Native tools (unless configured off), every tool choice, streaming; no strict binding;
+        the parallel flag (``disable_parallel_tool_use``) unless configured off."""
+        return AdapterCapabilities(
+            native_tools=self.config.native_tools is not False,
+            tool_choice=frozenset({"auto", "none", "required", "named"}),
+            streaming=True,
+            binds_strict_schemas=False,
+            accepts_parallel_tool_calls=self.config.accepts_parallel_tool_calls is not False,
+            max_tool_name_length=64,
+        )
+
+    def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
+        """Exactly the ``tools`` array the Messages API receives."""
+        return render_tools(functions)
+
+    @property
+    def endpoint(self) -> str:
+        """The URL requests go to."""
+        base = (self.config.base_url or ANTHROPIC_BASE_URL).rstrip("/")
+        # The SDK's base_url is the host root; a trailing /v1 is a common slip, tolerated here.
+        if urlsplit(base).path.endswith("/v1"):
+            base = base[: -len("/v1")]
+        return base + "/v1/messages"
+
+    @property
+    def key_env(self) -> str | None:
+        """The variable holding the key: ``provider.api_key_env``, else ``ANTHROPIC_API_KEY`` for
+        api.anthropic.com (other hosts, such as local proxies, may need none)."""
+        if self.config.api_key_env:
+            return self.config.api_key_env
+        host = urlsplit(self.endpoint).hostname or ""
+        return ANTHROPIC_KEY_ENV if host == "api.anthropic.com" else None
+
+    async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
+        """Send the request (streamed when ``request.stream``) and return the assistant turn."""
+        body = render_messages_request(request, self.config)
+        key_env = self.key_env
+        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        tools_offered = bool(request.functions)
+        if request.stream:
+
+            async def consume(events: AsyncIterator[Any], sink: EmitEvent) -> AssistantMessage:
+                stream = MessagesStream(request, sink)
+                async for event in events:
+                    if stream.feed(event.data):
+                        break
+                return stream.result()
+
+            return await self.stream(
+                self.endpoint,
+                body,
+                request,
+                emit,
+                consume,
+                key_env=key_env,
+                headers=headers,
+                tools_offered=tools_offered,
+            )
+        payload = await self.post(
+            self.endpoint,
+            body,
+            request,
+            emit,
+            key_env=key_env,
+            headers=headers,
+            tools_offered=tools_offered,
+        )
+        return parse_message(payload)

@@ -1,0 +1,470 @@
+"""The ``openai-chat`` adapter: OpenAI Chat Completions and every host that copies it.
+
+Rendering and parsing are plain functions of JSON values, testable without a server; the adapter
+class only adds the sending.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
+from typing import Any, ClassVar, Final
+
+from toolwire import FunctionSpec
+from toolwire.adapters import (
+    AdapterCapabilities,
+    CallAssembler,
+    EmitEvent,
+    HTTPProviderAdapter,
+    ModelRequest,
+    NamedToolChoice,
+    ProviderError,
+    new_call_id,
+    parse_arguments,
+)
+from toolwire.messages import (
+    AssistantMessage,
+    AssistantPart,
+    Message,
+    OpaquePart,
+    SystemMessage,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+from ._common import (
+    HostProfile,
+    RenderedTools,
+    WireFunction,
+    arguments_text,
+    chat_usage,
+    check_tool_choice,
+    error_in_body,
+    finish_reason,
+    host_profile,
+    wire_function,
+)
+
+__all__ = [
+    "API",
+    "ChatStream",
+    "OpenAIChatAdapter",
+    "parse_chat_completion",
+    "render_chat_messages",
+    "render_chat_request",
+    "render_chat_tools",
+]
+
+API: Final = "openai-chat"
+_CALL_FIELDS: Final = frozenset({"id", "type", "function", "index"})
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def _tool(function: WireFunction) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": function.name,
+        "description": function.description,
+        "parameters": function.parameters,
+    }
+    if function.strict:
+        body["strict"] = True
+    return {"type": "function", "function": body}
+
+
+def render_chat_tools(
+    functions: Sequence[FunctionSpec], *, binds_strict: bool = False
+) -> list[dict[str, Any]]:
+    """The ``tools`` array: ``{"type": "function", "function": {name, description, parameters}}``,
+    projected to strict form (with ``"strict": true``) when the host binds output."""
+    return [_tool(wire_function(f, binds_strict=binds_strict)) for f in functions]
+
+
+def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
+    if isinstance(message.content, str):
+        return message.content
+    parts: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, TextPart):
+            parts.append({"type": "text", "text": part.text})
+        elif isinstance(part, OpaquePart) and part.api == API:
+            parts.append(dict(part.data))
+    return parts
+
+
+def _tool_call(call: ToolCall) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": arguments_text(call)},
+    }
+    extra = (call.provider_data or {}).get("extra")
+    if isinstance(extra, Mapping):
+        # Fields some hosts attach to a call and want back (Gemini's thought signatures).
+        for key, value in extra.items():
+            item.setdefault(key, value)
+    return item
+
+
+def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
+    text = "".join(p.text for p in message.parts if isinstance(p, TextPart))
+    calls = [
+        _tool_call(p) for p in message.parts if isinstance(p, ToolCall) and not p.provider_executed
+    ]
+    if not text and not calls:
+        return None
+    out: dict[str, Any] = {"role": "assistant"}
+    if text or not calls:
+        out["content"] = text
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def render_chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """The ``messages`` array: system, user, assistant (``tool_calls``) and one ``role: "tool"``
+    message per result, its ``tool_call_id`` naming the call."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            out.append({"role": "system", "content": message.content})
+        elif isinstance(message, UserMessage):
+            out.append({"role": "user", "content": _user_content(message)})
+        elif isinstance(message, AssistantMessage):
+            rendered = _assistant(message)
+            if rendered is not None:
+                out.append(rendered)
+        elif isinstance(message, ToolResultMessage):
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": message.call_id,
+                    "content": message.result.model_text(),
+                }
+            )
+    return out
+
+
+def _tool_choice(choice: Any) -> Any:
+    if isinstance(choice, NamedToolChoice):
+        return {"type": "function", "function": {"name": choice.name}}
+    return choice
+
+
+def render_chat_request(
+    request: ModelRequest,
+    config: Any,
+    *,
+    profile: HostProfile | None = None,
+    tools: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The whole request body for ``request`` under the ``[provider]`` config ``config``.
+
+    ``tool_choice`` is sent when it is not ``auto`` (the default of every host), and
+    ``parallel_tool_calls: false`` when the loop runs calls one by one and the host accepts the
+    flag. ``[provider] options`` and the request's options are merged in last, so any body field
+    (``seed``, ``reasoning_effort`` …) can be set. ``tools`` is the rendered ``tools`` array when
+    the caller has it already.
+    """
+    profile = profile or host_profile(config)
+    if not config.model:
+        raise ProviderError(
+            f"{API}: no model is configured; set provider.model (for example 'gpt-4o-mini')",
+            api=API,
+        )
+    check_tool_choice(request, API)
+    messages = render_chat_messages(request.messages)
+    body: dict[str, Any] = {"model": config.model, "messages": messages}
+    if request.functions:
+        if tools is None:
+            tools = render_chat_tools(request.functions, binds_strict=profile.binds_strict)
+        body["tools"] = tools
+        if request.tool_choice != "auto":
+            body["tool_choice"] = _tool_choice(request.tool_choice)
+        if request.parallel_tool_calls is False and profile.accepts_parallel:
+            body["parallel_tool_calls"] = False
+    if config.max_tokens is not None:
+        body["max_completion_tokens" if profile.is_openai else "max_tokens"] = config.max_tokens
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    if request.stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    body.update(config.options)
+    body.update(request.options)
+    return body
+
+
+# -- parsing -----------------------------------------------------------------------------------
+
+
+def _text_of(content: Any) -> str:
+    if type(content) is str:
+        return content
+    if content is None:
+        return ""
+    if isinstance(content, list):
+        pieces = []
+        for part in content:
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                pieces.append(part["text"])
+            elif isinstance(part, str):
+                pieces.append(part)
+        return "".join(pieces)
+    return ""
+
+
+def _reasoning_of(mapping: Mapping[str, Any]) -> str:
+    # DeepSeek and vLLM send `reasoning_content`; OpenRouter and Ollama send `reasoning`.
+    value = mapping.get("reasoning_content") or mapping.get("reasoning")
+    return value if type(value) is str else ""
+
+
+def _extra(call: Mapping[str, Any]) -> dict[str, Any] | None:
+    if call.keys() <= _CALL_FIELDS:
+        return None
+    extra = {k: v for k, v in call.items() if k not in _CALL_FIELDS}
+    return {"extra": extra} if extra else None
+
+
+def _call_from_wire(call: Mapping[str, Any], id_factory: Callable[[], str]) -> ToolCall:
+    function = call.get("function") or {}
+    name = str(function.get("name") or "")
+    raw = function.get("arguments")
+    arguments, reason = parse_arguments(raw)
+    raw_text = raw if type(raw) is str else (None if raw is None else json.dumps(raw))
+    return ToolCall(
+        id=str(call.get("id") or "") or id_factory(),
+        name=name,
+        arguments=arguments,
+        raw_arguments=raw_text or None,
+        invalid_reason=reason,
+        provider_data=_extra(call),
+    )
+
+
+def parse_chat_completion(
+    payload: Mapping[str, Any],
+    *,
+    id_factory: Callable[[], str] = new_call_id,
+) -> AssistantMessage:
+    """The assistant turn of a (non-streamed) ``chat.completion`` answer.
+
+    Parts in order: reasoning (``reasoning_content`` / ``reasoning``), text (or the refusal), tool
+    calls; a call without an id gets one; a legacy ``function_call`` counts as one call.
+
+    :raises ProviderError: when the answer holds an error or no choice.
+    """
+    error = error_in_body(payload, API)
+    if error is not None:
+        raise error
+    choices = payload.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise ProviderError(f"{API}: the answer has no choices: {str(payload)[:200]}", api=API)
+    choice = choices[0]
+    message = choice.get("message") or {}
+    parts: list[AssistantPart] = []
+    reasoning = _reasoning_of(message)
+    if reasoning:
+        parts.append(ThinkingPart(text=reasoning))
+    text = _text_of(message.get("content")) or _text_of(message.get("refusal"))
+    if text:
+        parts.append(TextPart(text))
+    for call in message.get("tool_calls") or ():
+        parts.append(_call_from_wire(call, id_factory))
+    legacy = message.get("function_call")
+    if isinstance(legacy, Mapping) and not message.get("tool_calls"):
+        parts.append(_call_from_wire({"function": legacy}, id_factory))
+    return AssistantMessage(
+        parts=parts,
+        api=API,
+        model=payload.get("model"),
+        finish_reason=finish_reason(choice.get("finish_reason")),
+        usage=chat_usage(payload.get("usage")),
+    )
+
+
+class ChatStream:
+    """Reads the chunks of a streamed Chat Completions answer, emitting events as they come.
+
+    Feed every server-sent event to :meth:`feed` (it returns True at ``[DONE]``), then call
+    :meth:`result`. Calls are keyed by their ``index``; a host that leaves the index out gets its
+    calls keyed by id, or by arrival. Calls complete when the finish reason arrives (or when the
+    stream ends), so parallel calls may interleave.
+    """
+
+    def __init__(
+        self,
+        request: ModelRequest,
+        emit: EmitEvent,
+        *,
+        id_factory: Callable[[], str] = new_call_id,
+    ) -> None:
+        self._calls = CallAssembler(request, emit, id_factory=id_factory)
+        self._text: list[str] = []
+        self._thinking: list[str] = []
+        self._finish: str | None = None
+        self._model: str | None = None
+        self._usage: Any = None
+        self._last_key: Hashable | None = None
+        self._done = False
+
+    def feed(self, data: str) -> bool:
+        """Take the data of one event; True once the stream said ``[DONE]``."""
+        if data == "[DONE]":
+            self._done = True
+            return True
+        chunk = json.loads(data)
+        error = error_in_body(chunk, API)
+        if error is not None:
+            raise error
+        if self._model is None and chunk.get("model"):
+            self._model = chunk["model"]
+        if chunk.get("usage"):
+            self._usage = chunk["usage"]
+        for choice in chunk.get("choices") or ():
+            if choice.get("index", 0) != 0:
+                continue
+            delta = choice.get("delta") or {}
+            reasoning = _reasoning_of(delta)
+            if reasoning:
+                self._thinking.append(reasoning)
+                self._calls.thinking(reasoning)
+            text = _text_of(delta.get("content")) or _text_of(delta.get("refusal"))
+            if text:
+                self._text.append(text)
+                self._calls.text(text)
+            for call in delta.get("tool_calls") or ():
+                self._call_delta(call)
+            legacy = delta.get("function_call")
+            if isinstance(legacy, Mapping):
+                self._call_delta({"index": 0, "function": legacy})
+            if choice.get("finish_reason"):
+                self._finish = choice["finish_reason"]
+                self._calls.complete_open()
+        return False
+
+    def _key(self, call: Mapping[str, Any]) -> Hashable:
+        index = call.get("index")
+        if isinstance(index, int):
+            return index
+        # A host without indexes: a new id starts a new call, a delta without one continues.
+        call_id = call.get("id")
+        if call_id:
+            return ("id", call_id)
+        return 0 if self._last_key is None else self._last_key
+
+    def _call_delta(self, call: Mapping[str, Any]) -> None:
+        key = self._key(call)
+        self._last_key = key
+        function = call.get("function") or {}
+        self._calls.begin(
+            key,
+            call_id=call.get("id") or None,
+            name=function.get("name") or None,
+            provider_data=_extra(call),
+        )
+        arguments = function.get("arguments")
+        if isinstance(arguments, Mapping):
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        if isinstance(arguments, str) and arguments:
+            self._calls.arguments(key, arguments)
+
+    def result(self) -> AssistantMessage:
+        """The assistant turn; calls still open (the stream ended early) end invalid."""
+        if self._finish is None:
+            self._calls.finish("the stream ended without a finish reason")
+        else:
+            self._calls.complete_open()
+        parts: list[AssistantPart] = []
+        if self._thinking:
+            parts.append(ThinkingPart(text="".join(self._thinking)))
+        if self._text:
+            parts.append(TextPart("".join(self._text)))
+        parts.extend(self._calls.calls)
+        return AssistantMessage(
+            parts=parts,
+            api=API,
+            model=self._model,
+            finish_reason=finish_reason(self._finish),
+            usage=chat_usage(self._usage),
+        )
+
+
+# -- the adapter -------------------------------------------------------------------------------
+
+
+_CAPABILITIES_TOOL_CHOICE: Final = frozenset({"auto", "none", "required", "named"})
+
+
+class OpenAIChatAdapter(HTTPProviderAdapter):
+    """``openai-chat``: Chat Completions at ``{base_url}/chat/completions``.
+
+    ``base_url`` (default ``https://api.openai.com/v1``) makes it serve every OpenAI-compatible
+    host: Ollama, vLLM, llama.cpp server, LM Studio, OpenRouter, Groq …; see
+    :class:`~toolwire_openai._common.HostProfile` for the per-host defaults.
+    """
+
+    api: ClassVar[str] = API
+
+    @functools.cached_property
+    def profile(self) -> HostProfile:
+        """What the configured host accepts (the config does not change)."""
+        return host_profile(self.config)
+
+    @property
+    def capabilities(self) -> AdapterCapabilities:
+        """Native tools (unless configured off), every tool choice, streaming, the host flags."""
+        profile = self.profile
+        return AdapterCapabilities(
+            native_tools=profile.native_tools,
+            tool_choice=_CAPABILITIES_TOOL_CHOICE,
+            streaming=True,
+            binds_strict_schemas=profile.binds_strict,
+            accepts_parallel_tool_calls=profile.accepts_parallel,
+            max_tool_name_length=64,
+        )
+
+    @functools.cached_property
+    def _tools(self) -> RenderedTools:
+        binds = self.profile.binds_strict
+        return RenderedTools(lambda functions: render_chat_tools(functions, binds_strict=binds))
+
+    def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
+        """Exactly the ``tools`` array this host receives (strict where it binds output)."""
+        return self._tools.get(functions)
+
+    async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
+        """Send the request (streamed when ``request.stream``) and return the assistant turn."""
+        profile = self.profile
+        tools = self._tools.get(request.functions) if request.functions else None
+        body = render_chat_request(request, self.config, profile=profile, tools=tools)
+        url = profile.base_url + "/chat/completions"
+        tools_offered = bool(request.functions)
+        if request.stream:
+
+            async def consume(events: AsyncIterator[Any], sink: EmitEvent) -> AssistantMessage:
+                stream = ChatStream(request, sink)
+                async for event in events:
+                    if stream.feed(event.data):
+                        break
+                return stream.result()
+
+            return await self.stream(
+                url,
+                body,
+                request,
+                emit,
+                consume,
+                key_env=profile.key_env,
+                tools_offered=tools_offered,
+            )
+        payload = await self.post(
+            url, body, request, emit, key_env=profile.key_env, tools_offered=tools_offered
+        )
+        return parse_chat_completion(payload)

@@ -1,0 +1,248 @@
+"""What both OpenAI adapters share: host defaults, strict projection, argument text and usage."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+import attrs
+
+from toolwire import FunctionSpec
+from toolwire.adapters import ModelRequest, NamedToolChoice, ProviderError
+from toolwire.messages import ToolCall, Usage
+
+OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
+OPENAI_KEY_ENV: Final = "OPENAI_API_KEY"
+
+# Hosts known to accept `parallel_tool_calls`. Elsewhere the flag is left out unless the config
+# says the host accepts it: a host that rejects unknown fields would fail every request, while a
+# host that ignores the flag costs nothing, because the loop runs the calls of a turn one by one.
+PARALLEL_FLAG_HOSTS: Final = frozenset({"api.openai.com", "openrouter.ai", "api.groq.com"})
+
+# Hosts that constrain output to strict schemas (`"strict": true`).
+STRICT_HOSTS: Final = frozenset({"api.openai.com"})
+
+
+@attrs.frozen(kw_only=True)
+class HostProfile:
+    """What the configured host is and accepts, from the config and its defaults.
+
+    - ``base_url``: the configured one, else OpenAI's (``https://api.openai.com/v1``).
+    - ``key_env``: ``provider.api_key_env``, else ``OPENAI_API_KEY`` for api.openai.com and no
+      key for other hosts (local servers need none).
+    - ``binds_strict``: ``provider.enforces_strict_tool_schemas``, else true for api.openai.com.
+    - ``accepts_parallel``: ``provider.accepts_parallel_tool_calls``, else true for
+      api.openai.com, openrouter.ai and api.groq.com.
+    - ``native_tools``: ``provider.native_tools``, else true.
+    - ``is_openai``: the host is api.openai.com (it takes ``max_completion_tokens``).
+    """
+
+    base_url: str
+    key_env: str | None
+    binds_strict: bool
+    accepts_parallel: bool
+    native_tools: bool
+    is_openai: bool
+
+
+def host_profile(config: Any) -> HostProfile:
+    """The :class:`HostProfile` of a :class:`toolwire.Config` ``[provider]`` section."""
+    base_url = (config.base_url or OPENAI_BASE_URL).rstrip("/")
+    host = (urlsplit(base_url).hostname or "").lower()
+    is_openai = host == "api.openai.com"
+    key_env = config.api_key_env or (OPENAI_KEY_ENV if is_openai else None)
+    binds = config.enforces_strict_tool_schemas
+    accepts = config.accepts_parallel_tool_calls
+    return HostProfile(
+        base_url=base_url,
+        key_env=key_env,
+        binds_strict=host in STRICT_HOSTS if binds is None else bool(binds),
+        accepts_parallel=host in PARALLEL_FLAG_HOSTS if accepts is None else bool(accepts),
+        native_tools=config.native_tools is not False,
+        is_openai=is_openai,
+    )
+
+
+@attrs.frozen(kw_only=True)
+class WireFunction:
+    """One function as an OpenAI API receives it: the schema sent, and whether it is strict.
+
+    ``problems`` says why a function that could have been strict was sent non-strict.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    strict: bool
+    problems: tuple[str, ...] = ()
+
+
+def wire_function(spec: FunctionSpec, *, binds_strict: bool) -> WireFunction:
+    """Project ``spec`` to strict form when the host binds output and the tool allows it.
+
+    A schema strict mode cannot express is sent as written, non-strict, for that tool alone.
+    The model then sends ``null`` for optional properties it leaves out; the tool's validation
+    reads such a ``null`` as "left out", so the arguments are passed on as they came.
+    """
+    if binds_strict and spec.strict is not False:
+        tool = spec.tool
+        if tool is not None and spec.parameters is tool.parameters:
+            projection = tool.strict_projection()  # computed once per tool
+        else:
+            from toolwire.tools import strict_projection
+
+            projection = strict_projection(spec.parameters)
+        if projection.schema is not None:
+            return WireFunction(
+                name=spec.name,
+                description=spec.description,
+                parameters=projection.schema,
+                strict=True,
+            )
+        return WireFunction(
+            name=spec.name,
+            description=spec.description,
+            parameters=dict(spec.parameters),
+            strict=False,
+            problems=tuple(projection.problems),
+        )
+    return WireFunction(
+        name=spec.name, description=spec.description, parameters=dict(spec.parameters), strict=False
+    )
+
+
+class RenderedTools:
+    """The last rendered ``tools`` array, reused while the same functions are offered.
+
+    The loop offers the very same :class:`FunctionSpec` objects round after round (each tool
+    caches its own), so an identity check is enough to skip rendering them again.
+    """
+
+    def __init__(self, render: Callable[[Sequence[FunctionSpec]], list[dict[str, Any]]]) -> None:
+        self._render = render
+        self._functions: tuple[FunctionSpec, ...] = ()
+        self._rendered: list[dict[str, Any]] | None = None
+
+    def get(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
+        """The rendered tools for ``functions`` (rendered again only when they changed)."""
+        cached = self._functions
+        if (
+            self._rendered is not None
+            and len(cached) == len(functions)
+            and all(a is b for a, b in zip(cached, functions, strict=True))
+        ):
+            return self._rendered
+        rendered = self._render(functions)
+        self._functions, self._rendered = functions, rendered
+        return rendered
+
+
+def check_tool_choice(request: ModelRequest, api: str) -> None:
+    """Refuse a tool choice the request cannot satisfy, before anything is sent."""
+    choice = request.tool_choice
+    if isinstance(choice, NamedToolChoice):
+        names = [f.name for f in request.functions]
+        if choice.name not in names:
+            offered = ", ".join(names) or "none"
+            raise ProviderError(
+                f"{api}: tool_choice names the function {choice.name!r}, which is not offered in "
+                f"this request (offered: {offered})",
+                api=api,
+            )
+    elif choice == "required" and not request.functions:
+        raise ProviderError(
+            f"{api}: tool_choice 'required' needs at least one offered function, and this "
+            "request offers none",
+            api=api,
+        )
+    elif choice not in ("auto", "none", "required"):
+        raise ProviderError(
+            f"{api}: tool_choice {choice!r} is not valid; use 'auto', 'none', 'required' or "
+            "NamedToolChoice(name)",
+            api=api,
+        )
+
+
+def arguments_text(call: ToolCall) -> str:
+    """The argument text of a call sent back in the history.
+
+    The text the model sent when it still says the same, so the history stays byte-identical
+    (prompt caches hold); the arguments as compact JSON when they were repaired or edited; ``{}``
+    for arguments that never parsed (some hosts parse this text and refuse invalid JSON).
+    """
+    if call.arguments is None:
+        return "{}"
+    raw = call.raw_arguments
+    if raw:
+        try:
+            if json.loads(raw) == call.arguments:
+                return raw
+        except ValueError:
+            pass
+    return json.dumps(call.arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+FINISH_REASONS: Final = {
+    "stop": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "length": "length",
+    "content_filter": "content_filter",
+}
+
+
+def finish_reason(raw: Any) -> str | None:
+    """The canonical finish reason: ``stop``, ``tool_calls``, ``length``, ``content_filter``, or
+    the provider's own word for anything else."""
+    if raw is None:
+        return None
+    text = str(raw)
+    return FINISH_REASONS.get(text, text)
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def _usage(payload: Any, inputs: str, outputs: str, details: str) -> Usage | None:
+    # Answers are decoded JSON: plain dicts and ints, checked by exact type (fast, and bools out).
+    if type(payload) is not dict:
+        return None
+    extra = payload.get(details)
+    return Usage(
+        input_tokens=_int(payload.get(inputs)),
+        output_tokens=_int(payload.get(outputs)),
+        cache_read_tokens=_int(extra.get("cached_tokens")) if type(extra) is dict else None,
+        total_tokens=_int(payload.get("total_tokens")),
+    )
+
+
+def chat_usage(payload: Any) -> Usage | None:
+    """Usage of a Chat Completions answer (``prompt_tokens`` …)."""
+    return _usage(payload, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+
+
+def responses_usage(payload: Any) -> Usage | None:
+    """Usage of a Responses answer (``input_tokens`` …)."""
+    return _usage(payload, "input_tokens", "output_tokens", "input_tokens_details")
+
+
+def error_in_body(payload: Any, api: str) -> ProviderError | None:
+    """A :class:`ProviderError` for a 200 answer that carries an error object instead."""
+    if "error" not in payload or payload["error"] is None:
+        return None
+    error = payload["error"]
+    if isinstance(error, Mapping):
+        message = str(error.get("message") or error.get("code") or error)
+        code = str(error.get("code") or error.get("type") or "")
+    else:
+        message, code = str(error), ""
+    retryable = code in ("server_error", "rate_limit_exceeded", "overloaded", "internal_error")
+    return ProviderError(
+        f"{api}: the provider reported an error: {message}",
+        api=api,
+        retryable=retryable,
+        provider_message=message,
+    )

@@ -1,0 +1,560 @@
+"""The ``openai-responses`` adapter: the OpenAI Responses API.
+
+Every output item of a turn goes back unchanged in the next request (reasoning items, messages
+with their ids, provider-run tool items), kept as :class:`OpaquePart`; function calls become
+:class:`ToolCall` parts and their results ``function_call_output`` items.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
+from typing import Any, ClassVar, Final
+
+import attrs
+
+from toolwire import FunctionSpec
+from toolwire.adapters import (
+    AdapterCapabilities,
+    CallAssembler,
+    EmitEvent,
+    HTTPProviderAdapter,
+    ModelRequest,
+    NamedToolChoice,
+    ProviderError,
+    parse_arguments,
+)
+from toolwire.messages import (
+    AssistantMessage,
+    AssistantPart,
+    Message,
+    OpaquePart,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+from ._common import (
+    HostProfile,
+    RenderedTools,
+    WireFunction,
+    arguments_text,
+    check_tool_choice,
+    error_in_body,
+    host_profile,
+    responses_usage,
+    wire_function,
+)
+
+__all__ = [
+    "API",
+    "OpenAIResponsesAdapter",
+    "ResponsesStream",
+    "parse_response",
+    "render_responses_input",
+    "render_responses_request",
+    "render_responses_tools",
+]
+
+API: Final = "openai-responses"
+
+# Output items of tools the provider runs itself; reported as calls, never run locally.
+PROVIDER_TOOL_ITEMS: Final = frozenset(
+    {
+        "web_search_call",
+        "file_search_call",
+        "image_generation_call",
+        "code_interpreter_call",
+        "mcp_call",
+    }
+)
+
+
+# -- rendering ---------------------------------------------------------------------------------
+
+
+def _tool(function: WireFunction) -> dict[str, Any]:
+    # `strict` is always written: the Responses API takes a missing flag as true.
+    return {
+        "type": "function",
+        "name": function.name,
+        "description": function.description,
+        "parameters": function.parameters,
+        "strict": function.strict,
+    }
+
+
+def render_responses_tools(
+    functions: Sequence[FunctionSpec], *, binds_strict: bool = False
+) -> list[dict[str, Any]]:
+    """The ``tools`` array: flat ``{"type": "function", name, description, parameters, strict}``."""
+    return [_tool(wire_function(f, binds_strict=binds_strict)) for f in functions]
+
+
+def _user(message: UserMessage) -> dict[str, Any]:
+    if isinstance(message.content, str):
+        return {"role": "user", "content": message.content}
+    parts: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, TextPart):
+            parts.append({"type": "input_text", "text": part.text})
+        elif isinstance(part, OpaquePart) and part.api == API:
+            parts.append(dict(part.data))
+    return {"role": "user", "content": parts}
+
+
+def _function_call(call: ToolCall) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "type": "function_call",
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": arguments_text(call),
+    }
+    item_id = (call.provider_data or {}).get("item_id")
+    if isinstance(item_id, str) and item_id:
+        item["id"] = item_id
+    return item
+
+
+def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
+    own = message.api == API
+    # Text that came from this API is inside the message items kept as opaque parts.
+    covered = own and any(
+        isinstance(p, OpaquePart) and p.api == API and _item_type(p.data) == "message"
+        for p in message.parts
+    )
+    items: list[dict[str, Any]] = []
+    text: list[str] = []
+
+    def flush_text() -> None:
+        if text:
+            items.append({"role": "assistant", "content": "".join(text)})
+            text.clear()
+
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            if not covered and part.text:
+                text.append(part.text)
+            continue
+        flush_text()
+        if isinstance(part, OpaquePart):
+            if part.api == API:
+                items.append(dict(part.data))
+        elif isinstance(part, ToolCall):
+            if part.provider_executed:
+                item = (part.provider_data or {}).get("item")
+                if own and isinstance(item, Mapping):
+                    items.append(dict(item))
+            else:
+                items.append(_function_call(part))
+    flush_text()
+    return items
+
+
+def _item_type(data: Any) -> Any:
+    return data.get("type") if isinstance(data, Mapping) else None
+
+
+def render_responses_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(instructions, input)``: a leading system message becomes ``instructions``; the rest
+    becomes input items, results as ``function_call_output`` items by ``call_id``."""
+    instructions: str | None = None
+    items: list[dict[str, Any]] = []
+    for position, message in enumerate(messages):
+        if isinstance(message, SystemMessage):
+            if position == 0:
+                instructions = message.content
+            else:
+                items.append({"role": "system", "content": message.content})
+        elif isinstance(message, UserMessage):
+            items.append(_user(message))
+        elif isinstance(message, AssistantMessage):
+            items.extend(_assistant_items(message))
+        elif isinstance(message, ToolResultMessage):
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.call_id,
+                    "output": message.result.model_text(),
+                }
+            )
+    return instructions, items
+
+
+def _tool_choice(choice: Any) -> Any:
+    if isinstance(choice, NamedToolChoice):
+        return {"type": "function", "name": choice.name}
+    return choice
+
+
+def render_responses_request(
+    request: ModelRequest,
+    config: Any,
+    *,
+    profile: HostProfile | None = None,
+    tools: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The whole request body for ``request`` under the ``[provider]`` config ``config``.
+
+    As for Chat Completions: ``tool_choice`` when not ``auto``, ``parallel_tool_calls: false``
+    for serial execution where the host accepts it, ``max_output_tokens`` and ``temperature``
+    from the config, then ``[provider] options`` and the request's options merged in (for example
+    ``store = false`` with ``include = ["reasoning.encrypted_content"]`` for stateless use).
+    ``tools`` is the rendered ``tools`` array when the caller has it already.
+    """
+    profile = profile or host_profile(config)
+    if not config.model:
+        raise ProviderError(
+            f"{API}: no model is configured; set provider.model (for example 'gpt-4.1-mini')",
+            api=API,
+        )
+    check_tool_choice(request, API)
+    instructions, items = render_responses_input(request.messages)
+    body: dict[str, Any] = {"model": config.model, "input": items}
+    if instructions is not None:
+        body["instructions"] = instructions
+    if request.functions:
+        if tools is None:
+            tools = render_responses_tools(request.functions, binds_strict=profile.binds_strict)
+        body["tools"] = tools
+        if request.tool_choice != "auto":
+            body["tool_choice"] = _tool_choice(request.tool_choice)
+        if request.parallel_tool_calls is False and profile.accepts_parallel:
+            body["parallel_tool_calls"] = False
+    if config.max_tokens is not None:
+        body["max_output_tokens"] = config.max_tokens
+    if config.temperature is not None:
+        body["temperature"] = config.temperature
+    if request.stream:
+        body["stream"] = True
+    body.update(config.options)
+    body.update(request.options)
+    return body
+
+
+# -- parsing -----------------------------------------------------------------------------------
+
+
+def _missing_call_id(item: Mapping[str, Any]) -> ProviderError:
+    return ProviderError(
+        f"{API}: the function_call item {item.get('id')!r} ({item.get('name')!r}) has no call_id, "
+        "so its result cannot be sent back; the run cannot continue",
+        api=API,
+    )
+
+
+def function_call_from_item(item: Mapping[str, Any]) -> ToolCall:
+    """The :class:`ToolCall` of a ``function_call`` item.
+
+    :raises ProviderError: when the item has no ``call_id``.
+    """
+    call_id = item.get("call_id")
+    if not call_id:
+        raise _missing_call_id(item)
+    name = str(item.get("name") or "")
+    raw = item.get("arguments")
+    arguments, reason = parse_arguments(raw)
+    raw_text = raw if isinstance(raw, str) else (None if raw is None else json.dumps(raw))
+    item_id = item.get("id")
+    return ToolCall(
+        id=str(call_id),
+        name=name,
+        arguments=arguments,
+        raw_arguments=raw_text or None,
+        invalid_reason=reason,
+        provider_data={"item_id": item_id} if item_id else None,
+    )
+
+
+def provider_call_from_item(item: Mapping[str, Any]) -> ToolCall:
+    """The :class:`ToolCall` (``provider_executed``) reporting a tool the provider ran."""
+    kind = str(item.get("type"))
+    arguments: dict[str, Any] = {}
+    for field in ("action", "queries", "code", "arguments", "server_label"):
+        if field in item and item[field] is not None:
+            value = item[field]
+            if field == "arguments" and isinstance(value, str):
+                parsed, _ = parse_arguments(value)
+                value = parsed if parsed is not None else value
+            arguments[field] = value
+    return ToolCall(
+        id=str(item.get("id") or ""),
+        name=str(item.get("name") or kind.removesuffix("_call")),
+        arguments=arguments,
+        provider_executed=True,
+        provider_data={"item": dict(item)},
+    )
+
+
+def _parts_of_item(
+    item: Mapping[str, Any], calls: Mapping[str, ToolCall] | None
+) -> list[AssistantPart]:
+    kind = item.get("type")
+    if kind == "message":
+        parts: list[AssistantPart] = []
+        for content in item.get("content") or ():
+            if not isinstance(content, Mapping):
+                continue
+            text = content.get("text") if content.get("type") == "output_text" else None
+            if content.get("type") == "refusal":
+                text = content.get("refusal")
+            if isinstance(text, str) and text:
+                parts.append(TextPart(text))
+        parts.append(OpaquePart(api=API, data=dict(item)))
+        return parts
+    if kind == "function_call":
+        item_id = item.get("id")
+        if calls is not None and isinstance(item_id, str) and item_id in calls:
+            return [calls[item_id]]
+        return [function_call_from_item(item)]
+    if kind in PROVIDER_TOOL_ITEMS:
+        item_id = item.get("id")
+        if calls is not None and isinstance(item_id, str) and item_id in calls:
+            return [calls[item_id]]
+        return [provider_call_from_item(item)]
+    return [OpaquePart(api=API, data=dict(item))]
+
+
+def _finish(response: Mapping[str, Any], parts: Sequence[AssistantPart]) -> str | None:
+    status = response.get("status")
+    if status == "incomplete":
+        details = response.get("incomplete_details") or {}
+        reason = details.get("reason") if isinstance(details, Mapping) else None
+        return "length" if reason == "max_output_tokens" else str(reason or "incomplete")
+    if any(isinstance(p, ToolCall) and not p.provider_executed for p in parts):
+        return "tool_calls"
+    if status in (None, "completed"):
+        return "stop"
+    return str(status)
+
+
+def _failed(response: Mapping[str, Any]) -> ProviderError | None:
+    if response.get("status") != "failed":
+        return error_in_body(response, API)
+    error = response.get("error") or {}
+    message = str(error.get("message") if isinstance(error, Mapping) else error) or "failed"
+    code = str(error.get("code") or "") if isinstance(error, Mapping) else ""
+    return ProviderError(
+        f"{API}: the response failed: {message}",
+        api=API,
+        retryable=code in ("server_error", "rate_limit_exceeded"),
+        provider_message=message,
+    )
+
+
+def parse_response(
+    payload: Mapping[str, Any],
+    *,
+    calls: Mapping[str, ToolCall] | None = None,
+) -> AssistantMessage:
+    """The assistant turn of a ``response`` object.
+
+    Message items give :class:`TextPart` s and are kept whole as an :class:`OpaquePart`;
+    reasoning and unknown items are kept as :class:`OpaquePart`; ``function_call`` items become
+    calls; provider-run tool items become ``provider_executed`` calls. ``calls`` maps item ids to
+    calls already assembled from a stream.
+
+    :raises ProviderError: when the response failed, or a function call has no ``call_id``.
+    """
+    failure = _failed(payload)
+    if failure is not None:
+        raise failure
+    parts: list[AssistantPart] = []
+    for item in payload.get("output") or ():
+        if isinstance(item, Mapping):
+            parts.extend(_parts_of_item(item, calls))
+    return AssistantMessage(
+        parts=parts,
+        api=API,
+        model=payload.get("model"),
+        finish_reason=_finish(payload, parts),
+        usage=responses_usage(payload.get("usage")),
+    )
+
+
+def _key(item_id: Any, output_index: Any) -> Hashable:
+    """Stream items are keyed by id; a host that sends none is keyed by output position."""
+    return item_id if isinstance(item_id, str) and item_id else ("output", output_index)
+
+
+class ResponsesStream:
+    """Reads the events of a streamed Responses answer, emitting events as they come.
+
+    Calls are keyed by item id; arguments stream from ``response.function_call_arguments.delta``
+    and the item of ``response.output_item.done`` is authoritative. The turn is built from the
+    final response when it arrives (``response.completed`` / ``response.incomplete``), else from
+    the items that completed.
+    """
+
+    def __init__(self, request: ModelRequest, emit: EmitEvent) -> None:
+        self._calls = CallAssembler(request, emit)
+        self._items: dict[int, Mapping[str, Any]] = {}
+        self._completed: dict[str, ToolCall] = {}
+        self._response: Mapping[str, Any] | None = None
+        self._done = False
+
+    def feed(self, data: str) -> bool:
+        """Take the data of one event; True once the response is over."""
+        if data == "[DONE]":
+            return True
+        event = json.loads(data)
+        kind = event.get("type")
+        if kind == "response.output_text.delta" or kind == "response.refusal.delta":
+            self._calls.text(str(event.get("delta") or ""))
+        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            self._calls.thinking(str(event.get("delta") or ""))
+        elif kind == "response.output_item.added":
+            self._item_added(event.get("item") or {}, event.get("output_index"))
+        elif kind == "response.function_call_arguments.delta":
+            key = _key(event.get("item_id"), event.get("output_index"))
+            self._calls.arguments(key, str(event.get("delta") or ""))
+        elif kind == "response.output_item.done":
+            self._item_done(event)
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            self._response = event.get("response") or {}
+            failure = _failed(self._response)
+            if failure is not None:
+                raise failure
+            self._done = True
+            return True
+        elif kind == "error":
+            message = str(event.get("message") or event.get("code") or "error")
+            code = str(event.get("code") or "")
+            raise ProviderError(
+                f"{API}: the stream reported an error: {message}",
+                api=API,
+                retryable=code in ("server_error", "rate_limit_exceeded", "overloaded"),
+                provider_message=message,
+            )
+        return False
+
+    def _item_added(self, item: Mapping[str, Any], index: Any) -> None:
+        key = _key(item.get("id"), index)
+        kind = item.get("type")
+        if kind == "function_call":
+            self._calls.begin(
+                key,
+                call_id=item.get("call_id") or None,
+                name=item.get("name") or None,
+                provider_data={"item_id": item["id"]} if item.get("id") else None,
+            )
+        elif kind in PROVIDER_TOOL_ITEMS:
+            self._calls.begin(
+                key,
+                call_id=str(item.get("id") or ""),
+                name=str(item.get("name") or str(kind).removesuffix("_call")),
+                provider_executed=True,
+            )
+
+    def _item_done(self, event: Mapping[str, Any]) -> None:
+        item = event.get("item") or {}
+        index = event.get("output_index")
+        if not isinstance(index, int):
+            index = len(self._items)
+        self._items[index] = item
+        item_id = item.get("id")
+        key = _key(item_id, index)
+        kind = item.get("type")
+        if kind == "function_call":
+            if not item.get("call_id"):
+                raise _missing_call_id(item)
+            if not self._calls.has(key):
+                self._item_added(item, index)
+            call = self._calls.complete(key, final_arguments=item.get("arguments"), use_final=True)
+        elif kind in PROVIDER_TOOL_ITEMS:
+            if not self._calls.has(key):
+                self._item_added(item, index)
+            call = self._calls.complete(
+                key,
+                final_arguments=provider_call_from_item(item).arguments,
+                use_final=True,
+                provider_data={"item": dict(item)},
+            )
+        else:
+            return
+        if call is not None and isinstance(item_id, str):
+            self._completed[item_id] = call
+
+    def result(self) -> AssistantMessage:
+        """The assistant turn; calls left open (the stream was cut) end invalid."""
+        response = self._response or {}
+        if isinstance(response.get("output"), list) and response["output"]:
+            return parse_response(response, calls=self._completed)
+        # No final response with its output: build the turn from the items that completed.
+        cut = [] if self._done else self._calls.finish("the stream ended before the response")
+        partial = {**response, "output": [self._items[i] for i in sorted(self._items)]}
+        message = parse_response(partial, calls=self._completed)
+        if not cut:
+            return message
+        return attrs.evolve(message, parts=(*message.parts, *cut), finish_reason="incomplete")
+
+
+# -- the adapter -------------------------------------------------------------------------------
+
+
+class OpenAIResponsesAdapter(HTTPProviderAdapter):
+    """``openai-responses``: the Responses API at ``{base_url}/responses``."""
+
+    api: ClassVar[str] = API
+
+    @functools.cached_property
+    def profile(self) -> HostProfile:
+        """What the configured host accepts (the config does not change)."""
+        return host_profile(self.config)
+
+    @property
+    def capabilities(self) -> AdapterCapabilities:
+        """Native tools (unless configured off), every tool choice, streaming, the host flags."""
+        profile = self.profile
+        return AdapterCapabilities(
+            native_tools=profile.native_tools,
+            tool_choice=frozenset({"auto", "none", "required", "named"}),
+            streaming=True,
+            binds_strict_schemas=profile.binds_strict,
+            accepts_parallel_tool_calls=profile.accepts_parallel,
+            max_tool_name_length=64,
+        )
+
+    @functools.cached_property
+    def _tools(self) -> RenderedTools:
+        binds = self.profile.binds_strict
+        return RenderedTools(
+            lambda functions: render_responses_tools(functions, binds_strict=binds)
+        )
+
+    def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
+        """Exactly the ``tools`` array this host receives (strict where it binds output)."""
+        return self._tools.get(functions)
+
+    async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
+        """Send the request (streamed when ``request.stream``) and return the assistant turn."""
+        profile = self.profile
+        tools = self._tools.get(request.functions) if request.functions else None
+        body = render_responses_request(request, self.config, profile=profile, tools=tools)
+        url = profile.base_url + "/responses"
+        tools_offered = bool(request.functions)
+        if request.stream:
+
+            async def consume(events: AsyncIterator[Any], sink: EmitEvent) -> AssistantMessage:
+                stream = ResponsesStream(request, sink)
+                async for event in events:
+                    if stream.feed(event.data):
+                        break
+                return stream.result()
+
+            return await self.stream(
+                url,
+                body,
+                request,
+                emit,
+                consume,
+                key_env=profile.key_env,
+                tools_offered=tools_offered,
+            )
+        payload = await self.post(
+            url, body, request, emit, key_env=profile.key_env, tools_offered=tools_offered
+        )
+        return parse_response(payload)
