@@ -32,7 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"toolwire {__version__}")
     parser.add_argument(
-        "--config", metavar="PATH", help="config file (default: $TOOLWIRE_CONFIG or ./toolwire.toml)"
+        "--config",
+        metavar="PATH",
+        help="config file (default: $TOOLWIRE_CONFIG or ./toolwire.toml)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -47,7 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("--wire", choices=WIRES, help="render for this API (default: canonical JSON)")
     p.add_argument(
-        "--dialect", choices=("json", "xml", "ptype"), help="prompted dialect (with --wire prompted)"
+        "--dialect",
+        choices=("json", "xml", "ptype"),
+        help="prompted dialect (with --wire prompted)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p = tools_sub.add_parser("call", help="run one tool with JSON arguments, no model")
@@ -66,7 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = sub.add_parser("init", help="write a toolwire.toml enabling the installed plugins")
-    p.add_argument("--path", default="toolwire.toml", help="where to write (default: ./toolwire.toml)")
+    p.add_argument(
+        "--path", default="toolwire.toml", help="where to write (default: ./toolwire.toml)"
+    )
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
     return parser
 
@@ -212,9 +218,7 @@ def _tools_call(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         print(f"toolwire: --args is not valid JSON: {exc}", file=err)
         return EXIT_USAGE
     if not isinstance(arguments, dict):
-        print(
-            f"toolwire: --args must be a JSON object, got {type(arguments).__name__}", file=err
-        )
+        print(f"toolwire: --args must be a JSON object, got {type(arguments).__name__}", file=err)
         return EXIT_USAGE
     import asyncio
 

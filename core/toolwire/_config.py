@@ -258,7 +258,12 @@ def _describe_type(tp: Any) -> str:
 
 
 def structure_section(
-    data: Any, cls: type[T], *, file: str | None, path: str, converter: cattrs.Converter | None = None
+    data: Any,
+    cls: type[T],
+    *,
+    file: str | None,
+    path: str,
+    converter: cattrs.Converter | None = None,
 ) -> T:
     """Structure one config table into ``cls``, turning cattrs errors into a ``ConfigError``.
 
@@ -306,7 +311,9 @@ def _config_error(
                 f"{_where(file, f'{full}.{key}')}: unknown key {key!r}; valid keys here: "
                 + ", ".join(valid)
             )
-    return ConfigError("\n".join(messages) or f"{_where(file, base)}: {exc}", file=file, path=first_path)
+    return ConfigError(
+        "\n".join(messages) or f"{_where(file, base)}: {exc}", file=file, path=first_path
+    )
 
 
 def _flatten(exc: BaseException, path: str) -> list[tuple[str, str]]:
@@ -402,7 +409,9 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
     tools_raw = data.pop("tools", {})
     if not isinstance(tools_raw, dict):
         raise ConfigError(
-            f"{_where(file, '$.tools')} = {tools_raw!r}: expected a table", file=file, path="$.tools"
+            f"{_where(file, '$.tools')} = {tools_raw!r}: expected a table",
+            file=file,
+            path="$.tools",
         )
     tools_own = {k: v for k, v in tools_raw.items() if k in _TOOLS_OWN_KEYS}
     plugin_tables: dict[str, Mapping[str, Any]] = {}
@@ -454,7 +463,9 @@ def _check_values(
     config: Config, tools: ToolsConfig, profiles: Mapping[str, ProfileConfig], file: str | None
 ) -> None:
     def bad(path: str, value: Any, expected: str) -> ConfigError:
-        return ConfigError(f"{_where(file, path)} = {value!r}: expected {expected}", file=file, path=path)
+        return ConfigError(
+            f"{_where(file, path)} = {value!r}: expected {expected}", file=file, path=path
+        )
 
     loop = config.loop
     if loop.max_rounds < 1:
@@ -488,4 +499,6 @@ def _check_values(
                 raise bad(f"$.policy.{key}[{i}]", effect, "one of " + ", ".join(side_effects))
     if tools.profile is not None and tools.profile not in profiles:
         known = ", ".join(sorted(profiles)) or "none are defined"
-        raise bad("$.tools.profile", tools.profile, f"the name of a [profiles.<name>] table ({known})")
+        raise bad(
+            "$.tools.profile", tools.profile, f"the name of a [profiles.<name>] table ({known})"
+        )

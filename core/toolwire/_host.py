@@ -209,9 +209,11 @@ class Host:
         return dict(sorted(tools.items()))
 
     def _fail(self, info: PluginInfo | None, plugin: str, hook: str, exc: BaseException) -> None:
-        message = f"{hook}: {describe_exception(exc)}" if not isinstance(
-            exc, ToolDefinitionError | ConfigError
-        ) else f"{hook}: {exc}"
+        message = (
+            f"{hook}: {describe_exception(exc)}"
+            if not isinstance(exc, ToolDefinitionError | ConfigError)
+            else f"{hook}: {exc}"
+        )
         if info is not None:
             info.error = f"{info.error}; {message}" if info.error else message
         from ._events import PluginFailed
@@ -265,9 +267,7 @@ class Host:
                 plugin = impl.plugin_name
                 info = self.plugin_info(plugin)
                 try:
-                    produced = list(
-                        _call_impl(impl, settings=self.plugin_settings(plugin)) or ()
-                    )
+                    produced = list(_call_impl(impl, settings=self.plugin_settings(plugin)) or ())
                 except Exception as exc:
                     self._fail(info, plugin, "toolwire_provider_adapters", exc)
                     continue
@@ -415,9 +415,7 @@ def _register(pm: pluggy.PluginManager, obj: object, info: PluginInfo) -> None:
         pm.unregister(obj)
         known = ", ".join(sorted(n for n in dir(hookspecs) if n.startswith("toolwire_")))
         info.loaded = False
-        info.error = (
-            f"implements unknown hook(s) {', '.join(unknown)}; known hooks: {known}"
-        )
+        info.error = f"implements unknown hook(s) {', '.join(unknown)}; known hooks: {known}"
         return
     info.hooks = sorted(caller.name for caller in pm.get_hookcallers(obj) or ())
 

@@ -222,4 +222,3 @@ def toolwire_event(event: Event) -> None:
             if event.kind == "tool_started":
                 print("running", event.name)
     """
-
