@@ -1,0 +1,44 @@
+"""Prompted tool calling: tools through the system prompt for models without a native tool channel.
+
+Three dialects are rendered from the same ``FunctionSpec`` as the native path: ``json``
+(``<tool_call>{"name": …, "arguments": {…}}</tool_call>``), ``xml``
+(``<name><arg>value</arg></name>``) and ``ptype`` (``name("a", 5)``). :func:`wrap_adapter`
+chooses, per provider, between native, prompted and native-with-fallback.
+"""
+
+from ._adapter import (
+    PROCESS_FALLBACKS,
+    AutoPromptedAdapter,
+    FallbackMemory,
+    PromptedAdapter,
+    wrap_adapter,
+)
+from ._catalogue import render_prompted_tools, with_tool_instructions
+from ._dialect import DIALECTS, Dialect
+from ._history import (
+    TOOL_RESULTS_HEADER,
+    coalesce_tool_results,
+    ensure_resolvable_user_turn,
+    escape_result_body,
+)
+from ._render import render_call
+from ._scanner import ParsedTurn, parse_tool_calls
+
+__all__ = [  # noqa: RUF022 - plain sorted() order, as the exported-members tests check
+    "AutoPromptedAdapter",
+    "DIALECTS",
+    "Dialect",
+    "FallbackMemory",
+    "PROCESS_FALLBACKS",
+    "ParsedTurn",
+    "PromptedAdapter",
+    "TOOL_RESULTS_HEADER",
+    "coalesce_tool_results",
+    "ensure_resolvable_user_turn",
+    "escape_result_body",
+    "parse_tool_calls",
+    "render_call",
+    "render_prompted_tools",
+    "with_tool_instructions",
+    "wrap_adapter",
+]

@@ -1,0 +1,210 @@
+"""The ``ptype`` dialect: Python-style calls read with ``ast`` (never evaluated), and written."""
+
+from __future__ import annotations
+
+import ast
+import json
+import keyword
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from ._found import Found
+
+_NAME_AT_START: Final = re.compile(r"\s*\[?\s*([A-Za-z_]\w*)")
+_NAMED_LITERALS: Final = {
+    "true": True,
+    "false": False,
+    "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+}
+_OPENING: Final = {"(": ")", "[": "]", "{": "}"}
+
+
+class _NotLiteral(ValueError):
+    pass
+
+
+_INTERESTING: Final = re.compile(r"[\"'()\[\]{}]")
+_STRING_REST: Final = {
+    "'": re.compile(r"(?:[^'\\\n]|\\.)*(?:'|(?=\n))", re.S),
+    '"': re.compile(r'(?:[^"\\\n]|\\.)*(?:"|(?=\n))', re.S),
+    "'" * 3: re.compile(r"(?:[^\\]|\\.)*?" + "'" * 3, re.S),
+    '"' * 3: re.compile(r"(?:[^\\]|\\.)*?" + '"' * 3, re.S),
+}
+
+
+def find_bracket_end(text: str, start: int) -> int | None:
+    """The index after the bracket closing the one at ``start``, or None if the text ends first.
+
+    Python strings (single, double and triple quoted, with escapes) are skipped, so brackets and
+    quotes inside them do not count. A one-line string still open at the end of its line ends
+    there (``ast`` then reports it).
+    """
+    depth = 0
+    i = start
+    while True:
+        found = _INTERESTING.search(text, i)
+        if found is None:
+            return None
+        ch = found.group()
+        i = found.end()
+        if ch == '"' or ch == "'":
+            quote = ch * 3 if text.startswith(ch * 3, i - 1) else ch
+            rest = _STRING_REST[quote].match(text, i - 1 + len(quote))
+            if rest is None:
+                return None
+            i = rest.end()
+        elif ch in _OPENING:
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return i
+
+
+def name_at_start(source: str) -> str:
+    """The name a call text begins with (``""`` when there is none)."""
+    match = _NAME_AT_START.match(source)
+    return match.group(1) if match else ""
+
+
+def read_calls(source: str, order_of: Callable[[str], tuple[str, ...] | None]) -> list[Found]:
+    """The calls in ``name(…)`` or ``[a(…), b(…)]``, arguments mapped through ``order_of``.
+
+    ``order_of`` gives a known function's parameters in positional order. Values must be
+    Python or JSON literals; anything else makes that call invalid, with the reason.
+    """
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError as exc:
+        where = f" (line {exc.lineno}, column {exc.offset})" if exc.lineno else ""
+        return [Found(name_at_start(source), None, f"not a valid call: {exc.msg}{where}")]
+    node = tree.body
+    nodes = node.elts if isinstance(node, ast.List | ast.Tuple) else [node]
+    if not nodes:
+        return [Found("", None, "an empty list of calls")]
+    return [_read_call(call, order_of) for call in nodes]
+
+
+def _read_call(node: ast.expr, order_of: Callable[[str], tuple[str, ...] | None]) -> Found:
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+        return Found(
+            "", None, f"expected a call like name(value, key=value), got {ast.unparse(node)!r}"
+        )
+    name = node.func.id
+    order = order_of(name)
+    arguments: dict[str, Any] = {}
+    try:
+        if node.args:
+            if order is None:
+                raise _NotLiteral(
+                    f"positional arguments need a known tool; call {name} with keyword arguments"
+                )
+            if len(node.args) > len(order):
+                raise _NotLiteral(
+                    f"{name} takes at most {len(order)} positional arguments "
+                    f"({', '.join(order)}), got {len(node.args)}"
+                )
+            for parameter, value in zip(order, node.args, strict=False):
+                if isinstance(value, ast.Starred):
+                    raise _NotLiteral("*arguments are not accepted; write the values out")
+                arguments[parameter] = literal(value)
+        for item in node.keywords:
+            values: dict[str, Any]
+            if item.arg is None:
+                spread = literal(item.value)
+                if not isinstance(spread, dict):
+                    raise _NotLiteral("** must be followed by a dict of arguments")
+                values = spread
+            else:
+                values = {item.arg: literal(item.value)}
+            for key, value in values.items():
+                if key in arguments:
+                    raise _NotLiteral(f"the argument {key!r} is given more than once")
+                arguments[key] = value
+    except _NotLiteral as exc:
+        return Found(name, None, str(exc))
+    return Found(name, arguments, None)
+
+
+def literal(node: ast.expr) -> Any:
+    """The JSON value of a Python/JSON literal node; raises for anything else."""
+    if isinstance(node, ast.Constant):
+        constant = node.value
+        if constant is None or isinstance(constant, bool | int | str):
+            return constant
+        if isinstance(constant, float) and math.isfinite(constant):
+            return constant
+        raise _NotLiteral(f"{ast.unparse(node)} is not a JSON value")
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        operand = literal(node.operand)
+        if isinstance(operand, int | float) and not isinstance(operand, bool):
+            return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, ast.List | ast.Tuple):
+        return [literal(item) for item in node.elts]
+    if isinstance(node, ast.Dict):
+        out: dict[str, Any] = {}
+        for key, value in zip(node.keys, node.values, strict=True):
+            if key is None:
+                raise _NotLiteral("** inside a dict is not accepted; write the entries out")
+            key_value = literal(key)
+            if not isinstance(key_value, str):
+                raise _NotLiteral(f"dict keys must be strings, got {ast.unparse(key)}")
+            out[key_value] = literal(value)
+        return out
+    if isinstance(node, ast.Name):
+        if node.id in _NAMED_LITERALS:
+            return _NAMED_LITERALS[node.id]
+        raise _NotLiteral(f'{node.id} is not a value; put text in quotes: "{node.id}"')
+    if isinstance(node, ast.JoinedStr):
+        raise _NotLiteral("f-strings are not accepted; write the text out in quotes")
+    raise _NotLiteral(f"{ast.unparse(node)} is not a literal value (expressions are not run)")
+
+
+def render_value(value: Any) -> str:
+    """``value`` as a Python literal (strings in double quotes, ``True``, ``None``)."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(render_value(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        items = (
+            f"{json.dumps(k, ensure_ascii=False)}: {render_value(v)}" for k, v in value.items()
+        )
+        return "{" + ", ".join(items) + "}"
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+def is_keyword_name(name: str) -> bool:
+    """Whether ``name`` can be written as a keyword argument (``name=value``)."""
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+def render_call(name: str, arguments: Mapping[str, Any], order: tuple[str, ...]) -> str:
+    """``name(…)``: the leading parameters of ``order`` positionally, the others by keyword."""
+    parts: list[str] = []
+    used: set[str] = set()
+    for parameter in order:
+        if parameter not in arguments:
+            break
+        parts.append(render_value(arguments[parameter]))
+        used.add(parameter)
+    spread: dict[str, Any] = {}
+    for key, value in arguments.items():
+        if key in used:
+            continue
+        if is_keyword_name(key):
+            parts.append(f"{key}={render_value(value)}")
+        else:
+            spread[key] = value
+    if spread:
+        parts.append("**" + render_value(spread))
+    return f"{name}({', '.join(parts)})"
