@@ -1144,6 +1144,32 @@ class ToolCallingLoop:
                 return None
             state.used += 1
         name = call.name
+        if not name and call.invalid_reason is not None:
+            # A call written in the text that could not even be read for a tool name (prompted
+            # dialects): the model needs the reader's reason, not "unknown tool ''".
+            failing = loop_config.invalid_arguments == "fail"
+            self._emit(
+                state,
+                InvalidArguments(
+                    run_id=run_id,
+                    round=round,
+                    call_id=call.id,
+                    name=name,
+                    recovery="failed" if failing else "returned",
+                    reason=call.invalid_reason,
+                ),
+            )
+            available = ", ".join(offer.names) if offer.names else "none in this round"
+            slot.answer(
+                "invalid_arguments",
+                ToolResult.error(
+                    f"Could not read a tool call: {call.invalid_reason}. "
+                    f"Available tools: {available}."
+                ),
+            )
+            if failing:
+                return "a tool call could not be read and [loop] invalid_arguments is 'fail'"
+            return None
         tool = offer.tools.get(name)
         if tool is None:
             policy = loop_config.unknown_tool
@@ -1184,6 +1210,10 @@ class ToolCallingLoop:
                 parsed = parse_arguments(raw)
             except (ValueError, TypeError) as exc:
                 reason = getattr(exc, "reason", None) or str(exc)
+                if call.invalid_reason and call.invalid_reason not in reason:
+                    # The adapter's reason (e.g. a prompted dialect's "the call is not closed")
+                    # often says more than a JSON parser's complaint about text that was never JSON.
+                    reason = f"{reason} ({call.invalid_reason})"
                 failing = loop_config.invalid_arguments == "fail"
                 self._emit(
                     state,

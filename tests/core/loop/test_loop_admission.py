@@ -264,3 +264,35 @@ async def test_deadline_during_the_provider_call(tmp_path: Path) -> None:
     run = await run_script(host, script)
     assert run.stop_reason == "deadline"
     assert len(run.messages) == 1
+
+
+async def test_a_call_that_could_not_be_read_gets_the_readers_reason(tmp_path: Path) -> None:
+    from toolwire.messages import ToolCall
+
+    unreadable = ToolCall(
+        id="c1",
+        name="",
+        raw_arguments="<tool_call>{search",
+        invalid_reason="the call is not closed",
+    )
+    host = make_host(tmp_path, [search])
+    run = await run_script(host, [[unreadable], "done"])
+    assert calls == []
+    [text] = result_texts(run)
+    assert text == "Could not read a tool call: the call is not closed. Available tools: search."
+    [event] = events_of(run, "invalid_arguments")
+    assert event.recovery == "returned"
+    assert events_of(run, "unknown_tool") == []
+    assert_no_orphans(run)
+
+
+async def test_the_adapters_reason_is_kept_when_repair_fails(tmp_path: Path) -> None:
+    from toolwire.messages import ToolCall
+
+    call = ToolCall(
+        id="c1", name="search", raw_arguments="query=moths", invalid_reason="put text in quotes"
+    )
+    host = make_host(tmp_path, [search])
+    run = await run_script(host, [[call], "done"])
+    [text] = result_texts(run)
+    assert "(put text in quotes)" in text
