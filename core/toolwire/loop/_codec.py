@@ -256,5 +256,9 @@ def event_to_json(event: Event) -> dict[str, Any]:
     """An event as a flat JSON object with its ``kind`` first (events are redacted already)."""
     out: dict[str, Any] = {"kind": event.kind}
     for field in attrs.fields(type(event)):
+        if field.name == "partial_arguments":
+            # Writing the whole partial value with every delta would make a trace quadratic in
+            # the size of the arguments; the delta texts rebuild it.
+            continue
         out[field.name] = _plain(getattr(event, field.name))
     return out

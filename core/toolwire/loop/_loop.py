@@ -587,7 +587,12 @@ class ToolCallingLoop:
     # -- events ----------------------------------------------------------------------------
 
     def _emit(self, state: _State, event: Event) -> None:
-        state.events.append(event)
+        if isinstance(event, ToolCallArgumentsDelta) and event.partial_arguments is not None:
+            # The partial value is the parser's live object, right only at emit time; the run
+            # keeps the delta text, from which the arguments at any point can be rebuilt.
+            state.events.append(attrs.evolve(event, partial_arguments=None))
+        else:
+            state.events.append(event)
         self.host.emit(event)
         if state.sink is not None:
             state.sink(event)
