@@ -6,4 +6,5 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "toolwire._defaults.policy",
     "toolwire._defaults.trace",
     "toolwire._defaults.scripted",
+    "toolwire._defaults.untrusted",
 )

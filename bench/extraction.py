@@ -1,0 +1,235 @@
+"""Main-content extraction: quality and speed of toolwire-web against trafilatura and readability.
+
+Runs every extractor over the pages of the article-extraction benchmark (181 news and blog pages
+with hand-checked article bodies) and prints, for each, F1, precision and recall of the text
+against the ground truth, the pages per second (of CPU time: the extractors take turns, a
+whole pass each, and the best of ``--rounds`` passes counts), and our speed as a multiple of
+trafilatura's. Floors: F1 >= 0.95 and at least 5x trafilatura's pages per second.
+
+The metric is the benchmark's: tokens are ``\\w+`` runs, each text becomes the multiset of its
+4-token shingles (a text of fewer than 4 tokens is one shingle of all of them), precision and
+recall are computed per page and averaged over pages (pages where the measure is undefined are
+left out of that average, as the benchmark does), and F1 = 2PR / (P + R) of the averages.
+``--sets`` counts distinct shingles instead.
+
+Usage::
+
+    python bench/extraction.py [DATA] [--rounds N] [--limit N] [--only NAME,...] [--sets] [--check]
+
+DATA is the folder holding ``article-extraction/`` (default: ``$TOOLWIRE_SHARED_DATA``, else
+``../shared/data`` beside the repository). Peers that are not installed are skipped:
+``pip install trafilatura readability-lxml`` brings them (``html-text`` too, optionally: the
+benchmark's own way to turn readability's HTML into text).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import gzip
+import importlib
+import json
+import os
+import re
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import cast
+
+REPOSITORY = Path(__file__).resolve().parents[1]
+F1_FLOOR = 0.95
+SPEED_FLOOR = 5.0  # times trafilatura's pages per second
+
+try:
+    from toolwire_web.extraction import extract_page
+except ImportError:  # running from a checkout where toolwire-web is not installed
+    sys.path.insert(0, str(REPOSITORY / "contrib-tools" / "web"))
+    from toolwire_web.extraction import extract_page
+
+Extractor = Callable[[str, str], str]
+_TOKEN = re.compile(r"\w+")
+
+
+# -- extractors
+
+
+def _ours() -> Extractor:
+    def run(html: str, url: str) -> str:
+        return extract_page(html, url=url).text
+
+    return run
+
+
+def _trafilatura() -> Extractor | None:
+    try:
+        import trafilatura
+    except ImportError:
+        return None
+
+    def run(html: str, url: str) -> str:
+        return trafilatura.extract(html, include_comments=False) or ""
+
+    return run
+
+
+def _readability() -> Extractor | None:
+    try:
+        import lxml.html  # type: ignore[import-untyped]
+        from readability import Document  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    to_text: Callable[[str], str] | None = None
+    # html-text is what the article-extraction benchmark itself reads readability's HTML with.
+    with contextlib.suppress(ImportError):
+        to_text = cast(Callable[[str], str], importlib.import_module("html_text").extract_text)
+
+    def run(html: str, url: str) -> str:
+        summary = Document(html).summary(html_partial=True)
+        if to_text is not None:
+            return to_text(summary)
+        return " ".join(lxml.html.fromstring(summary).itertext())
+
+    return run
+
+
+PEERS: dict[str, Callable[[], Extractor | None]] = {
+    "toolwire-web": _ours,
+    "trafilatura": _trafilatura,
+    "readability-lxml": _readability,
+}
+
+
+# -- metric
+
+
+def shingles(text: str, distinct: bool) -> Counter[tuple[str, ...]]:
+    tokens = _TOKEN.findall(text or "")
+    if len(tokens) < 4:
+        grams = [tuple(tokens)] if tokens else []
+    else:
+        grams = [tuple(tokens[i : i + 4]) for i in range(len(tokens) - 3)]
+    return Counter(set(grams)) if distinct else Counter(grams)
+
+
+def score(pairs: Iterable[tuple[str, str]], distinct: bool = False) -> tuple[float, float, float]:
+    """F1, precision and recall of extracted texts against true texts, ``(truth, extracted)``."""
+    precisions: list[float] = []
+    recalls: list[float] = []
+    for truth, extracted in pairs:
+        expected = shingles(truth, distinct)
+        found = shingles(extracted, distinct)
+        hits = sum((expected & found).values())
+        wrong = sum(found.values()) - hits
+        missed = sum(expected.values()) - hits
+        perfect = wrong == missed == 0
+        if hits + wrong:
+            precisions.append(1.0 if perfect else hits / (hits + wrong))
+        if hits + missed:
+            recalls.append(1.0 if perfect else hits / (hits + missed))
+    precision = statistics.mean(precisions) if precisions else 0.0
+    recall = statistics.mean(recalls) if recalls else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return f1, precision, recall
+
+
+# -- running
+
+
+def load_pages(folder: Path, limit: int | None) -> list[tuple[str, str, str]]:
+    """(html, url, true article body) of each page, in a fixed order."""
+    truth = json.loads((folder / "ground-truth.json").read_text(encoding="utf-8"))
+    pages = []
+    for key in sorted(truth)[:limit]:
+        with gzip.open(folder / "html" / f"{key}.html.gz", "rt", encoding="utf-8") as file:
+            pages.append((file.read(), truth[key].get("url", ""), truth[key]["articleBody"]))
+    return pages
+
+
+def measure(
+    extractors: dict[str, Extractor], pages: list[tuple[str, str, str]], rounds: int
+) -> dict[str, tuple[list[str], float]]:
+    """Each extractor's texts and its best pages per second over ``rounds`` passes.
+
+    The extractors take turns, one whole pass over the pages at a time. Times are CPU time of
+    this process, so other load on the machine does not skew the ratios (the work is all
+    in-process computation).
+    """
+    best = dict.fromkeys(extractors, float("inf"))
+    texts: dict[str, list[str]] = {}
+    for _ in range(rounds):
+        for name, extractor in extractors.items():
+            gc.collect()
+            started = time.process_time()
+            texts[name] = [extractor(html, url) for html, url, _ in pages]
+            best[name] = min(best[name], time.process_time() - started)
+    return {name: (texts[name], len(pages) / best[name]) for name in extractors}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "data",
+        nargs="?",
+        type=Path,
+        default=Path(os.environ.get("TOOLWIRE_SHARED_DATA", REPOSITORY.parent / "shared" / "data")),
+        help="folder holding article-extraction/ (default: %(default)s)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="timed passes; the best counts")
+    parser.add_argument("--limit", type=int, default=None, help="use only the first N pages")
+    parser.add_argument("--only", default=",".join(PEERS), help="extractors to run, by name")
+    parser.add_argument("--sets", action="store_true", help="count distinct shingles only")
+    parser.add_argument(
+        "--check", action="store_true", help="exit 1 when below the F1 or speed floor"
+    )
+    args = parser.parse_args(argv)
+
+    folder = args.data / "article-extraction"
+    if not (folder / "ground-truth.json").is_file():
+        print(f"skipped: no article-extraction data under {args.data}")
+        return 0
+    unknown = set(args.only.split(",")) - set(PEERS)
+    if unknown:
+        parser.error(f"unknown extractor(s) {sorted(unknown)}; known: {', '.join(PEERS)}")
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
+    pages = load_pages(folder, args.limit)
+    print(f"{len(pages)} pages from {folder}, best of {args.rounds} round(s)")
+    print(f"{'extractor':<18} {'F1':>6} {'P':>6} {'R':>6} {'pages/s':>9}")
+
+    extractors: dict[str, Extractor] = {}
+    for name in args.only.split(","):
+        extractor = PEERS[name]()
+        if extractor is None:
+            print(f"{name:<18} skipped: not installed")
+        else:
+            extractors[name] = extractor
+    speeds: dict[str, float] = {}
+    f1s: dict[str, float] = {}
+    for name, (texts, speed) in measure(extractors, pages, args.rounds).items():
+        f1, precision, recall = score(
+            ((truth, text) for (_, _, truth), text in zip(pages, texts, strict=True)), args.sets
+        )
+        speeds[name] = speed
+        f1s[name] = f1
+        print(f"{name:<18} {f1:6.3f} {precision:6.3f} {recall:6.3f} {speed:9.1f}")
+
+    failed = False
+    if "toolwire-web" in f1s:
+        f1 = f1s["toolwire-web"]
+        verdict = "ok" if f1 >= F1_FLOOR else "BELOW FLOOR"
+        failed |= f1 < F1_FLOOR
+        print(f"toolwire-web F1 {f1:.3f} against floor {F1_FLOOR}: {verdict}")
+        if "trafilatura" in speeds:
+            ratio = speeds["toolwire-web"] / speeds["trafilatura"]
+            verdict = "ok" if ratio >= SPEED_FLOOR else "BELOW FLOOR"
+            failed |= ratio < SPEED_FLOOR
+            print(f"toolwire-web speed {ratio:.1f}x trafilatura's, floor {SPEED_FLOOR}x: {verdict}")
+    return 1 if failed and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

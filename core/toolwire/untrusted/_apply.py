@@ -1,0 +1,169 @@
+"""``filter_untrusted``: how a tool runs one unit of outside content through the filter hook."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ._builtin import default_filter
+from ._records import FilterContext, FilteredText, FilterOutcome
+
+if TYPE_CHECKING:
+    from ..tools import ToolContext
+
+
+class _FilterUnusable(Exception):
+    """The filter hook raised, answered nothing, or answered something unusable."""
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _checked(answer: Any, count: int) -> tuple[FilteredText, ...]:
+    if answer is None:
+        raise _FilterUnusable("no implementation of toolwire_filter_untrusted answered")
+    if isinstance(answer, str | bytes) or not isinstance(answer, Sequence):
+        raise _FilterUnusable(
+            f"toolwire_filter_untrusted returned a {type(answer).__name__}, not a list of "
+            "FilteredText"
+        )
+    results = tuple(answer)
+    if len(results) != count:
+        raise _FilterUnusable(
+            f"toolwire_filter_untrusted returned {len(results)} text(s) for {count}; it must "
+            "return one FilteredText per text, in order"
+        )
+    for index, result in enumerate(results):
+        if not isinstance(result, FilteredText):
+            raise _FilterUnusable(
+                f"toolwire_filter_untrusted returned a {type(result).__name__} at position "
+                f"{index}, not a FilteredText"
+            )
+    return results
+
+
+def _report(
+    context: FilterContext, texts: tuple[str, ...], results: tuple[FilteredText, ...]
+) -> str | None:
+    parts: list[str] = []
+    for index, (text, result) in enumerate(zip(texts, results, strict=True)):
+        field = context.fields[index] if index < len(context.fields) else f"text {index + 1}"
+        neutralised = list(result.neutralised)
+        if not neutralised and result.text != text:
+            neutralised.append("changed without saying what")
+        if neutralised:
+            parts.append(f"neutralised in {field}: {', '.join(neutralised)}")
+        if result.flagged:
+            parts.append(f"flagged in {field}: {', '.join(result.flagged)}")
+    if not parts:
+        return None
+    return f"{_origin(context)}: {'; '.join(parts)}"
+
+
+def _origin(context: FilterContext) -> str:
+    source = context.source or "content"
+    return f"{context.tool} {source}" if context.tool else source
+
+
+async def filter_untrusted(
+    context: ToolContext | None,
+    texts: Sequence[str],
+    *,
+    source: str | None = None,
+    fields: Sequence[str] | None = None,
+) -> FilterOutcome:
+    """Run one unit of outside content through ``toolwire_filter_untrusted``.
+
+    Call it after truncating, with every text of the unit that reaches the model (for a web
+    page: title, description, author, date, body), so one report names the unit. The filter is
+    the host's (``context.services["host"]``): the first implementation that answers, the
+    built-in one last. One ``ContentFiltered`` event reports what was neutralised or flagged
+    (none when nothing was), through ``context.services["emit"]`` when the loop provides it,
+    else ``host.emit``.
+
+    Filtering never drops content. When the hook raises, answers nothing, or answers something
+    that is not one :class:`FilteredText` per text, the texts pass unchanged and a
+    ``ContentFiltered`` event says that the filter could not run. Without a host (a tool called
+    directly, outside a run) the built-in filter runs.
+
+    :param context: the tool call's context (None outside a call: the built-in filter runs).
+    :param texts: the texts of one unit, in order.
+    :param source: where the content came from (a URL, or a description) for the report.
+    :param fields: a name per text for the report (default ``text 1``, ``text 2`` …).
+    :returns: the texts to use and what the filter did.
+    :raises TypeError: a text is not a string.
+    :raises ValueError: ``fields`` does not name every text.
+
+    **Example**::
+
+        outcome = await filter_untrusted(context, [title, body], source=url,
+                                         fields=["title", "body"])
+        title, body = outcome.texts
+    """
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings, not one string")
+    units = tuple(texts)
+    for index, text in enumerate(units):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{index}] is a {type(text).__name__}, not a string")
+    default_names = (f"text {i + 1}" for i in range(len(units)))
+    names = tuple(default_names if fields is None else fields)
+    if len(names) != len(units):
+        raise ValueError(f"fields names {len(names)} text(s) for {len(units)} text(s)")
+    filter_context = FilterContext(
+        tool=context.tool.name if context is not None else None,
+        call_id=context.call_id if context is not None else None,
+        run_id=context.run_id if context is not None else None,
+        source=source,
+        fields=names,
+    )
+    host = context.services.get("host") if context is not None else None
+    if host is None:
+        results = tuple(default_filter(units))
+        report = _report(filter_context, units, results)
+        return FilterOutcome(
+            texts=tuple(r.text for r in results), results=results, report=report, source=source
+        )
+    try:
+        answer = host.hook.toolwire_filter_untrusted(texts=units, context=filter_context)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        results = _checked(answer, len(units))
+    except Exception as exc:
+        reason = str(exc) if isinstance(exc, _FilterUnusable) else f"it raised {_describe(exc)}"
+        report = (
+            f"{_origin(filter_context)}: the untrusted-content filter could not run ({reason}); "
+            "the content was passed on unfiltered"
+        )
+        _emit(host, context, report)
+        return FilterOutcome(texts=units, results=None, report=report, source=source)
+    report = _report(filter_context, units, results)
+    if report is not None:
+        _emit(host, context, report)
+    return FilterOutcome(
+        texts=tuple(r.text for r in results), results=results, report=report, source=source
+    )
+
+
+def _emit(host: Any, context: ToolContext | None, report: str) -> None:
+    if context is None:
+        return
+    # The loop may give a call its own emitter (recording the event in the run); else the
+    # host's observers get it directly.
+    emit = context.services.get("emit") or getattr(host, "emit", None)
+    if not callable(emit):
+        return
+    from .._events import ContentFiltered
+
+    emit(
+        ContentFiltered(
+            run_id=context.run_id,
+            round=context.round,
+            call_id=context.call_id,
+            name=context.tool.name,
+            report=report,
+        )
+    )
