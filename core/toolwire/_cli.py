@@ -149,24 +149,25 @@ def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     host.tools  # collect now, so registration failures are reported before the listing
     _report_failures(host, err)
     if args.tools_command == "list":
-        rows = [
-            {
-                "name": t.name,
-                "plugin": t.plugin,
-                "description": t.description,
-                "parameters": t.parameters,
-            }
-            for t in host.tools.values()
-        ]
+        tools = list(host.tools.values())
         if args.json:
+            rows = [
+                {
+                    "name": t.name,
+                    "plugin": t.plugin,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                }
+                for t in tools
+            ]
             _print_json(rows, out)
-        elif not rows:
+        elif not tools:
             out.write("No tools: enable a tool plugin in toolwire.toml ([plugins] enable).\n")
         else:
-            width = max(len(r["name"]) for r in rows)
-            for row in rows:
-                summary = (row["description"] or "").splitlines()[0] if row["description"] else ""
-                out.write(f"{row['name']:<{width}}  [{row['plugin']}]  {summary}\n")
+            width = max(len(t.name) for t in tools)
+            for t in tools:
+                summary = t.description.splitlines()[0] if t.description else ""
+                out.write(f"{t.name:<{width}}  [{t.plugin}]  {summary}\n")
         return EXIT_OK
     tool = host.tools.get(args.name)
     if tool is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -35,7 +35,8 @@ class Host:
     """The toolwire host: plugins, tools, provider adapter and the tool-calling loop.
 
     Create one with :meth:`Host.load`. Every host has its own plugin manager, so several hosts can
-    live in one process. Close it with :meth:`aclose` (or ``async with``).
+    live in one process. Close it with :meth:`aclose` (or ``async with``). Plugins keep per-host
+    state in :attr:`stash` (never in module globals) and close it through :meth:`on_close`.
     """
 
     def __init__(
@@ -55,6 +56,8 @@ class Host:
         self._transport: Transport | None = None
         self._observer_failures: set[str] = set()
         self._observers: list[tuple[str, Any]] | None = None
+        self.stash: dict[Any, Any] = {}
+        self._closers: list[Callable[[], Awaitable[None]]] = []
 
     # -- construction ----------------------------------------------------------------------
 
@@ -315,7 +318,7 @@ class Host:
         if api is not None and api != provider.adapter:
             provider = attrs.evolve(provider, adapter=api)
         classes = self.adapter_classes()
-        adapter_cls = classes.get(provider.adapter)
+        adapter_cls = classes.get(provider.adapter or "")
         if adapter_cls is None:
             known = ", ".join(classes) or "none"
             raise HostError(
@@ -380,8 +383,29 @@ class Host:
 
         return ToolCallingLoop(self).stream(prompt, **options)
 
+    def on_close(self, callback: Callable[[], Awaitable[None]]) -> None:
+        """Have :meth:`aclose` await ``callback`` (latest first): plugins close what they keep in
+        :attr:`stash` (sessions, caches) with the host."""
+        self._closers.append(callback)
+
     async def aclose(self) -> None:
-        """Close the adapter and the transport."""
+        """Close what plugins registered with :meth:`on_close`, the adapter and the transport.
+
+        A closer that raises is reported and does not keep the others from running.
+        """
+        closers, self._closers = self._closers, []
+        for callback in reversed(closers):
+            try:
+                await callback()
+            except Exception as exc:
+                from ._events import PluginFailed
+
+                self.emit(
+                    PluginFailed(
+                        run_id="", plugin="host", hook="on_close", error=describe_exception(exc)
+                    )
+                )
+        self.stash.clear()
         adapter, self._adapter = self._adapter, None
         if adapter is not None:
             await adapter.aclose()

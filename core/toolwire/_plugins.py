@@ -81,7 +81,7 @@ def discover() -> dict[str, tuple[EntryPoint, PluginInfo]]:
 def load_entry_point(ep: EntryPoint, info: PluginInfo) -> object | None:
     """Import an enabled plugin; on failure record the error on ``info`` and return None."""
     try:
-        obj = ep.load()
+        obj: object = ep.load()
     except BaseException as exc:  # a plugin must never take the host down, even with SystemExit
         if isinstance(exc, KeyboardInterrupt):
             raise

@@ -98,7 +98,10 @@ def test_raising_observer_is_reported_once_and_never_stops_the_host():
     seen: list[Any] = []
     host = Host.load(
         Config(),
-        plugins=[_plugin("bad", toolwire_event=bad_observer), _plugin("ok", toolwire_event=lambda event: seen.append(event))],
+        plugins=[
+            _plugin("bad", toolwire_event=bad_observer),
+            _plugin("ok", toolwire_event=lambda event: seen.append(event)),
+        ],
     )
     from toolwire.events import RoundStarted
 
@@ -139,7 +142,9 @@ def test_plugin_settings_are_typed_and_errors_name_the_key():
 
 def test_enabling_a_plugin_that_is_not_installed():
     config = config_from_dict({"plugins": {"enable": ["nope-not-here"]}}, file="t.toml")
-    with pytest.raises(ConfigError, match=r"\$\.plugins\.enable\[0\] = 'nope-not-here': no installed"):
+    with pytest.raises(
+        ConfigError, match=r"\$\.plugins\.enable\[0\] = 'nope-not-here': no installed"
+    ):
         Host.load(config)
 
 
@@ -163,3 +168,32 @@ def test_unknown_adapter_names_the_registered_ones():
     host = Host.load(Config(provider=attrs.evolve(Config().provider, adapter="martian")))
     with pytest.raises(toolwire.HostError, match="no provider adapter named 'martian'"):
         host.create_adapter()
+
+
+async def test_closers_run_latest_first_and_a_failing_one_does_not_stop_the_rest():
+    seen: list[Any] = []
+    host = Host.load(
+        Config(), plugins=[_plugin("watch", toolwire_event=lambda event: seen.append(event))]
+    )
+    order: list[str] = []
+
+    async def first() -> None:
+        order.append("first")
+
+    async def broken() -> None:
+        raise OSError("socket already gone")
+
+    async def last() -> None:
+        order.append("last")
+
+    host.stash["session"] = object()
+    host.on_close(first)
+    host.on_close(broken)
+    host.on_close(last)
+    await host.aclose()
+    assert order == ["last", "first"]
+    assert host.stash == {}
+    [failure] = [e for e in seen if e.kind == "plugin_failed"]
+    assert failure.hook == "on_close" and "socket already gone" in failure.error
+    await host.aclose()  # closing twice runs nothing again
+    assert order == ["last", "first"]

@@ -264,12 +264,14 @@ async def read_web_page(
 
     import toolwire.net as net
 
+    from ._sessions import shared_session
+
     try:
         policy = settings.read_policy(context.provider_trust)
     except ValueError as exc:
         return ToolResult.error(f"read_web_page cannot run: {exc}")
     try:
-        page = await net.fetch(url, policy=policy)
+        page = await net.fetch(url, policy=policy, session=shared_session(context, policy))
     except net.RetrievalBlocked as exc:
         return ToolResult.blocked(
             _blocked(exc, settings, context.provider_trust), metadata={"requested_url": url}

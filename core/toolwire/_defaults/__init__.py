@@ -1,4 +1,4 @@
-"""Built-in hook implementations, registered by every host with ``trylast`` so plugins can override them."""
+"""Built-in hook implementations; every host registers them ``trylast``, so plugins override them."""
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "toolwire._defaults.offer",

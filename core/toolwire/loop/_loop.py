@@ -200,6 +200,7 @@ class _State:
         self.ledger_written = False  # this run wrote started rows (its snapshot must be final)
         self.turn_started = False  # the current turn wrote a started row
         self.snapshot_used = 0
+        self.services: Mapping[str, Any] | None = None  # the tools' services, with the run's emitter
 
     def finish(self, reason: StopReason, detail: str | None = None) -> None:
         if self.stop is None:
@@ -1568,10 +1569,19 @@ class ToolCallingLoop:
             messages=messages,
             settings=settings,
             provider_trust=self._trust,
-            services=self._services,
+            services=self._run_services(state),
             progress=progress,
             cancelled=state.cancelled_flag,
         )
+
+    def _run_services(self, state: _State) -> Mapping[str, Any]:
+        """The host's services plus ``emit``, which records an event in this run (a tool's
+        untrusted-content warning belongs to the run, not only to observers)."""
+        if state.services is None:
+            state.services = types.MappingProxyType(
+                {**self._services, "emit": lambda event: self._emit(state, event)}
+            )
+        return state.services
 
     async def _invoke(
         self,

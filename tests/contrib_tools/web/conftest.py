@@ -20,7 +20,7 @@ _HERE = str(Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-from web_support import Servers, start_servers  # noqa: E402
+from web_support import OPEN_HOSTS, Servers, start_servers  # noqa: E402
 
 _REAL_CONNECT = socket.socket.connect
 _REAL_CONNECT_EX = socket.socket.connect_ex
@@ -72,4 +72,6 @@ async def servers() -> AsyncIterator[Servers]:
     try:
         yield running
     finally:
+        while OPEN_HOSTS:
+            await OPEN_HOSTS.pop().aclose()
         await running.close()

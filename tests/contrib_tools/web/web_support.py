@@ -337,7 +337,13 @@ def make_host(
         tools=ToolsConfig(plugin_settings={"web": web_settings}),
         ledger=LedgerConfig(enabled=False, path=str(tmp_path / "ledger.sqlite3")),
     )
-    return Host.load(config, plugins=[observer, *plugins]), observer
+    host = Host.load(config, plugins=[observer, *plugins])
+    OPEN_HOSTS.append(host)
+    return host, observer
+
+
+# Hosts made by make_host; the `servers` fixture closes them (with the sessions they keep).
+OPEN_HOSTS: list[Host] = []
 
 
 async def run_model(

@@ -246,3 +246,6 @@ async def test_through_the_loop_the_model_sees_the_filtered_text(tmp_path: Path)
     assert sent.result.model_text() == result_text
     (event,) = observer.filtered()
     assert event.call_id == run.messages[2].call_id  # type: ignore[union-attr]
+    # The warning is part of the run, not only of observers.
+    (recorded,) = [e for e in run.events if isinstance(e, ContentFiltered)]
+    assert recorded == event
