@@ -180,7 +180,7 @@ def toolwire_execute_tool(call: ToolCall, context: ToolContext) -> Awaitable[Too
 @hookspec(firstresult=True)
 def toolwire_filter_untrusted(
     texts: Sequence[str], context: FilterContext
-) -> Sequence[FilteredText] | None:
+) -> Sequence[FilteredText] | Awaitable[Sequence[FilteredText]] | None:
     """Neutralise prompt injection in content that came from outside (web pages, search results).
 
     Called after truncation with every field of one unit of content (for a web page: title,
@@ -192,13 +192,18 @@ def toolwire_filter_untrusted(
 
     :param texts: the fields of one unit of content, in order.
     :param context: where the content came from (tool, call id, source URL).
-    :returns: one :class:`toolwire.untrusted.FilteredText` per input text (same order), or None.
+    :returns: one :class:`toolwire.untrusted.FilteredText` per input text (same order), an
+        awaitable of them (for a classifier that does I/O), or None.
 
     **Example**::
 
         @toolwire.hookimpl
         def toolwire_filter_untrusted(texts, context):
-            return [FilteredText(text=t.replace("IGNORE ALL", "[removed]")) for t in texts]
+            out = []
+            for text in texts:
+                flagged = ("exfiltration request",) if "send me the api key" in text.lower() else ()
+                out.append(FilteredText(text=text, flagged=flagged))
+            return out
     """
 
 
