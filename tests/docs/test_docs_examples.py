@@ -1,0 +1,75 @@
+"""The examples of the README and the guides run as written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolwire
+from toolwire import Config, Host
+from toolwire._config import LedgerConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _python_blocks(path: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), re.S)
+
+
+def _namespace(code: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    exec(compile(code, "docs_example", "exec"), namespace)  # the example text is ours
+    return namespace
+
+
+async def test_readme_tool_plugin_example_registers_and_runs(tmp_path: Path) -> None:
+    [plugin_code] = [b for b in _python_blocks(ROOT / "README.md") if "toolwire_tools" in b]
+    module = _namespace(plugin_code)
+    plugin = type("ReadmePlugin", (), {"toolwire_tools": staticmethod(module["toolwire_tools"])})
+    plugin.__name__ = "shout"
+    host = Host.load(
+        Config(ledger=LedgerConfig(enabled=False, path=str(tmp_path / "l"))), plugins=[plugin]
+    )
+    assert list(host.tools) == ["shout"]
+    shout = host.tools["shout"]
+    assert shout.parameters["properties"]["text"]["description"] == "The text to shout."
+    result = await shout.invoke({"text": "hi"})
+    assert result.content == "HI"
+
+
+def test_tool_author_guide_example_defines_a_described_tool() -> None:
+    [code] = [b for b in _python_blocks(ROOT / "docs" / "tool-authors.md") if "def forecast" in b]
+    forecast = _namespace(code.replace("    ...\n", "    return city\n"))["forecast"]
+    assert isinstance(forecast, toolwire.Tool)
+    props = forecast.parameters["properties"]
+    assert props["units"]["description"] == "Metric (°C, km/h) or imperial (°F, mph)."
+    assert props["units"]["enum"] == ["metric", "imperial"]
+    assert forecast.parameters["required"] == ["city"]
+    assert forecast.policy.idempotent
+
+
+async def test_middleware_example_wraps_execution(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    [code] = [b for b in _python_blocks(ROOT / "docs" / "hooks.md") if "middleware" in b]
+    module = _namespace("import time\n" + code)
+    plugin = type("Timing", (), {"log_duration": staticmethod(module["log_duration"])})()
+
+    @toolwire.tool
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    tools = type("Tools", (), {"toolwire_tools": toolwire.hookimpl(lambda settings: [ping])})()
+    host = Host.load(
+        Config(ledger=LedgerConfig(enabled=False, path=str(tmp_path / "l"))),
+        plugins=[tools, plugin],
+    )
+    from toolwire.loop import call_tool
+
+    result = await call_tool(host, "ping", {})
+    assert result.content == "pong"
+    assert capsys.readouterr().out.startswith("ping ")
