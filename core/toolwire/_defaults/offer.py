@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .._markers import hookimpl
-from .._request import OfferRequest
-from ..tools import FunctionSpec, Tool
+
+if TYPE_CHECKING:
+    from .._request import OfferRequest
+    from ..tools import FunctionSpec, Tool
 
 
 @hookimpl(trylast=True)

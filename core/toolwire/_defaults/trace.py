@@ -13,11 +13,13 @@ import contextvars
 import json
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from .._config import TraceConfig
-from .._events import Event
 from .._markers import hookimpl
+
+if TYPE_CHECKING:
+    from .._config import TraceConfig
+    from .._events import Event
 
 
 class TraceFile:

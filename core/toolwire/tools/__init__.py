@@ -4,18 +4,48 @@ Declaring tools is cheap: fastjsonschema and cattrs are imported and validators 
 a tool is first validated or called.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._context import Inject, Injected, ToolContext
 from ._errors import ArgumentsInvalid, ToolDefinitionError
-from ._lint import LintFinding, lint_tool
 from ._model import Activation, Resolver, SideEffect, Tool, ToolPolicy, tool
 from ._names import provider_name_problems, tool_name_problems, validate_tool_name
-from ._paging import Page, PageNumber, Paging
 from ._result import Source, ToolBlocked, ToolResult, ToolStatus
 from ._spec import FunctionSpec
-from ._strict import StrictProjection, strict_projection
 from ._toolbox import Toolbox
-from ._truncate import truncate_result
-from ._validation import describe_schema
+
+if TYPE_CHECKING:
+    from ._lint import LintFinding, lint_tool
+    from ._paging import Page, PageNumber, Paging
+    from ._strict import StrictProjection, strict_projection
+    from ._truncate import truncate_result
+    from ._validation import describe_schema
+
+# Used when a tool is linted, paged, projected or cut, not when one is declared: loaded on first
+# use, so `toolwire plugins` and `toolwire tools list` do not build their classes.
+_LAZY = {
+    "LintFinding": "._lint",
+    "lint_tool": "._lint",
+    "Page": "._paging",
+    "PageNumber": "._paging",
+    "Paging": "._paging",
+    "StrictProjection": "._strict",
+    "strict_projection": "._strict",
+    "truncate_result": "._truncate",
+    "describe_schema": "._validation",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'toolwire.tools' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name, __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "Activation",
