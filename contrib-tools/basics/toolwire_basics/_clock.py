@@ -1,0 +1,165 @@
+"""Dates and times in IANA time zones: zone lookup with suggestions, and wall-clock conversion."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+import zoneinfo
+from datetime import UTC, date, datetime, time, timedelta
+
+
+class TimeZoneError(ValueError):
+    """A zone or time that cannot be used; the message says what would be valid."""
+
+
+_ALIASES = {"utc": "UTC", "gmt": "Etc/GMT", "z": "UTC", "zulu": "UTC"}
+
+
+@functools.cache
+def _zone_names() -> tuple[str, ...]:
+    return tuple(sorted(zoneinfo.available_timezones()))
+
+
+@functools.cache
+def _folded_names() -> dict[str, str]:
+    return {name.lower(): name for name in _zone_names()}
+
+
+@functools.cache
+def _cities() -> dict[str, list[str]]:
+    cities: dict[str, list[str]] = {}
+    for name in _zone_names():
+        if "/" in name and not name.startswith("Etc/"):
+            city = name.rsplit("/", 1)[1].replace("_", " ").lower()
+            cities.setdefault(city, []).append(name)
+    return cities
+
+
+def find_zone(name: str) -> zoneinfo.ZoneInfo:
+    """The IANA zone called ``name`` (case does not matter; ``UTC`` and ``GMT`` are accepted).
+
+    :raises TimeZoneError: for an unknown name, listing close IANA names (a bare city such as
+        ``Paris`` is answered with its zone, ``Europe/Paris``).
+    """
+    key = name.strip()
+    if not key:
+        raise TimeZoneError(
+            "the time zone is empty; give an IANA time zone name such as 'Europe/Paris', "
+            "'America/New_York' or 'UTC'"
+        )
+    canonical = _ALIASES.get(key.lower()) or _folded_names().get(key.lower().replace(" ", "_"))
+    if canonical is not None:
+        return zoneinfo.ZoneInfo(canonical)
+    raise TimeZoneError(f"unknown time zone {name!r}. {_suggest(key)}")
+
+
+def _suggest(key: str) -> str:
+    if re.fullmatch(r"(?i)(utc|gmt)?\s*[+-]\d{1,2}(:?\d{2})?", key):
+        return (
+            "Give a named IANA zone rather than an offset (offsets change with daylight saving "
+            "time), for example 'Europe/Berlin', or 'UTC'."
+        )
+    city = key.lower().replace("_", " ").rsplit("/", 1)[-1].strip()
+    matches = list(_cities().get(city, []))
+    if not matches:
+        close_cities = difflib.get_close_matches(city, list(_cities()), n=3, cutoff=0.8)
+        matches = [zone for c in close_cities for zone in _cities()[c]]
+    if not matches:
+        folded = difflib.get_close_matches(key.lower(), list(_folded_names()), n=3, cutoff=0.6)
+        matches = [_folded_names()[f] for f in folded]
+    if matches:
+        shown = ", ".join(repr(m) for m in matches[:5])
+        return f"Did you mean {shown}? Time zones are IANA names written Region/City."
+    return (
+        "Time zones are IANA names written Region/City, such as 'Europe/Paris', "
+        "'America/New_York', 'Asia/Tokyo' or 'UTC'; abbreviations such as 'EST' or 'CET' are "
+        "ambiguous: name a city in the zone instead."
+    )
+
+
+def describe(moment: datetime) -> str:
+    """``2024-05-01 14:30:00 CEST (UTC+02:00), Wednesday`` for an aware datetime."""
+    offset = moment.utcoffset() or timedelta(0)
+    sign = "-" if offset < timedelta(0) else "+"
+    minutes = abs(int(offset.total_seconds())) // 60
+    abbreviation = moment.tzname() or ""
+    numeric = f"UTC{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+    label = f"{abbreviation} ({numeric})" if abbreviation and abbreviation[0].isalpha() else numeric
+    return f"{moment:%Y-%m-%d %H:%M:%S} {label}, {moment:%A}"
+
+
+def now_in(zone: zoneinfo.ZoneInfo, *, now: datetime | None = None) -> datetime:
+    """The current time (or ``now``, for tests) in ``zone``."""
+    moment = now if now is not None else datetime.now(UTC)
+    return moment.astimezone(zone)
+
+
+_TIME_ONLY = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp]\.?[Mm]\.?)?")
+_HOUR_AMPM = re.compile(r"(\d{1,2})\s*([AaPp]\.?[Mm]\.?)")
+
+
+def parse_wall_time(text: str, zone: zoneinfo.ZoneInfo, *, today: date) -> datetime:
+    """A wall-clock time in ``zone``: ``YYYY-MM-DD HH:MM[:SS]``, or ``HH:MM`` / ``3pm`` for today.
+
+    :raises TimeZoneError: for text that is not such a time, a time carrying its own offset, or a
+        time that does not exist in the zone (skipped by a daylight-saving change).
+    """
+    value = text.strip()
+    wall = _time_of_day(value)
+    if wall is not None:
+        moment = datetime.combine(today, wall)
+    else:
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            raise TimeZoneError(
+                f"the time {text!r} is not understood; write 'YYYY-MM-DD HH:MM' (for example "
+                "'2025-03-14 15:30'), or 'HH:MM' (24-hour) or '3pm' for today"
+            ) from None
+        if moment.tzinfo is not None:
+            raise TimeZoneError(
+                f"the time {text!r} carries its own UTC offset; give the wall-clock time without "
+                "an offset and name its zone in from_timezone"
+            )
+    local = moment.replace(tzinfo=zone)
+    round_trip = local.astimezone(UTC).astimezone(zone)
+    if round_trip.replace(tzinfo=None) != moment:
+        raise TimeZoneError(
+            f"{moment:%Y-%m-%d %H:%M} does not exist in {zone.key}: the clocks skip it when "
+            "daylight saving time begins; give a time outside the skipped hour"
+        )
+    return local
+
+
+def _time_of_day(value: str) -> time | None:
+    match = _TIME_ONLY.fullmatch(value)
+    if match:
+        hour, minute, second = int(match[1]), int(match[2]), int(match[3] or 0)
+        hour = _twelve_hour(hour, match[4], value)
+    else:
+        match = _HOUR_AMPM.fullmatch(value)
+        if not match:
+            return None
+        hour, minute, second = _twelve_hour(int(match[1]), match[2], value), 0, 0
+    try:
+        return time(hour, minute, second)
+    except ValueError:
+        raise TimeZoneError(
+            f"the time {value!r} is out of range (hours 0-23, minutes and seconds 0-59)"
+        ) from None
+
+
+def _twelve_hour(hour: int, marker: str | None, value: str) -> int:
+    if marker is None:
+        return hour
+    if not 1 <= hour <= 12:
+        raise TimeZoneError(f"the time {value!r} has hour {hour}; with am/pm the hour is 1-12")
+    pm = marker[0] in "Pp"
+    return hour % 12 + (12 if pm else 0)
+
+
+def is_ambiguous(moment: datetime) -> bool:
+    """True when the wall time of ``moment`` occurs twice in its zone (clocks set back)."""
+    other = moment.replace(fold=1 - moment.fold)
+    return other.utcoffset() != moment.utcoffset()

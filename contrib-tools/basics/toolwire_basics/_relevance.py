@@ -1,0 +1,121 @@
+"""When each tool is worth offering: the user's words decide, so small models see short prompts.
+
+Each test reads only the user's own turns (never tool results), so once a tool is offered in a run
+it stays offered, and the system prompt stays the same from round to round.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any, Literal
+
+import attrs
+
+from toolwire import FunctionSpec, OfferRequest, Tool
+from toolwire.messages import UserMessage
+
+from ._units import UnitError, find_unit
+
+
+@attrs.frozen(kw_only=True)
+class BasicsSettings:
+    """``[tools.basics]``.
+
+    ``offer``: ``relevant`` offers each tool only when the user's words call for it (numbers for
+    the calculator, times and dates for the clock tools, a quantity with a unit for
+    ``convert_units``), which keeps prompts short for small local models; ``always`` offers
+    every tool in every round.
+    """
+
+    offer: Literal["relevant", "always"] = "relevant"
+
+
+_MATH_WORDS = re.compile(
+    r"\b(calculat\w*|comput\w*|sum|total|average|mean|percent\w*|plus|minus|times|multipl\w*|"
+    r"divid\w*|square|root|sqrt|power|squared|cubed|factorial|logarithm|log|sin|cos|tan)\b",
+    re.IGNORECASE,
+)
+_TIME_WORDS = re.compile(
+    r"\b(time|times?zones?|date|day|today|tonight|tomorrow|yesterday|now|clock|hour|o'clock|"
+    r"weekday|week|month|year|utc|gmt|noon|midnight|morning|evening)\b",
+    re.IGNORECASE,
+)
+_TIME_OF_DAY = re.compile(r"\b\d{1,2}(:\d{2}|\s*[ap]\.?m\b)|\bnoon\b|\bmidnight\b", re.IGNORECASE)
+_ZONE_WORDS = re.compile(r"\btime\s*zones?\b|\btimezones?\b|\butc\b|\bgmt\b|\b[A-Z][a-z]+/[A-Z]")
+_QUANTITY = re.compile(r"(\d+(?:[.,]\d+)?)\s*([^\W\d][\w°/²³^.-]*(?:\s+[a-z]+)?|°\s*[CFKR]\b)")
+_CONVERT = re.compile(r"\b(convert\w*|in|into|to|how many|how much)\b", re.IGNORECASE)
+
+
+def user_text(request: OfferRequest) -> str:
+    """The user's own turns of the conversation, joined."""
+    return "\n".join(m.text for m in request.messages if isinstance(m, UserMessage))
+
+
+def wants_calculator(text: str) -> bool:
+    """Words of arithmetic, or numbers other than times of day and quantities with a unit."""
+    if _MATH_WORDS.search(text) is not None:
+        return True
+    bare = _TIME_OF_DAY.sub(" ", text)
+    bare = _QUANTITY.sub(lambda m: " " if _unit_of(m) else m[0], bare)
+    return any(ch.isdigit() for ch in bare)
+
+
+def wants_current_time(text: str) -> bool:
+    """Words about the time or the date."""
+    return _TIME_WORDS.search(text) is not None
+
+
+def wants_convert_time(text: str) -> bool:
+    """A time of day, or time zones, mentioned."""
+    return _TIME_OF_DAY.search(text) is not None or _ZONE_WORDS.search(text) is not None
+
+
+def wants_convert_units(text: str) -> bool:
+    """A number followed by a unit, and words of conversion."""
+    if _CONVERT.search(text) is None:
+        return False
+    return any(_unit_of(match) for match in _QUANTITY.finditer(text))
+
+
+def _unit_of(match: re.Match[str]) -> bool:
+    words = match[2].rstrip(".").split()
+    candidates = [" ".join(words), words[0]] if len(words) > 1 else words
+    for candidate in candidates:
+        try:
+            find_unit(candidate)
+        except UnitError:
+            continue
+        return True
+    return False
+
+
+_TESTS: dict[str, Callable[[str], bool]] = {
+    "calculator": wants_calculator,
+    "current_time": wants_current_time,
+    "convert_time": wants_convert_time,
+    "convert_units": wants_convert_units,
+}
+
+
+def offer_when_relevant(tool: Tool, request: OfferRequest) -> FunctionSpec | None:
+    """The tool's function when the user's words call for it (or when ``offer`` is ``always``)."""
+    if _setting(request.settings) == "always":
+        return tool.function_spec()
+    test = _TESTS.get(tool.name)
+    if test is None or test(user_text(request)):
+        return tool.function_spec()
+    return None
+
+
+def _setting(settings: Any) -> str:
+    if isinstance(settings, BasicsSettings):
+        return settings.offer
+    if isinstance(settings, dict):
+        return str(settings.get("offer", "relevant"))
+    return "relevant"
+
+
+def relevant_tools(text: str, names: Iterable[str] = _TESTS) -> list[str]:
+    """The tools whose test passes for ``text``, in the order given."""
+    return [name for name in names if _TESTS[name](text)]

@@ -1,0 +1,218 @@
+"""``LlamaCppAdapter``: a GGUF model run in-process, calling tools through a constrained prompt."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+from toolwire.adapters import (
+    AdapterCapabilities,
+    EmitEvent,
+    ModelRequest,
+    NamedToolChoice,
+    ProviderAdapter,
+)
+from toolwire.events import ToolCallCompleted
+from toolwire.messages import (
+    AssistantMessage,
+    AssistantPart,
+    Message,
+    SystemMessage,
+    TextPart,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from toolwire.prompted import (
+    coalesce_tool_results,
+    ensure_resolvable_user_turn,
+    parse_tool_calls,
+    render_prompted_tools,
+    with_tool_instructions,
+)
+from toolwire.tools import FunctionSpec
+
+from ._grammar import Choice, tool_grammar
+from ._runtime import ChatTurn, LoadedModel, Piece
+from ._settings import LlamaCppSettings, check_runtime, resolve_model_path
+from ._stream import OutputReader
+
+if TYPE_CHECKING:
+    from toolwire._config import ProviderConfig
+    from toolwire._transport import Transport
+
+_ALL_CHOICES = frozenset({"auto", "none", "required", "named"})
+
+
+class LlamaCppAdapter(ProviderAdapter):
+    """A local GGUF model (default: SmolLM2-135M-Instruct) run with llama-cpp-python.
+
+    Tools go through the prompt in the ``json`` dialect, and the model's output is held by a
+    GBNF grammar to a final answer or exactly one call of an offered tool whose arguments fit
+    the tool's schema; the text is then read back by the prompted parser. The grammar is the
+    tool channel, so the adapter declares native tools and the host sends it the functions.
+
+    The model is loaded at the first request (on the adapter's worker thread) and freed by
+    :meth:`aclose`. Settings come from ``[providers.llamacpp]``; ``[provider] model``,
+    ``max_tokens``, ``temperature`` and ``options`` override them.
+    """
+
+    api: ClassVar[str] = "llamacpp"
+    plugin_settings: ClassVar[LlamaCppSettings] = LlamaCppSettings()
+
+    @classmethod
+    def configured(cls, settings: LlamaCppSettings) -> type[LlamaCppAdapter]:
+        """This adapter class with ``settings`` as its defaults (what the plugin registers)."""
+        return type(
+            cls.__name__, (cls,), {"plugin_settings": settings, "__module__": cls.__module__}
+        )
+
+    def __init__(self, config: ProviderConfig, transport: Transport | None = None) -> None:
+        super().__init__(config, transport)
+        check_runtime()
+        self.settings = self.plugin_settings.merged(
+            config.options,
+            model_path=config.model,
+            max_tokens=config.max_tokens,
+            temperature=config.temperature,
+        )
+        self.model = LoadedModel(self.settings, resolve_model_path(self.settings))
+
+    @property
+    def capabilities(self) -> AdapterCapabilities:
+        """Every tool choice (the grammar enforces it), streaming, one call per reply."""
+        return AdapterCapabilities(
+            native_tools=True,
+            tool_choice=_ALL_CHOICES,
+            streaming=True,
+            binds_strict_schemas=False,
+            accepts_parallel_tool_calls=False,
+        )
+
+    def render_tools(self, functions: tuple[FunctionSpec, ...]) -> str:
+        """The tool text added to the system prompt (the grammar is :func:`tool_grammar`'s)."""
+        return render_prompted_tools(functions, "json", several_calls=False)
+
+    async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
+        """Generate the reply, streaming its text or its call as events when asked to."""
+        offered = request.functions if request.tool_choice != "none" else ()
+        choice = self.effective_choice(request, offered)
+        turns = self.conversation(request, offered)
+        functions = offered if choice != "none" else ()
+        grammar = None
+        if offered and self.settings.constrain:
+            grammar = tool_grammar(
+                functions, choice, max_string_length=self.settings.max_string_length
+            ).text
+        call_id = _free_call_id(request)
+        reader = OutputReader(request, emit, call_id)
+        last = Piece(text="")
+        async for piece in self.model.generate(
+            turns,
+            grammar=grammar,
+            max_tokens=self.settings.max_tokens,
+            temperature=self.settings.temperature,
+        ):
+            if piece.text:
+                reader.feed(piece.text)
+            if piece.finish_reason is not None:
+                last = piece
+        reader.finish()
+        parts: tuple[AssistantPart, ...]
+        calls = 0
+        if functions:
+            parsed = parse_tool_calls(
+                reader.text,
+                functions,
+                "json",
+                new_id=lambda index: call_id if index == 0 else f"{call_id}_{index}",
+            )
+            parts = parsed.parts
+            for call in parsed.calls:
+                calls += 1
+                if request.stream:
+                    if not reader.started_call:
+                        reader.assembler.begin("call", call_id=call.id, name=call.name)
+                    emit(ToolCallCompleted(run_id=request.run_id, round=request.round, call=call))
+        else:
+            parts = (TextPart(reader.text),) if reader.text else ()
+        finish = last.finish_reason or "stop"
+        if calls and finish == "stop":
+            finish = "tool_calls"
+        return AssistantMessage(
+            parts=parts,
+            api=self.api,
+            model=self.model.name,
+            finish_reason=finish,
+            usage=Usage(
+                input_tokens=last.prompt_tokens,
+                output_tokens=last.completion_tokens,
+                total_tokens=last.prompt_tokens + last.completion_tokens,
+            ),
+        )
+
+    def effective_choice(self, request: ModelRequest, functions: Sequence[FunctionSpec]) -> Choice:
+        """The request's tool choice as a grammar choice, after ``call_policy``."""
+        choice = request.tool_choice
+        if isinstance(choice, NamedToolChoice):
+            return choice.name
+        if choice != "auto" or not functions or self.settings.call_policy != "alternate":
+            return choice
+        last = request.messages[-1] if request.messages else None
+        if isinstance(last, UserMessage):
+            return "required"
+        if isinstance(last, ToolResultMessage):
+            results = []
+            for message in reversed(request.messages):
+                if not isinstance(message, ToolResultMessage):
+                    break
+                results.append(message.result)
+            if all(result.is_ok for result in results):
+                return "none"
+        return "auto"
+
+    def conversation(
+        self, request: ModelRequest, functions: Sequence[FunctionSpec]
+    ) -> list[ChatTurn]:
+        """The chat turns the model reads: tools in the system prompt, calls and results as text."""
+        messages: list[Message] = list(request.messages)
+        if functions:
+            # The prompt leaves the choice to the grammar, so it stays the same from round to
+            # round and the model's cache of the prompt's start holds.
+            base = (
+                messages[0].content if messages and isinstance(messages[0], SystemMessage) else ""
+            )
+            prompt = with_tool_instructions(base, functions, "json", several_calls=False)
+            if messages and isinstance(messages[0], SystemMessage):
+                messages[0] = SystemMessage(prompt)
+            else:
+                messages.insert(0, SystemMessage(prompt))
+        converted = ensure_resolvable_user_turn(
+            coalesce_tool_results(messages, "json", request.functions)
+        )
+        turns: list[ChatTurn] = []
+        for message in converted:
+            if isinstance(message, SystemMessage):
+                turns.append(ChatTurn("system", message.content))
+            elif isinstance(message, UserMessage):
+                turns.append(ChatTurn("user", message.text))
+            elif isinstance(message, AssistantMessage):
+                turns.append(ChatTurn("assistant", message.text))
+        return turns
+
+    async def aclose(self) -> None:
+        """Free the model."""
+        await self.model.aclose()
+
+
+def _free_call_id(request: ModelRequest) -> str:
+    """``call_<round>_0``, unless the conversation already uses that id."""
+    taken = {m.call_id for m in request.messages if isinstance(m, ToolResultMessage)}
+    for message in request.messages:
+        if isinstance(message, AssistantMessage):
+            taken.update(call.id for call in message.tool_calls)
+    candidate = f"call_{request.round}_0"
+    while candidate in taken:
+        candidate = f"call_{request.round}_0_{secrets.token_hex(2)}"
+    return candidate

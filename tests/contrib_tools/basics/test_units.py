@@ -1,0 +1,109 @@
+"""Unit conversion: exact definitions, names and symbols, and refusals listing the valid units."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolwire_basics import UnitError, convert_units
+from toolwire_basics._units import DIMENSIONS, UNITS, convert, find_unit
+
+
+@pytest.mark.parametrize(
+    ("value", "source", "target", "expected"),
+    [
+        (1, "in", "cm", 2.54),
+        (1, "mile", "km", 1.609344),
+        (5, "km", "mi", 3.106855961),
+        (1, "lb", "g", 453.59237),
+        (1, "gallon", "l", 3.785411784),
+        (1, "imp gal", "l", 4.54609),
+        (100, "°C", "°F", 212),
+        (32, "F", "C", 0),
+        (0, "K", "celsius", -273.15),
+        (-40, "degrees Celsius", "degrees Fahrenheit", -40),
+        (60, "mph", "km/h", 96.56064),
+        (1, "knot", "m/s", 0.514444444),
+        (1, "GiB", "MB", 1073.741824),
+        (8, "Mbit", "MB", 1),
+        (1, "KB", "bytes", 1000),
+        (2, "hours", "minutes", 120),
+        (1, "acre", "m²", 4046.8564224),
+        (1, "sq ft", "m^2", 0.09290304),
+        (1, "kWh", "MJ", 3.6),
+        (1, "atm", "psi", 14.695948775513),
+        (1, "hp", "W", 745.69987158),
+        (180, "deg", "rad", 3.14159265359),
+        (1, "kilometres", "meters", 1000),
+        (3, "feet", "inches", 36),
+    ],
+)
+def test_converts(value: float, source: str, target: str, expected: float) -> None:
+    result, _, _ = convert(value, source, target)
+    assert result == pytest.approx(expected, rel=1e-9)
+
+
+def test_every_name_is_unique_and_found() -> None:
+    for unit in UNITS:
+        for name in (unit.symbol, unit.name, unit.plural_name, *unit.aliases):
+            assert find_unit(name) is unit, name
+
+
+@given(st.sampled_from(UNITS), st.floats(min_value=-1e6, max_value=1e6))
+def test_round_trip(unit, value: float) -> None:  # type: ignore[no-untyped-def]
+    base = next(u for u in UNITS if u.dimension == unit.dimension and u is not unit)
+    if unit.dimension == "temperature" and unit.to_base(value) < 0:
+        return
+    there, _, _ = convert(value, unit.symbol, base.symbol)
+    back, _, _ = convert(there, base.symbol, unit.symbol)
+    assert back == pytest.approx(value, rel=1e-9, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "fragments"),
+    [
+        ("kg", "m", ["cannot convert kilograms (mass) to metres (length)", "Units of mass:", "lb"]),
+        ("furlong", "m", ["unknown unit 'furlong'", "length:", "temperature:"]),
+        ("kilometre", "mille", ["unknown unit 'mille'", "Did you mean", "'mile'"]),
+        ("ton", "kg", ["'ton' is ambiguous", "'t' (tonne)", "'short ton'"]),
+        ("mb", "kB", ["'mb' is ambiguous", "megabyte", "megabit"]),
+        ("", "m", ["the unit is empty"]),
+    ],
+)
+def test_refusals(source: str, target: str, fragments: list[str]) -> None:
+    with pytest.raises(UnitError) as info:
+        convert(1, source, target)
+    for fragment in fragments:
+        assert fragment in str(info.value)
+
+
+def test_below_absolute_zero_is_refused() -> None:
+    with pytest.raises(UnitError, match="below absolute zero"):
+        convert(-300, "°C", "K")
+
+
+def test_the_overview_names_every_dimension() -> None:
+    with pytest.raises(UnitError) as info:
+        find_unit("parsec")
+    for dimension in DIMENSIONS:
+        assert f"{dimension}:" in str(info.value)
+
+
+async def test_tool_result_names_both_units() -> None:
+    result = await convert_units.invoke({"value": 5, "from_unit": "km", "to_unit": "mi"})
+    assert result.is_ok
+    assert result.content == "5 kilometres (km) = 3.10685596119 miles (mi)"
+    assert result.artifacts == {"value": pytest.approx(3.10685596), "unit": "mi"}
+
+
+async def test_tool_uses_singular_for_one() -> None:
+    result = await convert_units.invoke({"value": 1, "from_unit": "ft", "to_unit": "in"})
+    assert result.content == "1 foot (ft) = 12 inches (in)"
+
+
+async def test_tool_refusal() -> None:
+    result = await convert_units.invoke({"value": 1, "from_unit": "kg", "to_unit": "km"})
+    assert result.is_failure
+    assert result.content is not None
+    assert result.content.startswith("Cannot convert kilograms (mass) to kilometres (length)")
