@@ -138,33 +138,37 @@ def _pydantic_ai_runner(calls_per_round: int, rounds: int) -> Callable[[], Await
 # -- timing ----------------------------------------------------------------------------------------
 
 
-async def _time(once: Callable[[], Awaitable[Any]], repeat: int) -> float:
-    """The median CPU seconds of one run (after warm-up), with the garbage collector paused.
+async def _time_interleaved(onces: list[Callable[[], Awaitable[Any]]], repeat: int) -> list[float]:
+    """The median CPU seconds of each run shape, sampled in turn (after warm-up), GC paused.
 
     CPU time of the process rather than wall time: both frameworks run everything in this
     process, and CPU time does not count the waits a busy machine imposes on it.
     """
-    for _ in range(max(3, repeat // 10)):
-        await once()
-    samples = []
+    for once in onces:
+        for _ in range(max(3, repeat // 10)):
+            await once()
+    samples: list[list[float]] = [[] for _ in onces]
     gc.collect()
     gc.disable()
     try:
         for _ in range(repeat):
-            started = time.process_time()
-            await once()
-            samples.append(time.process_time() - started)
+            for index, once in enumerate(onces):
+                started = time.process_time()
+                await once()
+                samples[index].append(time.process_time() - started)
     finally:
         gc.enable()
-    return statistics.median(samples)
+    return [statistics.median(s) for s in samples]
 
 
 async def _measure(
     make: Callable[[int, int], Callable[[], Awaitable[Any]]], repeat: int
 ) -> dict[str, float]:
-    answer = await _time(make(1, 0), repeat)
-    one = await _time(make(1, ROUNDS), repeat)
-    two = await _time(make(2, ROUNDS), repeat)
+    # The three shapes are timed in turn, sample by sample: timed one after the other, a drift of
+    # the machine between them (caches, clock, a neighbour's load) made the differences meaningless.
+    answer, one, two = await _time_interleaved(
+        [make(1, 0), make(1, ROUNDS), make(2, ROUNDS)], repeat
+    )
     per_call = (two - one) / ROUNDS
     per_round = (one - answer) / ROUNDS - per_call
     return {
