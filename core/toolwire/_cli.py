@@ -354,6 +354,7 @@ def render_init_config(plugins: Sequence[str]) -> str:
         "# or scripted (the in-box test model). Unset: llamacpp when that plugin is enabled, else",
         "# scripted.",
         '# adapter = "openai-chat"',
+        "stream = true                            # show the answer as it is written",
         '# base_url = "http://localhost:11434/v1"   # OpenAI-compatible hosts end in /v1',
         '# model = "qwen3:4b"',
         '# api_key_env = "OPENAI_API_KEY"          # the key is read from this variable, never stored',
