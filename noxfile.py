@@ -99,4 +99,7 @@ def bench(session: nox.Session) -> None:
 def demo(session: nox.Session) -> None:
     """The quickstart's main job: a real tool-calling conversation."""
     _install_all(session)
-    session.run("toolwire", "run", "What is 17.5% of 2480? Use the calculator.")
+    # A config of its own, in a scratch folder: the repository's tests must not pick it up.
+    session.chdir(session.create_tmp())
+    session.run("toolwire", "init", "--force")
+    session.run("toolwire", "run", "What is 17.5% of 2480?")
