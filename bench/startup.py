@@ -1,8 +1,8 @@
 """Startup time of the CLI with 10 installed sample plugins (2 enabled), as ratios against floors.
 
 Floors: `python -c pass`, and `python -c "import attrs, cattrs, pluggy, fastjsonschema,
-importlib_metadata"` (the libraries a plugin host of this kind cannot avoid). Target: `toolwire plugins`
-at most 1.5x the second floor.
+importlib_metadata"` (the libraries a plugin host of this kind cannot avoid). Target:
+`toolwire plugins` at most 1.5x the second floor.
 
     python bench/startup.py [--runs N] [--keep DIR]
 """
@@ -82,14 +82,33 @@ def build_env(base: Path) -> Path:
         (pkg / f"toolwire_sample{i}" / "__init__.py").write_text(TEMPLATE_MODULE.format(i=i))
     wheels = base / "wheels"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-         "-w", str(wheels), str(ROOT), *(str(p) for p in sorted(src.iterdir()))],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(wheels),
+            str(ROOT),
+            *(str(p) for p in sorted(src.iterdir())),
+        ],
         check=True,
     )
     venv.EnvBuilder(with_pip=True).create(env)
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-         "importlib_metadata", *(str(w) for w in wheels.glob("*.whl"))],
+        [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "importlib_metadata",
+            *(str(w) for w in wheels.glob("*.whl")),
+        ],
         check=True,
     )
     return env
@@ -125,7 +144,9 @@ def main() -> None:
     floor_pass = timed([python, "-c", "pass"], work, args.runs, env)
     floor_libs = timed(
         [python, "-c", "import attrs, cattrs, pluggy, fastjsonschema, importlib_metadata"],
-        work, args.runs, env,
+        work,
+        args.runs,
+        env,
     )
     print(f"{'command':<24} {'ms':>8} {'x pass':>8} {'x floor':>8}")
     print(f"{'python -c pass':<24} {floor_pass * 1e3:8.1f} {1:8.2f} {floor_pass / floor_libs:8.2f}")
@@ -137,9 +158,11 @@ def main() -> None:
     ):
         t = timed(cmd, work, args.runs, env)
         print(f"{name:<24} {t * 1e3:8.1f} {t / floor_pass:8.2f} {t / floor_libs:8.2f}")
-    print(textwrap.dedent(f"""
+    print(
+        textwrap.dedent(f"""
         {PLUGINS} sample plugins installed, {len(ENABLED)} enabled; median of {args.runs} runs.
-        Target: toolwire plugins <= 1.5x floor imports."""))
+        Target: toolwire plugins <= 1.5x floor imports.""")
+    )
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _private_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _private_user_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data = tmp_path_factory.mktemp("xdg-data")
     monkeypatch.setenv("XDG_DATA_HOME", str(Path(data)))
     monkeypatch.delenv("TOOLWIRE_PLUGINS", raising=False)

@@ -1,7 +1,7 @@
 """The ``toolwire`` command line: plugins, tools, run, doctor, init.
 
-Imports stay lazy: ``--help``, ``plugins`` and ``tools list`` never import aiohttp, a provider SDK or
-a plugin that is not enabled.
+Imports stay lazy: ``--help``, ``plugins`` and ``tools list`` never import aiohttp, a provider
+SDK or a plugin that is not enabled.
 """
 
 from __future__ import annotations
@@ -146,10 +146,10 @@ def _plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     host = _load(args)
-    host.tools  # collect now, so registration failures are reported before the listing
+    registered = host.tools  # collected now: registration failures are reported before the listing
     _report_failures(host, err)
     if args.tools_command == "list":
-        tools = list(host.tools.values())
+        tools = list(registered.values())
         if args.json:
             rows = [
                 {
@@ -169,9 +169,9 @@ def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 summary = t.description.splitlines()[0] if t.description else ""
                 out.write(f"{t.name:<{width}}  [{t.plugin}]  {summary}\n")
         return EXIT_OK
-    tool = host.tools.get(args.name)
+    tool = registered.get(args.name)
     if tool is None:
-        known = ", ".join(host.tools) or "none"
+        known = ", ".join(registered) or "none"
         print(f"toolwire: no tool named {args.name!r}; tools: {known}", file=err)
         return EXIT_FAILED
     if args.tools_command == "show":
@@ -345,19 +345,19 @@ def render_init_config(plugins: Sequence[str]) -> str:
         "# toolwire configuration. Reference: docs/config.md",
         "",
         "[plugins]",
-        "# Installed plugins to load. Nothing a package installs reaches a model unless enabled here",
-        "# (or in $TOOLWIRE_PLUGINS, which overrides this list).",
+        "# Installed plugins to load. Nothing a package installs reaches a model unless it is",
+        "# enabled here (or in $TOOLWIRE_PLUGINS, which overrides this list).",
         f"enable = [{enable}]",
         "",
         "[provider]",
-        "# The API adapter to talk to: openai-chat, openai-responses, anthropic-messages, llamacpp,",
-        "# or scripted (the in-box test model). Unset: llamacpp when that plugin is enabled, else",
+        "# The API adapter: openai-chat, openai-responses, anthropic-messages, llamacpp, or",
+        "# scripted (the in-box test model). Unset: llamacpp when that plugin is enabled, else",
         "# scripted.",
         '# adapter = "openai-chat"',
         "stream = true                            # show the answer as it is written",
         '# base_url = "http://localhost:11434/v1"   # OpenAI-compatible hosts end in /v1',
         '# model = "qwen3:4b"',
-        '# api_key_env = "OPENAI_API_KEY"          # the key is read from this variable, never stored',
+        '# api_key_env = "OPENAI_API_KEY"          # the variable holding the key (never stored)',
         '# trust = "medium"                        # low | medium | high | self_hosted',
         "",
         "[loop]",

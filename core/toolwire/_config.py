@@ -1,4 +1,4 @@
-"""``toolwire.toml``: finding the file, structuring it into typed sections, and explaining errors."""
+"""``toolwire.toml``: finding the file, structuring it into typed sections, explaining errors."""
 
 from __future__ import annotations
 
@@ -46,8 +46,8 @@ class PluginsConfig:
 class ProviderConfig:
     """``[provider]``: the provider a run talks to.
 
-    ``adapter`` unset means the embedded local model when the ``llamacpp`` plugin is enabled, else the
-    in-box ``scripted`` test model.
+    ``adapter`` unset means the embedded local model when the ``llamacpp`` plugin is enabled, else
+    the in-box ``scripted`` test model.
 
     ``base_url`` means what the provider's own SDK means by it (OpenAI-compatible hosts end in
     ``/v1``; Anthropic's is the host root). The API key is read from the environment variable named

@@ -76,7 +76,7 @@ class RoundFinished(Event):
 
 @attrs.frozen(kw_only=True)
 class ToolOmitted(Event):
-    """A tool was left out of a round's offer, and why (resolution raised or returned None, trust)."""
+    """A tool was left out of a round's offer, and why (its resolution raised or offered none)."""
 
     tool: str
     reason: str

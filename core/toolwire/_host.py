@@ -1,4 +1,4 @@
-"""``Host``: owns one plugin manager, the enabled plugins, the tool registry and the provider adapter."""
+"""``Host``: one plugin manager, the enabled plugins, the tool registry and the provider adapter."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ class Host:
                     file=config.source,
                     path=f"$.plugins.enable[{index}]",
                 )
-        for name, (ep, info) in sorted(installed.items()):
+        for name, (_ep, info) in sorted(installed.items()):
             info.enabled = name in enabled
             infos.append(info)
         for name in enabled:
@@ -445,7 +445,7 @@ def _register(pm: pluggy.PluginManager, obj: object, info: PluginInfo) -> None:
 
 
 def _call_impl(impl: pluggy.HookImpl, **kwargs: Any) -> Any:
-    """Call one hook implementation alone, passing only the arguments it declares (as pluggy does)."""
+    """Call one hook implementation alone, with only the arguments it declares (as pluggy does)."""
     return impl.function(*(kwargs[name] for name in impl.argnames))
 
 

@@ -19,8 +19,9 @@ class ToolCall:
 
     ``arguments`` is the parsed JSON object, or None when the arguments could not be parsed; then
     ``raw_arguments`` keeps the text exactly as it arrived and ``invalid_reason`` says why it was
-    rejected. ``provider_executed`` marks a call the provider ran itself (a server-side tool): the loop
-    never runs it. ``provider_data`` is opaque per-adapter data kept verbatim (item ids, indexes).
+    rejected. ``provider_executed`` marks a call the provider ran itself (a server-side tool):
+    the loop never runs it. ``provider_data`` is opaque per-adapter data kept verbatim (item ids,
+    indexes).
     """
 
     id: str

@@ -50,7 +50,7 @@ class PluginInfo:
 
 
 def discover() -> dict[str, tuple[EntryPoint, PluginInfo]]:
-    """Every installed plugin of the ``toolwire.plugins`` group, by entry-point name (metadata only).
+    """Every installed plugin of the ``toolwire.plugins`` group by entry-point name (metadata only).
 
     When two distributions declare the same plugin name, the first one found is kept and the other
     is reported as an error on it.

@@ -1,7 +1,7 @@
 """The hook specifications of toolwire: every extension point of the host.
 
-Plugins implement these with ``@toolwire.hookimpl``. Hooks that do I/O return awaitables; pluggy calls
-hooks synchronously, so a ``wrapper=True`` implementation wraps the awaitable (see
+Plugins implement these with ``@toolwire.hookimpl``. Hooks that do I/O return awaitables; pluggy
+calls hooks synchronously, so a ``wrapper=True`` implementation wraps the awaitable (see
 :func:`toolwire.middleware` for the ``async def (call, context, call_next)`` form).
 """
 
@@ -81,7 +81,7 @@ def toolwire_provider_adapters(settings: Any) -> Iterable[type[ProviderAdapter]]
     both plugins. The host creates the adapter named by ``[provider] adapter`` lazily, at the first
     request.
 
-    :param settings: the plugin's own settings (``[providers.<plugin>]``), as for ``toolwire_tools``.
+    :param settings: the plugin's own settings (``[providers.<plugin>]``), as in ``toolwire_tools``.
     :returns: an iterable of :class:`toolwire.adapters.ProviderAdapter` subclasses, or None.
 
     **Example**::
@@ -104,14 +104,13 @@ def toolwire_resolve_function(
     The built-in implementation (``trylast``) returns the tool's own function. A plugin may word the
     description per request, narrow the schema, or withdraw a ``context`` tool that has nothing to
     offer. A tool whose resolution raises is left out of that round alone, with an event.
-    Stops at the first non-None result; to offer nothing, a plugin must stop the chain itself by
-    returning a :class:`toolwire.tools.FunctionSpec` for other tools only and ``toolwire.NOT_OFFERED``
-    for this one.
+    Stops at the first non-None result; a plugin withdraws a tool by returning
+    ``toolwire.NOT_OFFERED`` for it (None only means "no opinion").
 
     :param tool: the candidate tool (already allowed by config and trust).
     :param request: the round being prepared: run id, round, conversation, API, provider trust.
-    :returns: a :class:`toolwire.tools.FunctionSpec`, ``toolwire.NOT_OFFERED``, an awaitable of either,
-        or None to let later implementations decide.
+    :returns: a :class:`toolwire.tools.FunctionSpec`, ``toolwire.NOT_OFFERED``, an awaitable of
+        either, or None to let later implementations decide.
 
     **Example**::
 
@@ -129,10 +128,11 @@ def toolwire_system_prompt_instructions(
 ) -> str | Awaitable[str | None] | None:
     """Give the system-prompt text of an offered tool for one request.
 
-    The built-in implementation (``trylast``) returns the tool's registered ``instructions``. Non-empty
-    instructions of the offered tools are appended to the system prompt in the offer's stable order.
-    An implementation that raises costs only that tool's instructions for the round, with an event.
-    Stops at the first non-None result; return ``""`` to suppress the instructions.
+    The built-in implementation (``trylast``) returns the tool's registered ``instructions``.
+    Non-empty instructions of the offered tools are appended to the system prompt in the offer's
+    stable order. An implementation that raises costs only that tool's instructions for the
+    round, with an event. Stops at the first non-None result; return ``""`` to suppress the
+    instructions.
 
     :param tool: an offered tool.
     :param request: the round being prepared.
@@ -163,7 +163,7 @@ def toolwire_execute_tool(call: ToolCall, context: ToolContext) -> Awaitable[Too
     :param call: the call, with arguments parsed, repaired and validated against the schema.
     :param context: the tool, run and call ids, conversation, settings, progress reporter,
         cancellation and services of this call.
-    :returns: an awaitable of :class:`toolwire.ToolResult`, or None to let later implementations run.
+    :returns: an awaitable of :class:`toolwire.ToolResult`, or None to let later ones run.
 
     **Example**::
 

@@ -71,7 +71,8 @@ def test_missing_config_file_given_with_option(workdir: Path, capsys: pytest.Cap
 def test_init_writes_a_config_that_loads(workdir: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["init"]) == 0
     text = (workdir / "toolwire.toml").read_text()
-    assert "[plugins]" in text and "enable = [" in text
+    assert "[plugins]" in text
+    assert "enable = [" in text
     (workdir / "toolwire.toml").write_text(text + "# mine\n")
     assert main(["init"]) == 0  # an existing file is left alone
     assert (workdir / "toolwire.toml").read_text().endswith("# mine\n")
@@ -80,7 +81,9 @@ def test_init_writes_a_config_that_loads(workdir: Path, capsys: pytest.CaptureFi
     assert isinstance(json.loads(out[out.index("[") :]), list)
 
 
-def test_tools_list_json_is_empty_without_plugins(workdir: Path, capsys: pytest.CaptureFixture[str]):
+def test_tools_list_json_is_empty_without_plugins(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+):
     assert main(["tools", "list", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == []
 

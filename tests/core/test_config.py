@@ -116,7 +116,8 @@ def test_config_file_from_environment(tmp_path: Path, monkeypatch: pytest.Monkey
         ),
         (
             "[loop]\nunknown_tool = 'ignore'\n",
-            "$.loop.unknown_tool = 'ignore': expected 'return_error', 'fail' or 'rewrite:<tool name>'",
+            "$.loop.unknown_tool = 'ignore': expected 'return_error', 'fail' or "
+            "'rewrite:<tool name>'",
         ),
         (
             "[policy]\ndeny = ['explosive']\n",

@@ -70,7 +70,8 @@ def test_duplicate_tool_name_names_both_plugins():
     assert host.tools["echo"].plugin == "first"
     error = host.plugin_info("second").error or ""
     assert "'echo' is registered by two plugins" in error
-    assert "first" in error and "second" in error
+    assert "first" in error
+    assert "second" in error
 
 
 def test_a_non_tool_is_refused_alone():
@@ -82,7 +83,8 @@ def test_a_non_tool_is_refused_alone():
 def test_unknown_hook_is_refused_naming_the_known_ones():
     host = Host.load(Config(), plugins=[_plugin("typo", toolwire_tool=lambda settings: [echo])])
     info = host.plugin_info("typo")
-    assert info is not None and not info.loaded
+    assert info is not None
+    assert not info.loaded
     assert "unknown hook(s) toolwire_tool" in (info.error or "")
     assert "toolwire_tools" in (info.error or "")
     assert list(host.tools) == []
@@ -194,6 +196,7 @@ async def test_closers_run_latest_first_and_a_failing_one_does_not_stop_the_rest
     assert order == ["last", "first"]
     assert host.stash == {}
     [failure] = [e for e in seen if e.kind == "plugin_failed"]
-    assert failure.hook == "on_close" and "socket already gone" in failure.error
+    assert failure.hook == "on_close"
+    assert "socket already gone" in failure.error
     await host.aclose()  # closing twice runs nothing again
     assert order == ["last", "first"]

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+
 from toolwire._jsonstream import PartialJSONParser
 from toolwire._sse import SSEDecoder
 

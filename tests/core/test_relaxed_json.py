@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from toolwire._relaxed_json import (
     REPAIRS,
     ArgumentsSyntaxError,

@@ -14,6 +14,7 @@ import pytest
 from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from toolwire._sse import DONE_SENTINEL, SSEDecoder, SSEEvent, aiter_sse
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"

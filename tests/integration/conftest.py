@@ -72,8 +72,16 @@ def build_wheels(sources: Sequence[Path], dest: Path) -> list[Path]:
     dest.mkdir(parents=True, exist_ok=True)
     _run(
         [
-            sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-            "--quiet", "-w", dest, *sources,
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "-w",
+            dest,
+            *sources,
         ]
     )
     return sorted(dest.glob("*.whl"))
@@ -83,7 +91,9 @@ def build_wheels(sources: Sequence[Path], dest: Path) -> list[Path]:
 def sample_env(tmp_path_factory: pytest.TempPathFactory) -> Env:
     """A fresh venv (no system site-packages) with toolwire and the four sample plugins."""
     base = tmp_path_factory.mktemp("venv")
-    wheels = build_wheels([ROOT, *sorted(p for p in SAMPLES.iterdir() if p.is_dir())], base / "dist")
+    wheels = build_wheels(
+        [ROOT, *sorted(p for p in SAMPLES.iterdir() if p.is_dir())], base / "dist"
+    )
     env_path = base / "env"
     venv.EnvBuilder(with_pip=True, clear=True).create(env_path)
     python = env_path / ("Scripts" if os.name == "nt" else "bin") / "python"

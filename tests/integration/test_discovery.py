@@ -7,8 +7,6 @@ from typing import Any
 
 import pytest
 
-
-
 pytestmark = pytest.mark.integration
 
 
@@ -53,7 +51,8 @@ def test_enabled_by_config(sample_env: Any, workdir: Path):
     plugins = _by_name(sample_env.toolwire_json("plugins", cwd=workdir))
     tools = _by_name(sample_env.toolwire_json("tools", "list", cwd=workdir))
 
-    assert plugins["echo"]["enabled"] and plugins["echo"]["loaded"]
+    assert plugins["echo"]["enabled"]
+    assert plugins["echo"]["loaded"]
     assert plugins["echo"]["hooks"] == ["toolwire_tools"]
     assert plugins["clash"]["enabled"] is False
     assert set(tools) == {"echo", "shout"}
@@ -139,7 +138,9 @@ def test_tools_call_runs_the_installed_tool(sample_env: Any, workdir: Path):
     _write_config(workdir / "toolwire.toml", ["echo"])
 
     ok = sample_env.toolwire("tools", "call", "shout", "--args", '{"text": "hé"}', cwd=workdir)
-    bad = sample_env.toolwire("tools", "call", "shout", "--args", '{"text": 5}', "--json", cwd=workdir)
+    bad = sample_env.toolwire(
+        "tools", "call", "shout", "--args", '{"text": 5}', "--json", cwd=workdir
+    )
 
     assert ok.returncode == 0
     assert ok.stdout.strip() == "HÉ"

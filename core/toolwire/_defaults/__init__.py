@@ -1,4 +1,4 @@
-"""Built-in hook implementations; every host registers them ``trylast``, so plugins override them."""
+"""Built-in hook implementations; every host registers them ``trylast`` so plugins override them."""
 
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "toolwire._defaults.offer",

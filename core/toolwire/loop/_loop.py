@@ -200,7 +200,9 @@ class _State:
         self.ledger_written = False  # this run wrote started rows (its snapshot must be final)
         self.turn_started = False  # the current turn wrote a started row
         self.snapshot_used = 0
-        self.services: Mapping[str, Any] | None = None  # the tools' services, with the run's emitter
+        self.services: Mapping[str, Any] | None = (
+            None  # the tools' services, with the run's emitter
+        )
 
     def finish(self, reason: StopReason, detail: str | None = None) -> None:
         if self.stop is None:

@@ -24,7 +24,7 @@ from ._history import (
 from ._render import render_call
 from ._scanner import ParsedTurn, parse_tool_calls
 
-__all__ = [  # noqa: RUF022 - plain sorted() order, as the exported-members tests check
+__all__ = [
     "AutoPromptedAdapter",
     "DIALECTS",
     "Dialect",

@@ -84,7 +84,7 @@ class ToolResult:
 
     @property
     def is_failure(self) -> bool:
-        """True for error and blocked results (providers mark these, e.g. Anthropic ``is_error``)."""
+        """True for error and blocked results (providers mark them, e.g. Anthropic ``is_error``)."""
         return self.status in (ToolStatus.ERROR, ToolStatus.BLOCKED)
 
     def model_text(self) -> str:

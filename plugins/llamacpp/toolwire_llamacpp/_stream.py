@@ -6,8 +6,7 @@ import json
 import re
 from typing import Final
 
-from toolwire.adapters import EmitEvent, ModelRequest
-from toolwire.adapters import CallAssembler
+from toolwire.adapters import CallAssembler, EmitEvent, ModelRequest
 
 from ._grammar import CALL_OPEN
 
