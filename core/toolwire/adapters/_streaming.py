@@ -21,6 +21,7 @@ from .._events import (
 )
 from .._jsonstream import PartialJSONParser
 from .._messages import ToolCall
+from ..tools._validation import json_type_of
 from ._base import EmitEvent, ModelRequest
 
 __all__ = ["CallAssembler", "new_call_id", "parse_arguments"]
@@ -58,20 +59,8 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     except ValueError as exc:
         return None, f"the arguments are not valid JSON: {exc}"
     if not isinstance(value, dict):
-        return None, f"the arguments are a JSON {_json_kind(value)}, not an object"
+        return None, f"the arguments are a JSON {json_type_of(value)}, not an object"
     return value, None
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int | float):
-        return "number"
-    return "null"
 
 
 class _OpenCall:
@@ -246,7 +235,7 @@ class CallAssembler:
         except ValueError as exc:
             return self._close(call, None, raw, f"the arguments are not valid JSON: {exc}")
         if not isinstance(value, dict):
-            reason = f"the arguments are a JSON {_json_kind(value)}, not an object"
+            reason = f"the arguments are a JSON {json_type_of(value)}, not an object"
             return self._close(call, None, raw, reason)
         return self._close(call, value, raw, None)
 

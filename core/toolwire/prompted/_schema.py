@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final, Literal, TypeAlias
 
+from ..tools._validation import json_type_of
+
 TypeStyle: TypeAlias = Literal["py", "ts"]
 
 JSON_TYPES: Final = frozenset({"string", "integer", "number", "boolean", "null", "array", "object"})
@@ -49,23 +51,6 @@ def _pointer(root: Mapping[str, Any], ref: str) -> Any:
     return node
 
 
-def json_type(value: Any) -> str:
-    """The JSON Schema type name of a Python JSON value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    return "object"
-
-
 def allowed_types(schema: Any, root: Mapping[str, Any]) -> frozenset[str] | None:
     """The JSON types a value of ``schema`` may have, or None when any type may do."""
     return _allowed(schema, root, 0)
@@ -81,9 +66,9 @@ def _allowed(schema: Any, root: Mapping[str, Any], depth: int) -> frozenset[str]
     if isinstance(declared, list):
         return frozenset(t for t in declared if t in JSON_TYPES) or None
     if "enum" in node and isinstance(node["enum"], list):
-        return frozenset(json_type(v) for v in node["enum"])
+        return frozenset(json_type_of(v) for v in node["enum"])
     if "const" in node:
-        return frozenset({json_type(node["const"])})
+        return frozenset({json_type_of(node["const"])})
     for key in ("anyOf", "oneOf"):
         branches = node.get(key)
         if isinstance(branches, list) and branches:

@@ -20,6 +20,8 @@ from typing import Any
 
 import attrs
 
+from ._validation import json_type_of
+
 # Keywords strict mode accepts, by OpenAI's published "supported schemas" list.
 _COMMON = frozenset({"type", "description", "title", "enum", "const", "anyOf", "$ref"})
 _BY_TYPE = {
@@ -61,22 +63,6 @@ class StrictProjection:
     def ok(self) -> bool:
         """True when the schema can be sent strict."""
         return self.schema is not None
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def accepts_null(node: Any) -> bool:
@@ -139,12 +125,12 @@ class _Projector:
         default = node.get("default", _NO_DEFAULT)
         kinds = node.get("type")
         if kinds is None and isinstance(node.get("enum"), list):
-            inferred = sorted({_json_type(v) for v in node["enum"]})
+            inferred = sorted({json_type_of(v) for v in node["enum"]})
             if "integer" in inferred and "number" in inferred:
                 inferred.remove("integer")
             kinds = inferred[0] if len(inferred) == 1 else inferred
         if kinds is None and "const" in node:
-            kinds = _json_type(node["const"])
+            kinds = json_type_of(node["const"])
         kind_list = [kinds] if isinstance(kinds, str) else list(kinds or [])
         if kinds is None and not any(k in node for k in ("anyOf", "$ref")):
             if "properties" in node:
