@@ -114,15 +114,21 @@ def build_env(base: Path) -> Path:
     return env
 
 
-def timed(cmd: list[str], cwd: Path, runs: int, env: dict[str, str]) -> float:
-    """Median wall time of ``cmd`` in seconds (after one warm-up run)."""
-    subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=True)
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
+def timed(commands: list[list[str]], cwd: Path, runs: int, env: dict[str, str]) -> list[float]:
+    """Median wall time of each command in seconds, after one warm-up run of each.
+
+    The commands take turns, run by run, so a change in the machine's speed during the bench
+    (another process, the CPU clock) touches all of them alike instead of skewing the ratios.
+    """
+    for cmd in commands:
         subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=True)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+    samples: list[list[float]] = [[] for _ in commands]
+    for _ in range(runs):
+        for index, cmd in enumerate(commands):
+            start = time.perf_counter()
+            subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=True)
+            samples[index].append(time.perf_counter() - start)
+    return [statistics.median(s) for s in samples]
 
 
 def main() -> None:
@@ -141,9 +147,15 @@ def main() -> None:
         "[plugins]\nenable = [" + ", ".join(f'"{n}"' for n in ENABLED) + "]\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLWIRE_")}
-    floor_pass = timed([python, "-c", "pass"], work, args.runs, env)
-    floor_libs = timed(
-        [python, "-c", "import attrs, cattrs, pluggy, fastjsonschema, importlib_metadata"],
+    names = ["toolwire --help", "toolwire plugins", "toolwire tools list"]
+    floor_pass, floor_libs, *ours = timed(
+        [
+            [python, "-c", "pass"],
+            [python, "-c", "import attrs, cattrs, pluggy, fastjsonschema, importlib_metadata"],
+            [toolwire, "--help"],
+            [toolwire, "plugins"],
+            [toolwire, "tools", "list"],
+        ],
         work,
         args.runs,
         env,
@@ -151,12 +163,7 @@ def main() -> None:
     print(f"{'command':<24} {'ms':>8} {'x pass':>8} {'x floor':>8}")
     print(f"{'python -c pass':<24} {floor_pass * 1e3:8.1f} {1:8.2f} {floor_pass / floor_libs:8.2f}")
     print(f"{'floor imports':<24} {floor_libs * 1e3:8.1f} {floor_libs / floor_pass:8.2f} {1:8.2f}")
-    for name, cmd in (
-        ("toolwire --help", [toolwire, "--help"]),
-        ("toolwire plugins", [toolwire, "plugins"]),
-        ("toolwire tools list", [toolwire, "tools", "list"]),
-    ):
-        t = timed(cmd, work, args.runs, env)
+    for name, t in zip(names, ours, strict=True):
         print(f"{name:<24} {t * 1e3:8.1f} {t / floor_pass:8.2f} {t / floor_libs:8.2f}")
     print(
         textwrap.dedent(f"""

@@ -446,7 +446,7 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         name: structure_section(table, ProfileConfig, file=file, path=f"$.profiles.{name}")
         for name, table in profiles_raw.items()
     }
-    config = structure_section(data, Config, file=file, path="$")
+    config = _structure_sections(data, file)
     tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
     tools = attrs.evolve(tools, plugin_settings=plugin_tables)
     _check_values(config, tools, profiles, file)
@@ -457,6 +457,44 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         profiles=profiles,
         source=file,
     )
+
+
+_SECTIONS: dict[str, type] = {
+    "plugins": PluginsConfig,
+    "provider": ProviderConfig,
+    "loop": LoopConfig,
+    "policy": PolicyConfig,
+    "ledger": LedgerConfig,
+    "trace": TraceConfig,
+}
+
+
+def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
+    """Structure each table the file has on its own: a section the file leaves out costs nothing
+    (cattrs generates a structuring function per class, which is most of a small config's load
+    time), and every section's problems are still reported together."""
+    problems: list[tuple[str, str | None]] = []
+    valid = ", ".join(sorted([*_SECTIONS, "profiles", "providers", "tools"]))
+    for key in sorted(set(data) - set(_SECTIONS)):
+        message = f"{_where(file, f'$.{key}')}: unknown key {key!r}; valid keys here: {valid}"
+        problems.append((message, f"$.{key}"))
+    sections: dict[str, Any] = {}
+    for key, cls in _SECTIONS.items():
+        if key not in data:
+            continue
+        if not isinstance(data[key], dict):
+            path = f"$.{key}"
+            message = f"{_where(file, path)} = {data[key]!r}: expected a table [{key}]"
+            problems.append((message, path))
+            continue
+        try:
+            sections[key] = structure_section(data[key], cls, file=file, path=f"$.{key}")
+        except ConfigError as exc:
+            problems.append((str(exc), exc.path))
+    if problems:
+        message = "\n".join(text for text, _ in problems)
+        raise ConfigError(message, file=file, path=problems[0][1])
+    return Config(**sections)
 
 
 def _check_values(

@@ -128,6 +128,7 @@ def test_config_file_from_environment(tmp_path: Path, monkeypatch: pytest.Monkey
         ("[bogus]\nx = 1\n", "$.bogus: unknown key 'bogus'; valid keys here: ledger, loop, "),
         ("[profiles.p]\nallow = ['a']\ndeni = []\n", "$.profiles.p.deni: unknown key 'deni'"),
         ("[loop\n", "not valid TOML"),
+        ("loop = 3\n", "$.loop = 3: expected a table [loop]"),
     ],
 )
 def test_bad_input_is_refused_with_file_path_value_and_fix(
