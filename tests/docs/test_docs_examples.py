@@ -73,3 +73,9 @@ async def test_middleware_example_wraps_execution(
     result = await call_tool(host, "ping", {})
     assert result.content == "pong"
     assert capsys.readouterr().out.startswith("ping ")
+
+
+def test_tool_author_testing_example_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    [code] = [b for b in _python_blocks(ROOT / "docs" / "tool-authors.md") if "ScriptedModel" in b]
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    _namespace(code)  # asserts inside; asyncio.run drives it
