@@ -19,6 +19,8 @@ import attrs
 from ._settings import BRAVE_MAX_COUNT, BRAVE_MAX_PAGES, SECTION, WebSettings
 
 if TYPE_CHECKING:
+    import aiohttp
+
     from toolwire.net import RetrievalError, RetrievalPolicy, Retrieved
 
 _RESULT_URL = re.compile(r"https?://[^\s<>\"'`\\]{1,2000}", re.IGNORECASE)
@@ -61,11 +63,24 @@ class SearchBackend(Protocol):
 
     name: ClassVar[str]
     max_pages: ClassVar[int | None]
+    # Whether search() uses the host's shared session for ``policy`` (a backend that sends a
+    # secret header keeps a session of its own).
+    shares_session: ClassVar[bool]
+
+    @property
+    def policy(self) -> RetrievalPolicy:
+        """The retrieval policy that admits the backend's own host."""
+        ...
+
     max_count: ClassVar[int | None]
 
-    async def search(self, query: str, page: int, count: int) -> SearchPage:
+    async def search(
+        self, query: str, page: int, count: int, *, session: aiohttp.ClientSession | None = None
+    ) -> SearchPage:
         """Page ``page`` (from 1) of the results for ``query``, asking for ``count`` of them
         where the backend lets the caller choose (the caller keeps at most ``count``).
+        ``session`` is the host's guarded session for the backend's policy, where the backend
+        can use a shared one.
 
         :raises toolwire.net.RetrievalBlocked: the policy refused the backend's address.
         :raises toolwire.net.RetrievalError: the request failed.
@@ -114,6 +129,7 @@ class SearxngBackend:
 
     name: ClassVar[str] = "SearXNG"
     max_pages: ClassVar[int | None] = None
+    shares_session: ClassVar[bool] = True
     max_count: ClassVar[int | None] = None
 
     def request_url(self, query: str, page: int) -> str:
@@ -127,12 +143,16 @@ class SearxngBackend:
         query_part = {"q": query, "format": "json", "pageno": str(page)}
         return str(base.with_path(path).with_query(query_part))
 
-    async def search(self, query: str, page: int, count: int) -> SearchPage:
-        """Fetch and parse one results page."""
+    async def search(
+        self, query: str, page: int, count: int, *, session: aiohttp.ClientSession | None = None
+    ) -> SearchPage:
+        """Fetch and parse one results page (through ``session`` when given)."""
         import toolwire.net as net
 
         try:
-            answer = await net.fetch(self.request_url(query, page), policy=self.policy)
+            answer = await net.fetch(
+                self.request_url(query, page), policy=self.policy, session=session
+            )
         except net.RetrievalError as exc:
             raise _http_failure(
                 exc,
@@ -190,6 +210,7 @@ class BraveBackend:
 
     name: ClassVar[str] = "Brave Search"
     max_pages: ClassVar[int | None] = BRAVE_MAX_PAGES
+    shares_session: ClassVar[bool] = False
     max_count: ClassVar[int | None] = BRAVE_MAX_COUNT
 
     def request_url(self, query: str, page: int, count: int) -> str:
@@ -202,8 +223,10 @@ class BraveBackend:
             )
         )
 
-    async def search(self, query: str, page: int, count: int) -> SearchPage:
-        """Fetch and parse one results page."""
+    async def search(
+        self, query: str, page: int, count: int, *, session: aiohttp.ClientSession | None = None
+    ) -> SearchPage:
+        """Fetch and parse one results page (on a session of its own: it carries the key)."""
         import toolwire.net as net
 
         url = self.request_url(query, page, min(count, BRAVE_MAX_COUNT))

@@ -85,8 +85,11 @@ async def web_search(
 
     import toolwire.net as net
 
+    from ._sessions import shared_session
+
+    session = shared_session(context, backend.policy) if backend.shares_session else None
     try:
-        found = await backend.search(query, page, per_page)
+        found = await backend.search(query, page, per_page, session=session)
     except net.RetrievalBlocked as exc:
         return ToolResult.blocked(f"Blocked: {backend.name} at {exc}.")
     except net.RetrievalError as exc:

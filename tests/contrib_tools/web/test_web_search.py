@@ -314,3 +314,16 @@ def test_brave_answers_without_web_results_are_empty() -> None:
     assert page.has_more is False
     with pytest.raises(SearchFailed):
         parse_brave([])
+
+
+async def test_searches_of_a_host_share_one_session_closed_with_it(
+    tmp_path: Path, servers: Servers
+) -> None:
+    host, _ = make_host(tmp_path, **_searxng(servers))
+    script = [_search("tides", 1), _search("tides", 2), "Done."]
+    run, _ = await run_model(host, script, "Search tides")
+    assert [r.status for r in results(run)] == [ToolStatus.OK, ToolStatus.OK]
+    [session] = host.stash["toolwire_web.sessions"].values()
+    assert not session.closed
+    await host.aclose()
+    assert session.closed
