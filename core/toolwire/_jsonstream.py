@@ -98,6 +98,8 @@ class PartialJSONParser:
         "_string_holder",
         "_string_is_key",
         "_string_parts",
+        "_string_pending",
+        "_string_shown",
         "_string_slot",
         "_token",
     )
@@ -119,6 +121,11 @@ class PartialJSONParser:
         self._key: str | None = None
         # The string being read: its pieces, and where its value lives (for value strings).
         self._string_parts: list[str] = []
+        # Characters added since the open string was last published, and its length then: a
+        # read republishes it only once it has grown by an eighth, so reading after every delta
+        # stays linear overall even for one huge string value (short strings show every char).
+        self._string_pending = 0
+        self._string_shown = 0
         self._string_is_key = False
         self._string_dirty = False
         self._string_holder: dict[str, Any] | list[Any] | None = None
@@ -163,6 +170,7 @@ class PartialJSONParser:
             and "\\" not in delta
         ):
             self._string_parts.append(delta)
+            self._string_pending += len(self._string_parts[-1])
             self._string_dirty = True
             self._offset += len(delta)
             return
@@ -175,11 +183,12 @@ class PartialJSONParser:
         """The value parsed so far, leniently completed; None while there is no value yet.
 
         Use :attr:`has_value` to tell "no value yet" from a parsed ``null``. Nothing is rebuilt
-        on a read: the only work is joining the text of the string still open, if it grew since
-        the last read, so reading after every delta costs the length of that string each time
-        (linear overall while strings stay bounded; a single huge string value costs more).
+        on a read: the only work is joining the text of the string still open, and only once it
+        has grown by an eighth since it was last shown, so the open string's shown prefix lags by
+        at most an eighth of its length and reading after every delta stays linear overall, even
+        for one huge string value. Closed strings, and everything at :meth:`finish`, are exact.
         """
-        if self._string_dirty:
+        if self._string_dirty and self._string_pending >= self._string_shown >> 3:
             self._publish_string()
         return self._root
 
@@ -248,6 +257,7 @@ class PartialJSONParser:
                     if self._high_surrogate:
                         self._flush_high_surrogate()
                     self._string_parts.append(text[i:j])
+                    self._string_pending += len(self._string_parts[-1])
                     self._string_dirty = True
                     i = j
                     if i == n:
@@ -299,6 +309,7 @@ class PartialJSONParser:
             elif mode in (_KEY, _KEY_OR_CLOSE):
                 if ch == '"':
                     self._string_parts = []
+                    self._string_pending = 0
                     self._string_is_key = True
                     self._mode = _STRING
                 elif ch == "}" and mode == _KEY_OR_CLOSE:
@@ -323,6 +334,7 @@ class PartialJSONParser:
                     if self._high_surrogate:
                         self._flush_high_surrogate()
                     self._string_parts.append(decoded)
+                    self._string_pending += len(self._string_parts[-1])
                     self._string_dirty = True
                     self._mode = _STRING
             elif mode == _UNICODE:
@@ -352,6 +364,7 @@ class PartialJSONParser:
     def _begin_value(self, ch: str) -> bool:
         if ch == '"':
             self._string_parts = []
+            self._string_pending = 0
             self._string_is_key = False
             self._place_string()
             self._mode = _STRING
@@ -391,6 +404,8 @@ class PartialJSONParser:
             parts[:] = ["".join(parts)]
         text = parts[0] if parts else ""
         self._string_dirty = False
+        self._string_pending = 0
+        self._string_shown = len(text)
         if self._string_is_key:
             return
         holder = self._string_holder
@@ -405,11 +420,13 @@ class PartialJSONParser:
         if self._string_is_key:
             self._key = "".join(self._string_parts)
             self._string_parts = []
+            self._string_pending = 0
             self._string_dirty = False
             self._mode = _COLON
             return
         self._publish_string()
         self._string_parts = []
+        self._string_pending = 0
         self._string_holder = None
         self._mode = _AFTER_VALUE if self._stack else _DONE
 
@@ -418,6 +435,7 @@ class PartialJSONParser:
             high = ord(self._high_surrogate)
             self._high_surrogate = ""
             self._string_parts.append(chr(0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00)))
+            self._string_pending += len(self._string_parts[-1])
             self._string_dirty = True
             return
         if self._high_surrogate:
@@ -426,11 +444,13 @@ class PartialJSONParser:
             self._high_surrogate = chr(code)  # wait: a low surrogate escape may follow
         else:
             self._string_parts.append(chr(code))
+            self._string_pending += len(self._string_parts[-1])
             self._string_dirty = True
 
     def _flush_high_surrogate(self) -> None:
         # Unpaired surrogates are kept as they are, as json.loads does.
         self._string_parts.append(self._high_surrogate)
+        self._string_pending += len(self._string_parts[-1])
         self._high_surrogate = ""
         self._string_dirty = True
 

@@ -480,3 +480,23 @@ def test_recorded_tool_argument_streams() -> None:
             assert same(parser.finish(), expected), name
             complete += 1
     assert complete >= 10
+
+
+def test_a_huge_open_string_is_shown_with_a_bounded_lag() -> None:
+    parser = PartialJSONParser()
+    body = "".join(chr(0x61 + i % 26) for i in range(20_000))
+    parser.feed('{"path": "a.txt", "body": "')
+    publishes = 0
+    last = ""
+    for received, ch in enumerate(body, start=1):
+        parser.feed(ch)
+        shown = parser.value["body"]
+        assert body.startswith(shown)
+        assert len(shown) >= received - received // 8 - 1
+        publishes += shown is not last
+        last = shown
+    # Geometric republishing: a few dozen joins for 20,000 characters, not one per character.
+    assert publishes < 200
+    parser.feed('"}')
+    assert parser.value == {"path": "a.txt", "body": body}
+    assert parser.finish() == {"path": "a.txt", "body": body}
