@@ -6,17 +6,14 @@ class only adds the sending.
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import AsyncIterator, Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 from toolwire import FunctionSpec
 from toolwire.adapters import (
-    AdapterCapabilities,
     CallAssembler,
     EmitEvent,
-    HTTPProviderAdapter,
     ModelRequest,
     NamedToolChoice,
     ProviderError,
@@ -38,7 +35,7 @@ from toolwire.messages import (
 
 from ._common import (
     HostProfile,
-    RenderedTools,
+    OpenAIAdapter,
     WireFunction,
     arguments_text,
     chat_usage,
@@ -399,10 +396,7 @@ class ChatStream:
 # -- the adapter -------------------------------------------------------------------------------
 
 
-_CAPABILITIES_TOOL_CHOICE: Final = frozenset({"auto", "none", "required", "named"})
-
-
-class OpenAIChatAdapter(HTTPProviderAdapter):
+class OpenAIChatAdapter(OpenAIAdapter):
     """``openai-chat``: Chat Completions at ``{base_url}/chat/completions``.
 
     ``base_url`` (default ``https://api.openai.com/v1``) makes it serve every OpenAI-compatible
@@ -411,60 +405,20 @@ class OpenAIChatAdapter(HTTPProviderAdapter):
     """
 
     api: ClassVar[str] = API
+    path: ClassVar[str] = "/chat/completions"
 
-    @functools.cached_property
-    def profile(self) -> HostProfile:
-        """What the configured host accepts (the config does not change)."""
-        return host_profile(self.config)
+    def wire_tools(
+        self, functions: Sequence[FunctionSpec], *, binds_strict: bool
+    ) -> list[dict[str, Any]]:
+        return render_chat_tools(functions, binds_strict=binds_strict)
 
-    @property
-    def capabilities(self) -> AdapterCapabilities:
-        """Native tools (unless configured off), every tool choice, streaming, the host flags."""
-        profile = self.profile
-        return AdapterCapabilities(
-            native_tools=profile.native_tools,
-            tool_choice=_CAPABILITIES_TOOL_CHOICE,
-            streaming=True,
-            binds_strict_schemas=profile.binds_strict,
-            accepts_parallel_tool_calls=profile.accepts_parallel,
-            max_tool_name_length=64,
-        )
+    def request_body(
+        self, request: ModelRequest, tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        return render_chat_request(request, self.config, profile=self.profile, tools=tools)
 
-    @functools.cached_property
-    def _tools(self) -> RenderedTools:
-        binds = self.profile.binds_strict
-        return RenderedTools(lambda functions: render_chat_tools(functions, binds_strict=binds))
-
-    def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
-        """Exactly the ``tools`` array this host receives (strict where it binds output)."""
-        return self._tools.get(functions)
-
-    async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
-        """Send the request (streamed when ``request.stream``) and return the assistant turn."""
-        profile = self.profile
-        tools = self._tools.get(request.functions) if request.functions else None
-        body = render_chat_request(request, self.config, profile=profile, tools=tools)
-        url = profile.base_url + "/chat/completions"
-        tools_offered = bool(request.functions)
-        if request.stream:
-
-            async def consume(events: AsyncIterator[Any], sink: EmitEvent) -> AssistantMessage:
-                stream = ChatStream(request, sink)
-                async for event in events:
-                    if stream.feed(event.data):
-                        break
-                return stream.result()
-
-            return await self.stream(
-                url,
-                body,
-                request,
-                emit,
-                consume,
-                key_env=profile.key_env,
-                tools_offered=tools_offered,
-            )
-        payload = await self.post(
-            url, body, request, emit, key_env=profile.key_env, tools_offered=tools_offered
-        )
+    def parse(self, payload: Any) -> AssistantMessage:
         return parse_chat_completion(payload)
+
+    def stream_reader(self, request: ModelRequest, emit: EmitEvent) -> ChatStream:
+        return ChatStream(request, emit)

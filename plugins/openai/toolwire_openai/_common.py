@@ -1,17 +1,25 @@
-"""What both OpenAI adapters share: host defaults, strict projection, argument text and usage."""
+"""What both OpenAI adapters share: host defaults, strict projection, usage, and sending."""
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Final
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, ClassVar, Final, Protocol
 from urllib.parse import urlsplit
 
 import attrs
 
 from toolwire import FunctionSpec
-from toolwire.adapters import ModelRequest, NamedToolChoice, ProviderError
-from toolwire.messages import ToolCall, Usage
+from toolwire.adapters import (
+    AdapterCapabilities,
+    EmitEvent,
+    HTTPProviderAdapter,
+    ModelRequest,
+    NamedToolChoice,
+    ProviderError,
+)
+from toolwire.messages import AssistantMessage, ToolCall, Usage
 
 OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
 OPENAI_KEY_ENV: Final = "OPENAI_API_KEY"
@@ -246,3 +254,106 @@ def error_in_body(payload: Any, api: str) -> ProviderError | None:
         retryable=retryable,
         provider_message=message,
     )
+
+
+# -- the adapters' shared sending --------------------------------------------------------------
+
+
+class StreamReader(Protocol):
+    """A reader of one streamed answer: feed each server-sent event's data, then take the turn."""
+
+    def feed(self, data: str) -> bool:
+        """Read one event's data; True once the stream is finished."""
+        ...
+
+    def result(self) -> AssistantMessage:
+        """The assistant turn read so far."""
+        ...
+
+
+_TOOL_CHOICES: Final = frozenset({"auto", "none", "required", "named"})
+
+
+class OpenAIAdapter(HTTPProviderAdapter):
+    """What both OpenAI adapters do alike: the host profile, capabilities, cached tool rendering,
+    and sending a request streamed or not. Subclasses give the endpoint ``path`` and the four
+    wire-specific steps."""
+
+    path: ClassVar[str]
+
+    @functools.cached_property
+    def profile(self) -> HostProfile:
+        """What the configured host accepts (the config does not change)."""
+        return host_profile(self.config)
+
+    @property
+    def capabilities(self) -> AdapterCapabilities:
+        """Native tools (unless configured off), every tool choice, streaming, the host flags."""
+        profile = self.profile
+        return AdapterCapabilities(
+            native_tools=profile.native_tools,
+            tool_choice=_TOOL_CHOICES,
+            streaming=True,
+            binds_strict_schemas=profile.binds_strict,
+            accepts_parallel_tool_calls=profile.accepts_parallel,
+            max_tool_name_length=64,
+        )
+
+    @functools.cached_property
+    def _tools(self) -> RenderedTools:
+        binds = self.profile.binds_strict
+        return RenderedTools(lambda functions: self.wire_tools(functions, binds_strict=binds))
+
+    def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
+        """Exactly the ``tools`` array this host receives (strict where it binds output)."""
+        return self._tools.get(functions)
+
+    def wire_tools(
+        self, functions: Sequence[FunctionSpec], *, binds_strict: bool
+    ) -> list[dict[str, Any]]:
+        """The API's ``tools`` array for ``functions``."""
+        raise NotImplementedError
+
+    def request_body(
+        self, request: ModelRequest, tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        """The API's request body."""
+        raise NotImplementedError
+
+    def parse(self, payload: Any) -> AssistantMessage:
+        """The assistant turn of a non-streamed answer."""
+        raise NotImplementedError
+
+    def stream_reader(self, request: ModelRequest, emit: EmitEvent) -> StreamReader:
+        """A reader for a streamed answer."""
+        raise NotImplementedError
+
+    async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
+        """Send the request (streamed when ``request.stream``) and return the assistant turn."""
+        profile = self.profile
+        tools = self._tools.get(request.functions) if request.functions else None
+        body = self.request_body(request, tools)
+        url = profile.base_url + self.path
+        tools_offered = bool(request.functions)
+        if request.stream:
+
+            async def consume(events: AsyncIterator[Any], sink: EmitEvent) -> AssistantMessage:
+                reader = self.stream_reader(request, sink)
+                async for event in events:
+                    if reader.feed(event.data):
+                        break
+                return reader.result()
+
+            return await self.stream(
+                url,
+                body,
+                request,
+                emit,
+                consume,
+                key_env=profile.key_env,
+                tools_offered=tools_offered,
+            )
+        payload = await self.post(
+            url, body, request, emit, key_env=profile.key_env, tools_offered=tools_offered
+        )
+        return self.parse(payload)

@@ -7,19 +7,16 @@ with their ids, provider-run tool items), kept as :class:`OpaquePart`; function 
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import AsyncIterator, Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 import attrs
 
 from toolwire import FunctionSpec
 from toolwire.adapters import (
-    AdapterCapabilities,
     CallAssembler,
     EmitEvent,
-    HTTPProviderAdapter,
     ModelRequest,
     NamedToolChoice,
     ProviderError,
@@ -39,7 +36,7 @@ from toolwire.messages import (
 
 from ._common import (
     HostProfile,
-    RenderedTools,
+    OpenAIAdapter,
     WireFunction,
     arguments_text,
     check_tool_choice,
@@ -495,66 +492,24 @@ class ResponsesStream:
 # -- the adapter -------------------------------------------------------------------------------
 
 
-class OpenAIResponsesAdapter(HTTPProviderAdapter):
+class OpenAIResponsesAdapter(OpenAIAdapter):
     """``openai-responses``: the Responses API at ``{base_url}/responses``."""
 
     api: ClassVar[str] = API
+    path: ClassVar[str] = "/responses"
 
-    @functools.cached_property
-    def profile(self) -> HostProfile:
-        """What the configured host accepts (the config does not change)."""
-        return host_profile(self.config)
+    def wire_tools(
+        self, functions: Sequence[FunctionSpec], *, binds_strict: bool
+    ) -> list[dict[str, Any]]:
+        return render_responses_tools(functions, binds_strict=binds_strict)
 
-    @property
-    def capabilities(self) -> AdapterCapabilities:
-        """Native tools (unless configured off), every tool choice, streaming, the host flags."""
-        profile = self.profile
-        return AdapterCapabilities(
-            native_tools=profile.native_tools,
-            tool_choice=frozenset({"auto", "none", "required", "named"}),
-            streaming=True,
-            binds_strict_schemas=profile.binds_strict,
-            accepts_parallel_tool_calls=profile.accepts_parallel,
-            max_tool_name_length=64,
-        )
+    def request_body(
+        self, request: ModelRequest, tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        return render_responses_request(request, self.config, profile=self.profile, tools=tools)
 
-    @functools.cached_property
-    def _tools(self) -> RenderedTools:
-        binds = self.profile.binds_strict
-        return RenderedTools(
-            lambda functions: render_responses_tools(functions, binds_strict=binds)
-        )
-
-    def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
-        """Exactly the ``tools`` array this host receives (strict where it binds output)."""
-        return self._tools.get(functions)
-
-    async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
-        """Send the request (streamed when ``request.stream``) and return the assistant turn."""
-        profile = self.profile
-        tools = self._tools.get(request.functions) if request.functions else None
-        body = render_responses_request(request, self.config, profile=profile, tools=tools)
-        url = profile.base_url + "/responses"
-        tools_offered = bool(request.functions)
-        if request.stream:
-
-            async def consume(events: AsyncIterator[Any], sink: EmitEvent) -> AssistantMessage:
-                stream = ResponsesStream(request, sink)
-                async for event in events:
-                    if stream.feed(event.data):
-                        break
-                return stream.result()
-
-            return await self.stream(
-                url,
-                body,
-                request,
-                emit,
-                consume,
-                key_env=profile.key_env,
-                tools_offered=tools_offered,
-            )
-        payload = await self.post(
-            url, body, request, emit, key_env=profile.key_env, tools_offered=tools_offered
-        )
+    def parse(self, payload: Any) -> AssistantMessage:
         return parse_response(payload)
+
+    def stream_reader(self, request: ModelRequest, emit: EmitEvent) -> ResponsesStream:
+        return ResponsesStream(request, emit)
