@@ -589,6 +589,38 @@ class ToolCallingLoop:
 
     # -- events ----------------------------------------------------------------------------
 
+    def _refuse_arguments(
+        self,
+        state: _State,
+        round: int,
+        slot: _Slot,
+        *,
+        name: str,
+        reason: str,
+        message: str,
+        stop_detail: str,
+    ) -> str | None:
+        """Answer a call whose arguments could not be read or were invalid, with an event.
+
+        Returns why the run stops when ``[loop] invalid_arguments`` is ``fail``, else None.
+        """
+        failing = self.config.loop.invalid_arguments == "fail"
+        self._emit(
+            state,
+            InvalidArguments(
+                run_id=state.run_id,
+                round=round,
+                call_id=slot.request.id,
+                name=name,
+                recovery="failed" if failing else "returned",
+                reason=reason,
+            ),
+        )
+        slot.answer("invalid_arguments", ToolResult.error(message))
+        if failing:
+            return f"{stop_detail} and [loop] invalid_arguments is 'fail'"
+        return None
+
     def _emit(self, state: _State, event: Event) -> None:
         if isinstance(event, ToolCallArgumentsDelta) and event.partial_arguments is not None:
             # The partial value is the parser's live object, right only at emit time; the run
@@ -1155,29 +1187,17 @@ class ToolCallingLoop:
         if not name and call.invalid_reason is not None:
             # A call written in the text that could not even be read for a tool name (prompted
             # dialects): the model needs the reader's reason, not "unknown tool ''".
-            failing = loop_config.invalid_arguments == "fail"
-            self._emit(
-                state,
-                InvalidArguments(
-                    run_id=run_id,
-                    round=round,
-                    call_id=call.id,
-                    name=name,
-                    recovery="failed" if failing else "returned",
-                    reason=call.invalid_reason,
-                ),
-            )
             available = ", ".join(offer.names) if offer.names else "none in this round"
-            slot.answer(
-                "invalid_arguments",
-                ToolResult.error(
-                    f"Could not read a tool call: {call.invalid_reason}. "
-                    f"Available tools: {available}."
-                ),
+            return self._refuse_arguments(
+                state,
+                round,
+                slot,
+                name=name,
+                reason=call.invalid_reason,
+                message=f"Could not read a tool call: {call.invalid_reason}. "
+                f"Available tools: {available}.",
+                stop_detail="a tool call could not be read",
             )
-            if failing:
-                return "a tool call could not be read and [loop] invalid_arguments is 'fail'"
-            return None
         tool = offer.tools.get(name)
         if tool is None:
             policy = loop_config.unknown_tool
@@ -1222,35 +1242,21 @@ class ToolCallingLoop:
                     # The adapter's reason (e.g. a prompted dialect's "the call is not closed")
                     # often says more than a JSON parser's complaint about text that was never JSON.
                     reason = f"{reason} ({call.invalid_reason})"
-                failing = loop_config.invalid_arguments == "fail"
-                self._emit(
+                return self._refuse_arguments(
                     state,
-                    InvalidArguments(
-                        run_id=run_id,
-                        round=round,
-                        call_id=call.id,
-                        name=tool.name,
-                        recovery="failed" if failing else "returned",
-                        # The parser quotes the text, which may hold a sensitive value.
-                        reason="the text is not a JSON object (details withheld: the tool has "
-                        "sensitive arguments)"
-                        if tool.sensitive_arguments
-                        else reason,
-                    ),
+                    round,
+                    slot,
+                    name=tool.name,
+                    # The parser quotes the text, which may hold a sensitive value.
+                    reason="the text is not a JSON object (details withheld: the tool has "
+                    "sensitive arguments)"
+                    if tool.sensitive_arguments
+                    else reason,
+                    message=f"Could not parse the arguments of {tool.name} as a JSON object: "
+                    f"{reason}. Send the arguments as one JSON object matching the tool's "
+                    "parameters.",
+                    stop_detail=f"the arguments of a {tool.name} call could not be parsed",
                 )
-                slot.answer(
-                    "invalid_arguments",
-                    ToolResult.error(
-                        f"Could not parse the arguments of {tool.name} as a JSON object: {reason}. "
-                        "Send the arguments as one JSON object matching the tool's parameters."
-                    ),
-                )
-                if failing:
-                    return (
-                        f"the arguments of a {tool.name} call could not be parsed and [loop] "
-                        "invalid_arguments is 'fail'"
-                    )
-                return None
             arguments = parsed.arguments
             self._emit(
                 state,
@@ -1266,26 +1272,16 @@ class ToolCallingLoop:
         try:
             arguments = tool.validate(arguments)
         except ArgumentsInvalid as exc:
-            failing = loop_config.invalid_arguments == "fail"
-            self._emit(
-                state,
-                InvalidArguments(
-                    run_id=run_id,
-                    round=round,
-                    call_id=call.id,
-                    name=tool.name,
-                    recovery="failed" if failing else "returned",
-                    reason="; ".join(exc.problems),
-                ),
-            )
             slot.arguments = arguments
-            slot.answer("invalid_arguments", ToolResult.error(str(exc)))
-            if failing:
-                return (
-                    f"the arguments of a {tool.name} call were invalid and [loop] "
-                    "invalid_arguments is 'fail'"
-                )
-            return None
+            return self._refuse_arguments(
+                state,
+                round,
+                slot,
+                name=tool.name,
+                reason="; ".join(exc.problems),
+                message=str(exc),
+                stop_detail=f"the arguments of a {tool.name} call were invalid",
+            )
         slot.arguments = arguments
         if not tool.allow_duplicates:
             key = _duplicate_key(tool, arguments)
