@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 @hookimpl(trylast=True)
 def toolwire_execute_tool(call: ToolCall, context: ToolContext) -> Awaitable[ToolResult]:
-    """``context.tool.invoke(call.arguments, context)``: sync tools run in a worker thread and
-    exceptions become error results (see :meth:`toolwire.Tool.invoke`)."""
-    return context.tool.invoke(call.arguments or {}, context)
+    """``context.tool.invoke_validated(call.arguments, context)``: the loop admitted the call, so
+    its arguments are validated already; sync tools run in a worker thread and exceptions become
+    error results (see :meth:`toolwire.Tool.invoke`)."""
+    return context.tool.invoke_validated(call.arguments or {}, context)

@@ -1610,7 +1610,7 @@ class ToolCallingLoop:
                     reason = _policy.refusal_reason(tool, self.config.policy)
                     if reason is not None:
                         raise ToolBlocked(reason)
-                awaitable = tool.invoke(arguments, context)
+                awaitable = tool.invoke_validated(arguments, context)
             if awaitable is None:
                 return ToolResult.error(
                     f"No implementation of toolwire_execute_tool ran the tool {tool.name!r}."

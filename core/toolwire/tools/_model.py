@@ -749,6 +749,18 @@ class Tool:
         result with the refusals, any other exception ``Tool execution failed: <Type>: <message>``
         with the exception kept on the result. Cancellation propagates.
         """
+        try:
+            cleaned = self.validate(arguments)
+        except ArgumentsInvalid as exc:
+            named = exc if exc.tool else ArgumentsInvalid(exc.problems, tool=self.name)
+            return ToolResult.error(str(named), exception=exc)
+        return await self.invoke_validated(cleaned, context)
+
+    async def invoke_validated(
+        self, arguments: Mapping[str, Any], context: ToolContext | None = None
+    ) -> ToolResult:
+        """:meth:`invoke` for arguments that :meth:`validate` already returned (the loop's
+        admission validates every call): the same outcomes, without validating twice."""
         if context is None:
             context = ToolContext(tool=self, call_id="call", run_id="run", round=0)
         runner = self._runner
@@ -757,8 +769,7 @@ class Tool:
                 f"Tool {self.name} is run by the caller, not by the host.", retryable=False
             )
         try:
-            cleaned = self.validate(arguments)
-            value = await runner.run(self, cleaned, context)
+            value = await runner.run(self, arguments, context)
         except ToolBlocked as exc:
             return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
         except ArgumentsInvalid as exc:

@@ -482,3 +482,37 @@ async def test_provider_retry_of_a_scripted_function(tmp_path: Path) -> None:
     run = await run_script(make_host(tmp_path), script)
     assert rounds == [1]
     assert run.ok
+
+
+@pytest.mark.parametrize("through_hook", [False, True])
+async def test_each_call_is_validated_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, through_hook: bool
+) -> None:
+    @toolwire.tool
+    def double(n: int) -> int:
+        """Double a number.
+
+        Args:
+            n: The number.
+        """
+        return 2 * n
+
+    validated: list[Any] = []
+    original = toolwire.Tool.validate
+
+    def counting(self: toolwire.Tool, arguments: Any) -> Any:
+        validated.append(dict(arguments))
+        return original(self, arguments)
+
+    monkeypatch.setattr(toolwire.Tool, "validate", counting)
+    # An observer of execution makes the loop go through the hook instead of inline.
+    plugins = [plugin("watch", toolwire_execute_tool=_passthrough)] if through_hook else []
+    host = make_host(tmp_path, [double], plugins=plugins)
+    run = await run_script(host, [tool_call("double", {"n": 4}), "8"])
+    assert [r.result.model_text() for r in run.tool_calls if r.result] == ["8"]
+    assert validated == [{"n": 4}]
+
+
+@toolwire.hookimpl(wrapper=True)
+def _passthrough(call: Any, context: Any) -> Any:
+    return (yield)
