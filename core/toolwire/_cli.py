@@ -123,7 +123,7 @@ def _print_json(data: Any, out: TextIO) -> None:
 
 def _plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     host = _load(args)
-    infos = [p for p in host.plugins if not p.builtin]
+    infos = host.plugins
     if args.json:
         _print_json([p.to_json() for p in infos], out)
         return EXIT_OK
@@ -291,7 +291,7 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     tools = host.tools
     report: dict[str, Any] = {
         "config": {"file": host.config.source, "ok": True},
-        "plugins": [p.to_json() for p in host.plugins if not p.builtin],
+        "plugins": [p.to_json() for p in host.plugins],
         "tools": [],
     }
     for name, tool in tools.items():
@@ -306,8 +306,6 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         out.write(f"config: {host.config.source or 'defaults (no toolwire.toml found)'}\n")
         for info in host.plugins:
-            if info.builtin:
-                continue
             mark = "FAIL" if info.error and info.enabled else ("ok" if info.enabled else "off")
             out.write(f"plugin {info.describe()}: {mark}\n")
             if info.error and info.enabled:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,7 @@ from . import hookspecs
 from ._config import Config, ConfigError, ProviderConfig, load_config, structure_section
 from ._defaults import DEFAULT_PLUGINS
 from ._markers import PROJECT_NAME
-from ._plugins import PluginInfo, describe_exception, discover, import_module, load_entry_point
+from ._plugins import PluginInfo, describe_exception, discover, load_entry_point
 from .tools import Tool, ToolDefinitionError, validate_tool_name
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ class Host:
         pm.add_hookspecs(hookspecs)
         infos: list[PluginInfo] = []
         for module_name in DEFAULT_PLUGINS:
-            module = import_module(module_name)
+            module = importlib.import_module(module_name)
             pm.register(module, name=module_name)
         installed = discover()
         enabled = config.plugins.enable
@@ -325,7 +326,7 @@ class Host:
                 f"no provider adapter named {provider.adapter!r} is registered; registered "
                 f"adapters: {known} (install and enable the plugin that provides it)"
             )
-        adapter = adapter_cls(provider, self._transport_if_needed())
+        adapter = adapter_cls(provider, self.transport)
         from .prompted import wrap_adapter
 
         return wrap_adapter(adapter, provider)
@@ -335,9 +336,6 @@ class Host:
         if self._adapter is None:
             self._adapter = self.create_adapter()
         return self._adapter
-
-    def _transport_if_needed(self) -> Transport | None:
-        return self.transport
 
     @property
     def transport(self) -> Transport:

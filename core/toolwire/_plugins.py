@@ -5,9 +5,7 @@ Discovery reads metadata only: a plugin's module is imported only when it is ena
 
 from __future__ import annotations
 
-import importlib
 import traceback
-from collections.abc import Iterable
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -28,7 +26,6 @@ class PluginInfo:
     loaded: bool = False
     error: str | None = None
     hooks: list[str] = attrs.field(factory=list)
-    builtin: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The documented ``toolwire plugins --json`` shape."""
@@ -85,32 +82,14 @@ def load_entry_point(ep: EntryPoint, info: PluginInfo) -> object | None:
     except BaseException as exc:  # a plugin must never take the host down, even with SystemExit
         if isinstance(exc, KeyboardInterrupt):
             raise
-        info.error = f"failed to import {ep.value}: {_describe_exception(exc)}"
+        info.error = f"failed to import {ep.value}: {describe_exception(exc)}"
         return None
     info.loaded = True
     return obj
 
 
-def import_module(name: str) -> object:
-    """Import a built-in plugin module."""
-    return importlib.import_module(name)
-
-
-def _describe_exception(exc: BaseException) -> str:
+def describe_exception(exc: BaseException) -> str:
+    """``Type: message (at file:line)`` for plugin failure reports."""
     last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     where = f" (at {last[0].filename}:{last[0].lineno})" if last else ""
     return f"{type(exc).__name__}: {exc}{where}"
-
-
-def describe_exception(exc: BaseException) -> str:
-    """``Type: message (at file:line)`` for plugin failure reports."""
-    return _describe_exception(exc)
-
-
-def plugin_names(objects: Iterable[object]) -> list[str]:
-    """Names for plugin objects registered directly (not through entry points)."""
-    names = []
-    for obj in objects:
-        name = getattr(obj, "__name__", None) or type(obj).__name__
-        names.append(str(name))
-    return names
