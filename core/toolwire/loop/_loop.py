@@ -589,6 +589,29 @@ class ToolCallingLoop:
 
     # -- events ----------------------------------------------------------------------------
 
+    async def _start_round(
+        self,
+        state: _State,
+        adapter: ProviderAdapter,
+        round: int,
+        messages: tuple[Message, ...],
+    ) -> Offer:
+        """Resolve the round's offer from the config and the run's options, and announce it."""
+        selection = Selection.from_config(self.config, state.options.tools, state.options.profile)
+        offer = await resolve_offer(
+            self.host,
+            adapter,
+            selection,
+            run_id=state.run_id,
+            round=round,
+            messages=messages,
+            base_system_prompt=state.base_system,
+            provider_trust=self._trust,
+            emit=lambda event: self._emit(state, event),
+        )
+        self._emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
+        return offer
+
     def _refuse_arguments(
         self,
         state: _State,
@@ -798,19 +821,7 @@ class ToolCallingLoop:
         state.rounds += 1
         round = state.rounds
         messages = tuple(state.messages)
-        selection = Selection.from_config(self.config, state.options.tools, state.options.profile)
-        offer = await resolve_offer(
-            self.host,
-            adapter,
-            selection,
-            run_id=state.run_id,
-            round=round,
-            messages=messages,
-            base_system_prompt=state.base_system,
-            provider_trust=self._trust,
-            emit=lambda event: self._emit(state, event),
-        )
-        self._emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
+        offer = await self._start_round(state, adapter, round, messages)
         choice = state.options.tool_choice
         if state.forced_choice_used and choice != "none":
             choice = "auto"
@@ -937,19 +948,7 @@ class ToolCallingLoop:
             state.deferred = []
             _rebuild_results(state, turn, round)
             return
-        selection = Selection.from_config(self.config, state.options.tools, state.options.profile)
-        offer = await resolve_offer(
-            self.host,
-            adapter,
-            selection,
-            run_id=state.run_id,
-            round=round,
-            messages=tuple(state.messages),
-            base_system_prompt=state.base_system,
-            provider_trust=self._trust,
-            emit=lambda event: self._emit(state, event),
-        )
-        self._emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
+        offer = await self._start_round(state, adapter, round, tuple(state.messages))
         unanswered = any(
             c.id not in deferred and (c.id not in by_id or by_id[c.id].result is None)
             for c in calls
