@@ -375,7 +375,3 @@ def render_init_config(plugins: Sequence[str]) -> str:
         "",
     ]
     return "\n".join(lines)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
