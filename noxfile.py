@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nox
@@ -19,16 +20,41 @@ PACKAGES = {
 }
 # Packages whose install takes long (a native build); they have their own sessions.
 HEAVY = {"plugins/llamacpp"}
+# The llama.cpp runtime the suite is tested with, built once for a portable x86-64 baseline (AVX2)
+# and kept in a wheelhouse: pip's own wheel cache keys a source build by its URL only, so a wheel
+# built with -march=native on another processor would be reused here and die on an illegal
+# instruction.
+LLAMA_CPP = "llama-cpp-python==0.3.36"
+WHEELHOUSE = Path(
+    os.environ.get("TOOLWIRE_WHEELHOUSE", Path.home() / ".cache" / "toolwire-wheelhouse")
+)
 
 
 def _install_all(session: nox.Session, *, heavy: bool = True) -> None:
     packages = [p for p in PACKAGES if heavy or p not in HEAVY]
+    if heavy and "plugins/llamacpp" in packages:
+        _install_llama_cpp(session)
     args = ["-e", ".[test]"]
     for package in packages:
         args += ["-e", package]
     session.install(*args)
     if heavy and "plugins/llamacpp" in packages:
         _install_local_model(session)
+
+
+def _install_llama_cpp(session: nox.Session) -> None:
+    """Install the llama.cpp runtime from the wheelhouse, building it there first if needed."""
+    WHEELHOUSE.mkdir(parents=True, exist_ok=True)
+    found = "--find-links", str(WHEELHOUSE)
+    # A wheel already in the wheelhouse satisfies the pin and is copied; otherwise the source is
+    # built without native tuning, bypassing pip's cache on the way in and out.
+    build_env = {
+        "CMAKE_ARGS": "-DGGML_NATIVE=OFF",
+        "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count()),
+    }
+    wheel = ["python", "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", *found]
+    session.run(*wheel, "--wheel-dir", str(WHEELHOUSE), LLAMA_CPP, env=build_env)
+    session.install("--no-index", *found, LLAMA_CPP)
 
 
 def _install_local_model(session: nox.Session) -> None:
@@ -47,6 +73,8 @@ def tests(session: nox.Session) -> None:
 @nox.parametrize("package", list(PACKAGES))
 def package_tests(session: nox.Session, package: str) -> None:
     """One package installed alone with the host, with its own tests."""
+    if package in HEAVY:
+        _install_llama_cpp(session)
     session.install("-e", ".[test]", "-e", package)
     if package in HEAVY:
         _install_local_model(session)
