@@ -46,7 +46,7 @@ def _install_llama_cpp(session: nox.Session) -> None:
     """Install the llama.cpp runtime from the wheelhouse, building it there first if needed."""
     WHEELHOUSE.mkdir(parents=True, exist_ok=True)
     found = "--find-links", str(WHEELHOUSE)
-    # A wheel already in the wheelhouse satisfies the pin and is copied; otherwise the source is
+    # A wheel already in the wheelhouse satisfies the pin and is kept; otherwise the source is
     # built without native tuning, bypassing pip's cache on the way in and out.
     build_env = {
         "CMAKE_ARGS": "-DGGML_NATIVE=OFF",
@@ -54,7 +54,7 @@ def _install_llama_cpp(session: nox.Session) -> None:
     }
     wheel = ["python", "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", *found]
     session.run(*wheel, "--wheel-dir", str(WHEELHOUSE), LLAMA_CPP, env=build_env)
-    session.install("--no-index", *found, LLAMA_CPP)
+    session.install(*found, LLAMA_CPP)
 
 
 def _install_local_model(session: nox.Session) -> None:
