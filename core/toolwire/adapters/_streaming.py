@@ -19,7 +19,7 @@ from .._events import (
     ToolCallCompleted,
     ToolCallStarted,
 )
-from .._jsonstream import PartialJSONParser
+from .._json.partial import PartialJSONParser
 from .._messages import ToolCall
 from ..tools._validation import json_type_of
 from ._base import EmitEvent, ModelRequest

@@ -41,6 +41,7 @@ from .._events import (
     ToolStarted,
     UnknownTool,
 )
+from .._json.relaxed import parse_arguments
 from .._messages import (
     AssistantMessage,
     Message,
@@ -50,7 +51,6 @@ from .._messages import (
     Usage,
     UserMessage,
 )
-from .._relaxed_json import parse_arguments
 from .._trust import TrustLevel
 from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
 from ..tools._context import ToolContext

@@ -10,7 +10,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from .._relaxed_json import ArgumentsSyntaxError, parse_arguments
+from .._json.relaxed import ArgumentsSyntaxError, parse_arguments
 from ._schema import allowed_types, item_schema, properties, property_schema, required, resolve
 
 TAG_NAME: Final = re.compile(r"[A-Za-z_][\w.-]*")

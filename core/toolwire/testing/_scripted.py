@@ -17,7 +17,7 @@ from .._events import (
     ToolCallCompleted,
     ToolCallStarted,
 )
-from .._jsonstream import PartialJSONParser
+from .._json.partial import PartialJSONParser
 from .._messages import (
     AssistantMessage,
     AssistantPart,
