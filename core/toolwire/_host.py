@@ -20,8 +20,8 @@ from .tools import Tool, ToolDefinitionError, validate_tool_name
 if TYPE_CHECKING:
     from ._events import Event
     from ._messages import Message
-    from ._transport import Transport
     from .adapters import ProviderAdapter
+    from .http._transport import Transport
     from .loop import Decision, Run
 
 
@@ -341,7 +341,7 @@ class Host:
     def transport(self) -> Transport:
         """The host's HTTP transport (one aiohttp session, created on first request)."""
         if self._transport is None:
-            from ._transport import Transport
+            from .http._transport import Transport
 
             self._transport = Transport(self.config.provider, emit=self.emit)
         return self._transport

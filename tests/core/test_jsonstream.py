@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from toolwire._json.partial import PartialJSONParser
-from toolwire._sse import SSEDecoder
+from toolwire.http._sse import SSEDecoder
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 

@@ -18,7 +18,7 @@ from ..tools._spec import FunctionSpec
 
 if TYPE_CHECKING:
     from .._config import ProviderConfig
-    from .._transport import Transport
+    from ..http._transport import Transport
 
 
 @attrs.frozen

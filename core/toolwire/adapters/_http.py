@@ -17,8 +17,8 @@ from ._errors import is_tools_unsupported_message, tools_not_supported
 
 if TYPE_CHECKING:
     from .._config import ProviderConfig
-    from .._sse import SSEEvent
-    from .._transport import Transport
+    from ..http._sse import SSEEvent
+    from ..http._transport import Transport
 
 __all__ = [
     "ANTHROPIC_KEY_HEADER",
@@ -68,7 +68,7 @@ class HTTPProviderAdapter(ProviderAdapter):
         if self.transport is not None:
             return self.transport
         if self._own_transport is None:
-            from .._transport import Transport
+            from ..http._transport import Transport
 
             self._own_transport = Transport(self.config)
         return self._own_transport

@@ -36,7 +36,7 @@ from ..adapters._base import (
 from ..tools._spec import FunctionSpec
 
 if TYPE_CHECKING:
-    from .._transport import Transport
+    from ..http._transport import Transport
 
 __all__ = [
     "ScriptTurn",

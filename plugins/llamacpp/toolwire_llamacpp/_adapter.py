@@ -40,7 +40,7 @@ from ._stream import OutputReader
 
 if TYPE_CHECKING:
     from toolwire._config import ProviderConfig
-    from toolwire._transport import Transport
+    from toolwire.http._transport import Transport
 
 _ALL_CHOICES = frozenset({"auto", "none", "required", "named"})
 

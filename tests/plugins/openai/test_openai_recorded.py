@@ -18,9 +18,9 @@ import pytest
 
 from toolwire import FunctionSpec, ToolResult
 from toolwire._config import ProviderConfig
-from toolwire._sse import SSEDecoder
 from toolwire.adapters import ModelRequest, NamedToolChoice
 from toolwire.events import Event
+from toolwire.http._sse import SSEDecoder
 from toolwire.messages import (
     AssistantMessage,
     Message,

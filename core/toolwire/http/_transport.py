@@ -20,14 +20,14 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from ._config import ProviderConfig
-from ._events import Event, ProviderRetry
+from .._config import ProviderConfig
+from .._events import Event, ProviderRetry
+from ..adapters._base import ProviderError
+from ..adapters._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
 from ._sse import SSEEvent, aiter_sse
-from .adapters._base import ProviderError
-from .adapters._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
 
 if TYPE_CHECKING:
-    from .adapters._base import EmitEvent
+    from ..adapters._base import EmitEvent
 
 __all__ = [
     "ANTHROPIC_KEY_HEADER",
