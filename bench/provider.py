@@ -34,8 +34,8 @@ from typing import Any
 import aiohttp
 
 from toolwire import FunctionSpec
-from toolwire._config import ProviderConfig
 from toolwire.adapters import ModelRequest
+from toolwire.config import ProviderConfig
 from toolwire.http._transport import Transport
 from toolwire.messages import AssistantMessage, UserMessage
 from toolwire.testing import FakeOpenAIChatServer, RecordedRequest, tool_call

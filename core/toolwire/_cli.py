@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.parse_args([*(argv or sys.argv[1:]), "--help"])
     if args.command == "init":
         return _init(args, out, err)
-    from ._config import ConfigError
+    from .config import ConfigError
 
     try:
         if args.command == "plugins":

@@ -11,18 +11,18 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from ._config import Config, ConfigError, ProviderConfig, load_config, structure_section
 from ._defaults import DEFAULT_PLUGINS
 from ._markers import PROJECT_NAME
 from ._plugins import PluginInfo, describe_exception, discover, load_entry_point
+from .config import Config, ConfigError, ProviderConfig, load_config, structure_section
 from .tools import Tool, ToolDefinitionError, validate_tool_name
 
 if TYPE_CHECKING:
-    from ._events import Event
-    from ._messages import Message
     from .adapters import ProviderAdapter
+    from .events import Event
     from .http._transport import Transport
     from .loop import Decision, Run
+    from .messages import Message
 
 
 DEFAULT_LOCAL_PLUGIN = "llamacpp"
@@ -220,7 +220,7 @@ class Host:
         )
         if info is not None:
             info.error = f"{info.error}; {message}" if info.error else message
-        from ._events import PluginFailed
+        from .events import PluginFailed
 
         self.emit(PluginFailed(run_id="", plugin=plugin, hook=hook, error=message))
 
@@ -248,7 +248,7 @@ class Host:
                 info = self.plugin_info(plugin)
                 if info is not None:
                     info.error = f"toolwire_event: {describe_exception(exc)}"
-                from ._events import PluginFailed
+                from .events import PluginFailed
 
                 self.emit(
                     PluginFailed(
@@ -396,7 +396,7 @@ class Host:
             try:
                 await callback()
             except Exception as exc:
-                from ._events import PluginFailed
+                from .events import PluginFailed
 
                 self.emit(
                     PluginFailed(

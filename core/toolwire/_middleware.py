@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias, overload
 from ._markers import hookimpl
 
 if TYPE_CHECKING:
-    from ._messages import ToolCall
+    from .messages import ToolCall
     from .tools import ToolContext, ToolResult
 
 CallNext: TypeAlias = "Callable[[], Awaitable[ToolResult]]"

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 from ._markers import hookspec
 
 if TYPE_CHECKING:
-    from ._events import Event
-    from ._messages import ToolCall
     from ._request import OfferRequest
     from .adapters import ProviderAdapter
+    from .events import Event
+    from .messages import ToolCall
     from .tools import FunctionSpec, Tool, ToolContext, ToolResult
     from .untrusted import FilterContext, FilteredText
 

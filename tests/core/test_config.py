@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from toolwire import Config, ConfigError, load_config
-from toolwire._config import config_from_dict
+from toolwire.config import config_from_dict
 
 
 def _load(tmp_path: Path, text: str) -> Config:

@@ -10,7 +10,7 @@ import pytest
 
 import toolwire
 from toolwire import Config, ConfigError, Host
-from toolwire._config import config_from_dict
+from toolwire.config import config_from_dict
 
 
 @toolwire.tool

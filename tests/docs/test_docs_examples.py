@@ -10,7 +10,7 @@ import pytest
 
 import toolwire
 from toolwire import Config, Host
-from toolwire._config import LedgerConfig
+from toolwire.config import LedgerConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 import attrs
 
-from .._events import Event
-from .._messages import AssistantMessage, Message
+from ..events import Event
+from ..messages import AssistantMessage, Message
 from ..tools._spec import FunctionSpec
 
 if TYPE_CHECKING:
-    from .._config import ProviderConfig
+    from ..config import ProviderConfig
     from ..http._transport import Transport
 
 

@@ -16,7 +16,7 @@ from ._base import EmitEvent, ModelRequest, ProviderAdapter, ProviderError
 from ._errors import is_tools_unsupported_message, tools_not_supported
 
 if TYPE_CHECKING:
-    from .._config import ProviderConfig
+    from ..config import ProviderConfig
     from ..http._sse import SSEEvent
     from ..http._transport import Transport
 

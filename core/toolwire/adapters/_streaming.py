@@ -12,15 +12,15 @@ import uuid
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
-from .._events import (
+from .._json.partial import PartialJSONParser
+from ..events import (
     TextDelta,
     ThinkingDelta,
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
 )
-from .._json.partial import PartialJSONParser
-from .._messages import ToolCall
+from ..messages import ToolCall
 from ..tools._validation import json_type_of
 from ._base import EmitEvent, ModelRequest
 

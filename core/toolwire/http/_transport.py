@@ -20,10 +20,10 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from .._config import ProviderConfig
-from .._events import Event, ProviderRetry
 from ..adapters._base import ProviderError
 from ..adapters._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
+from ..config import ProviderConfig
+from ..events import Event, ProviderRetry
 from ._sse import SSEEvent, aiter_sse
 
 if TYPE_CHECKING:

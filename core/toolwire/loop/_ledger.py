@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._config import LedgerConfig
+from ..config import LedgerConfig
 from ..tools._result import ToolResult
 from ._codec import result_from_json, result_to_json
 

@@ -14,10 +14,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-from .._config import Config
 from .._defaults import policy as _policy
 from .._defaults import trace as _trace
-from .._events import (
+from .._json.relaxed import parse_arguments
+from .._trust import TrustLevel
+from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
+from ..config import Config
+from ..events import (
     DuplicateSuppressed,
     Event,
     InvalidArguments,
@@ -41,8 +44,7 @@ from .._events import (
     ToolStarted,
     UnknownTool,
 )
-from .._json.relaxed import parse_arguments
-from .._messages import (
+from ..messages import (
     AssistantMessage,
     Message,
     SystemMessage,
@@ -51,8 +53,6 @@ from .._messages import (
     Usage,
     UserMessage,
 )
-from .._trust import TrustLevel
-from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
 from ..tools._context import ToolContext
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import Source, ToolBlocked, ToolResult, ToolStatus

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from .._config import Config
-from .._events import Event, PluginFailed, ToolOmitted
-from .._messages import Message
 from .._request import OfferRequest
 from .._trust import TrustLevel
+from ..config import Config
+from ..events import Event, PluginFailed, ToolOmitted
+from ..messages import Message
 from ..tools._spec import FunctionSpec
 
 if TYPE_CHECKING:

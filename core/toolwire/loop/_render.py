@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from .._events import (
+from ..events import (
     DuplicateSuppressed,
     Event,
     InvalidArguments,

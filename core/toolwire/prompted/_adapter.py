@@ -8,15 +8,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from .._events import (
-    Event,
-    ProviderRetry,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-)
-from .._messages import AssistantMessage, AssistantPart, SystemMessage, TextPart, ToolResultMessage
 from ..adapters._base import (
     AdapterCapabilities,
     EmitEvent,
@@ -24,6 +15,15 @@ from ..adapters._base import (
     ProviderAdapter,
     ToolsNotSupportedError,
 )
+from ..events import (
+    Event,
+    ProviderRetry,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from ..messages import AssistantMessage, AssistantPart, SystemMessage, TextPart, ToolResultMessage
 from ..tools._spec import FunctionSpec
 from ._catalogue import render_prompted_tools, with_tool_instructions
 from ._dialect import Dialect, check_dialect
@@ -39,7 +39,7 @@ from ._scanner import (
 )
 
 if TYPE_CHECKING:
-    from .._config import ProviderConfig
+    from ..config import ProviderConfig
 
 _ALL_CHOICES = frozenset({"auto", "none", "required", "named"})
 

@@ -9,7 +9,7 @@ from typing import Final
 
 import attrs
 
-from .._messages import (
+from ..messages import (
     AssistantMessage,
     AssistantPart,
     Message,

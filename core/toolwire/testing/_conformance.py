@@ -16,16 +16,16 @@ import pytest
 
 import toolwire
 
-from .._config import Config, LedgerConfig, ProviderConfig
-from .._events import (
+from ..adapters._base import ProviderError
+from ..config import Config, LedgerConfig, ProviderConfig
+from ..events import (
     ProviderRetry,
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
 )
-from .._messages import AssistantMessage, ToolResultMessage
-from ..adapters._base import ProviderError
+from ..messages import AssistantMessage, ToolResultMessage
 from ._scripted import tool_call
 from ._servers import ErrorReply, FakeProviderServer, Reply, ScriptItem
 

@@ -9,29 +9,29 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
-from .._config import ProviderConfig
-from .._events import (
-    TextDelta,
-    ThinkingDelta,
-    ToolCallArgumentsDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-)
 from .._json.partial import PartialJSONParser
-from .._messages import (
-    AssistantMessage,
-    AssistantPart,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-    ToolResultMessage,
-)
 from ..adapters._base import (
     AdapterCapabilities,
     EmitEvent,
     ModelRequest,
     ProviderAdapter,
     ProviderError,
+)
+from ..config import ProviderConfig
+from ..events import (
+    TextDelta,
+    ThinkingDelta,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from ..messages import (
+    AssistantMessage,
+    AssistantPart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResultMessage,
 )
 from ..tools._spec import FunctionSpec
 

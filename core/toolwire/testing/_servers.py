@@ -20,7 +20,7 @@ from typing import Any, ClassVar, TypeAlias
 import attrs
 from aiohttp import web
 
-from .._messages import AssistantMessage, TextPart, ThinkingPart, ToolCall
+from ..messages import AssistantMessage, TextPart, ThinkingPart, ToolCall
 from ._scripted import ScriptTurn, _turn_from_config
 
 __all__ = [

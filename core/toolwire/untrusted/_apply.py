@@ -156,7 +156,7 @@ def _emit(host: Any, context: ToolContext | None, report: str) -> None:
     emit = context.services.get("emit") or getattr(host, "emit", None)
     if not callable(emit):
         return
-    from .._events import ContentFiltered
+    from ..events import ContentFiltered
 
     emit(
         ContentFiltered(

@@ -39,7 +39,7 @@ from ._settings import LlamaCppSettings, check_runtime, resolve_model_path
 from ._stream import OutputReader
 
 if TYPE_CHECKING:
-    from toolwire._config import ProviderConfig
+    from toolwire.config import ProviderConfig
     from toolwire.http._transport import Transport
 
 _ALL_CHOICES = frozenset({"auto", "none", "required", "named"})

@@ -8,8 +8,8 @@ import pytest
 from prompted_support import FUNCTIONS, TextModel
 
 from toolwire import ToolResult
-from toolwire._config import ProviderConfig
 from toolwire.adapters import ModelRequest
+from toolwire.config import ProviderConfig
 from toolwire.events import (
     Event,
     ProviderRetry,

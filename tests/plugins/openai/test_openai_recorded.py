@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from toolwire import FunctionSpec, ToolResult
-from toolwire._config import ProviderConfig
 from toolwire.adapters import ModelRequest, NamedToolChoice
+from toolwire.config import ProviderConfig
 from toolwire.events import Event
 from toolwire.http._sse import SSEDecoder
 from toolwire.messages import (

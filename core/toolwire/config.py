@@ -540,3 +540,21 @@ def _check_values(
         raise bad(
             "$.tools.profile", tools.profile, f"the name of a [profiles.<name>] table ({known})"
         )
+
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "LedgerConfig",
+    "LoopConfig",
+    "PluginsConfig",
+    "PolicyConfig",
+    "ProfileConfig",
+    "ProviderConfig",
+    "ToolsConfig",
+    "TraceConfig",
+    "config_from_dict",
+    "find_config_file",
+    "load_config",
+    "structure_section",
+]
