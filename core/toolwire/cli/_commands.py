@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from ._version import __version__
+from .._version import __version__
 
 if TYPE_CHECKING:
-    from ._host import Host
+    from .._host import Host
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.parse_args([*(argv or sys.argv[1:]), "--help"])
     if args.command == "init":
         return _init(args, out, err)
-    from .config import ConfigError
+    from ..config import ConfigError
 
     try:
         if args.command == "plugins":
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _load(args: argparse.Namespace) -> Host:
-    from ._host import Host
+    from .._host import Host
 
     return Host.load(args.config)
 
@@ -192,7 +192,7 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         _print_json(data, out)
         return EXIT_OK
     if args.wire == "prompted":
-        from .prompted import render_prompted_tools
+        from ..prompted import render_prompted_tools
 
         text = render_prompted_tools((spec,), args.dialect or host.config.provider.tool_dialect)
         if args.json:
@@ -200,7 +200,7 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         else:
             out.write(text if text.endswith("\n") else text + "\n")
         return EXIT_OK
-    from ._host import HostError
+    from .._host import HostError
 
     try:
         adapter = host.create_adapter(args.wire)
@@ -223,7 +223,7 @@ def _tools_call(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         return EXIT_USAGE
     import asyncio
 
-    from .loop import call_tool
+    from ..loop import call_tool
 
     async def go() -> Any:
         try:
@@ -268,7 +268,7 @@ def _report_failures(host: Host, err: TextIO) -> None:
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     host = _load(args)
     _report_failures(host, err)
-    from .loop import run_cli
+    from ._render import run_cli
 
     return run_cli(
         host,
@@ -285,7 +285,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .tools import lint_tool
+    from ..tools import lint_tool
 
     host = _load(args)
     tools = host.tools
@@ -322,7 +322,7 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ._plugins import discover
+    from .._plugins import discover
 
     path = Path(args.path)
     if path.exists() and not args.force:

@@ -28,10 +28,10 @@ from ..events import (
     ToolStarted,
     UnknownTool,
 )
+from ..loop._codec import REDACTED, redact_arguments
+from ..loop._loop import Approver, ToolCallingLoop
+from ..loop._run import Approve, Decision, DeferredRequest, Deny, Run
 from ..tools._result import Source, ToolResult
-from ._codec import REDACTED, redact_arguments
-from ._loop import Approver, ToolCallingLoop
-from ._run import Approve, Decision, DeferredRequest, Deny, Run
 
 if TYPE_CHECKING:
     from .._host import Host
