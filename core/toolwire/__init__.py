@@ -11,11 +11,11 @@ from ._markers import hookimpl
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._host import Host, HostError
-    from ._middleware import middleware
     from ._request import OfferRequest
     from ._trust import TrustLevel
     from .config import Config, ConfigError, load_config
+    from .host._host import Host, HostError
+    from .host._middleware import middleware
     from .loop import NOT_OFFERED, Approve, Deny, Run, Supply, ToolCallingLoop
     from .messages import (
         AssistantMessage,
@@ -49,8 +49,8 @@ _LAZY = {
     "ConfigError": "toolwire.config",
     "Deny": "toolwire.loop",
     "FunctionSpec": "toolwire.tools",
-    "Host": "toolwire._host",
-    "HostError": "toolwire._host",
+    "Host": "toolwire.host._host",
+    "HostError": "toolwire.host._host",
     "Injected": "toolwire.tools",
     "NOT_OFFERED": "toolwire.loop",
     "OfferRequest": "toolwire._request",
@@ -72,7 +72,7 @@ _LAZY = {
     "TrustLevel": "toolwire._trust",
     "UserMessage": "toolwire.messages",
     "load_config": "toolwire.config",
-    "middleware": "toolwire._middleware",
+    "middleware": "toolwire.host._middleware",
     "tool": "toolwire.tools",
 }
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .._version import __version__
 
 if TYPE_CHECKING:
-    from .._host import Host
+    from ..host._host import Host
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _load(args: argparse.Namespace) -> Host:
-    from .._host import Host
+    from ..host._host import Host
 
     return Host.load(args.config)
 
@@ -200,7 +200,7 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         else:
             out.write(text if text.endswith("\n") else text + "\n")
         return EXIT_OK
-    from .._host import HostError
+    from ..host._host import HostError
 
     try:
         adapter = host.create_adapter(args.wire)
@@ -322,7 +322,7 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from .._plugins import discover
+    from ..host._discovery import discover
 
     path = Path(args.path)
     if path.exists() and not args.force:

@@ -34,7 +34,7 @@ from ..loop._run import Approve, Decision, DeferredRequest, Deny, Run
 from ..tools._result import Source, ToolResult
 
 if TYPE_CHECKING:
-    from .._host import Host
+    from ..host._host import Host
 
 _RESULT_PREVIEW = 160
 _ARGUMENT_PREVIEW = 60

@@ -9,7 +9,7 @@ from ..tools._result import ToolResult
 from ._loop import ToolCallingLoop
 
 if TYPE_CHECKING:
-    from .._host import Host
+    from ..host._host import Host
 
 
 async def call_tool(host: Host, name: str, arguments: Mapping[str, Any]) -> ToolResult:

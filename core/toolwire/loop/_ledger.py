@@ -18,7 +18,7 @@ from ..tools._result import ToolResult
 from ._codec import result_from_json, result_to_json
 
 if TYPE_CHECKING:
-    from .._host import Host
+    from ..host._host import Host
 
 LEDGER_FILE_NAME = "ledger.sqlite3"
 

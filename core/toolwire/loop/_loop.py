@@ -73,8 +73,8 @@ from ._run import (
 )
 
 if TYPE_CHECKING:
-    from .._host import Host
     from ..adapters import ProviderAdapter
+    from ..host._host import Host
     from ..tools import Tool
 
 Approver: TypeAlias = Callable[[DeferredRequest], Decision | Awaitable[Decision | None] | None]

@@ -17,8 +17,8 @@ from ..messages import Message
 from ..tools._spec import FunctionSpec
 
 if TYPE_CHECKING:
-    from .._host import Host
     from ..adapters import ProviderAdapter
+    from ..host._host import Host
     from ..tools import Tool
 
 

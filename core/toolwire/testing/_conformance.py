@@ -30,7 +30,7 @@ from ._scripted import tool_call
 from ._servers import ErrorReply, FakeProviderServer, Reply, ScriptItem
 
 if TYPE_CHECKING:
-    from .._host import Host
+    from ..host._host import Host
     from ..loop import Run
     from ..tools import Tool
 
@@ -151,7 +151,7 @@ class ConformanceKit:
 
     def host(self, config: Config) -> Host:
         """A host with the adapter's plugin and the conformance tools."""
-        from .._host import Host
+        from ..host._host import Host
 
         host = Host.load(config, plugins=[self.suite.plugin])
         for tool in self.tools():

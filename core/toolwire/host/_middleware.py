@@ -6,11 +6,11 @@ import inspect
 from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
-from ._markers import hookimpl
+from .._markers import hookimpl
 
 if TYPE_CHECKING:
-    from .messages import ToolCall
-    from .tools import ToolContext, ToolResult
+    from ..messages import ToolCall
+    from ..tools import ToolContext, ToolResult
 
 CallNext: TypeAlias = "Callable[[], Awaitable[ToolResult]]"
 Middleware: TypeAlias = "Callable[[ToolCall, ToolContext, CallNext], Awaitable[ToolResult]]"
@@ -99,7 +99,7 @@ async def _chain(mw: Middleware, call: ToolCall, context: ToolContext, inner: An
             )
         used = True
         if inner is None:
-            from .tools import ToolResult
+            from ..tools import ToolResult
 
             return ToolResult.error(
                 f"No implementation of toolwire_execute_tool ran the tool {call.name!r}."

@@ -10,19 +10,19 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from . import hookspecs
-from ._defaults import DEFAULT_PLUGINS
-from ._markers import PROJECT_NAME
-from ._plugins import PluginInfo, describe_exception, discover, load_entry_point
-from .config import Config, ConfigError, ProviderConfig, load_config, structure_section
-from .tools import Tool, ToolDefinitionError, validate_tool_name
+from .. import hookspecs
+from .._defaults import DEFAULT_PLUGINS
+from .._markers import PROJECT_NAME
+from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
+from ..tools import Tool, ToolDefinitionError, validate_tool_name
+from ._discovery import PluginInfo, describe_exception, discover, load_entry_point
 
 if TYPE_CHECKING:
-    from .adapters import ProviderAdapter
-    from .events import Event
-    from .http._transport import Transport
-    from .loop import Decision, Run
-    from .messages import Message
+    from ..adapters import ProviderAdapter
+    from ..events import Event
+    from ..http._transport import Transport
+    from ..loop import Decision, Run
+    from ..messages import Message
 
 
 DEFAULT_LOCAL_PLUGIN = "llamacpp"
@@ -220,7 +220,7 @@ class Host:
         )
         if info is not None:
             info.error = f"{info.error}; {message}" if info.error else message
-        from .events import PluginFailed
+        from ..events import PluginFailed
 
         self.emit(PluginFailed(run_id="", plugin=plugin, hook=hook, error=message))
 
@@ -248,7 +248,7 @@ class Host:
                 info = self.plugin_info(plugin)
                 if info is not None:
                     info.error = f"toolwire_event: {describe_exception(exc)}"
-                from .events import PluginFailed
+                from ..events import PluginFailed
 
                 self.emit(
                     PluginFailed(
@@ -327,7 +327,7 @@ class Host:
                 f"adapters: {known} (install and enable the plugin that provides it)"
             )
         adapter = adapter_cls(provider, self.transport)
-        from .prompted import wrap_adapter
+        from ..prompted import wrap_adapter
 
         return wrap_adapter(adapter, provider)
 
@@ -341,7 +341,7 @@ class Host:
     def transport(self) -> Transport:
         """The host's HTTP transport (one aiohttp session, created on first request)."""
         if self._transport is None:
-            from .http._transport import Transport
+            from ..http._transport import Transport
 
             self._transport = Transport(self.config.provider, emit=self.emit)
         return self._transport
@@ -353,7 +353,7 @@ class Host:
 
         Options are those of :meth:`toolwire.loop.ToolCallingLoop.run`.
         """
-        from .loop import ToolCallingLoop
+        from ..loop import ToolCallingLoop
 
         return await ToolCallingLoop(self).run(prompt, **options)
 
@@ -371,13 +371,13 @@ class Host:
 
     async def resume(self, run: Run, decisions: Mapping[str, Decision]) -> Run:
         """Continue a run that ended with deferred calls, with a decision per call id."""
-        from .loop import ToolCallingLoop
+        from ..loop import ToolCallingLoop
 
         return await ToolCallingLoop(self).resume(run, decisions)
 
     def stream(self, prompt: str | Sequence[Message], **options: Any) -> AsyncIterator[Event]:
         """Run a conversation, yielding every event as it happens."""
-        from .loop import ToolCallingLoop
+        from ..loop import ToolCallingLoop
 
         return ToolCallingLoop(self).stream(prompt, **options)
 
@@ -396,7 +396,7 @@ class Host:
             try:
                 await callback()
             except Exception as exc:
-                from .events import PluginFailed
+                from ..events import PluginFailed
 
                 self.emit(
                     PluginFailed(
