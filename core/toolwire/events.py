@@ -6,8 +6,8 @@ secrets: sensitive arguments are redacted before an event is built.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeAlias
 
 import attrs
 
@@ -41,6 +41,10 @@ def _kind_of(cls: type) -> str:
 
 
 # -- run and round -----------------------------------------------------------------------------
+
+
+EmitEvent: TypeAlias = Callable[[Event], None]
+"""The callback that receives events as they happen."""
 
 
 @attrs.frozen(kw_only=True)

@@ -7,12 +7,15 @@ the loop never learns the wire shape.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 import attrs
 
-from ..events import Event
+# Re-exported: adapters name these through this module.
+from ..events import EmitEvent as EmitEvent
+from ..http._errors import ProviderError as ProviderError
+from ..http._errors import ToolsNotSupportedError as ToolsNotSupportedError
 from ..messages import AssistantMessage, Message
 from ..tools._spec import FunctionSpec
 
@@ -66,9 +69,6 @@ class ModelRequest:
     options: Mapping[str, Any] = attrs.field(factory=dict)
 
 
-EmitEvent: TypeAlias = Callable[[Event], None]
-
-
 class ProviderAdapter(abc.ABC):
     """Base class of provider adapters, returned (as classes) by ``toolwire_provider_adapters``.
 
@@ -99,33 +99,3 @@ class ProviderAdapter(abc.ABC):
     async def aclose(self) -> None:
         """Release what the adapter holds (models, connections). The host's transport is shared."""
         return None
-
-
-class ProviderError(Exception):
-    """A provider request failed; the message names the provider, the status and its message.
-
-    ``retryable`` is True for failures worth sending again (429, 5xx, dropped connections before
-    anything was delivered). Never carries an API key.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        api: str,
-        status: int | None = None,
-        retryable: bool = False,
-        provider_message: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.api = api
-        self.status = status
-        self.retryable = retryable
-        self.provider_message = provider_message
-
-
-class ToolsNotSupportedError(ProviderError):
-    """The host answered a request with tools by saying it does not support tools (HTTP 400).
-
-    The host then falls back to prompted tool calling for that provider.
-    """

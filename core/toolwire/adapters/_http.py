@@ -8,10 +8,9 @@ so aiohttp) is imported only when a request is made.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-import attrs
-
+from ..http._keys import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
 from ._base import EmitEvent, ModelRequest, ProviderAdapter, ProviderError
 from ._errors import is_tools_unsupported_message, tools_not_supported
 
@@ -28,21 +27,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-@attrs.frozen
-class ApiKeyHeader:
-    """How an API expects its key: the header ``name`` and the text before the key."""
-
-    name: str = "Authorization"
-    prefix: str = "Bearer "
-
-
-BEARER_KEY_HEADER: Final = ApiKeyHeader()
-"""``Authorization: Bearer <key>`` (OpenAI and OpenAI-compatible hosts)."""
-
-ANTHROPIC_KEY_HEADER: Final = ApiKeyHeader("x-api-key", "")
-"""``x-api-key: <key>`` (Anthropic)."""
 
 
 def _tools_refusal(error: ProviderError) -> bool:

@@ -20,14 +20,14 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from ..adapters._base import ProviderError
-from ..adapters._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
 from ..config import ProviderConfig
 from ..events import Event, ProviderRetry
+from ._errors import ProviderError
+from ._keys import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
 from ._sse import SSEEvent, aiter_sse
 
 if TYPE_CHECKING:
-    from ..adapters._base import EmitEvent
+    from ..events import EmitEvent
 
 __all__ = [
     "ANTHROPIC_KEY_HEADER",
