@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import traceback
 from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    import pluggy
 
 ENTRY_POINT_GROUP = "toolwire.plugins"
 
@@ -93,3 +96,29 @@ def describe_exception(exc: BaseException) -> str:
     last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     where = f" (at {last[0].filename}:{last[0].lineno})" if last else ""
     return f"{type(exc).__name__}: {exc}{where}"
+
+
+def register_plugin(pm: pluggy.PluginManager, obj: object, info: PluginInfo) -> None:
+    """Register one plugin, refusing (alone) a plugin that implements unknown or invalid hooks."""
+    try:
+        pm.register(obj, name=info.name)
+    except Exception as exc:
+        info.loaded = False
+        info.error = f"cannot register: {describe_exception(exc)}"
+        return
+    unknown = [
+        name
+        for name in dir(obj)
+        if name.startswith("toolwire_")
+        and pm.parse_hookimpl_opts(obj, name) is not None
+        and not getattr(pm.hook, name).has_spec()
+    ]
+    if unknown:
+        pm.unregister(obj)
+        from .. import hookspecs
+
+        known = ", ".join(sorted(n for n in dir(hookspecs) if n.startswith("toolwire_")))
+        info.loaded = False
+        info.error = f"implements unknown hook(s) {', '.join(unknown)}; known hooks: {known}"
+        return
+    info.hooks = sorted(caller.name for caller in pm.get_hookcallers(obj) or ())

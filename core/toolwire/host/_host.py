@@ -14,8 +14,16 @@ from .. import hookspecs
 from .._defaults import DEFAULT_PLUGINS
 from .._markers import PROJECT_NAME
 from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
-from ..tools import Tool, ToolDefinitionError, validate_tool_name
-from ._discovery import PluginInfo, describe_exception, discover, load_entry_point
+from ..tools import Tool, ToolDefinitionError
+from ._discovery import (
+    PluginInfo,
+    describe_exception,
+    discover,
+    load_entry_point,
+    register_plugin,
+)
+from ._observers import Observers
+from ._registry import Registry
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
@@ -50,13 +58,16 @@ class Host:
         self.plugin_manager = plugin_manager
         self.hook = plugin_manager.hook
         self.plugins: list[PluginInfo] = list(plugins)
-        self._tools: dict[str, Tool] | None = None
         self._settings: dict[str, Any] = {}
         self._adapter: ProviderAdapter | None = None
-        self._adapter_classes: dict[str, type[ProviderAdapter]] | None = None
         self._transport: Transport | None = None
-        self._observer_failures: set[str] = set()
-        self._observers: list[tuple[str, Any]] | None = None
+        self._observers = Observers(self.hook, self.plugin_info)
+        self._registry = Registry(
+            self.hook,
+            plugin_info=self.plugin_info,
+            plugin_settings=self.plugin_settings,
+            report_failure=self._fail,
+        )
         self.stash: dict[Any, Any] = {}
         self._closers: list[Callable[[], Awaitable[None]]] = []
 
@@ -103,11 +114,11 @@ class Host:
             ep, info = installed[name]
             obj = load_entry_point(ep, info)
             if obj is not None:
-                _register(pm, obj, info)
+                register_plugin(pm, obj, info)
         for obj in plugins:
             name = getattr(obj, "__name__", None) or f"{type(obj).__name__}-{id(obj):x}"
             info = PluginInfo(name=str(name), enabled=True, loaded=True)
-            _register(pm, obj, info)
+            register_plugin(pm, obj, info)
             infos.append(info)
         return cls(config, pm, infos)
 
@@ -146,71 +157,15 @@ class Host:
     @property
     def tools(self) -> Mapping[str, Tool]:
         """Every registered tool by name (each with ``plugin`` set), collected on first use."""
-        if self._tools is None:
-            self._tools = self._collect_tools()
-        return self._tools
+        return self._registry.tools
 
     def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
         """Register a tool directly (for embedding and tests); a taken name is an error."""
-        validate_tool_name(tool.name)
-        tools = dict(self.tools)
-        if tool.name in tools:
-            other = tools[tool.name].plugin or "the host"
-            raise ToolDefinitionError(
-                f"tool name {tool.name!r} is already registered by plugin {other!r}"
-            )
-        tools[tool.name] = attrs.evolve(tool, plugin=plugin or tool.plugin)
-        self._tools = tools
+        self._registry.add_tool(tool, plugin=plugin)
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool; later rounds of running loops no longer offer it."""
-        tools = dict(self.tools)
-        tools.pop(name, None)
-        self._tools = tools
-
-    def _collect_tools(self) -> dict[str, Tool]:
-        tools: dict[str, Tool] = {}
-        for impl in self.hook.toolwire_tools.get_hookimpls():
-            plugin = impl.plugin_name
-            info = self.plugin_info(plugin)
-            try:
-                settings = self.plugin_settings(plugin)
-                produced = _call_impl(impl, settings=settings)
-                produced_list = list(produced or ())
-            except Exception as exc:  # one plugin's failure costs only that plugin
-                self._fail(info, plugin, "toolwire_tools", exc)
-                continue
-            for tool in produced_list:
-                if not isinstance(tool, Tool):
-                    self._fail(
-                        info,
-                        plugin,
-                        "toolwire_tools",
-                        TypeError(f"returned {tool!r}, which is not a toolwire.Tool"),
-                    )
-                    continue
-                try:
-                    validate_tool_name(tool.name)
-                except ToolDefinitionError as exc:
-                    self._fail(info, plugin, "toolwire_tools", exc)
-                    continue
-                if tool.name in tools:
-                    first = tools[tool.name].plugin
-                    first_info = self.plugin_info(first) if first else None
-                    first_desc = first_info.describe() if first_info else repr(first)
-                    this_desc = info.describe() if info else repr(plugin)
-                    self._fail(
-                        info,
-                        plugin,
-                        "toolwire_tools",
-                        ToolDefinitionError(
-                            f"tool name {tool.name!r} is registered by two plugins: "
-                            f"{first_desc} and {this_desc}; the one from {first!r} is kept"
-                        ),
-                    )
-                    continue
-                tools[tool.name] = attrs.evolve(tool, plugin=plugin)
-        return dict(sorted(tools.items()))
+        self._registry.remove_tool(name)
 
     def _fail(self, info: PluginInfo | None, plugin: str, hook: str, exc: BaseException) -> None:
         message = (
@@ -231,75 +186,13 @@ class Host:
 
         An observer that raises is reported once (to the others) and never stops a run.
         """
-        observers = self._observers
-        if observers is None:
-            # Emitting is on the loop's hot path (every stream delta): resolve the observers once.
-            observers = self._observers = [
-                (impl.plugin_name, _event_function(impl))
-                for impl in reversed(self.hook.toolwire_event.get_hookimpls())
-            ]
-        for plugin, function in observers:
-            try:
-                function(event)
-            except Exception as exc:
-                if plugin in self._observer_failures:
-                    continue
-                self._observer_failures.add(plugin)
-                info = self.plugin_info(plugin)
-                if info is not None:
-                    info.error = f"toolwire_event: {describe_exception(exc)}"
-                from ..events import PluginFailed
-
-                self.emit(
-                    PluginFailed(
-                        run_id=event.run_id,
-                        round=event.round,
-                        plugin=plugin,
-                        hook="toolwire_event",
-                        error=describe_exception(exc),
-                    )
-                )
+        self._observers.emit(event)
 
     # -- providers -------------------------------------------------------------------------
 
     def adapter_classes(self) -> Mapping[str, type[ProviderAdapter]]:
         """Every registered adapter class by API name."""
-        if self._adapter_classes is None:
-            classes: dict[str, type[ProviderAdapter]] = {}
-            owners: dict[str, str] = {}
-            for impl in self.hook.toolwire_provider_adapters.get_hookimpls():
-                plugin = impl.plugin_name
-                info = self.plugin_info(plugin)
-                try:
-                    produced = list(_call_impl(impl, settings=self.plugin_settings(plugin)) or ())
-                except Exception as exc:
-                    self._fail(info, plugin, "toolwire_provider_adapters", exc)
-                    continue
-                for adapter_cls in produced:
-                    api = getattr(adapter_cls, "api", None)
-                    if not isinstance(api, str) or not api:
-                        self._fail(
-                            info,
-                            plugin,
-                            "toolwire_provider_adapters",
-                            TypeError(f"{adapter_cls!r} has no 'api' name"),
-                        )
-                        continue
-                    if api in classes:
-                        self._fail(
-                            info,
-                            plugin,
-                            "toolwire_provider_adapters",
-                            ValueError(
-                                f"adapter {api!r} is registered by two plugins: "
-                                f"{owners[api]!r} and {plugin!r}; the first is kept"
-                            ),
-                        )
-                        continue
-                    classes[api] = adapter_cls
-                    owners[api] = plugin
-            self._adapter_classes = dict(sorted(classes.items()))
-        return self._adapter_classes
+        return self._registry.adapter_classes()
 
     @property
     def provider_config(self) -> ProviderConfig:
@@ -416,40 +309,3 @@ class Host:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-
-
-def _register(pm: pluggy.PluginManager, obj: object, info: PluginInfo) -> None:
-    """Register one plugin, refusing (alone) a plugin that implements unknown or invalid hooks."""
-    try:
-        pm.register(obj, name=info.name)
-    except Exception as exc:
-        info.loaded = False
-        info.error = f"cannot register: {describe_exception(exc)}"
-        return
-    unknown = [
-        name
-        for name in dir(obj)
-        if name.startswith("toolwire_")
-        and pm.parse_hookimpl_opts(obj, name) is not None
-        and not getattr(pm.hook, name).has_spec()
-    ]
-    if unknown:
-        pm.unregister(obj)
-        known = ", ".join(sorted(n for n in dir(hookspecs) if n.startswith("toolwire_")))
-        info.loaded = False
-        info.error = f"implements unknown hook(s) {', '.join(unknown)}; known hooks: {known}"
-        return
-    info.hooks = sorted(caller.name for caller in pm.get_hookcallers(obj) or ())
-
-
-def _call_impl(impl: pluggy.HookImpl, **kwargs: Any) -> Any:
-    """Call one hook implementation alone, with only the arguments it declares (as pluggy does)."""
-    return impl.function(*(kwargs[name] for name in impl.argnames))
-
-
-def _event_function(impl: pluggy.HookImpl) -> Any:
-    """The observer as a one-argument function (an implementation may declare no argument)."""
-    function = impl.function
-    if impl.argnames:
-        return function
-    return lambda event: function()
