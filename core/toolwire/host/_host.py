@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..events import Event
     from ..http._transport import Transport
     from ..loop import Decision, Run
+    from ..loop._protocol import Pipeline
     from ..messages import Message
 
 
@@ -61,6 +62,7 @@ class Host:
         self._settings: dict[str, Any] = {}
         self._adapter: ProviderAdapter | None = None
         self._transport: Transport | None = None
+        self._pipeline: Pipeline | None = None
         self._observers = Observers(self.hook, self.plugin_info)
         self._registry = Registry(
             self.hook,
@@ -187,6 +189,15 @@ class Host:
         An observer that raises is reported once (to the others) and never stops a run.
         """
         self._observers.emit(event)
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The fast paths of this host, chosen on first use from its registered hooks."""
+        if self._pipeline is None:
+            from ._pipeline import choose_pipeline
+
+            self._pipeline = choose_pipeline(self.hook, self.config)
+        return self._pipeline
 
     # -- providers -------------------------------------------------------------------------
 

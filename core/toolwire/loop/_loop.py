@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
-from .._defaults import policy as _policy
-from .._defaults import trace as _trace
 from .._json.relaxed import parse_arguments
 from .._trust import TrustLevel
 from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
@@ -59,6 +57,7 @@ from ..tools._result import Source, ToolBlocked, ToolResult, ToolStatus
 from ._codec import redact_arguments
 from ._ledger import Ledger, ledger_for
 from ._offer import Offer, Selection, resolve_offer
+from ._protocol import LoopHost
 from ._run import (
     Approve,
     Decision,
@@ -74,7 +73,6 @@ from ._run import (
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
-    from ..host._host import Host
     from ..tools import Tool
 
 Approver: TypeAlias = Callable[[DeferredRequest], Decision | Awaitable[Decision | None] | None]
@@ -279,7 +277,7 @@ class ToolCallingLoop:
 
     def __init__(
         self,
-        host: Host,
+        host: LoopHost,
         *,
         adapter: ProviderAdapter | None = None,
         ledger: Ledger | None = None,
@@ -289,6 +287,7 @@ class ToolCallingLoop:
         config: Config = host.config
         self.config = config
         self.ledger = ledger if ledger is not None else ledger_for(host)
+        self._pipeline = host.pipeline
         self.last_run: Run | None = None
         self._trust = config.provider.trust_level
         self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
@@ -711,7 +710,7 @@ class ToolCallingLoop:
         if deadline_seconds is not None:
             state.deadline = asyncio.get_running_loop().time() + deadline_seconds
         state.cancelled_flag = state.cancel or asyncio.Event()
-        trace_token = _trace.begin(self.config.trace)
+        trace_token = self._pipeline.begin_trace()
         state.stop = None
         state.detail = None
         state.error = None
@@ -754,7 +753,7 @@ class ToolCallingLoop:
             run = attrs.evolve(run, events=tuple(state.events))
             self.last_run = run
         finally:
-            _trace.end(trace_token)
+            self._pipeline.end_trace(trace_token)
         if cancelled is not None:
             raise cancelled
         return run
@@ -1317,9 +1316,9 @@ class ToolCallingLoop:
             return None
         if approved:
             return None
-        if _policy.refusal_reason(tool, self.config.policy) is not None:
+        if self._pipeline.refusal_reason(tool) is not None:
             return None  # the policy middleware blocks it; asking first would be pointless
-        reason = _policy.approval_reason(tool, self.config.policy)
+        reason = self._pipeline.approval_reason(tool)
         if reason is None:
             return None
         request = DeferredRequest(
@@ -1400,7 +1399,7 @@ class ToolCallingLoop:
             return
         messages = tuple(state.messages)
         limit = self.config.loop.concurrency
-        state.direct_execution = _direct_execution(self.host)
+        state.direct_execution = self._pipeline.direct_execution
         running: set[asyncio.Task[None]] = set()
         try:
             if limit == 1 or len(slots) == 1:
@@ -1606,7 +1605,7 @@ class ToolCallingLoop:
                 awaitable = self.host.hook.toolwire_execute_tool(call=call, context=context)
             else:
                 if direct:  # the default policy middleware, inline
-                    reason = _policy.refusal_reason(tool, self.config.policy)
+                    reason = self._pipeline.refusal_reason(tool)
                     if reason is not None:
                         raise ToolBlocked(reason)
                 awaitable = tool.invoke_validated(arguments, context)
@@ -1762,17 +1761,6 @@ def _answer_cancelled(slots: Sequence[_Slot]) -> None:
 
 
 _NO_SETTINGS: Any = object()
-_DEFAULT_EXECUTE = "toolwire._defaults.execute"
-_DEFAULT_POLICY = "toolwire._defaults.policy"
-
-
-def _direct_execution(host: Host) -> bool | None:
-    """None when plugins implement ``toolwire_execute_tool`` (call the hook); otherwise whether
-    the built-in policy middleware is among the built-in implementations (run them inline)."""
-    names = {impl.plugin_name for impl in host.hook.toolwire_execute_tool.get_hookimpls()}
-    if _DEFAULT_EXECUTE not in names or not names <= {_DEFAULT_EXECUTE, _DEFAULT_POLICY}:
-        return None
-    return _DEFAULT_POLICY in names
 
 
 def _not_run(reason: str) -> ToolResult:
