@@ -62,16 +62,20 @@ def core_tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff: lint and format check."""
-    session.install("ruff")
+    """ruff: lint and format check; import-linter: the layers of the core (pyproject.toml)."""
+    session.install("ruff", "import-linter", "-e", ".")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("lint-imports")
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on the core."""
-    session.install("-e", ".[test]", "mypy")
+    """mypy --strict on the core, the plugins and the contrib tools."""
+    light = [arg for package in PACKAGES if package not in HEAVY for arg in ("-e", package)]
+    session.install("-e", ".[test]", *light, "mypy")
+    # The heavy packages without their native dependencies: mypy reads their code only.
+    session.install("--no-deps", *(arg for package in sorted(HEAVY) for arg in ("-e", package)))
     session.run("mypy")
 
 
