@@ -70,6 +70,7 @@ from ._run import (
     Supply,
     ToolCallRecord,
 )
+from ._schedule import schedule
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
@@ -1402,22 +1403,17 @@ class ToolCallingLoop:
         state.direct_execution = self._pipeline.direct_execution
         running: set[asyncio.Task[None]] = set()
         try:
-            if limit == 1 or len(slots) == 1:
-                for slot in slots:
-                    await self._run_call(state, round, slot, messages)
-                return
-            for slot in slots:
-                assert slot.tool is not None
-                if slot.tool.policy.sequential:
-                    while running:
-                        running = await _reap(running, asyncio.ALL_COMPLETED)
-                    await self._run_call(state, round, slot, messages)
+            for group in schedule(slots, limit=limit, sequential=_sequential):
+                if not group.concurrent:
+                    await self._run_call(state, round, group.items[0], messages)
                     continue
-                while len(running) >= limit:
-                    running = await _reap(running, asyncio.FIRST_COMPLETED)
-                running.add(asyncio.ensure_future(self._run_call(state, round, slot, messages)))
-            while running:
-                running = await _reap(running, asyncio.ALL_COMPLETED)
+                for slot in group.items:
+                    while len(running) >= limit:
+                        running = await _reap(running, asyncio.FIRST_COMPLETED)
+                    call = self._run_call(state, round, slot, messages)
+                    running.add(asyncio.ensure_future(call))
+                while running:
+                    running = await _reap(running, asyncio.ALL_COMPLETED)
         except asyncio.CancelledError:
             assert state.cancelled_flag is not None
             state.cancelled_flag.set()
@@ -1713,6 +1709,11 @@ async def _until_cancelled(awaitable: Awaitable[Any], cancel: asyncio.Event) -> 
     work.cancel()
     await asyncio.gather(work, return_exceptions=True)
     raise _RunCancelled
+
+
+def _sequential(slot: _Slot) -> bool:
+    assert slot.tool is not None
+    return slot.tool.policy.sequential
 
 
 async def _reap(tasks: set[asyncio.Task[None]], when: str) -> set[asyncio.Task[None]]:
