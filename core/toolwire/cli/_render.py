@@ -29,8 +29,9 @@ from ..events import (
     UnknownTool,
 )
 from ..loop._codec import REDACTED, redact_arguments
-from ..loop._loop import Approver, ToolCallingLoop
+from ..loop._loop import ToolCallingLoop
 from ..loop._run import Approve, Decision, DeferredRequest, Deny, Run
+from ..loop._state import Approver
 from ..tools._result import Source, ToolResult
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._call import call_tool
 from ._ledger import Ledger, LedgerEntry, default_ledger_path, ledger_path
-from ._loop import Approver, RunStream, ToolCallingLoop
+from ._loop import ToolCallingLoop
 from ._offer import NOT_OFFERED, NotOffered, Offer, Selection
 from ._run import (
     Approve,
@@ -19,6 +19,8 @@ from ._run import (
     Supply,
     ToolCallRecord,
 )
+from ._state import Approver
+from ._stream import RunStream
 
 if TYPE_CHECKING:
     from ..cli._render import ApprovalPrompter, TerminalRenderer, render_event, run_cli

@@ -9,8 +9,8 @@ import threading
 import time
 import types
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -48,16 +48,17 @@ from ..messages import (
     SystemMessage,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
 from ..tools._context import ToolContext
 from ..tools._errors import ArgumentsInvalid
-from ..tools._result import Source, ToolBlocked, ToolResult, ToolStatus
+from ..tools._result import ToolBlocked, ToolResult, ToolStatus
+from ._cancel import RunCancelled, answer_cancelled, until_cancelled
 from ._codec import redact_arguments
 from ._ledger import Ledger, ledger_for
 from ._offer import Offer, Selection, resolve_offer
 from ._protocol import LoopHost
+from ._resume import edited_call, interrupted_request, pending_turn, rebuild_results
 from ._run import (
     Approve,
     Decision,
@@ -66,18 +67,16 @@ from ._run import (
     Outcome,
     Run,
     RunOptions,
-    StopReason,
     Supply,
     ToolCallRecord,
 )
 from ._schedule import schedule
+from ._state import Approver, CallSlot, RunState
+from ._stream import RunStream
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
     from ..tools import Tool
-
-Approver: TypeAlias = Callable[[DeferredRequest], Decision | Awaitable[Decision | None] | None]
-"""Decides a call that needs approval while the run goes on; None defers it (ends the run)."""
 
 _ANY_TOOL_CHOICE = ("auto", "none", "required")
 _SHOWN_ARGUMENTS = 400
@@ -115,139 +114,6 @@ def _shown(call: ToolCall) -> str:
     else:
         text = call.raw_arguments or ""
     return text if len(text) <= _SHOWN_ARGUMENTS else text[:_SHOWN_ARGUMENTS] + "…"
-
-
-class _Slot:
-    """The working state of one call of the current turn."""
-
-    __slots__ = (
-        "arguments",
-        "attempts",
-        "call",
-        "deferred",
-        "duration",
-        "key",
-        "outcome",
-        "request",
-        "result",
-        "tool",
-    )
-
-    def __init__(self, call: ToolCall) -> None:
-        self.call = call  # as the model sent it
-        self.request = call  # what admission looks at (edited arguments after an approval)
-        self.tool: Tool | None = None
-        self.arguments: Mapping[str, Any] | None = None
-        self.result: ToolResult | None = None
-        self.outcome: Outcome | None = None
-        self.deferred: DeferredRequest | None = None
-        self.attempts = 0
-        self.duration: float | None = None
-        self.key: str | None = None
-
-    def answer(self, outcome: Outcome, result: ToolResult) -> None:
-        self.outcome = outcome
-        self.result = result
-
-    def record(self, round: int) -> ToolCallRecord:
-        return ToolCallRecord(
-            call=self.call,
-            round=round,
-            outcome=self.outcome or "not_run",
-            result=self.result,
-            tool=self.tool.name if self.tool is not None else None,
-            arguments=self.arguments,
-            attempts=self.attempts,
-            duration=self.duration,
-        )
-
-
-class _State:
-    """Everything a run accumulates; turned into a :class:`Run` at the end."""
-
-    def __init__(self, run_id: str, options: RunOptions, messages: list[Message]) -> None:
-        self.run_id = run_id
-        self.options = options
-        self.base_system: str | None = options.system_prompt
-        self.messages = messages
-        self.records: list[ToolCallRecord] = []
-        self.events: list[Event] = []
-        self.sources: dict[str, Source] = {}
-        self.rounds = 0
-        self.used = 0
-        self.required_trust: TrustLevel | None = None
-        self.trust_origin: str | None = None
-        self.usage = Usage()
-        self.deadline: float | None = None
-        self.approval: Approver | None = None
-        self.cancel: asyncio.Event | None = None
-        self.cancelled_flag: asyncio.Event | None = None
-        self.seen: dict[str, str] = {}
-        self.stop: StopReason | None = None
-        self.detail: str | None = None
-        self.error: BaseException | None = None
-        self.deferred: list[DeferredRequest] = []
-        self.text = ""
-        self.sink: Callable[[Event], None] | None = None
-        self.budget_hit = False
-        self.deadline_hit = False
-        self.call_names: dict[str, str] = {}
-        self.forced_choice_used = False
-        self.settings: dict[str | None, Any] = {}
-        self.direct_execution: bool | None = None
-        self.snapshot_pending = False  # write a snapshot with the turn's first ledger row
-        self.ledger_written = False  # this run wrote started rows (its snapshot must be final)
-        self.turn_started = False  # the current turn wrote a started row
-        self.snapshot_used = 0
-        self.services: Mapping[str, Any] | None = (
-            None  # the tools' services, with the run's emitter
-        )
-
-    def finish(self, reason: StopReason, detail: str | None = None) -> None:
-        if self.stop is None:
-            self.stop = reason
-            self.detail = detail
-
-    @property
-    def cancel_requested(self) -> bool:
-        return self.cancel is not None and self.cancel.is_set()
-
-    def add_usage(self, usage: Usage | None) -> None:
-        if usage is None:
-            return
-
-        def plus(a: int | None, b: int | None) -> int | None:
-            return b if a is None else a if b is None else a + b
-
-        u = self.usage
-        self.usage = Usage(
-            input_tokens=plus(u.input_tokens, usage.input_tokens),
-            output_tokens=plus(u.output_tokens, usage.output_tokens),
-            cache_read_tokens=plus(u.cache_read_tokens, usage.cache_read_tokens),
-            total_tokens=plus(u.total_tokens, usage.total_tokens),
-        )
-
-    def build(self, *, stop: StopReason | None = None) -> Run:
-        messages: tuple[Message, ...] = tuple(self.messages)
-        if self.base_system:
-            messages = (SystemMessage(self.base_system), *messages)
-        return Run(
-            id=self.run_id,
-            messages=messages,
-            stop_reason=stop or self.stop or "interrupted",
-            detail=self.detail if stop is None else None,
-            text=self.text,
-            tool_calls=tuple(self.records),
-            sources=tuple(self.sources.values()),
-            events=tuple(self.events),
-            deferred=tuple(self.deferred),
-            required_trust=self.required_trust,
-            usage=self.usage,
-            rounds=self.rounds,
-            tool_calls_used=self.used,
-            options=attrs.evolve(self.options, system_prompt=self.base_system),
-            error=self.error,
-        )
 
 
 class ToolCallingLoop:
@@ -343,7 +209,7 @@ class ToolCallingLoop:
 
     def _prepare_stream(
         self, prompt_or_messages: str | Sequence[Message], options: Mapping[str, Any]
-    ) -> _State:
+    ) -> RunState:
         options = dict(options)
         approval = options.pop("approval", None)
         cancel = options.pop("cancel", None)
@@ -445,7 +311,7 @@ class ToolCallingLoop:
         run = Run.from_json(data)
         if run.stop_reason != "interrupted":
             return run
-        turn = _pending_turn(run.messages)
+        turn = pending_turn(run.messages)
         if turn is None:
             return run
         answered = {r.call.id for r in run.tool_calls if r.round == run.rounds}
@@ -460,7 +326,9 @@ class ToolCallingLoop:
             if entry.settled:
                 continue
             if not entry.idempotent:
-                deferred.append(_interrupted(entry.tool, call.id, entry.arguments, run.rounds))
+                deferred.append(
+                    interrupted_request(entry.tool, call.id, entry.arguments, run.rounds)
+                )
         return attrs.evolve(run, deferred=tuple(deferred), tool_calls_used=used)
 
     async def call(
@@ -479,11 +347,11 @@ class ToolCallingLoop:
         if tool is None:
             known = ", ".join(self.host.tools) or "none are registered"
             raise KeyError(f"no tool named {name!r}; registered tools: {known}")
-        state = _State(run_id or f"call_{uuid.uuid4().hex}", RunOptions(), [])
+        state = RunState(run_id or f"call_{uuid.uuid4().hex}", RunOptions(), [])
         state.cancelled_flag = asyncio.Event()
         self._loop_of_run = asyncio.get_running_loop()
         self._thread = threading.get_ident()
-        slot = _Slot(ToolCall(id="call_1", name=name, arguments=dict(arguments)))
+        slot = CallSlot(ToolCall(id="call_1", name=name, arguments=dict(arguments)))
         slot.tool = tool
         try:
             slot.arguments = tool.validate(arguments)
@@ -509,7 +377,7 @@ class ToolCallingLoop:
         tool_choice: ToolChoice | str,
         stream: bool | None,
         run_id: str | None,
-    ) -> _State:
+    ) -> RunState:
         messages: list[Message]
         if isinstance(prompt, str):
             messages = [UserMessage(prompt)]
@@ -556,13 +424,13 @@ class ToolCallingLoop:
             stream=stream,
         )
         Selection.from_config(self.config, tool_names, profile)  # refuses an unknown profile now
-        return _State(run_id or f"run_{uuid.uuid4().hex}", options, messages)
+        return RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages)
 
-    def _restore(self, run: Run) -> _State:
+    def _restore(self, run: Run) -> RunState:
         messages = list(run.messages)
         if messages and isinstance(messages[0], SystemMessage):
             messages.pop(0)
-        state = _State(run.id, run.options, messages)
+        state = RunState(run.id, run.options, messages)
         state.base_system = run.options.system_prompt
         state.records = list(run.tool_calls)
         state.events = list(run.events)
@@ -591,7 +459,7 @@ class ToolCallingLoop:
 
     async def _start_round(
         self,
-        state: _State,
+        state: RunState,
         adapter: ProviderAdapter,
         round: int,
         messages: tuple[Message, ...],
@@ -614,9 +482,9 @@ class ToolCallingLoop:
 
     def _refuse_arguments(
         self,
-        state: _State,
+        state: RunState,
         round: int,
-        slot: _Slot,
+        slot: CallSlot,
         *,
         name: str,
         reason: str,
@@ -644,7 +512,7 @@ class ToolCallingLoop:
             return f"{stop_detail} and [loop] invalid_arguments is 'fail'"
         return None
 
-    def _emit(self, state: _State, event: Event) -> None:
+    def _emit(self, state: RunState, event: Event) -> None:
         if isinstance(event, ToolCallArgumentsDelta) and event.partial_arguments is not None:
             # The partial value is the parser's live object, right only at emit time; the run
             # keeps the delta text, from which the arguments at any point can be rebuilt.
@@ -679,7 +547,7 @@ class ToolCallingLoop:
             return message
         return attrs.evolve(message, parts=parts)
 
-    def _adapter_emitter(self, state: _State, round: int) -> Callable[[Event], None]:
+    def _adapter_emitter(self, state: RunState, round: int) -> Callable[[Event], None]:
         run_id = state.run_id
 
         def emit(event: Event) -> None:
@@ -702,7 +570,7 @@ class ToolCallingLoop:
     # -- driving ---------------------------------------------------------------------------
 
     async def _drive(
-        self, state: _State, *, resumed: bool, decisions: Mapping[str, Decision] | None
+        self, state: RunState, *, resumed: bool, decisions: Mapping[str, Decision] | None
     ) -> Run:
         adapter = self._adapter or await self.host.get_adapter()
         self._loop_of_run = asyncio.get_running_loop()
@@ -759,7 +627,7 @@ class ToolCallingLoop:
             raise cancelled
         return run
 
-    def _store(self, state: _State, run: Run | None) -> None:
+    def _store(self, state: RunState, run: Run | None) -> None:
         """Store the run's final snapshot (None: only the pending settled rows)."""
         if self.ledger is None:
             return
@@ -784,7 +652,7 @@ class ToolCallingLoop:
     def _snapshot(self, run: Run) -> str:
         return json.dumps(run.to_json(events=False), ensure_ascii=False, default=str)
 
-    async def _round(self, state: _State, adapter: ProviderAdapter) -> None:
+    async def _round(self, state: RunState, adapter: ProviderAdapter) -> None:
         loop_config = self.config.loop
         if state.cancel_requested:
             state.finish("cancelled", "the run was cancelled")
@@ -926,17 +794,17 @@ class ToolCallingLoop:
             state.finish("answered")
             self._emit(state, RoundFinished(run_id=state.run_id, round=round))
             return
-        slots = [_Slot(call) for call in calls]
+        slots = [CallSlot(call) for call in calls]
         state.snapshot_used = state.used
         state.snapshot_pending = self.ledger is not None
         await self._turn(state, round, slots, offer)
         self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
 
     async def _resume_turn(
-        self, state: _State, adapter: ProviderAdapter, decisions: Mapping[str, Decision]
+        self, state: RunState, adapter: ProviderAdapter, decisions: Mapping[str, Decision]
     ) -> None:
         """Answer the calls of the run's last turn that have no result yet."""
-        turn = _pending_turn(tuple(state.messages))
+        turn = pending_turn(tuple(state.messages))
         if turn is None:
             state.deferred = []
             return
@@ -946,7 +814,7 @@ class ToolCallingLoop:
         calls = [c for c in turn.tool_calls if not c.provider_executed]
         if all(by_id.get(c.id) is not None and by_id[c.id].result is not None for c in calls):
             state.deferred = []
-            _rebuild_results(state, turn, round)
+            rebuild_results(state, turn, round)
             return
         offer = await self._start_round(state, adapter, round, tuple(state.messages))
         unanswered = any(
@@ -963,10 +831,10 @@ class ToolCallingLoop:
             for r in state.records
             if not (r.round == round and r.call.id in {c.id for c in calls})
         ]
-        slots: list[_Slot] = []
-        to_admit: list[tuple[_Slot, Approve | None]] = []
+        slots: list[CallSlot] = []
+        to_admit: list[tuple[CallSlot, Approve | None]] = []
         for call in calls:
-            slot = _Slot(call)
+            slot = CallSlot(call)
             slots.append(slot)
             record = by_id.get(call.id)
             if record is not None and record.result is not None:
@@ -994,7 +862,7 @@ class ToolCallingLoop:
                     arguments = decision.arguments
                     if arguments is None:
                         arguments = request.arguments
-                    slot.request = _edited(call, request.tool, arguments)
+                    slot.request = edited_call(call, request.tool, arguments)
                     to_admit.append((slot, decision))
                 continue
             entry = entries.get(call.id)
@@ -1007,7 +875,7 @@ class ToolCallingLoop:
             if entry is not None and not entry.idempotent:
                 slot.tool = self.host.tools.get(entry.tool)
                 slot.arguments = entry.arguments
-                slot.deferred = _interrupted(entry.tool, call.id, entry.arguments, round)
+                slot.deferred = interrupted_request(entry.tool, call.id, entry.arguments, round)
                 slot.outcome = "deferred"
                 self._emit(
                     state,
@@ -1047,7 +915,7 @@ class ToolCallingLoop:
                     [s for s, _ in to_admit if s.result is None and s.deferred is None],
                 )
         except BaseException:
-            _answer_cancelled(slots)
+            answer_cancelled(slots)
             raise
         finally:
             self._close_turn(state, round, slots, turn)
@@ -1055,7 +923,7 @@ class ToolCallingLoop:
 
     # -- admission -------------------------------------------------------------------------
 
-    async def _turn(self, state: _State, round: int, slots: list[_Slot], offer: Offer) -> None:
+    async def _turn(self, state: RunState, round: int, slots: list[CallSlot], offer: Offer) -> None:
         turn = state.messages[-1]
         assert isinstance(turn, AssistantMessage)
         try:
@@ -1076,19 +944,19 @@ class ToolCallingLoop:
                     state, round, [s for s in slots if s.result is None and s.deferred is None]
                 )
         except BaseException:
-            _answer_cancelled(slots)
+            answer_cancelled(slots)
             raise
         finally:
             self._close_turn(state, round, slots, turn)
 
     def _close_turn(
-        self, state: _State, round: int, slots: list[_Slot], turn: AssistantMessage
+        self, state: RunState, round: int, slots: list[CallSlot], turn: AssistantMessage
     ) -> None:
         for slot in slots:
             state.records.append(slot.record(round))
             if slot.deferred is not None:
                 state.deferred.append(slot.deferred)
-        _rebuild_results(state, turn, round)
+        rebuild_results(state, turn, round)
         if state.turn_started and self.ledger is not None:
             state.turn_started = False
             self._store(state, None)  # the turn's side effects are settled: say so now
@@ -1108,10 +976,10 @@ class ToolCallingLoop:
         elif state.deadline_hit:
             self._deadline_reached(state)
 
-    def _deadline_passed(self, state: _State) -> bool:
+    def _deadline_passed(self, state: RunState) -> bool:
         return state.deadline is not None and asyncio.get_running_loop().time() >= state.deadline
 
-    def _deadline_reached(self, state: _State) -> None:
+    def _deadline_reached(self, state: RunState) -> None:
         seconds = self.config.loop.deadline_seconds or 0
         if state.stop is None:
             self._emit(
@@ -1129,9 +997,9 @@ class ToolCallingLoop:
 
     async def _admit(
         self,
-        state: _State,
+        state: RunState,
         round: int,
-        slot: _Slot,
+        slot: CallSlot,
         offer: Offer,
         *,
         count: bool = True,
@@ -1347,7 +1215,7 @@ class ToolCallingLoop:
         elif isinstance(decision, Approve):
             if decision.arguments is not None:
                 self._forget(state, slot)
-                slot.request = _edited(call, tool.name, decision.arguments)
+                slot.request = edited_call(call, tool.name, decision.arguments)
                 slot.tool = None
                 slot.arguments = None
                 return await self._admit(state, round, slot, offer, count=False, approved=True)
@@ -1358,12 +1226,12 @@ class ToolCallingLoop:
             )
         return None
 
-    def _forget(self, state: _State, slot: _Slot) -> None:
+    def _forget(self, state: RunState, slot: CallSlot) -> None:
         if slot.key is not None and state.seen.get(slot.key) == slot.call.id:
             del state.seen[slot.key]
         slot.key = None
 
-    def _defer(self, state: _State, round: int, slot: _Slot, reason: Any, detail: str) -> None:
+    def _defer(self, state: RunState, round: int, slot: CallSlot, reason: Any, detail: str) -> None:
         assert slot.tool is not None
         slot.deferred = DeferredRequest(
             call_id=slot.call.id,
@@ -1386,14 +1254,14 @@ class ToolCallingLoop:
             ),
         )
 
-    def _deny(self, state: _State, round: int, slot: _Slot, name: str, message: str) -> None:
+    def _deny(self, state: RunState, round: int, slot: CallSlot, name: str, message: str) -> None:
         slot.tool = slot.tool or self.host.tools.get(name)
         slot.answer("denied", ToolResult.denied(message))
         self._settle_events(state, round, slot, name)
 
     # -- execution -------------------------------------------------------------------------
 
-    async def _execute(self, state: _State, round: int, slots: list[_Slot]) -> None:
+    async def _execute(self, state: RunState, round: int, slots: list[CallSlot]) -> None:
         """Run admitted calls: serially, or up to ``[loop] concurrency`` at once with sequential
         tools as barriers. Every slot has a result afterwards, also when cancelled."""
         if not slots:
@@ -1421,7 +1289,7 @@ class ToolCallingLoop:
                 task.cancel()
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
-            _answer_cancelled(slots)
+            answer_cancelled(slots)
             raise
         finally:
             for slot in slots:
@@ -1434,7 +1302,7 @@ class ToolCallingLoop:
                     )
 
     async def _run_call(
-        self, state: _State, round: int, slot: _Slot, messages: tuple[Message, ...]
+        self, state: RunState, round: int, slot: CallSlot, messages: tuple[Message, ...]
     ) -> None:
         tool = slot.tool
         assert tool is not None
@@ -1502,7 +1370,7 @@ class ToolCallingLoop:
                     await asyncio.sleep(delay)
                     continue
                 break
-        except _RunCancelled:
+        except RunCancelled:
             result = ToolResult.error(f"Cancelled: the run was cancelled while {tool.name} ran.")
             outcome = "cancelled"
         except asyncio.CancelledError:
@@ -1521,7 +1389,7 @@ class ToolCallingLoop:
 
     def _context(
         self,
-        state: _State,
+        state: RunState,
         round: int,
         tool: Tool,
         call: ToolCall,
@@ -1566,7 +1434,7 @@ class ToolCallingLoop:
             cancelled=state.cancelled_flag,
         )
 
-    def _run_services(self, state: _State) -> Mapping[str, Any]:
+    def _run_services(self, state: RunState) -> Mapping[str, Any]:
         """The host's services plus ``emit``, which records an event in this run (a tool's
         untrusted-content warning belongs to the run, not only to observers)."""
         if state.services is None:
@@ -1577,7 +1445,7 @@ class ToolCallingLoop:
 
     async def _invoke(
         self,
-        state: _State,
+        state: RunState,
         tool: Tool,
         call: ToolCall,
         arguments: Mapping[str, Any],
@@ -1610,7 +1478,7 @@ class ToolCallingLoop:
                     f"No implementation of toolwire_execute_tool ran the tool {tool.name!r}."
                 )
             if cancel is not None:
-                awaitable = _until_cancelled(awaitable, cancel)
+                awaitable = until_cancelled(awaitable, cancel)
             if timeout is None:
                 result = await awaitable
             else:
@@ -1626,7 +1494,7 @@ class ToolCallingLoop:
                     return ToolResult.error(f"Tool {tool.name} timed out after {timeout:g} s.")
         except ToolBlocked as exc:
             return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
-        except (_RunCancelled, asyncio.CancelledError):
+        except (RunCancelled, asyncio.CancelledError):
             raise
         except Exception as exc:
             return ToolResult.error(f"Tool execution failed: {_describe(exc)}", exception=exc)
@@ -1647,7 +1515,7 @@ class ToolCallingLoop:
 
         return truncate_result(result, min(limits))
 
-    def _settle_events(self, state: _State, round: int, slot: _Slot, name: str) -> None:
+    def _settle_events(self, state: RunState, round: int, slot: CallSlot, name: str) -> None:
         """Events, sources, trust and duplicate bookkeeping of a call that got its result."""
         result = slot.result
         assert result is not None
@@ -1684,34 +1552,7 @@ class ToolCallingLoop:
         self._emit(state, event)
 
 
-class _RunCancelled(Exception):
-    """The run's cancel event was set while a tool ran."""
-
-
-async def _until_cancelled(awaitable: Awaitable[Any], cancel: asyncio.Event) -> Any:
-    """Await ``awaitable`` unless ``cancel`` is set first (then cancel it, raise _RunCancelled)."""
-    if cancel.is_set():
-        if inspect.iscoroutine(awaitable):
-            awaitable.close()
-        raise _RunCancelled
-    work = asyncio.ensure_future(awaitable)
-    waiter = asyncio.ensure_future(cancel.wait())
-    try:
-        await asyncio.wait({work, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        work.cancel()
-        waiter.cancel()
-        await asyncio.gather(work, waiter, return_exceptions=True)
-        raise
-    if work.done():
-        waiter.cancel()
-        return work.result()
-    work.cancel()
-    await asyncio.gather(work, return_exceptions=True)
-    raise _RunCancelled
-
-
-def _sequential(slot: _Slot) -> bool:
+def _sequential(slot: CallSlot) -> bool:
     assert slot.tool is not None
     return slot.tool.policy.sequential
 
@@ -1723,42 +1564,6 @@ async def _reap(tasks: set[asyncio.Task[None]], when: str) -> set[asyncio.Task[N
         if not task.cancelled():
             task.exception()  # retrieved: a failure here already answered its call
     return pending
-
-
-def _interrupted(
-    tool: str, call_id: str, arguments: Mapping[str, Any], round: int
-) -> DeferredRequest:
-    return DeferredRequest(
-        call_id=call_id,
-        tool=tool,
-        arguments=arguments,
-        reason="interrupted",
-        detail=f"the process ended while {tool} ran; it is not idempotent, so it runs again "
-        "only if approved",
-        round=round,
-    )
-
-
-def _edited(call: ToolCall, name: str, arguments: Mapping[str, Any]) -> ToolCall:
-    """``call`` with other arguments (an approval's edit) as parsed JSON."""
-    return ToolCall(
-        id=call.id,
-        name=name,
-        arguments=dict(arguments),
-        provider_executed=call.provider_executed,
-        provider_data=call.provider_data,
-    )
-
-
-def _answer_cancelled(slots: Sequence[_Slot]) -> None:
-    """Answer every call still without a result (deferred ones too) as cancelled."""
-    for slot in slots:
-        if slot.result is None:
-            slot.deferred = None
-            slot.answer(
-                "cancelled",
-                ToolResult.error("Cancelled: the run was cancelled before this call finished."),
-            )
 
 
 _NO_SETTINGS: Any = object()
@@ -1779,88 +1584,3 @@ def _tool_choice(value: ToolChoice | str) -> ToolChoice:
         f"tool_choice={value!r}; expected 'auto', 'none', 'required', a tool name or "
         "NamedToolChoice"
     )
-
-
-def _pending_turn(messages: Sequence[Message]) -> AssistantMessage | None:
-    """The last assistant turn when it has local calls and only tool results follow it."""
-    for message in reversed(messages):
-        if isinstance(message, ToolResultMessage):
-            continue
-        if isinstance(message, AssistantMessage) and any(
-            not c.provider_executed for c in message.tool_calls
-        ):
-            return message
-        return None
-    return None
-
-
-def _rebuild_results(state: _State, turn: AssistantMessage, round: int) -> None:
-    """Put the turn's results after it, in call order (deferred calls have none yet)."""
-    messages = state.messages
-    index = len(messages)
-    while index > 0 and isinstance(messages[index - 1], ToolResultMessage):
-        index -= 1
-    del messages[index:]
-    results = {r.call.id: r for r in state.records if r.round == round}
-    for call in turn.tool_calls:
-        record = results.get(call.id)
-        if record is not None and record.result is not None:
-            messages.append(
-                ToolResultMessage(call_id=call.id, name=call.name, result=record.result)
-            )
-
-
-class RunStream:
-    """The async iterator returned by :meth:`ToolCallingLoop.stream`: events as they happen.
-
-    :attr:`run` is the :class:`Run` once the iteration ended (also after cancellation).
-    """
-
-    def __init__(self, loop: ToolCallingLoop, state: _State) -> None:
-        self._loop = loop
-        self._state = state
-        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        state.sink = self._queue.put_nowait
-        self._task: asyncio.Task[Run] | None = None
-        self._finished = False
-        self.run: Run | None = None
-
-    def __aiter__(self) -> RunStream:
-        return self
-
-    async def __anext__(self) -> Event:
-        if self._finished:
-            raise StopAsyncIteration
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._main())
-        item = await self._queue.get()
-        if item is not None:
-            return item
-        self._finished = True
-        task = self._task
-        await asyncio.gather(task, return_exceptions=True)
-        if not task.cancelled():
-            exc = task.exception()
-            if exc is not None:
-                raise exc
-        raise StopAsyncIteration
-
-    async def _main(self) -> Run:
-        try:
-            return await self._loop._drive(self._state, resumed=False, decisions=None)
-        finally:
-            self.run = self._loop.last_run
-            self._queue.put_nowait(None)
-
-    async def aclose(self) -> None:
-        """Stop the run (cancelling it when it is still going) and wait for it to end."""
-        task = self._task
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-
-    async def __aenter__(self) -> RunStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
