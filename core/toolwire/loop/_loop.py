@@ -653,10 +653,23 @@ class ToolCallingLoop:
         return json.dumps(run.to_json(events=False), ensure_ascii=False, default=str)
 
     async def _round(self, state: RunState, adapter: ProviderAdapter) -> None:
+        """One round: the checks before it, then offer, request, answer and turn.
+
+        A round that started ends with exactly one ``RoundFinished``, emitted here.
+        """
+        if not self._may_start_round(state, adapter):
+            return
+        state.rounds += 1
+        round = state.rounds
+        tool_calls = await self._play_round(state, adapter, round)
+        self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=tool_calls))
+
+    def _may_start_round(self, state: RunState, adapter: ProviderAdapter) -> bool:
+        """False (the run finished) when cancellation, a limit or trust forbid another round."""
         loop_config = self.config.loop
         if state.cancel_requested:
             state.finish("cancelled", "the run was cancelled")
-            return
+            return False
         if state.rounds >= loop_config.max_rounds:
             self._emit(
                 state,
@@ -672,10 +685,10 @@ class ToolCallingLoop:
                 f"the model was still calling tools after {loop_config.max_rounds} round(s) "
                 "([loop] max_rounds)",
             )
-            return
+            return False
         if self._deadline_passed(state):
             self._deadline_reached(state)
-            return
+            return False
         provider_trust = self._trust
         if state.required_trust is not None and provider_trust < state.required_trust:
             state.finish(
@@ -685,11 +698,38 @@ class ToolCallingLoop:
                 f"{state.required_trust.label!r}, and the provider {adapter.api!r} is trusted "
                 f"{provider_trust.label!r} ([provider] trust)",
             )
-            return
-        state.rounds += 1
-        round = state.rounds
+            return False
+        return True
+
+    async def _play_round(self, state: RunState, adapter: ProviderAdapter, round: int) -> int:
+        """Offer, request, answer and turn of round ``round``; the number of calls it answered."""
         messages = tuple(state.messages)
         offer = await self._start_round(state, adapter, round, messages)
+        request = self._model_request(state, adapter, round, offer, messages)
+        if request is None:
+            return 0
+        message = await self._ask_model(state, adapter, request)
+        if message is None:
+            return 0
+        calls = self._take_answer(state, round, message)
+        if not calls:
+            return 0
+        slots = [CallSlot(call) for call in calls]
+        state.snapshot_used = state.used
+        state.snapshot_pending = self.ledger is not None
+        await self._turn(state, round, slots, offer)
+        return len(calls)
+
+    def _model_request(
+        self,
+        state: RunState,
+        adapter: ProviderAdapter,
+        round: int,
+        offer: Offer,
+        messages: tuple[Message, ...],
+    ) -> ModelRequest | None:
+        """The round's request (announced with ``RequestSent``), or None when the run's
+        tool choice cannot be met by this offer (the run finished with an error)."""
         choice = state.options.tool_choice
         if state.forced_choice_used and choice != "none":
             choice = "auto"
@@ -700,12 +740,10 @@ class ToolCallingLoop:
                 f"tool_choice names the tool {choice.name!r}, which is not offered in round "
                 f"{round} (offered: {', '.join(offer.names) or 'none'})",
             )
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
         if choice == "required" and not offer.functions:
             state.finish("error", f"tool_choice is 'required' but round {round} offers no tool")
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
         stream = state.options.stream
         if stream is None:
             stream = self.config.provider.stream
@@ -718,7 +756,7 @@ class ToolCallingLoop:
             functions=offer.functions,
             tool_choice=choice,
             parallel_tool_calls=(
-                False if loop_config.concurrency == 1 and offer.functions else None
+                False if self.config.loop.concurrency == 1 and offer.functions else None
             ),
             stream=stream,
         )
@@ -733,6 +771,13 @@ class ToolCallingLoop:
                 stream=stream,
             ),
         )
+        return request
+
+    async def _ask_model(
+        self, state: RunState, adapter: ProviderAdapter, request: ModelRequest
+    ) -> AssistantMessage | None:
+        """The adapter's answer to ``request``, or None when it failed (the run finished)."""
+        round = request.round
         emit = self._adapter_emitter(state, round)
         try:
             if state.deadline is None:
@@ -748,28 +793,30 @@ class ToolCallingLoop:
                 state.finish(
                     "error", f"the {adapter.api} adapter failed in round {round}: {_describe(exc)}"
                 )
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
         except ProviderError as exc:
             state.error = exc
             state.finish("error", f"the provider ({adapter.api}) failed in round {round}: {exc}")
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
         except Exception as exc:
             state.error = exc
             state.finish(
                 "error", f"the {adapter.api} adapter raised in round {round}: {_describe(exc)}"
             )
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
         if not isinstance(message, AssistantMessage):
             state.finish(
                 "error",
                 f"the {adapter.api} adapter returned {type(message).__name__}, not an "
                 "AssistantMessage",
             )
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
+        return message
+
+    def _take_answer(
+        self, state: RunState, round: int, message: AssistantMessage
+    ) -> list[ToolCall]:
+        """Record the model's answer; the calls the host must answer (none: the run answered)."""
         state.messages.append(message)
         state.add_usage(message.usage)
         self._emit(
@@ -792,13 +839,7 @@ class ToolCallingLoop:
         if not calls:
             state.text = message.text
             state.finish("answered")
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
-        slots = [CallSlot(call) for call in calls]
-        state.snapshot_used = state.used
-        state.snapshot_pending = self.ledger is not None
-        await self._turn(state, round, slots, offer)
-        self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
+        return calls
 
     async def _resume_turn(
         self, state: RunState, adapter: ProviderAdapter, decisions: Mapping[str, Decision]
