@@ -116,6 +116,13 @@ def _shown(call: ToolCall) -> str:
     return text if len(text) <= _SHOWN_ARGUMENTS else text[:_SHOWN_ARGUMENTS] + "…"
 
 
+@attrs.frozen
+class _Refused:
+    """A check of admission answered the call; ``fail`` is set when that stops the run."""
+
+    fail: str | None
+
+
 class ToolCallingLoop:
     """The provider-independent tool-calling loop of one host (DESIGN §5).
 
@@ -1048,109 +1055,175 @@ class ToolCallingLoop:
     ) -> str | None:
         """Admit one call, fail-closed; returns a reason when a ``fail`` policy stops the run.
 
-        On return the slot is answered (refused), deferred, or admitted (``tool`` and
-        ``arguments`` set, no result yet).
+        The checks run in order: limits (when ``count``), the tool, the arguments, duplicates,
+        external tools, then approval. A call approved with edited arguments goes through the
+        checks again, as approved. On return the slot is answered (refused), deferred, or
+        admitted (``tool`` and ``arguments`` set, no result yet).
         """
-        call = slot.request
-        run_id = state.run_id
+        if count and not self._take_budget(state, round, slot):
+            return None
+        while True:
+            tool = self._admitted_tool(state, round, slot, offer)
+            if isinstance(tool, _Refused):
+                return tool.fail
+            slot.tool = tool
+            arguments = self._admitted_arguments(state, round, slot, tool)
+            if isinstance(arguments, _Refused):
+                return arguments.fail
+            slot.arguments = arguments
+            if self._suppressed_duplicate(state, round, slot, tool, arguments):
+                return None
+            if tool.external:
+                self._defer(
+                    state,
+                    round,
+                    slot,
+                    "external",
+                    f"{tool.name} is an external tool: the caller runs it and supplies the result",
+                )
+                return None
+            if approved or not await self._approve(state, round, slot, tool, arguments):
+                return None
+            approved = True
+
+    def _take_budget(self, state: RunState, round: int, slot: CallSlot) -> bool:
+        """Count the call against the run's limits; False when it was answered instead."""
         loop_config = self.config.loop
-        if count:
-            if state.cancel_requested:
-                slot.answer(
-                    "cancelled",
-                    ToolResult.error("Cancelled: the run was cancelled before this call ran."),
-                )
-                return None
-            if self._deadline_passed(state):
-                state.deadline_hit = True
-                slot.answer(
-                    "limit",
-                    ToolResult.error(
-                        "Not run: the run's deadline passed before this call could start."
+        if state.cancel_requested:
+            slot.answer(
+                "cancelled",
+                ToolResult.error("Cancelled: the run was cancelled before this call ran."),
+            )
+            return False
+        if self._deadline_passed(state):
+            state.deadline_hit = True
+            slot.answer(
+                "limit",
+                ToolResult.error(
+                    "Not run: the run's deadline passed before this call could start."
+                ),
+            )
+            return False
+        if state.used >= loop_config.max_tool_calls:
+            if not state.budget_hit:
+                self._emit(
+                    state,
+                    LimitReached(
+                        run_id=state.run_id,
+                        round=round,
+                        limit="max_tool_calls",
+                        value=loop_config.max_tool_calls,
                     ),
                 )
-                return None
-            if state.used >= loop_config.max_tool_calls:
-                if not state.budget_hit:
-                    self._emit(
-                        state,
-                        LimitReached(
-                            run_id=run_id,
-                            round=round,
-                            limit="max_tool_calls",
-                            value=loop_config.max_tool_calls,
-                        ),
-                    )
-                state.budget_hit = True
-                slot.answer(
-                    "limit",
-                    ToolResult.error(
-                        f"Not run: this run reached its limit of {loop_config.max_tool_calls} tool "
-                        "call(s). Answer with what you have."
-                    ),
-                )
-                return None
-            state.used += 1
+            state.budget_hit = True
+            slot.answer(
+                "limit",
+                ToolResult.error(
+                    f"Not run: this run reached its limit of {loop_config.max_tool_calls} tool "
+                    "call(s). Answer with what you have."
+                ),
+            )
+            return False
+        state.used += 1
+        return True
+
+    def _admitted_tool(
+        self, state: RunState, round: int, slot: CallSlot, offer: Offer
+    ) -> Tool | _Refused:
+        """The offered tool the call names (or ``[loop] unknown_tool``'s rewrite)."""
+        call = slot.request
         name = call.name
         if not name and call.invalid_reason is not None:
             # A call written in the text that could not even be read for a tool name (prompted
             # dialects): the model needs the reader's reason, not "unknown tool ''".
             available = ", ".join(offer.names) if offer.names else "none in this round"
-            return self._refuse_arguments(
-                state,
-                round,
-                slot,
-                name=name,
-                reason=call.invalid_reason,
-                message=f"Could not read a tool call: {call.invalid_reason}. "
-                f"Available tools: {available}.",
-                stop_detail="a tool call could not be read",
+            return _Refused(
+                self._refuse_arguments(
+                    state,
+                    round,
+                    slot,
+                    name=name,
+                    reason=call.invalid_reason,
+                    message=f"Could not read a tool call: {call.invalid_reason}. "
+                    f"Available tools: {available}.",
+                    stop_detail="a tool call could not be read",
+                )
             )
         tool = offer.tools.get(name)
-        if tool is None:
-            policy = loop_config.unknown_tool
-            target = policy.removeprefix("rewrite:") if policy.startswith("rewrite:") else None
-            rewritten = offer.tools.get(target) if target is not None else None
-            action = policy if rewritten is not None or target is None else "return_error"
-            self._emit(
-                state,
-                UnknownTool(
-                    run_id=run_id,
-                    round=round,
-                    call_id=call.id,
-                    name=name,
-                    offered=offer.names,
-                    action=action,
-                ),
+        if tool is not None:
+            return tool
+        policy = self.config.loop.unknown_tool
+        target = policy.removeprefix("rewrite:") if policy.startswith("rewrite:") else None
+        rewritten = offer.tools.get(target) if target is not None else None
+        action = policy if rewritten is not None or target is None else "return_error"
+        self._emit(
+            state,
+            UnknownTool(
+                run_id=state.run_id,
+                round=round,
+                call_id=call.id,
+                name=name,
+                offered=offer.names,
+                action=action,
+            ),
+        )
+        if rewritten is not None:
+            return rewritten
+        available = ", ".join(offer.names) if offer.names else "none in this round"
+        message = (
+            f"Unknown tool {name!r} (called with arguments {_shown(call)}). "
+            f"Available tools: {available}."
+        )
+        slot.answer("unknown_tool", ToolResult.error(message))
+        if policy == "fail":
+            return _Refused(
+                f"the model called the unknown tool {name!r} and [loop] unknown_tool is 'fail'"
             )
-            if rewritten is not None:
-                tool = rewritten
-            else:
-                available = ", ".join(offer.names) if offer.names else "none in this round"
-                message = (
-                    f"Unknown tool {name!r} (called with arguments {_shown(call)}). "
-                    f"Available tools: {available}."
-                )
-                slot.answer("unknown_tool", ToolResult.error(message))
-                if policy == "fail":
-                    return (
-                        f"the model called the unknown tool {name!r} and [loop] unknown_tool "
-                        "is 'fail'"
-                    )
-                return None
-        slot.tool = tool
+        return _Refused(None)
+
+    def _admitted_arguments(
+        self, state: RunState, round: int, slot: CallSlot, tool: Tool
+    ) -> Mapping[str, Any] | _Refused:
+        """The call's arguments, repaired when unreadable and validated against the schema."""
+        call = slot.request
         arguments = call.arguments
         if arguments is None or call.invalid_reason is not None:
-            raw = call.raw_arguments if call.raw_arguments is not None else ""
-            try:
-                parsed = parse_arguments(raw)
-            except (ValueError, TypeError) as exc:
-                reason = getattr(exc, "reason", None) or str(exc)
-                if call.invalid_reason and call.invalid_reason not in reason:
-                    # The adapter's reason (e.g. a prompted dialect's "the call is not closed")
-                    # often says more than a JSON parser's complaint about text that was never JSON.
-                    reason = f"{reason} ({call.invalid_reason})"
-                return self._refuse_arguments(
+            repaired = self._repaired_arguments(state, round, slot, tool)
+            if isinstance(repaired, _Refused):
+                return repaired
+            arguments = repaired
+        try:
+            return tool.validate(arguments)
+        except ArgumentsInvalid as exc:
+            slot.arguments = arguments
+            return _Refused(
+                self._refuse_arguments(
+                    state,
+                    round,
+                    slot,
+                    name=tool.name,
+                    reason="; ".join(exc.problems),
+                    message=str(exc),
+                    stop_detail=f"the arguments of a {tool.name} call were invalid",
+                )
+            )
+
+    def _repaired_arguments(
+        self, state: RunState, round: int, slot: CallSlot, tool: Tool
+    ) -> Mapping[str, Any] | _Refused:
+        """Arguments that did not arrive as a JSON object, parsed with the conservative repairs."""
+        call = slot.request
+        raw = call.raw_arguments if call.raw_arguments is not None else ""
+        try:
+            parsed = parse_arguments(raw)
+        except (ValueError, TypeError) as exc:
+            reason = getattr(exc, "reason", None) or str(exc)
+            if call.invalid_reason and call.invalid_reason not in reason:
+                # The adapter's reason (e.g. a prompted dialect's "the call is not closed")
+                # often says more than a JSON parser's complaint about text that was never JSON.
+                reason = f"{reason} ({call.invalid_reason})"
+            return _Refused(
+                self._refuse_arguments(
                     state,
                     round,
                     slot,
@@ -1165,72 +1238,72 @@ class ToolCallingLoop:
                     "parameters.",
                     stop_detail=f"the arguments of a {tool.name} call could not be parsed",
                 )
-            arguments = parsed.arguments
-            self._emit(
-                state,
-                InvalidArguments(
-                    run_id=run_id,
-                    round=round,
-                    call_id=call.id,
-                    name=tool.name,
-                    recovery="repaired",
-                    reason="repaired: " + (", ".join(parsed.repairs) or "re-parsed the text"),
-                ),
             )
-        try:
-            arguments = tool.validate(arguments)
-        except ArgumentsInvalid as exc:
-            slot.arguments = arguments
-            return self._refuse_arguments(
-                state,
-                round,
-                slot,
+        self._emit(
+            state,
+            InvalidArguments(
+                run_id=state.run_id,
+                round=round,
+                call_id=call.id,
                 name=tool.name,
-                reason="; ".join(exc.problems),
-                message=str(exc),
-                stop_detail=f"the arguments of a {tool.name} call were invalid",
-            )
-        slot.arguments = arguments
-        if not tool.allow_duplicates:
-            key = _duplicate_key(tool, arguments)
-            first = state.seen.get(key)
-            if first is not None:
-                self._emit(
-                    state,
-                    DuplicateSuppressed(
-                        run_id=run_id,
-                        round=round,
-                        call_id=call.id,
-                        name=tool.name,
-                        first_call_id=first,
-                    ),
-                )
-                slot.answer(
-                    "duplicate",
-                    ToolResult.error(
-                        f"Not run: this call is identical to call {first} earlier in this run "
-                        "(same tool, same arguments). Use that result instead of repeating it."
-                    ),
-                )
-                return None
-            state.seen[key] = call.id
+                recovery="repaired",
+                reason="repaired: " + (", ".join(parsed.repairs) or "re-parsed the text"),
+            ),
+        )
+        return parsed.arguments
+
+    def _suppressed_duplicate(
+        self,
+        state: RunState,
+        round: int,
+        slot: CallSlot,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+    ) -> bool:
+        """True when an identical call ran earlier in the run (the slot is answered)."""
+        if tool.allow_duplicates:
+            return False
+        key = _duplicate_key(tool, arguments)
+        first = state.seen.get(key)
+        if first is None:
+            state.seen[key] = slot.request.id
             slot.key = key
-        if tool.external:
-            self._defer(
-                state,
-                round,
-                slot,
-                "external",
-                f"{tool.name} is an external tool: the caller runs it and supplies the result",
-            )
-            return None
-        if approved:
-            return None
+            return False
+        self._emit(
+            state,
+            DuplicateSuppressed(
+                run_id=state.run_id,
+                round=round,
+                call_id=slot.request.id,
+                name=tool.name,
+                first_call_id=first,
+            ),
+        )
+        slot.answer(
+            "duplicate",
+            ToolResult.error(
+                f"Not run: this call is identical to call {first} earlier in this run "
+                "(same tool, same arguments). Use that result instead of repeating it."
+            ),
+        )
+        return True
+
+    async def _approve(
+        self,
+        state: RunState,
+        round: int,
+        slot: CallSlot,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+    ) -> bool:
+        """Apply ``[policy]`` approval to an admitted call; True when it was approved with edited
+        arguments (``slot.request`` holds them) and must be admitted again."""
         if self._pipeline.refusal_reason(tool) is not None:
-            return None  # the policy middleware blocks it; asking first would be pointless
+            return False  # the policy middleware blocks it; asking first would be pointless
         reason = self._pipeline.approval_reason(tool)
         if reason is None:
-            return None
+            return False
+        call = slot.request
         request = DeferredRequest(
             call_id=call.id,
             tool=tool.name,
@@ -1259,13 +1332,13 @@ class ToolCallingLoop:
                 slot.request = edited_call(call, tool.name, decision.arguments)
                 slot.tool = None
                 slot.arguments = None
-                return await self._admit(state, round, slot, offer, count=False, approved=True)
+                return True
         else:
             raise TypeError(
                 f"the approval callback returned {decision!r}; expected Approve, Deny, Supply "
                 "or None"
             )
-        return None
+        return False
 
     def _forget(self, state: RunState, slot: CallSlot) -> None:
         if slot.key is not None and state.seen.get(slot.key) == slot.call.id:
