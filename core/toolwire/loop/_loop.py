@@ -55,7 +55,7 @@ from ..tools._errors import ArgumentsInvalid
 from ..tools._result import ToolBlocked, ToolResult, ToolStatus
 from ._cancel import RunCancelled, answer_cancelled, until_cancelled
 from ._codec import redact_arguments
-from ._ledger import Ledger, ledger_for
+from ._ledger import Ledger, LedgerEntry, ledger_for
 from ._offer import Offer, Selection, resolve_offer
 from ._protocol import LoopHost
 from ._resume import edited_call, interrupted_request, pending_turn, rebuild_results
@@ -880,73 +880,115 @@ class ToolCallingLoop:
             if not (r.round == round and r.call.id in {c.id for c in calls})
         ]
         slots: list[CallSlot] = []
-        to_admit: list[tuple[CallSlot, Approve | None]] = []
+        to_admit: list[tuple[CallSlot, bool]] = []
         for call in calls:
-            slot = CallSlot(call)
+            slot, approved = self._resumed_slot(
+                state, round, call, offer, by_id.get(call.id), deferred, decisions, entries
+            )
             slots.append(slot)
-            record = by_id.get(call.id)
-            if record is not None and record.result is not None:
-                slot.tool = self.host.tools.get(record.tool) if record.tool else None
-                slot.arguments = record.arguments
-                slot.attempts = record.attempts
-                slot.duration = record.duration
-                slot.answer(record.outcome, record.result)
-                continue
-            request = deferred.get(call.id)
-            if request is not None:
-                decision = decisions.get(call.id)
-                slot.arguments = request.arguments
-                if decision is None:
-                    slot.deferred = request
-                    slot.outcome = "deferred"
-                    slot.tool = offer.tools.get(request.tool) or self.host.tools.get(request.tool)
-                elif isinstance(decision, Deny):
-                    self._deny(state, round, slot, request.tool, decision.message)
-                elif isinstance(decision, Supply):
-                    slot.tool = self.host.tools.get(request.tool)
-                    slot.answer("supplied", decision.result)
-                    self._settle_events(state, round, slot, request.tool)
-                else:
-                    arguments = decision.arguments
-                    if arguments is None:
-                        arguments = request.arguments
-                    slot.request = edited_call(call, request.tool, arguments)
-                    to_admit.append((slot, decision))
-                continue
-            entry = entries.get(call.id)
-            if entry is not None and entry.settled and entry.result is not None:
-                slot.tool = self.host.tools.get(entry.tool)
-                slot.arguments = entry.arguments
-                slot.answer("recovered", entry.result)
-                self._settle_events(state, round, slot, entry.tool)
-                continue
-            if entry is not None and not entry.idempotent:
-                slot.tool = self.host.tools.get(entry.tool)
-                slot.arguments = entry.arguments
-                slot.deferred = interrupted_request(entry.tool, call.id, entry.arguments, round)
-                slot.outcome = "deferred"
-                self._emit(
-                    state,
-                    ToolDeferred(
-                        run_id=state.run_id,
-                        round=round,
-                        call_id=call.id,
-                        name=entry.tool,
-                        reason=slot.deferred.detail,
-                    ),
-                )
-                continue
-            # Never started, or an idempotent call (those get no started row): admit it again.
-            to_admit.append((slot, None))
+            if approved is not None:
+                to_admit.append((slot, approved))
         state.records = kept
         state.deferred = []
+        await self._answer_turn(state, round, offer, turn, slots, to_admit)
+        self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
+
+    def _resumed_slot(
+        self,
+        state: RunState,
+        round: int,
+        call: ToolCall,
+        offer: Offer,
+        record: ToolCallRecord | None,
+        deferred: Mapping[str, DeferredRequest],
+        decisions: Mapping[str, Decision],
+        entries: Mapping[str, LedgerEntry],
+    ) -> tuple[CallSlot, bool | None]:
+        """The slot of one call of a resumed turn, and whether it goes to admission (None: it
+        is answered or deferred already; True: approved by a decision)."""
+        slot = CallSlot(call)
+        if record is not None and record.result is not None:
+            slot.tool = self.host.tools.get(record.tool) if record.tool else None
+            slot.arguments = record.arguments
+            slot.attempts = record.attempts
+            slot.duration = record.duration
+            slot.answer(record.outcome, record.result)
+            return slot, None
+        request = deferred.get(call.id)
+        if request is not None:
+            return slot, self._decided(state, round, slot, offer, request, decisions.get(call.id))
+        entry = entries.get(call.id)
+        if entry is not None and entry.settled and entry.result is not None:
+            slot.tool = self.host.tools.get(entry.tool)
+            slot.arguments = entry.arguments
+            slot.answer("recovered", entry.result)
+            self._settle_events(state, round, slot, entry.tool)
+            return slot, None
+        if entry is not None and not entry.idempotent:
+            slot.tool = self.host.tools.get(entry.tool)
+            slot.arguments = entry.arguments
+            slot.deferred = interrupted_request(entry.tool, call.id, entry.arguments, round)
+            slot.outcome = "deferred"
+            self._emit(
+                state,
+                ToolDeferred(
+                    run_id=state.run_id,
+                    round=round,
+                    call_id=call.id,
+                    name=entry.tool,
+                    reason=slot.deferred.detail,
+                ),
+            )
+            return slot, None
+        # Never started, or an idempotent call (those get no started row): admit it again.
+        return slot, False
+
+    def _decided(
+        self,
+        state: RunState,
+        round: int,
+        slot: CallSlot,
+        offer: Offer,
+        request: DeferredRequest,
+        decision: Decision | None,
+    ) -> bool | None:
+        """Apply the caller's decision on a deferred call; True when it goes to admission."""
+        slot.arguments = request.arguments
+        if decision is None:
+            slot.deferred = request
+            slot.outcome = "deferred"
+            slot.tool = offer.tools.get(request.tool) or self.host.tools.get(request.tool)
+        elif isinstance(decision, Deny):
+            self._deny(state, round, slot, request.tool, decision.message)
+        elif isinstance(decision, Supply):
+            slot.tool = self.host.tools.get(request.tool)
+            slot.answer("supplied", decision.result)
+            self._settle_events(state, round, slot, request.tool)
+        else:
+            arguments = decision.arguments
+            if arguments is None:
+                arguments = request.arguments
+            slot.request = edited_call(slot.call, request.tool, arguments)
+            return True
+        return None
+
+    async def _answer_turn(
+        self,
+        state: RunState,
+        round: int,
+        offer: Offer,
+        turn: AssistantMessage,
+        slots: list[CallSlot],
+        to_admit: Sequence[tuple[CallSlot, bool]],
+    ) -> None:
+        """Admit then execute the calls ``to_admit`` (each with whether it is approved already);
+        afterwards every call of ``slots`` has its answer, also when the run is cancelled."""
         try:
             fail: str | None = None
-            for slot, decision in to_admit:
+            for slot, approved in to_admit:
                 if fail is not None:
                     slot.answer("not_run", _not_run(fail))
                     continue
-                approved = decision is not None
                 fail = await self._admit(
                     state, round, slot, offer, count=not approved, approved=approved
                 )
@@ -967,35 +1009,13 @@ class ToolCallingLoop:
             raise
         finally:
             self._close_turn(state, round, slots, turn)
-        self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
 
     # -- admission -------------------------------------------------------------------------
 
     async def _turn(self, state: RunState, round: int, slots: list[CallSlot], offer: Offer) -> None:
         turn = state.messages[-1]
         assert isinstance(turn, AssistantMessage)
-        try:
-            fail: str | None = None
-            for slot in slots:
-                if fail is not None:
-                    slot.answer("not_run", _not_run(fail))
-                    continue
-                fail = await self._admit(state, round, slot, offer)
-            if fail is not None:
-                for slot in slots:
-                    if slot.result is None:
-                        slot.deferred = None
-                        slot.answer("not_run", _not_run(fail))
-                state.finish("fail_policy", fail)
-            else:
-                await self._execute(
-                    state, round, [s for s in slots if s.result is None and s.deferred is None]
-                )
-        except BaseException:
-            answer_cancelled(slots)
-            raise
-        finally:
-            self._close_turn(state, round, slots, turn)
+        await self._answer_turn(state, round, offer, turn, slots, [(s, False) for s in slots])
 
     def _close_turn(
         self, state: RunState, round: int, slots: list[CallSlot], turn: AssistantMessage
