@@ -12,6 +12,7 @@ import pluggy
 
 from . import hookspecs
 from ._config import Config, ConfigError, ProviderConfig, load_config, structure_section
+from ._configure import configure_plugins
 from ._defaults import DEFAULT_PLUGINS
 from ._markers import PROJECT_NAME
 from ._plugins import PluginInfo, describe_exception, discover, load_entry_point
@@ -109,7 +110,9 @@ class Host:
             info = PluginInfo(name=str(name), enabled=True, loaded=True)
             _register(pm, obj, info)
             infos.append(info)
-        return cls(config, pm, infos)
+        host = cls(config, pm, infos)
+        configure_plugins(host)
+        return host
 
     # -- plugins and settings --------------------------------------------------------------
 
