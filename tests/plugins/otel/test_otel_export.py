@@ -1,0 +1,248 @@
+"""The real pipeline: the ``otel`` entry point enabled by config, OTLP/HTTP export to a loopback
+receiver decoded with the OpenTelemetry protobuf definitions, and a collector that is down."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import types
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import pytest
+from aiohttp import web
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+import toolwire
+from toolwire import Host
+from toolwire._config import config_from_dict
+from toolwire.testing import FakeOpenAIChatServer, tool_call
+
+OTEL_VARIABLES = (
+    "OTEL_SERVICE_NAME",
+    "OTEL_RESOURCE_ATTRIBUTES",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+    "OTEL_EXPORTER_OTLP_PROTOCOL",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_METRICS_EXPORTER",
+    "OTEL_TRACES_SAMPLER",
+    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+)
+
+
+@toolwire.tool
+def add(a: Annotated[int, "First."], b: Annotated[int, "Second."]) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+TOOLS = types.SimpleNamespace(
+    __name__="export_tools", toolwire_tools=toolwire.hookimpl(lambda settings: [add])
+)
+
+
+class Receiver:
+    """A loopback OTLP/HTTP collector: it keeps every request body by path."""
+
+    def __init__(self) -> None:
+        self.bodies: dict[str, list[bytes]] = {}
+        self.headers: list[dict[str, str]] = []
+        self.url = ""
+
+    async def handle(self, request: web.Request) -> web.Response:
+        if request.headers.get("content-type") != "application/x-protobuf":
+            return web.Response(status=415)
+        self.bodies.setdefault(request.path, []).append(await request.read())
+        self.headers.append({k.lower(): v for k, v in request.headers.items()})
+        return web.Response(body=b"", content_type="application/x-protobuf")
+
+    def spans(self) -> list[Any]:
+        out = []
+        for body in self.bodies.get("/v1/traces", []):
+            message = ExportTraceServiceRequest()
+            message.ParseFromString(body)
+            for resource in message.resource_spans:
+                for scope in resource.scope_spans:
+                    out.extend((resource.resource, span) for span in scope.spans)
+        return out
+
+    def metric_names(self) -> set[str]:
+        names = set()
+        for body in self.bodies.get("/v1/metrics", []):
+            message = ExportMetricsServiceRequest()
+            message.ParseFromString(body)
+            for resource in message.resource_metrics:
+                for scope in resource.scope_metrics:
+                    names.update(m.name for m in scope.metrics)
+        return names
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in OTEL_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[Receiver]:
+    collector = Receiver()
+    app = web.Application()
+    app.router.add_post("/v1/traces", collector.handle)
+    app.router.add_post("/v1/metrics", collector.handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    collector.url = f"http://127.0.0.1:{port}"
+    yield collector
+    await runner.cleanup()
+
+
+def _host(server: Any, otel: dict[str, Any]) -> Host:
+    config = config_from_dict(
+        {
+            "plugins": {"enable": ["otel", "openai"]},
+            "provider": {"adapter": "openai-chat", "base_url": server.base_url, "model": "gpt-x"},
+            "ledger": {"enabled": False},
+            "tools": {"otel": otel},
+        }
+    )
+    return Host.load(config, plugins=[TOOLS])
+
+
+def _attributes(span: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kv in span.attributes:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        if kind == "array_value":
+            out[kv.key] = [v.string_value for v in value.array_value.values]
+        else:
+            out[kv.key] = getattr(value, kind)
+    return out
+
+
+async def test_spans_and_metrics_reach_an_otlp_http_collector(receiver: Receiver) -> None:
+    otel = {
+        "endpoint": receiver.url,
+        "service_name": "otel-export-test",
+        "headers": {"x-collector-token": "t0ken"},
+    }
+    async with FakeOpenAIChatServer([[tool_call("add", {"a": 2, "b": 3})], "5"]) as server:
+        host = _host(server, otel)
+        info = host.plugin_info("otel")
+        assert info is not None
+        assert info.loaded
+        assert info.error is None
+        run = await host.run("add")
+        await host.aclose()  # flushes: nothing is lost at the end of the program
+    assert run.stop_reason == "answered"
+
+    spans = receiver.spans()
+    names = sorted(span.name for _, span in spans)
+    assert names == ["chat gpt-x", "chat gpt-x", "execute_tool add", "invoke_agent toolwire"]
+    resource = {kv.key: kv.value.string_value for kv in spans[0][0].attributes}
+    assert resource["service.name"] == "otel-export-test"
+    by_name = {span.name: span for _, span in spans}
+    agent = by_name["invoke_agent toolwire"]
+    tool = by_name["execute_tool add"]
+    assert tool.parent_span_id == agent.span_id
+    assert tool.trace_id == agent.trace_id
+    assert _attributes(tool)["gen_ai.tool.name"] == "add"
+    chat = _attributes(by_name["chat gpt-x"])
+    assert chat["gen_ai.provider.name"] == "openai"
+    assert chat["gen_ai.response.finish_reasons"] in (["tool_calls"], ["stop"])
+    assert receiver.metric_names() >= {
+        "gen_ai.client.token.usage",
+        "gen_ai.client.operation.duration",
+        "gen_ai.execute_tool.duration",
+    }
+    assert all(h.get("x-collector-token") == "t0ken" for h in receiver.headers)
+
+
+async def test_otel_variables_configure_the_exporter(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "from-the-environment")
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    async with FakeOpenAIChatServer(["hello"]) as server:
+        host = _host(server, {})
+        await host.run("hi")
+        await host.aclose()
+    spans = receiver.spans()
+    assert sorted(span.name for _, span in spans) == ["chat gpt-x", "invoke_agent toolwire"]
+    resource = {kv.key: kv.value.string_value for kv in spans[0][0].attributes}
+    assert resource["service.name"] == "from-the-environment"
+    assert "/v1/metrics" not in receiver.bodies
+
+
+async def test_the_sampler_variable_is_honoured(
+    receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_TRACES_SAMPLER", "always_off")
+    async with FakeOpenAIChatServer(["hello"]) as server:
+        host = _host(server, {"endpoint": receiver.url, "metrics_exporter": "none"})
+        await host.run("hi")
+        await host.aclose()
+    assert receiver.spans() == []
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def test_a_collector_that_is_down_costs_a_warning_not_the_run(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    script = [[tool_call("add", {"a": 1, "b": 1}), tool_call("add", {"a": 2, "b": 2})], "done"]
+    caplog.set_level(logging.WARNING, logger="toolwire_otel")
+    async with FakeOpenAIChatServer(script) as server:
+        host = _host(server, {"endpoint": endpoint, "flush_timeout": 0.5})
+        run = await host.run("add twice")
+        assert run.stop_reason == "answered"
+        assert run.text == "done"
+        await host.aclose()
+    warnings = [r.getMessage() for r in caplog.records if r.name == "toolwire_otel"]
+    assert any(endpoint in w and "runs are not affected" in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize(
+    ("otel", "variable", "value", "named"),
+    [
+        ({}, "OTEL_EXPORTER_OTLP_PROTOCOL", "carrier-pigeon", "OTEL_EXPORTER_OTLP_PROTOCOL"),
+        ({}, "OTEL_TRACES_EXPORTER", "zipkin", "OTEL_TRACES_EXPORTER"),
+        ({}, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "maybe", "CAPTURE_MESSAGE"),
+        ({"protocol": "smoke"}, None, None, "protocol"),
+        ({"flush_timeout": 0}, None, None, "flush_timeout"),
+    ],
+)
+async def test_bad_settings_are_reported_naming_the_value_and_the_host_still_runs(
+    monkeypatch: pytest.MonkeyPatch,
+    otel: dict[str, Any],
+    variable: str | None,
+    value: str | None,
+    named: str,
+) -> None:
+    if variable is not None and value is not None:
+        monkeypatch.setenv(variable, value)
+    async with FakeOpenAIChatServer(["still here"]) as server:
+        host = _host(server, {"endpoint": f"http://127.0.0.1:{_closed_port()}", **otel})
+        info = host.plugin_info("otel")
+        assert info is not None
+        assert named in (info.error or ""), info.error
+        shown = value if value is not None else next(iter(otel.values()))
+        assert repr(shown) in (info.error or "") or str(shown) in (info.error or "")
+        run = await host.run("hi")
+        await host.aclose()
+    assert run.text == "still here"
