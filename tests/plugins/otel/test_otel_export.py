@@ -246,3 +246,27 @@ async def test_bad_settings_are_reported_naming_the_value_and_the_host_still_run
         run = await host.run("hi")
         await host.aclose()
     assert run.text == "still here"
+
+
+def test_grpc_protocol_uses_the_grpc_exporter_or_says_what_to_install() -> None:
+    from toolwire_otel import OtelConfigError, OtelSettings
+    from toolwire_otel._pipeline import Pipeline
+
+    settings = OtelSettings(
+        protocol="grpc", endpoint=f"http://127.0.0.1:{_closed_port()}", flush_timeout=0.2
+    )
+    try:
+        import opentelemetry.exporter.otlp.proto.grpc  # noqa: F401
+    except ImportError:
+        with pytest.raises(OtelConfigError, match=r"toolwire-otel\[grpc\]"):
+            Pipeline.from_settings(settings)
+        return
+    pipeline = Pipeline.from_settings(settings)
+    try:
+        targets = [type(e._inner).__module__ for e in pipeline._exporters]
+        assert targets == [
+            "opentelemetry.exporter.otlp.proto.grpc.trace_exporter",
+            "opentelemetry.exporter.otlp.proto.grpc.metric_exporter",
+        ]
+    finally:
+        pipeline.close()
