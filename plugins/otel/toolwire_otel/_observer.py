@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 import toolwire
@@ -73,6 +74,7 @@ class _Call:
 @attrs.define
 class _Run:
     span: Span
+    context: Context
     provider: str
     model: str | None
     chats: dict[int, _Chat] = attrs.field(factory=dict)
@@ -91,6 +93,7 @@ class TelemetryObserver:
         self._capture = capture
         self._agent_name = agent_name
         self._runs: dict[str, _Run] = {}
+        self._tools: dict[str, tuple[object, dict[str, Any]]] = {}
         provider = host.config.provider
         self._server = c.server_attributes(provider.base_url)
         key = os.environ.get(provider.api_key_env or "", "") if provider.api_key_env else ""
@@ -167,7 +170,12 @@ class TelemetryObserver:
         span = self._tracer.start_span(
             f"invoke_agent {self._agent_name}", kind=SpanKind.INTERNAL, attributes=attributes
         )
-        self._runs[event.run_id] = _Run(span=span, provider=provider, model=event.model)
+        self._runs[event.run_id] = _Run(
+            span=span,
+            context=trace.set_span_in_context(span),
+            provider=provider,
+            model=event.model,
+        )
 
     def _run_finished(self, event: RunFinished) -> None:
         run = self._runs.pop(event.run_id, None)
@@ -228,7 +236,7 @@ class TelemetryObserver:
             attributes[c.REQUEST_MODEL] = model
         span = self._tracer.start_span(
             f"chat {model}" if model else "chat",
-            context=trace.set_span_in_context(run.span),
+            context=run.context,
             kind=SpanKind.CLIENT,
             attributes={
                 **attributes,
@@ -316,23 +324,31 @@ class TelemetryObserver:
             return None
         call = run.calls.get(call_id)
         if call is None:
-            attributes: dict[str, Any] = {
-                c.OPERATION: "execute_tool",
-                c.TOOL_NAME: name,
-                c.TOOL_CALL_ID: call_id,
-                c.TOOL_TYPE: "function",
-            }
-            tool = self._host.tools.get(name)
-            if tool is not None and tool.description:
-                attributes[c.TOOL_DESCRIPTION] = tool.description
             span = self._tracer.start_span(
                 f"execute_tool {name}",
-                context=trace.set_span_in_context(run.span),
+                context=run.context,
                 kind=SpanKind.INTERNAL,
-                attributes=attributes,
+                attributes={**self._tool_attributes(name), c.TOOL_CALL_ID: call_id},
             )
             call = run.calls[call_id] = _Call(span=span, name=name)
         return call
+
+    def _tool_attributes(self, name: str) -> dict[str, Any]:
+        """The attributes every span of the tool ``name`` carries (kept per registered tool)."""
+        tool = self._host.tools.get(name)
+        known = self._tools.get(name)
+        if known is not None and known[0] is tool:
+            return known[1]
+        attributes: dict[str, Any] = {
+            c.OPERATION: "execute_tool",
+            c.TOOL_NAME: name,
+            c.TOOL_TYPE: "function",
+        }
+        if tool is not None and tool.description:
+            attributes[c.TOOL_DESCRIPTION] = tool.description
+        if tool is not None:  # names a model invented are not kept
+            self._tools[name] = (tool, attributes)
+        return attributes
 
     def _admission_refused(
         self, event: UnknownTool | InvalidArguments | DuplicateSuppressed

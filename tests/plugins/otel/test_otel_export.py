@@ -3,8 +3,11 @@ receiver decoded with the OpenTelemetry protobuf definitions, and a collector th
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import socket
+import sys
 import types
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
@@ -270,3 +273,37 @@ def test_grpc_protocol_uses_the_grpc_exporter_or_says_what_to_install() -> None:
         ]
     finally:
         pipeline.close()
+
+
+NEVER_CLOSED = """
+import asyncio, sys
+from toolwire import Host
+from toolwire._config import config_from_dict
+config = config_from_dict({
+    "plugins": {"enable": ["otel"]},
+    "ledger": {"enabled": False},
+    "tools": {"otel": {"endpoint": sys.argv[1], "metrics_exporter": "none"}},
+})
+host = Host.load(config)
+run = asyncio.run(host.run("hello"))  # the host is never closed
+print(run.stop_reason)
+"""
+
+
+async def test_spans_of_a_program_that_never_closes_its_host_are_exported_at_exit(
+    receiver: Receiver,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        NEVER_CLOSED,
+        receiver.url,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout=120)
+    assert process.returncode == 0, err.decode()
+    assert out.decode().strip() == "answered"
+    assert sorted(span.name for _, span in receiver.spans()) == ["chat", "invoke_agent toolwire"]
