@@ -20,7 +20,9 @@ Configurations, sampled in turn so that a drift of the machine hits all alike:
 
 What is timed is the CPU time of the process (the batch processor's and exporters' threads
 included): on a machine shared with other work, wall time mostly measures the neighbours.
-Target: the plugin adds ≤ 100 µs per tool call.
+The floor is the SDK's own cost for what a tool call records (one span with the same
+attributes, one histogram value, through the same processor). Target: the plugin adds at most
+2× that floor per tool call (the rest is reading events and keeping spans by id).
 
 Run: ``python bench/otel.py`` (``--quick`` for fewer repetitions).
 """
@@ -39,7 +41,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 ROUNDS = 10
-TARGET_ADDED_PER_CALL_US = 100.0
+TARGET_FLOOR_RATIO = 2.0
 
 
 def _closed_port() -> int:
@@ -79,6 +81,48 @@ def _telemetry_plugin() -> Any:
     return types.SimpleNamespace(
         __name__="otel_bench", toolwire_configure=toolwire.hookimpl(toolwire_configure)
     )
+
+
+def _sdk_floor(repeat: int) -> float:
+    """CPU seconds the SDK itself needs for one tool call's telemetry: one span started with the
+    same attributes and ended, and one histogram value, through the same processor and meter."""
+    from opentelemetry import trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    class Dropping(SpanExporter):
+        def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    tracer_provider = TracerProvider()
+    tracer_provider.add_span_processor(BatchSpanProcessor(Dropping()))
+    tracer = tracer_provider.get_tracer("floor")
+    meter = MeterProvider(metric_readers=[InMemoryMetricReader()]).get_meter("floor")
+    histogram = meter.create_histogram("floor.duration", unit="s")
+    parent = trace.set_span_in_context(tracer.start_span("run"))
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "add",
+        "gen_ai.tool.type": "function",
+        "gen_ai.tool.description": "Add two integers.",
+    }
+    samples = []
+    for _ in range(repeat):
+        started = time.process_time()
+        for index in range(100):
+            span = tracer.start_span(
+                "execute_tool add",
+                context=parent,
+                attributes={**attributes, "gen_ai.tool.call.id": f"c{index}"},
+            )
+            span.set_attribute("toolwire.tool.status", "ok")
+            span.end()
+            histogram.record(0.001, {"gen_ai.tool.name": "add", "gen_ai.operation.name": "x"})
+        samples.append((time.process_time() - started) / 100)
+    tracer_provider.shutdown()
+    return statistics.median(samples)
 
 
 def _runner(
@@ -220,9 +264,15 @@ async def main(repeat: int) -> int:
         f"collector down against up: a 10-round run {down['run_10x1'] / on['run_10x1']:.2f}×; "
         f"closing such a host took {close_down:.2f} s (flush_timeout 0.5 s)"
     )
-    ok = added_call * 1e6 <= TARGET_ADDED_PER_CALL_US
+    floor = _sdk_floor(max(repeat // 4, 10))
+    ratio = added_call / floor
     print(
-        f"target: ≤ {TARGET_ADDED_PER_CALL_US:.0f} µs added per tool call: "
+        f"floor: the SDK alone needs {floor * 1e6:.1f} µs for one tool call's span and histogram "
+        f"value; the plugin adds {ratio:.2f}× that per call"
+    )
+    ok = ratio <= TARGET_FLOOR_RATIO
+    print(
+        f"target: ≤ {TARGET_FLOOR_RATIO:.1f}× the SDK's floor per tool call: "
         f"{'met' if ok else 'MISSED'}"
     )
     return 0 if ok else 1

@@ -68,7 +68,9 @@ class _Chat:
 class _Call:
     span: Span
     name: str
+    round: int | None
     started: float | None = None
+    refusal: str | None = None
 
 
 @attrs.define
@@ -190,7 +192,10 @@ class TelemetryObserver:
             run.chats.pop(number)
         for call in run.calls.values():
             # Calls still open when the run ended were cut off (cancelled, deadline).
-            reason = "cancelled" if stop in {"cancelled", "interrupted"} else stop
+            if stop in {"cancelled", "interrupted"}:
+                reason = "cancelled"
+            else:
+                reason = stop if failed else "unanswered"
             self._fail(call.span, reason, detail)
             self._end_call(run, call, reason)
         run.calls.clear()
@@ -295,9 +300,20 @@ class TelemetryObserver:
         run.chats.pop(event.round or 0, None)
 
     def _round_finished(self, event: RoundFinished) -> None:
-        # A round that ends without an answer keeps its chat span open until RunFinished, which
-        # follows at once and says why (provider error, deadline, cancellation).
-        return
+        # Every call of a finished round has its result. A call refused at admission (unknown
+        # tool, arguments returned as invalid, a suppressed duplicate) gets no event of its own
+        # after the refusal: its span ends here. A round that ends without an answer keeps its
+        # chat span open until RunFinished, which follows at once and says why.
+        run = self._runs.get(event.run_id)
+        if run is None:
+            return
+        for call_id, call in list(run.calls.items()):
+            if call.round == event.round and call.started is None:
+                reason = call.refusal or "not_run"
+                call.span.set_attribute("toolwire.tool.status", "refused")
+                self._fail(call.span, reason, None)
+                del run.calls[call_id]
+                self._end_call(run, call, reason)
 
     def _chat(self, event: Event) -> _Chat | None:
         run = self._runs.get(event.run_id)
@@ -317,7 +333,7 @@ class TelemetryObserver:
 
     # -- tool calls --------------------------------------------------------------------------
 
-    def _call(self, run_id: str, call_id: str, name: str) -> _Call | None:
+    def _call(self, run_id: str, call_id: str, name: str, round: int | None) -> _Call | None:
         """The call's span, started now if this is the first event about the call."""
         run = self._runs.get(run_id)
         if run is None:
@@ -330,7 +346,7 @@ class TelemetryObserver:
                 kind=SpanKind.INTERNAL,
                 attributes={**self._tool_attributes(name), c.TOOL_CALL_ID: call_id},
             )
-            call = run.calls[call_id] = _Call(span=span, name=name)
+            call = run.calls[call_id] = _Call(span=span, name=name, round=round)
         return call
 
     def _tool_attributes(self, name: str) -> dict[str, Any]:
@@ -353,7 +369,7 @@ class TelemetryObserver:
     def _admission_refused(
         self, event: UnknownTool | InvalidArguments | DuplicateSuppressed
     ) -> None:
-        call = self._call(event.run_id, event.call_id, event.name)
+        call = self._call(event.run_id, event.call_id, event.name, event.round)
         if call is None:
             return
         attributes: dict[str, Any] = {}
@@ -366,9 +382,11 @@ class TelemetryObserver:
         else:
             attributes = {"toolwire.first_call_id": event.first_call_id}
         call.span.add_event(f"toolwire.{event.kind}", attributes)
+        if not (isinstance(event, InvalidArguments) and event.recovery == "repaired"):
+            call.refusal = event.kind
 
     def _tool_started(self, event: ToolStarted) -> None:
-        call = self._call(event.run_id, event.call_id, event.name)
+        call = self._call(event.run_id, event.call_id, event.name, event.round)
         if call is None:
             return
         call.started = time.perf_counter()
@@ -389,7 +407,7 @@ class TelemetryObserver:
         self, event: ToolCompleted | ToolFailed | ToolBlockedEvent | ToolDenied
     ) -> None:
         run = self._runs.get(event.run_id)
-        call = self._call(event.run_id, event.call_id, event.name)
+        call = self._call(event.run_id, event.call_id, event.name, event.round)
         if run is None or call is None:
             return
         result = event.result
@@ -420,7 +438,7 @@ class TelemetryObserver:
 
     def _tool_deferred(self, event: ToolDeferred) -> None:
         run = self._runs.get(event.run_id)
-        call = self._call(event.run_id, event.call_id, event.name)
+        call = self._call(event.run_id, event.call_id, event.name, event.round)
         if run is None or call is None:
             return
         call.span.set_attribute("toolwire.tool.status", "deferred")

@@ -50,6 +50,13 @@ def login(user: Annotated[str, "Who."], password: Annotated[str, "Their password
     return f"welcome {user}"
 
 
+@toolwire.tool(timeout=0.05)
+async def sluggish() -> str:
+    """Takes longer than its timeout."""
+    await asyncio.sleep(5)
+    return "late"
+
+
 stop_run = asyncio.Event()
 
 
@@ -68,7 +75,7 @@ def stopper() -> str:
 
 
 def _tools_plugin() -> Any:
-    tools = [add, explode, delete_file, login, slow, stopper]
+    tools = [add, explode, delete_file, login, slow, stopper, sluggish]
     return types.SimpleNamespace(
         __name__="otel_tools", toolwire_tools=toolwire.hookimpl(lambda settings: tools)
     )
@@ -319,3 +326,42 @@ async def test_capture_on_records_content_with_sensitive_arguments_and_key_redac
     assert answer["parts"] == [{"type": "text", "content": "Logged in. Your key is [redacted]."}]
     (failed,) = _by_name(spans, "execute_tool explode")
     assert "the fuse was lit" in (failed.status.description or "")
+
+
+async def test_timeouts_and_refusals_at_admission_are_status_and_events(
+    telemetry: Any, tmp_path: Path
+) -> None:
+    script = [
+        [
+            tool_call("sluggish"),
+            tool_call("no_such_tool", {"x": 1}),
+            tool_call("add", {"a": "one", "b": 2}),
+        ],
+        "ok",
+    ]
+    async with FakeOpenAIChatServer(script, api_key=API_KEY) as server:
+        host = _host(server, telemetry, tmp_path)
+        run = await host.run("try")
+        await host.aclose()
+    assert run.stop_reason == "answered"
+    spans = telemetry.spans.get_finished_spans()
+    (late,) = _by_name(spans, "execute_tool sluggish")
+    assert late.status.status_code is StatusCode.ERROR
+    assert late.attributes["error.type"] == "timeout"
+    assert late.attributes["toolwire.tool.status"] == "timeout"
+    (unknown,) = _by_name(spans, "execute_tool no_such_tool")
+    assert unknown.status.status_code is StatusCode.ERROR
+    assert unknown.attributes["error.type"] == "unknown_tool"
+    assert unknown.attributes["toolwire.tool.status"] == "refused"
+    assert [e.name for e in unknown.events] == ["toolwire.unknown_tool"]
+    assert "gen_ai.tool.description" not in unknown.attributes
+    (invalid,) = _by_name(spans, "execute_tool add")
+    assert invalid.status.status_code is StatusCode.ERROR
+    assert invalid.attributes["error.type"] == "invalid_arguments"
+    assert [e.name for e in invalid.events] == ["toolwire.invalid_arguments"]
+    assert invalid.events[0].attributes["toolwire.recovery"] == "returned"
+    durations = telemetry.histogram_points("gen_ai.execute_tool.duration")
+    # Only the call that ran is timed; the refused ones never started.
+    assert [(p.attributes["gen_ai.tool.name"], p.attributes["error.type"]) for p in durations] == [
+        ("sluggish", "timeout")
+    ]
