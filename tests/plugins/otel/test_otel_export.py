@@ -307,3 +307,31 @@ async def test_spans_of_a_program_that_never_closes_its_host_are_exported_at_exi
     assert process.returncode == 0, err.decode()
     assert out.decode().strip() == "answered"
     assert sorted(span.name for _, span in receiver.spans()) == ["chat", "invoke_agent toolwire"]
+
+
+async def test_a_pipeline_that_cannot_be_built_fails_the_plugin_once_and_runs_go_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As if toolwire-otel[grpc] were not installed: importing the gRPC exporter fails.
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.grpc.trace_exporter", None)
+    seen: list[Any] = []
+    watch = types.SimpleNamespace(
+        __name__="watch", toolwire_event=toolwire.hookimpl(lambda event: seen.append(event))
+    )
+    async with FakeOpenAIChatServer(["one", "two"]) as server:
+        config = config_from_dict(
+            {
+                "plugins": {"enable": ["otel", "openai"]},
+                "provider": {"adapter": "openai-chat", "base_url": server.base_url, "model": "m"},
+                "ledger": {"enabled": False},
+                "tools": {"otel": {"protocol": "grpc", "metrics_exporter": "none"}},
+            }
+        )
+        host = Host.load(config, plugins=[TOOLS, watch])
+        first = await host.run("hi")
+        second = await host.run("again")
+        await host.aclose()
+    assert (first.text, second.text) == ("one", "two")
+    failures = [e for e in seen if e.kind == "plugin_failed"]
+    assert len(failures) == 1
+    assert "toolwire-otel[grpc]" in failures[0].error

@@ -19,6 +19,16 @@ print(json.dumps({"otel": info.loaded if (info := host.plugin_info("otel")) else
                   "modules": sorted(m for m in sys.modules if m.startswith("opentelemetry"))}))
 """
 
+ENABLED_WITHOUT_A_RUN = """
+import json, sys
+from toolwire import Config, Host
+from toolwire._config import PluginsConfig
+host = Host.load(Config(plugins=PluginsConfig(enable=("otel",))))
+info = host.plugin_info("otel")
+print(json.dumps({"otel": info.loaded and info.error is None, "tools": list(host.tools),
+                  "modules": sorted(m for m in sys.modules if m.startswith("opentelemetry"))}))
+"""
+
 APPLICATION_PROVIDER = """
 import json
 from opentelemetry import trace
@@ -69,6 +79,12 @@ def _run(script: str) -> dict[str, object]:
 def test_a_host_without_the_plugin_enabled_imports_no_opentelemetry() -> None:
     result = _run(NOT_ENABLED)
     assert result["otel"] is False, "installed but not enabled"
+    assert result["modules"] == []
+
+
+def test_an_enabled_plugin_imports_the_sdk_only_when_a_run_starts() -> None:
+    result = _run(ENABLED_WITHOUT_A_RUN)
+    assert result["otel"] is True
     assert result["modules"] == []
 
 
