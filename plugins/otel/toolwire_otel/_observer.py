@@ -219,6 +219,9 @@ class TelemetryObserver:
             for field in attrs.fields(type(event))
             if field.name not in {"run_id"} and getattr(event, field.name) is not None
         }
+        if isinstance(event, ContentFiltered) and not self._capture:
+            # The filter's report may quote the content it changed.
+            attributes.pop("toolwire.report", None)
         target = run.span
         call_id = getattr(event, "call_id", None)
         if call_id is not None and call_id in run.calls:

@@ -365,3 +365,26 @@ async def test_timeouts_and_refusals_at_admission_are_status_and_events(
     assert [(p.attributes["gen_ai.tool.name"], p.attributes["error.type"]) for p in durations] == [
         ("sluggish", "timeout")
     ]
+
+
+@pytest.mark.parametrize("capture", [False, True])
+def test_filter_reports_are_run_events_quoting_content_only_with_capture(
+    telemetry: Any, capture: bool
+) -> None:
+    from toolwire.events import ContentFiltered, LimitReached, RunFinished, RunStarted
+
+    host = Host.load(Config(), plugins=[telemetry.plugin(capture=capture)])
+    host.emit(RunStarted(run_id="r1", api="openai-chat", model="m"))
+    host.emit(
+        ContentFiltered(run_id="r1", round=1, call_id=None, name="read", report="'ignore all'")
+    )
+    host.emit(LimitReached(run_id="r1", round=3, limit="max_rounds", value=3))
+    host.emit(RunFinished(run_id="r1", round=3, stop_reason="max_rounds", detail="still calling"))
+    (agent,) = telemetry.spans.get_finished_spans()
+    assert [e.name for e in agent.events] == ["toolwire.content_filtered", "toolwire.limit_reached"]
+    filtered, limit = (dict(e.attributes) for e in agent.events)
+    assert filtered.get("toolwire.report") == ("'ignore all'" if capture else None)
+    assert filtered["toolwire.name"] == "read"
+    assert limit == {"toolwire.round": 3, "toolwire.limit": "max_rounds", "toolwire.value": 3}
+    assert agent.status.status_code is StatusCode.ERROR
+    assert agent.attributes["error.type"] == "max_rounds"
