@@ -12,6 +12,11 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import pytest
+
+# These runs go through the OpenAI adapter and its loopback fake server (the real wire format,
+# usage and finish reasons included); they run where toolwire-openai is installed too.
+pytest.importorskip("toolwire_openai")
+
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
