@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ._host import Host
+    from . import Host
 
 
 def configure_plugins(host: Host) -> None:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 from ._markers import hookspec
 
 if TYPE_CHECKING:
+    from . import Host
     from ._events import Event
-    from ._host import Host
     from ._messages import ToolCall
     from ._request import OfferRequest
     from .adapters import ProviderAdapter
