@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ._markers import hookspec
 
 if TYPE_CHECKING:
+    from . import Host
     from ._request import OfferRequest
     from .adapters import ProviderAdapter
     from .events import Event
@@ -204,6 +205,39 @@ def toolwire_filter_untrusted(
                 flagged = ("exfiltration request",) if "send me the api key" in text.lower() else ()
                 out.append(FilteredText(text=text, flagged=flagged))
             return out
+    """
+
+
+# -- host --------------------------------------------------------------------------------------
+
+
+@hookspec
+def toolwire_configure(host: Host) -> None:
+    """Set up a plugin's per-host state once the host is assembled (like ``pytest_configure``).
+
+    Called once per host, right after :meth:`toolwire.Host.load` registered the enabled plugins.
+    A plugin that holds state (an exporter, a connection pool) builds it here from
+    ``host.plugin_settings(name)``, registers it as a plugin object of this host with
+    ``host.plugin_manager.register(obj, name=...)`` so its hookimpls see only this host's runs,
+    and releases it with ``host.on_close(...)``. An implementation that raises is reported as a
+    failure of its plugin alone; the host starts without it.
+
+    :param host: the :class:`toolwire.Host` being set up.
+    :returns: nothing.
+
+    **Example**::
+
+        class Counter:
+            def __init__(self):
+                self.events = 0
+
+            @toolwire.hookimpl
+            def toolwire_event(self, event):
+                self.events += 1
+
+        @toolwire.hookimpl
+        def toolwire_configure(host):
+            host.plugin_manager.register(Counter(), name="counter")
     """
 
 

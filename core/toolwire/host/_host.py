@@ -15,6 +15,7 @@ from .._defaults import DEFAULT_PLUGINS
 from .._markers import PROJECT_NAME
 from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
 from ..tools import Tool, ToolDefinitionError
+from ._configure import configure_plugins
 from ._discovery import (
     PluginInfo,
     describe_exception,
@@ -122,7 +123,9 @@ class Host:
             info = PluginInfo(name=str(name), enabled=True, loaded=True)
             register_plugin(pm, obj, info)
             infos.append(info)
-        return cls(config, pm, infos)
+        host = cls(config, pm, infos)
+        configure_plugins(host)
+        return host
 
     # -- plugins and settings --------------------------------------------------------------
 

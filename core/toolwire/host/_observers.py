@@ -45,6 +45,10 @@ class Observers:
             except Exception as exc:
                 self._report(plugin, event, exc)
 
+    def refresh(self) -> None:
+        """Resolve the observers again at the next event (after plugins were registered)."""
+        self._observers = None
+
     def _report(self, plugin: str, event: Event, exc: Exception) -> None:
         if plugin in self._failures:
             return
