@@ -22,6 +22,7 @@ WATCHER_BACKLOG = 20_000
 gets a fresh snapshot, so a stalled tab never holds the server's memory)."""
 
 _DECISION_MESSAGE_LIMIT = 10_000
+_CATCH_UP_TURNS = 1000
 
 
 class ConversationBusy(Exception):
@@ -176,6 +177,12 @@ class LiveConversation:
     async def _ask(self, request: DeferredRequest) -> Decision:
         """The run's approver: show the request on its card and wait for the page's decision."""
         card = ViewTranslator.card_key(self._run_id, request.call_id)
+        # The loop asks as soon as the call is admitted; the events before it may still wait in
+        # the stream. Let them through first, so the card is complete before it asks.
+        for _ in range(_CATCH_UP_TURNS):
+            if self._translator.completed(card):
+                break
+            await asyncio.sleep(0)
         self._publish(
             [
                 {

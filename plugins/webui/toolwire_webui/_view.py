@@ -105,11 +105,16 @@ class ViewTranslator:
         self._arguments: dict[str, ArgumentScanner] = {}
         self._opened: set[str] = set()
         self._resulted: set[str] = set()
+        self._completed: set[str] = set()
 
     @staticmethod
     def card_key(run_id: str, call_id: str) -> str:
         """The page's key of a call's card (call ids are unique only within a run)."""
         return f"{run_id}/{call_id}"
+
+    def completed(self, card: str) -> bool:
+        """True once the card's call was shown complete (its final arguments were sent)."""
+        return card in self._completed
 
     def _open(self, event: Event, call_id: str, name: str) -> list[View]:
         card = self.card_key(event.run_id, call_id)
@@ -130,6 +135,7 @@ class ViewTranslator:
         out = self._open(event, call.id, call.name)
         card = self.card_key(event.run_id, call.id)
         self._arguments.pop(card, None)
+        self._completed.add(card)
         out.append(
             {
                 "kind": "card_args",

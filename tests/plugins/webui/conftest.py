@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ async def slow_echo(text: str, context: ToolContext) -> str:
     """
     for step in range(1, 6):
         context.report_progress(f"step {step} of 5", step / 5)
-        await asyncio.sleep(0.15)
+        await asyncio.sleep(0.2)
     return f"echo: {len(text)} characters"
 
 
@@ -195,3 +196,51 @@ async def client() -> AsyncIterator[aiohttp.ClientSession]:
 def views(client: aiohttp.ClientSession) -> Callable[[str], ViewStream]:
     """``async with views(url) as stream``: the view messages of an event stream."""
     return lambda url: ViewStream(client, url)
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parents[3] / "build" / "test-artifacts"
+
+
+@pytest.fixture
+async def browser_page() -> AsyncIterator[Any]:
+    """A page of Debian's headless chromium driven by Playwright (never a downloaded browser)."""
+    playwright_api = pytest.importorskip("playwright.async_api")
+    if not os.path.exists(CHROMIUM):  # noqa: ASYNC240 (one stat before the browser starts)
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)")
+    async with playwright_api.async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True
+        )
+        try:
+            context = await browser.new_context(viewport={"width": 1200, "height": 860})
+            page = await context.new_page()
+            page.errors = []
+            page.on("pageerror", lambda exc: page.errors.append(str(exc)))
+            page.on("dialog", lambda dialog: page.errors.append(f"dialog: {dialog.message}"))
+            yield page
+        finally:
+            await browser.close()
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    """Where tests leave files for people to look at (``build/test-artifacts``)."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture
+def hostile() -> str:
+    """The HTML-and-script text the hostile tool returns."""
+    return HOSTILE

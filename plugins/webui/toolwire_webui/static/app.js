@@ -5,6 +5,7 @@
 const CSRF = document.querySelector('meta[name="csrf-token"]').content;
 const COLLAPSED = document.querySelector('meta[name="cards-collapsed"]').content === "true";
 const PREVIEW_CHARS = 160;
+const STATE_RANK = { streaming: 0, ready: 1, awaiting: 2, running: 3 };
 
 const $ = (id) => document.getElementById(id);
 const transcript = $("transcript");
@@ -148,6 +149,9 @@ class Card {
   }
 
   setState(status, text) {
+    // A card only moves forward (streaming → ready → awaiting → running → an end), whatever
+    // order its messages come in.
+    if ((STATE_RANK[status] ?? 4) < (STATE_RANK[this.node.dataset.status] ?? 4)) return;
     this.node.dataset.status = status;
     this.state.textContent = text;
   }
