@@ -73,7 +73,7 @@ async def test_a_card_fills_in_while_its_arguments_stream_then_moves_its_progres
 
 
 async def test_approve_resumes_the_run_with_edits_and_deny_tells_the_model(
-    chat: Any, browser_page: Any
+    chat: Any, browser_page: Any, artifacts: Path
 ):
     page = browser_page
     server, provider = await chat(
@@ -94,9 +94,12 @@ async def test_approve_resumes_the_run_with_edits_and_deny_tells_the_model(
     await page.wait_for_selector('.card[data-status="ok"]')
     done = page.locator('.card[data-status="ok"]')
     assert await done.locator("pre.result").text_content() == "wrote 5 characters to edited.txt"
+    # The card shows the arguments the call ran with: the edited ones.
+    assert await done.locator('.arg-value[data-key="path"]').text_content() == "edited.txt"
     second = page.locator('.card[data-status="awaiting"]')
     await second.wait_for()
     await second.locator("input.deny-message").fill("Not b.txt, please.")
+    await page.screenshot(path=str(artifacts / "webui-approval.png"))
     await second.locator("button.deny").click()
     await page.wait_for_selector('.card[data-status="denied"] pre.result')
     await page.wait_for_selector("text=Wrote one, skipped one.")

@@ -181,16 +181,21 @@ class Card {
     this.addPreview(text);
   }
 
+  showArguments(args) {
+    // The complete arguments, once: they replace what streaming showed where they differ
+    // (a relaxed repair, or arguments a person edited before approving).
+    this.argsJson.textContent = JSON.stringify(args, null, 2);
+    for (const [key, value] of Object.entries(args)) {
+      const shown = typeof value === "string" ? value : JSON.stringify(value);
+      const node = this.key_(key);
+      if (node.textContent !== shown) node.textContent = shown;
+    }
+    if (this.previewLength === 0) this.addPreview(JSON.stringify(args));
+  }
+
   complete(item) {
     if (item.arguments) {
-      const pretty = JSON.stringify(item.arguments, null, 2);
-      this.argsJson.textContent = pretty;
-      for (const [key, value] of Object.entries(item.arguments)) {
-        const shown = typeof value === "string" ? value : JSON.stringify(value);
-        const node = this.key_(key);
-        if (node.textContent !== shown) node.textContent = shown;
-      }
-      if (this.previewLength === 0) this.addPreview(JSON.stringify(item.arguments));
+      this.showArguments(item.arguments);
     } else if (item.raw !== null && item.raw !== undefined) {
       this.argsJson.textContent = item.raw;
       this.args.replaceChildren(el("div", { class: "arg-value", text: item.raw }));
@@ -201,6 +206,9 @@ class Card {
   }
 
   running(item) {
+    if (item.arguments && this.argsJson.textContent !== JSON.stringify(item.arguments, null, 2)) {
+      this.showArguments(item.arguments);
+    }
     this.setState("running", "running…");
     this.progress.hidden = false;
     this.progressBar.removeAttribute("value");
