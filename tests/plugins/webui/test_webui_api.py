@@ -302,3 +302,18 @@ async def test_bad_requests_name_what_is_wrong(chat: Any, client: aiohttp.Client
     ) as response:
         assert response.status == 400
         assert "not JSON" in json.loads(await response.text())["error"]
+
+
+async def test_content_filter_reports_reach_the_page_as_warnings(
+    chat: Any, client: aiohttp.ClientSession, views: Any
+):
+    server, _ = await chat([tool_call("read_mail", {"folder": "inbox"}), "Read it."])
+    headers = await session_for(client, server)
+    cid = await new_conversation(client, server, headers)
+    url = f"{server.url}api/conversations/{cid}/"
+    async with views(url + "events") as stream:
+        await post(client, url + "messages", headers, {"text": "read my mail"})
+        warning = await stream.wait_kind("warning", filter=True)
+        await stream.wait_kind("finished")
+    assert warning["text"].startswith("read_mail: ")
+    assert len(warning["text"]) > len("read_mail: ")

@@ -76,6 +76,9 @@ function select(id) {
     try { batch = JSON.parse(message.data); } catch { return; }
     if (!Array.isArray(batch)) return;
     for (const item of batch) view.apply(item);
+    // After the replayed log, the server says whether a turn runs: a log cut short by a restart
+    // must not leave the page waiting for a turn that is gone.
+    if (batch.length && batch[0].kind === "hello") setRunning(Boolean(batch[0].running));
     view.scroll();
   };
 }
