@@ -146,6 +146,20 @@ class ViewTranslator:
                 "provider": call.provider_executed,
             }
         )
+        if call.provider_executed:
+            # The provider ran it and keeps its result in its own turn: the card ends here.
+            self._resulted.add(card)
+            out.append(
+                {
+                    "kind": "card_result",
+                    "card": card,
+                    "status": "provider",
+                    "text": "Run by the provider.",
+                    "data": None,
+                    "truncated": False,
+                    "sources": [],
+                }
+            )
         return out
 
     def translate(self, event: Event) -> list[View]:

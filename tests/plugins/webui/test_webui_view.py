@@ -6,9 +6,17 @@ import json
 
 import toolwire
 from toolwire import Config, Host, Source, ToolResult
+from toolwire.events import ToolCallCompleted, ToolCallStarted
+from toolwire.messages import ToolCall
 from toolwire_webui import ConversationStore
 from toolwire_webui._conversation import WATCHER_BACKLOG, LiveConversation
-from toolwire_webui._view import RESULT_TEXT_LIMIT, compact, result_view, tool_card
+from toolwire_webui._view import (
+    RESULT_TEXT_LIMIT,
+    ViewTranslator,
+    compact,
+    result_view,
+    tool_card,
+)
 
 
 def test_a_card_names_the_tools_side_effects_most_serious_first():
@@ -94,3 +102,17 @@ async def test_a_page_that_stops_reading_is_cut_off_instead_of_growing_the_serve
     finally:
         await host.aclose()
         store.close()
+
+
+def test_a_call_the_provider_ran_gets_a_finished_card():
+    translator = ViewTranslator(lambda name: None)
+    call = ToolCall(
+        id="ws_1", name="web_search", arguments={"query": "toolwire"}, provider_executed=True
+    )
+    views = translator.translate(
+        ToolCallStarted(run_id="r", round=1, call_id="ws_1", name=call.name)
+    )
+    views += translator.translate(ToolCallCompleted(run_id="r", round=1, call=call))
+    assert [v["kind"] for v in views] == ["status_clear", "card_open", "card_args", "card_result"]
+    assert views[2]["provider"] is True
+    assert views[3]["status"] == "provider"

@@ -224,7 +224,7 @@ class Card {
   }
 
   finish(item) {
-    const labels = { ok: "done", error: "failed", blocked: "blocked", denied: "denied", not_run: "not run" };
+    const labels = { ok: "done", error: "failed", blocked: "blocked", denied: "denied", not_run: "not run", provider: "run by the provider" };
     this.setState(item.status, labels[item.status] || item.status);
     this.approval.hidden = true;
     if (item.status === "ok") this.progressBar.value = 1;
