@@ -138,6 +138,9 @@ async def page_seconds(workdir: Path, text: str, browser: Any) -> float:
 
 
 async def main(check: bool) -> int:
+    if not Path(CHROMIUM).exists():  # noqa: ASYNC240 (one stat before anything runs)
+        print(f"bench/ui.py: skipped, {CHROMIUM} is missing (apt-get install -y chromium)")
+        return 0
     from playwright.async_api import async_playwright
 
     results: dict[int, tuple[float, float]] = {}

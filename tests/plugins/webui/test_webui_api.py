@@ -317,3 +317,33 @@ async def test_content_filter_reports_reach_the_page_as_warnings(
         await stream.wait_kind("finished")
     assert warning["text"].startswith("read_mail: ")
     assert len(warning["text"]) > len("read_mail: ")
+
+
+async def test_stop_while_the_model_streams_a_call_ends_the_turn_with_the_call_not_run(
+    chat: Any, client: aiohttp.ClientSession, views: Any
+):
+    server, provider = await chat(
+        [Reply(turn=tool_call("slow_echo", {"text": LONG_TEXT}), pace=0.01), "Again, then."]
+    )
+    headers = await session_for(client, server)
+    cid = await new_conversation(client, server, headers)
+    url = f"{server.url}api/conversations/{cid}/"
+    async with views(url + "events") as stream:
+        await post(client, url + "messages", headers, {"text": "echo"})
+        piece = await stream.wait_kind("arg_append")
+        status, _ = await post(client, url + "stop", headers)
+        assert status == 200
+        finished = await stream.wait_kind("finished")
+        result = await stream.wait_kind("card_result", card=piece["card"])
+        status, _ = await post(client, url + "messages", headers, {"text": "try again"})
+        assert status == 202
+        await stream.wait_kind("text_final", text="Again, then.")
+    assert finished["stop_reason"] == "cancelled"
+    assert result["status"] == "not_run"
+    assert "card_running" not in stream.kinds()
+    # The next turn starts from a conversation without a dangling call.
+    messages = provider.bodies[1]["messages"]
+    assert messages[-1] == {"role": "user", "content": "try again"}
+    called = {c["id"] for m in messages for c in m.get("tool_calls") or ()}
+    answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
+    assert called == answered
