@@ -183,3 +183,29 @@ async def test_conversations_are_listed_and_open_again_from_the_log(chat: Any, b
     assert await card.get_attribute("data-status") == "ok"
     assert await page.locator(".message.user").text_content() == "Say hi through the tool."
     assert page.errors == []
+
+
+async def test_a_page_opened_in_the_middle_of_a_turn_catches_up_and_follows_it(
+    chat: Any, browser_page: Any
+):
+    page = browser_page
+    server, _ = await chat(
+        [Reply(turn=tool_call("slow_echo", {"text": LONG_TEXT}), pace=0.004), "Echoed."],
+        cards_collapsed=False,
+    )
+    await ask(page, server, "Echo it.")
+    await page.wait_for_function(
+        "() => { const v = document.querySelector('.arg-value[data-key=text]');"
+        " return v && v.textContent.length > 100; }"
+    )
+    await page.reload()
+    # The reloaded page rebuilds the card so far from the server, then follows the live stream.
+    await page.wait_for_selector(".card")
+    assert await page.locator(".message.user").text_content() == "Echo it."
+    assert await page.is_enabled("#stop")
+    await page.wait_for_selector('.card[data-status="ok"]', timeout=20_000)
+    value = await page.locator('.arg-value[data-key="text"]').text_content()
+    assert value == LONG_TEXT
+    await page.wait_for_selector("text=Echoed.")
+    assert await page.locator(".card").count() == 1
+    assert page.errors == []
