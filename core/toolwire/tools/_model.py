@@ -433,7 +433,6 @@ def _check_icon(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> N
         )
 
 
-
 @attrs.frozen(kw_only=True, eq=False)
 class Tool:
     """A tool the host can offer to models and run.
