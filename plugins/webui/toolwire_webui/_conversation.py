@@ -21,6 +21,9 @@ WATCHER_BACKLOG = 20_000
 """View messages a page may fall behind by before its stream is closed (it reconnects and
 gets a fresh snapshot, so a stalled tab never holds the server's memory)."""
 
+REDACTED = "[redacted]"
+"""What the page shows for a sensitive argument (as in the run's own JSON)."""
+
 _DECISION_MESSAGE_LIMIT = 10_000
 _CATCH_UP_TURNS = 1000
 
@@ -183,6 +186,7 @@ class LiveConversation:
             if self._translator.completed(card):
                 break
             await asyncio.sleep(0)
+        sensitive = self._sensitive(request.tool)
         self._publish(
             [
                 {
@@ -190,7 +194,9 @@ class LiveConversation:
                     "card": card,
                     "call_id": request.call_id,
                     "detail": request.detail,
-                    "arguments": dict(request.arguments),
+                    "arguments": {
+                        k: REDACTED if k in sensitive else v for k, v in request.arguments.items()
+                    },
                 }
             ]
         )
@@ -201,6 +207,14 @@ class LiveConversation:
             decision = await future
         finally:
             self._waiting.pop(request.call_id, None)
+        if isinstance(decision, Approve) and decision.arguments is not None and sensitive:
+            # The page only ever saw "[redacted]" for a sensitive value: left so, it keeps the
+            # value the model sent.
+            edited = dict(decision.arguments)
+            for key in sensitive & set(edited):
+                if edited[key] == REDACTED and key in request.arguments:
+                    edited[key] = request.arguments[key]
+            decision = Approve(arguments=edited)
         action = "approved" if isinstance(decision, Approve) else "denied"
         self._publish([{"kind": "card_decided", "card": card, "action": action}])
         return decision

@@ -89,10 +89,21 @@ async def read_mail(folder: str, context: ToolContext) -> str:
     return "\n".join(part for part in (outcome.model_notice(), *outcome.texts) if part)
 
 
+@toolwire.tool(side_effects=["network"], requires_approval=True, sensitive_arguments=["password"])
+def log_in(user: str, password: str) -> str:
+    """Log in to a service (asks first; the password is sensitive).
+
+    Args:
+        user: Who.
+        password: Their password.
+    """
+    return f"logged in {user} with a password ending in {password[-2:]}"
+
+
 class _TestTools:
     @toolwire.hookimpl
     def toolwire_tools(self) -> list[toolwire.Tool]:
-        return [slow_echo, write_note, fetch_page, wait_forever, read_mail]
+        return [slow_echo, write_note, fetch_page, wait_forever, read_mail, log_in]
 
 
 def host_for(tmp_path: Path, base_url: str) -> Host:

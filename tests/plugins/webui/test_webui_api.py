@@ -347,3 +347,31 @@ async def test_stop_while_the_model_streams_a_call_ends_the_turn_with_the_call_n
     called = {c["id"] for m in messages for c in m.get("tool_calls") or ()}
     answered = {m["tool_call_id"] for m in messages if m["role"] == "tool"}
     assert called == answered
+
+
+async def test_a_sensitive_argument_is_never_shown_and_survives_an_edit(
+    chat: Any, client: aiohttp.ClientSession, views: Any
+):
+    server, _ = await chat([tool_call("log_in", {"user": "ann", "password": "s3cret-42"}), "In."])
+    headers = await session_for(client, server)
+    cid = await new_conversation(client, server, headers)
+    url = f"{server.url}api/conversations/{cid}/"
+    async with views(url + "events") as stream:
+        await post(client, url + "messages", headers, {"text": "log in"})
+        waiting = await stream.wait_kind("card_awaiting")
+        assert waiting["arguments"] == {"user": "ann", "password": "[redacted]"}
+        edited = {"user": "bob", "password": "[redacted]"}
+        await post(
+            client,
+            url + f"decisions/{waiting['call_id']}",
+            headers,
+            {"action": "approve", "arguments": edited},
+        )
+        result = await stream.wait_kind("card_result")
+        await stream.wait_kind("finished")
+    assert result["text"] == "logged in bob with a password ending in 42"
+    assert "s3cret" not in json.dumps(stream.views)
+    assert "s3cret" not in json.dumps(list(server.store.views(cid)))
+    record = server.store.get(cid)
+    assert record is not None
+    assert "s3cret" not in json.dumps(record.run)
