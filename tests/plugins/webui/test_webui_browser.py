@@ -165,10 +165,19 @@ async def test_a_hostile_result_arguments_and_answer_stay_inert_text(
 async def test_conversations_are_listed_and_open_again_from_the_log(chat: Any, browser_page: Any):
     page = browser_page
     server, _ = await chat(
-        [tool_call("slow_echo", {"text": "hi"}), "Said hi.", "Second conversation."]
+        [
+            Reply(turn=tool_call("slow_echo", {"text": "hi"}), delay=1.0),
+            "Said hi.",
+            "Second conversation.",
+        ]
     )
     await ask(page, server, "Say hi through the tool.")
+    # While the model decides, a status line says so; the call's card then takes its place.
+    await page.wait_for_selector("#status:not([hidden])")
+    assert await page.text_content("#status-text") == "The model is deciding…"
+    await page.wait_for_selector(".card")
     await page.wait_for_selector("text=Said hi.")
+    assert await page.is_hidden("#status")
     await page.click("#new-conversation")
     await page.fill("#prompt", "Another one")
     await page.press("#prompt", "Enter")
