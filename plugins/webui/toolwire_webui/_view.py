@@ -261,10 +261,8 @@ class ViewTranslator:
         if isinstance(event, LimitReached):
             return [{"kind": "warning", "text": f"Limit reached: {event.limit} = {event.value}"}]
         if isinstance(event, ContentFiltered):
-            text = event.report
-            if event.name:
-                text = f"{event.name}: {text}"
-            return [{"kind": "warning", "filter": True, "text": text}]
+            # The report names where the content came from (the tool and its source).
+            return [{"kind": "warning", "filter": True, "text": event.report}]
         if isinstance(event, PluginFailed):
             return [
                 {

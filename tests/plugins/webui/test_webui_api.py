@@ -315,8 +315,8 @@ async def test_content_filter_reports_reach_the_page_as_warnings(
         await post(client, url + "messages", headers, {"text": "read my mail"})
         warning = await stream.wait_kind("warning", filter=True)
         await stream.wait_kind("finished")
-    assert warning["text"].startswith("read_mail: ")
-    assert len(warning["text"]) > len("read_mail: ")
+    assert warning["text"].startswith("read_mail mail in inbox: ")
+    assert "ignore all previous instructions" in warning["text"]
 
 
 async def test_stop_while_the_model_streams_a_call_ends_the_turn_with_the_call_not_run(

@@ -218,6 +218,7 @@ class Card {
   }
 
   progressed(item) {
+    this.reported = true;
     this.progress.hidden = false;
     if (typeof item.fraction === "number") this.progressBar.value = item.fraction;
     this.progressText.textContent = item.message || "";
@@ -227,7 +228,8 @@ class Card {
     const labels = { ok: "done", error: "failed", blocked: "blocked", denied: "denied", not_run: "not run", provider: "run by the provider" };
     this.setState(item.status, labels[item.status] || item.status);
     this.approval.hidden = true;
-    if (item.status === "ok") this.progressBar.value = 1;
+    // The bar stays, full, only for a tool that reported progress.
+    if (item.status === "ok" && this.reported) this.progressBar.value = 1;
     else this.progress.hidden = true;
     const box = this.result;
     box.replaceChildren();
