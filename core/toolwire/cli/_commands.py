@@ -184,6 +184,8 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
     if args.wire is None:
         data: Any = {
             "name": spec.name,
+            "title": tool.title,
+            "icon": tool.icon,
             "description": spec.description,
             "parameters": spec.parameters,
             "strict": spec.strict,

@@ -415,6 +415,23 @@ class _ToolState:
 
 # -- the tool ----------------------------------------------------------------------------------
 
+_ICON_MAX_CHARACTERS = 16
+
+
+def _check_icon(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is None:
+        return
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or len(value) > _ICON_MAX_CHARACTERS
+        or not value.isprintable()
+    ):
+        raise ToolDefinitionError(
+            f"a tool icon must be a short printable text (an emoji or up to "
+            f"{_ICON_MAX_CHARACTERS} characters) or None; got {value!r}"
+        )
+
 
 @attrs.frozen(kw_only=True, eq=False)
 class Tool:
@@ -426,6 +443,8 @@ class Tool:
     the schema strict. ``instructions`` go into the system prompt when the tool is offered, never
     into the description. ``external`` tools are schema only: the caller runs them and the run
     ends ``deferred`` at their calls. ``plugin`` is set by the host when it registers the tool.
+    ``icon`` is a short text (an emoji or a few characters) that user interfaces show beside the
+    title; it never reaches a model.
 
     A tool made from a function is callable like the function, so its author can test it directly.
     Tools compare by identity.
@@ -433,6 +452,7 @@ class Tool:
 
     name: str = attrs.field()
     title: str | None = None
+    icon: str | None = attrs.field(default=None, validator=_check_icon)
     description: str = ""
     description_for_model: str | None = None
     parameters: Mapping[str, Any] = attrs.field(
@@ -472,6 +492,7 @@ class Tool:
         *,
         name: str | None = None,
         title: str | None = None,
+        icon: str | None = None,
         description: str | None = None,
         description_for_model: str | None = None,
         parameter_descriptions: Mapping[str, str] | None = None,
@@ -531,6 +552,7 @@ class Tool:
         return cls(
             name=tool_name,
             title=title,
+            icon=icon,
             description=doc.description if description is None else description,
             description_for_model=description_for_model,
             parameters=parameters,
@@ -567,6 +589,7 @@ class Tool:
         handler: SchemaHandler | None = None,
         *,
         title: str | None = None,
+        icon: str | None = None,
         description_for_model: str | None = None,
         strict: bool | None = None,
         instructions: str | None = None,
@@ -625,6 +648,7 @@ class Tool:
         return cls(
             name=name,
             title=title,
+            icon=icon,
             description=description,
             description_for_model=description_for_model,
             parameters=copied,
@@ -968,6 +992,7 @@ def tool(
     *,
     name: str | None = None,
     title: str | None = None,
+    icon: str | None = None,
     description: str | None = None,
     description_for_model: str | None = None,
     parameter_descriptions: Mapping[str, str] | None = None,
