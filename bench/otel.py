@@ -130,7 +130,7 @@ def _runner(
 ) -> tuple[Callable[[], Awaitable[Any]], Any]:
     import toolwire
     from toolwire import Host
-    from toolwire._config import config_from_dict
+    from toolwire.config import config_from_dict
     from toolwire.adapters import ModelRequest
     from toolwire.loop import ToolCallingLoop
     from toolwire.messages import AssistantMessage, TextPart, ToolCall

@@ -21,7 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 import toolwire
 from toolwire import Host
-from toolwire._config import config_from_dict
+from toolwire.config import config_from_dict
 from toolwire.messages import UserMessage
 
 OTEL_VARIABLES = (
@@ -285,7 +285,7 @@ def test_grpc_protocol_uses_the_grpc_exporter_or_says_what_to_install() -> None:
 NEVER_CLOSED = """
 import asyncio, sys
 from toolwire import Host
-from toolwire._config import config_from_dict
+from toolwire.config import config_from_dict
 config = config_from_dict({
     "plugins": {"enable": ["otel"]},
     "ledger": {"enabled": False},

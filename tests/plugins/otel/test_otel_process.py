@@ -12,7 +12,7 @@ import textwrap
 NOT_ENABLED = """
 import json, sys
 from toolwire import Config, Host
-from toolwire._config import PluginsConfig
+from toolwire.config import PluginsConfig
 host = Host.load(Config(plugins=PluginsConfig(enable=("openai",))))
 run = host.run_sync("hello")
 print(json.dumps({"otel": info.loaded if (info := host.plugin_info("otel")) else None,
@@ -22,7 +22,7 @@ print(json.dumps({"otel": info.loaded if (info := host.plugin_info("otel")) else
 ENABLED_WITHOUT_A_RUN = """
 import json, sys
 from toolwire import Config, Host
-from toolwire._config import PluginsConfig
+from toolwire.config import PluginsConfig
 host = Host.load(Config(plugins=PluginsConfig(enable=("otel",))))
 info = host.plugin_info("otel")
 print(json.dumps({"otel": info.loaded and info.error is None, "tools": list(host.tools),
@@ -36,7 +36,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from toolwire import Config, Host
-from toolwire._config import PluginsConfig
+from toolwire.config import PluginsConfig
 
 exporter = InMemorySpanExporter()
 provider = TracerProvider()

@@ -23,7 +23,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 import toolwire
 import toolwire_openai._plugin
 from toolwire import Config, Host
-from toolwire._config import LedgerConfig, LoopConfig, ProviderConfig
+from toolwire.config import LedgerConfig, LoopConfig, ProviderConfig
 from toolwire.loop import Deny
 from toolwire.testing import FakeOpenAIChatServer, tool_call
 
