@@ -11,6 +11,7 @@ from ._markers import hookimpl
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from ._commands import CliCommand
     from ._config import Config, ConfigError, load_config
     from ._host import Host, HostError
     from ._messages import (
@@ -45,6 +46,7 @@ _LAZY = {
     "Activation": "toolwire.tools",
     "Approve": "toolwire.loop",
     "AssistantMessage": "toolwire._messages",
+    "CliCommand": "toolwire._commands",
     "Config": "toolwire._config",
     "ConfigError": "toolwire._config",
     "Deny": "toolwire.loop",
@@ -92,6 +94,7 @@ __all__ = [
     "Activation",
     "Approve",
     "AssistantMessage",
+    "CliCommand",
     "Config",
     "ConfigError",
     "Deny",

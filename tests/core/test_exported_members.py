@@ -12,6 +12,7 @@ EXPECTED = {
     "Activation",
     "Approve",
     "AssistantMessage",
+    "CliCommand",
     "Config",
     "ConfigError",
     "Deny",
