@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -79,14 +80,10 @@ def wait_for_port(port: int, process: subprocess.Popen[Any], timeout: float = 30
     raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
 
 
-@pytest.fixture
-def http_notes_server() -> Iterator[str]:
-    """A notes server on streamable HTTP at 127.0.0.1; yields its URL."""
-    port = free_port()
+@contextlib.contextmanager
+def _http_process(argv: list[str], port: int) -> Iterator[str]:
     process = subprocess.Popen(
-        [sys.executable, str(NOTES_SERVER), "http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     try:
         wait_for_port(port, process)
@@ -100,6 +97,27 @@ def http_notes_server() -> Iterator[str]:
             process.wait()
         if process.stderr is not None:
             process.stderr.close()
+
+
+@pytest.fixture
+def http_notes_server() -> Iterator[str]:
+    """A notes server on streamable HTTP at 127.0.0.1; yields its URL."""
+    port = free_port()
+    with _http_process([sys.executable, str(NOTES_SERVER), "http", str(port)], port) as url:
+        yield url
+
+
+@pytest.fixture
+def toolwire_http_server() -> Callable[[Path], contextlib.AbstractContextManager[str]]:
+    """``toolwire_http_server(config)``: ``toolwire mcp serve --http`` on a free loopback port,
+    as a context manager yielding the URL."""
+
+    def start(config: Path) -> contextlib.AbstractContextManager[str]:
+        port = free_port()
+        argv = [sys.executable, "-m", "toolwire", "--config", str(config), "mcp", "serve"]
+        return _http_process([*argv, "--http", f"127.0.0.1:{port}"], port)
+
+    return start
 
 
 def pid_alive(pid: int) -> bool:
