@@ -116,10 +116,13 @@ def to_tool_result(
 
 
 def _same_json(text: str, data: Any) -> bool:
+    """True when a text block only repeats the structured content (servers send both for old
+    clients; the SDK wraps a value that is not an object as ``{"result": value}``)."""
     try:
-        return bool(json.loads(text) == data)
+        value = json.loads(text)
     except ValueError:
-        return False
+        return data == {"result": text}
+    return bool(value == data or data == {"result": value})
 
 
 def _decode(data: str) -> bytes:
