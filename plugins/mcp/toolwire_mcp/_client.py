@@ -261,6 +261,10 @@ class McpClient:
             tools.extend(offered.values())
         return tools
 
+    def registered(self, server: str) -> list[str]:
+        """The host tool names registered for ``server``, sorted."""
+        return sorted(self._registered.get(server, ()))
+
     def problems(self) -> list[str]:
         """Why servers or tools are missing: failed servers with their stderr tail, bad tools."""
         out: list[str] = []

@@ -50,25 +50,18 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
 def _servers(args: argparse.Namespace, host: Host) -> int:
     from ._plugin import client_for
 
-    tools = host.tools
+    host.tools  # noqa: B018 - collecting the tools starts the servers
     client = client_for(host.plugin_settings("mcp"))
     rows: list[dict[str, Any]] = []
     if client is not None:
         for name, connection in client.connections.items():
-            prefix = client.settings.servers[name].prefix_for(name)
             rows.append(
                 {
                     "name": name,
                     "transport": connection.settings.transport,
                     "status": connection.status,
                     "error": connection.describe_problem() if connection.error else None,
-                    "tools": sorted(
-                        t
-                        for t, tool in tools.items()
-                        if tool.plugin == "mcp"
-                        and t.startswith(prefix)
-                        and t in client._registered.get(name, set())
-                    ),
+                    "tools": client.registered(name),
                 }
             )
     if args.json:

@@ -121,7 +121,7 @@ def _same_json(text: str, data: Any) -> bool:
     try:
         value = json.loads(text)
     except ValueError:
-        return data == {"result": text}
+        return bool(data == {"result": text})
     return bool(value == data or data == {"result": value})
 
 

@@ -274,3 +274,34 @@ def test_schema_that_needs_normalising():
     }
     tool = Tool.from_schema("when", "", _input_schema(wild), lambda a: a, normalize=True)
     assert tool.validate({"when": "2026-12-01"}) == {"when": "2026-12-01"}
+
+
+def test_cli_reports_a_failed_server_with_its_stderr(write_config, notes_stdio):
+    import json
+    import subprocess
+    import sys
+
+    config = write_config({"broken": notes_stdio("--mode", "broken"), "notes": notes_stdio()})
+
+    def toolwire(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "toolwire", "--config", str(config), *args],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
+
+    servers = toolwire("mcp", "servers", "--json")
+    assert servers.returncode == 1, servers.stderr
+    rows = {row["name"]: row for row in json.loads(servers.stdout)}
+    assert rows["notes"]["status"] == "running"
+    assert "notes_read_note" in rows["notes"]["tools"]
+    assert rows["broken"]["status"] == "failed"
+    assert "permission denied" in rows["broken"]["error"]
+    listed = toolwire("tools", "list")
+    assert "notes_read_note" in listed.stdout
+    assert "permission denied" in listed.stderr
+    doctor = toolwire("doctor")
+    assert doctor.returncode == 1
+    assert "permission denied" in doctor.stdout
