@@ -60,7 +60,8 @@ def to_tool_result(
     """The toolwire result of one call, and the texts that reach the model (for filtering).
 
     Text blocks become the content; ``structuredContent`` the JSON data (a text block that is
-    only the same JSON is not repeated); images, audio and binary resources become artifacts,
+    only the same JSON is not repeated, and the SDK's ``{"result": value}`` around a plain value
+    whose text is that value is left out); images, audio and binary resources become artifacts,
     named in the text so the model knows they exist; resource links become sources.
     ``isError`` makes an error result carrying the server's message.
     """
@@ -92,8 +93,11 @@ def to_tool_result(
                 }
                 texts.append(f"[resource {resource.uri} kept for the user as artifact {key!r}]")
     data = result.structured_content
-    if data is not None and len(texts) == 1 and _same_json(texts[0], data):
-        texts = []
+    if data is not None and len(texts) == 1:
+        if _wraps(texts[0], data):
+            data = None  # {"result": value} around what the text already says: keep the text
+        elif _same_json(texts[0], data):
+            texts = []  # the text only repeats the structured content
     content = TEXT_SEPARATOR.join(texts) if texts else None
     fields: dict[str, Any] = {
         "artifacts": artifacts,
@@ -116,13 +120,19 @@ def to_tool_result(
 
 
 def _same_json(text: str, data: Any) -> bool:
-    """True when a text block only repeats the structured content (servers send both for old
-    clients; the SDK wraps a value that is not an object as ``{"result": value}``)."""
     try:
-        value = json.loads(text)
+        return bool(json.loads(text) == data)
     except ValueError:
-        return bool(data == {"result": text})
-    return bool(value == data or data == {"result": value})
+        return False
+
+
+def _wraps(text: str, data: Any) -> bool:
+    """True for the SDK's ``{"result": value}`` around a value that is not an object, whose text
+    block is that value."""
+    if not (isinstance(data, dict) and list(data) == ["result"]):
+        return False
+    value = data["result"]
+    return bool(value == text or (not isinstance(value, str) and _same_json(text, value)))
 
 
 def _decode(data: str) -> bytes:
