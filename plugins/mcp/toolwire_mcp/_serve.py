@@ -7,16 +7,21 @@ text), middleware, ``[policy]``, the ledger, the untrusted-content filter, timeo
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import itertools
 import json
 import sys
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import mcp.types as mt
 from mcp.server.lowlevel import Server
 
+import toolwire
 from toolwire import Host, SideEffect, Tool, ToolCallingLoop, ToolResult
+from toolwire.events import Event
 
 APPROVAL_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -51,6 +56,58 @@ def parse_listen_address(value: str) -> tuple[str, int]:
     return host, int(port_text)
 
 
+class _ProgressRelay:
+    """Sends the progress a served tool reports to the client that asked for it, as MCP
+    progress notifications (only for requests that carry a progress token)."""
+
+    def __init__(self) -> None:
+        self.targets: dict[str, tuple[Any, str | int, Any, asyncio.AbstractEventLoop]] = {}
+        self._steps: dict[str, itertools.count[int]] = {}
+        self._sending: dict[str, set[asyncio.Task[None]]] = {}
+
+    def watch(self, run_id: str, ctx: Any) -> None:
+        meta = ctx.meta or {}
+        token = meta.get("progress_token", meta.get("progressToken"))
+        if isinstance(token, str | int) and not isinstance(token, bool):
+            loop = asyncio.get_running_loop()
+            self.targets[run_id] = (ctx.session, token, ctx.request_id, loop)
+            self._steps[run_id] = itertools.count(1)
+
+    async def finish(self, run_id: str) -> None:
+        """Send what the call reported before its result goes out, then stop watching it."""
+        if run_id in self.targets:
+            await asyncio.sleep(0)  # let progress scheduled from worker threads start
+            pending = self._sending.pop(run_id, set())
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+        self.targets.pop(run_id, None)
+        self._steps.pop(run_id, None)
+        self._sending.pop(run_id, None)
+
+    @toolwire.hookimpl
+    def toolwire_event(self, event: Event) -> None:
+        target = self.targets.get(event.run_id)
+        if target is None or event.kind != "tool_progress":
+            return
+        session, token, request_id, loop = target
+        run_id = event.run_id
+        fraction = getattr(event, "fraction", None)
+        step = next(self._steps[event.run_id])
+        progress, total = (fraction * 100, 100.0) if fraction is not None else (float(step), None)
+        message = getattr(event, "message", None)
+
+        def send() -> None:
+            task = loop.create_task(
+                session.send_progress_notification(
+                    token, progress, total, message, related_request_id=request_id
+                )
+            )
+            self._sending.setdefault(run_id, set()).add(task)
+
+        # A tool written as a plain function reports progress from a worker thread.
+        loop.call_soon_threadsafe(send)
+
+
 class ToolServer:
     """An MCP server over one host's enabled tools.
 
@@ -61,6 +118,9 @@ class ToolServer:
 
     def __init__(self, host: Host, *, approve: Iterable[str] = ()) -> None:
         self.host = host
+        # Registered before anything is emitted: the host resolves its observers once.
+        self._progress = _ProgressRelay()
+        host.plugin_manager.register(self._progress, name="toolwire_mcp.progress")
         self.approve = frozenset(approve)
         unknown = sorted(self.approve - set(self.tools()))
         if unknown:
@@ -106,7 +166,12 @@ class ToolServer:
         refusal = await self._approval_refusal(ctx, tool, arguments)
         if refusal is not None:
             return _error(refusal)
-        result = await ToolCallingLoop(self.host).call(tool.name, arguments)
+        run_id = f"mcp_{uuid.uuid4().hex}"
+        self._progress.watch(run_id, ctx)
+        try:
+            result = await ToolCallingLoop(self.host).call(tool.name, arguments, run_id=run_id)
+        finally:
+            await self._progress.finish(run_id)
         return call_result(result)
 
     async def _approval_refusal(

@@ -9,12 +9,15 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp.types as mt
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from toolwire import Host, ToolCallingLoop
+import toolwire
+from toolwire import Config, Host, ToolCallingLoop, ToolContext
+from toolwire_mcp._serve import ToolServer
 
 
 def _config(tmp_path: Path, extra: str = "") -> Path:
@@ -141,3 +144,37 @@ async def test_streamable_http(tmp_path: Path, toolwire_http_server: Any):
             refused = await session.call_tool("calculator", {})
             assert refused.is_error
             assert "expression" in _text(refused)
+
+
+async def test_progress_of_a_served_tool_reaches_the_client(tmp_path: Path):
+    @toolwire.tool(side_effects="read_only")
+    def count(steps: int, context: ToolContext) -> str:
+        """Count, reporting progress."""
+        for step in range(1, steps + 1):
+            context.report_progress(f"step {step}", step / steps)
+        return f"counted {steps}"
+
+    host = Host.load(Config())
+    server = ToolServer(host)
+    host.add_tool(count)
+    to_server_send, to_server_receive = anyio.create_memory_object_stream[Any](16)
+    to_client_send, to_client_receive = anyio.create_memory_object_stream[Any](16)
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
+
+    async with host, anyio.create_task_group() as group:
+        group.start_soon(
+            server.server.run,
+            to_server_receive,
+            to_client_send,
+            server.server.create_initialization_options(),
+        )
+        async with ClientSession(to_client_receive, to_server_send) as session:
+            await session.initialize()
+            result = await session.call_tool("count", {"steps": 4}, progress_callback=on_progress)
+            assert _text(result) == "counted 4"
+        group.cancel_scope.cancel()
+    assert [m for _, _, m in seen] == ["step 1", "step 2", "step 3", "step 4"]
+    assert seen[-1][:2] == (100.0, 100.0)
