@@ -116,7 +116,10 @@ class ServerConnection:
                 self._fail("was stopped")
             raise
         except BaseException as exc:  # the server's failure costs only its own tools
-            self._fail(_describe(exc))
+            if self.status == "starting" and _closed(exc):
+                self._fail("exited, or closed its output, before answering the MCP handshake")
+            else:
+                self._fail(_describe(exc))
         finally:
             self._session = None
             if self.status == "closing":
@@ -312,6 +315,12 @@ async def _http_transport(settings: ServerSettings) -> Any:
         streamable_http_client(str(settings.url), http_client=client) as streams,
     ):
         yield streams
+
+
+def _closed(exc: BaseException) -> bool:
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _closed(exc.exceptions[0])
+    return isinstance(exc, MCPError) and exc.code == mt.CONNECTION_CLOSED
 
 
 def _describe(exc: BaseException) -> str:
