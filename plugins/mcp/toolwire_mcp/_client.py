@@ -224,6 +224,7 @@ class McpClient:
         self._host: weakref.ReferenceType[Host] | None = None
         self._host_loop: asyncio.AbstractEventLoop | None = None
         self._registered: dict[str, set[str]] = {}
+        self._registered_from: dict[str, object] = {}
         self._finalizer = weakref.finalize(
             self, _close_at_exit, self.thread, list(self.connections.values())
         )
@@ -258,6 +259,7 @@ class McpClient:
                 self.base_toolsets[name].problems.append(f"MCP server {name!r}: {exc}")
                 continue
             self._registered[name] = set(offered)
+            self._registered_from[name] = self.connections[name].tools
             tools.extend(offered.values())
         return tools
 
@@ -284,6 +286,13 @@ class McpClient:
         self._host_loop = asyncio.get_running_loop()
         host.stash[STASH_KEY] = self
         host.on_close(self.aclose)
+        # A list change announced before the host was known is applied now.
+        for name, connection in self.connections.items():
+            if (
+                name in self._registered_from
+                and connection.tools is not self._registered_from[name]
+            ):
+                self._apply_tools(name)
 
     def _tools_changed(self, connection: ServerConnection) -> None:
         # In the MCP loop: the host's registry is changed in the host's own loop.
@@ -314,6 +323,7 @@ class McpClient:
                 continue
             kept.add(name)
         self._registered[server] = kept
+        self._registered_from[server] = self.connections[server].tools
 
     # -- closing -------------------------------------------------------------------------------
 
