@@ -327,3 +327,30 @@ def test_cli_reports_a_failed_server_with_its_stderr(write_config, notes_stdio):
     doctor = toolwire("doctor")
     assert doctor.returncode == 1
     assert "permission denied" in doctor.stdout
+
+
+async def test_a_list_change_before_the_first_call_applies_at_that_call(write_config, notes_stdio):
+    from toolwire_mcp._plugin import client_for
+
+    host = Host.load(write_config({"notes": notes_stdio()}))
+    async with host:
+        assert "notes_secret_note" not in host.tools
+        client = client_for(host.plugin_settings("mcp"))
+        assert client is not None
+        connection = client.connections["notes"]
+        # The server changes its list while no call of the host has run yet.
+        await client.thread.run(connection.call_tool("unlock", {}, None))
+        assert "secret_note" in {t.name for t in connection.tools}
+        assert "notes_secret_note" not in host.tools
+        model = ScriptedModel(
+            script=[
+                tool_call("notes_read_note", {"title": "groceries"}),
+                tool_call("notes_secret_note", {}),
+                "done",
+            ]
+        )
+        run = await ToolCallingLoop(host, adapter=model).run("read")
+    assert [r.result.content for r in run.tool_calls if r.result is not None] == [
+        "milk, eggs",
+        "the secret is 42",
+    ]
