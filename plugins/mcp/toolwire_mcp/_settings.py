@@ -33,7 +33,11 @@ def _approval(value: Any) -> bool | tuple[str, ...]:
 
 
 def _optional_names(value: Any) -> tuple[str, ...] | None:
-    return None if value is None else tuple(value)
+    if value is None:
+        return None
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise ValueError(f"include = {value!r}: expected a list of the server's tool names")
 
 
 def _trust(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:

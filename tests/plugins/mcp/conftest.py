@@ -51,7 +51,8 @@ def write_config(tmp_path: Path) -> WriteConfig:
     ) -> Path:
         lines = ["[plugins]", f"enable = {_toml_value(list(plugins))}", ""]
         for name, settings in servers.items():
-            lines.append(f"[tools.mcp.servers.{name}]")
+            key = name if name.replace("_", "").replace("-", "").isalnum() else json.dumps(name)
+            lines.append(f"[tools.mcp.servers.{key}]")
             lines.extend(f"{key} = {_toml_value(value)}" for key, value in settings.items())
             lines.append("")
         lines.append(f'[ledger]\npath = "{tmp_path / "ledger.sqlite3"}"\n')

@@ -257,6 +257,12 @@ def test_settings_errors_name_the_key_and_value(write_config):
     host = Host.load(write_config({"bad": {"command": "x", "require_approval": "yes"}}))
     with pytest.raises(ConfigError, match="require_approval"):
         host.plugin_settings("mcp")
+    host = Host.load(write_config({"bad": {"command": "x", "include": "read_note"}}))
+    with pytest.raises(ConfigError, match="include = 'read_note'"):
+        host.plugin_settings("mcp")
+    host = Host.load(write_config({"bad server": {"command": "x"}}))
+    with pytest.raises(ConfigError, match="server name"):
+        host.plugin_settings("mcp")
 
 
 async def test_a_server_whose_schema_is_used_as_written(write_config, notes_stdio):
