@@ -130,8 +130,8 @@ def _runner(
 ) -> tuple[Callable[[], Awaitable[Any]], Any]:
     import toolwire
     from toolwire import Host
-    from toolwire.config import config_from_dict
     from toolwire.adapters import ModelRequest
+    from toolwire.config import config_from_dict
     from toolwire.loop import ToolCallingLoop
     from toolwire.messages import AssistantMessage, TextPart, ToolCall
     from toolwire.testing import ScriptedModel

@@ -13,6 +13,7 @@ from ._version import __version__
 if TYPE_CHECKING:
     from ._request import OfferRequest
     from ._trust import TrustLevel
+    from .cli._plugin_commands import CliCommand
     from .config import Config, ConfigError, load_config
     from .host._host import Host, HostError
     from .host._middleware import middleware
@@ -45,6 +46,7 @@ _LAZY = {
     "Activation": "toolwire.tools",
     "Approve": "toolwire.loop",
     "AssistantMessage": "toolwire.messages",
+    "CliCommand": "toolwire.cli._plugin_commands",
     "Config": "toolwire.config",
     "ConfigError": "toolwire.config",
     "Deny": "toolwire.loop",
@@ -92,6 +94,7 @@ __all__ = [
     "Activation",
     "Approve",
     "AssistantMessage",
+    "CliCommand",
     "Config",
     "ConfigError",
     "Deny",

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from . import Host
     from ._request import OfferRequest
     from .adapters import ProviderAdapter
+    from .cli._plugin_commands import CliCommand
     from .events import Event
     from .messages import ToolCall
     from .tools import FunctionSpec, Tool, ToolContext, ToolResult
@@ -90,6 +91,33 @@ def toolwire_provider_adapters(settings: Any) -> Iterable[type[ProviderAdapter]]
         @toolwire.hookimpl
         def toolwire_provider_adapters(settings):
             return [MyChatAdapter]      # MyChatAdapter.api == "mychat"
+    """
+
+
+@hookspec
+def toolwire_cli_commands() -> Iterable[CliCommand] | None:
+    """Add ``toolwire <name> …`` commands to the command line.
+
+    Asked only when ``toolwire`` is given a command that is not built in, with the enabled
+    plugins loaded; built-in commands and ``toolwire --help`` never ask. The results of all
+    plugins are collected; a name two plugins add is refused for the second, naming it. A
+    command's ``run(args, host)`` gets the parsed arguments and the loaded host, which is closed
+    after it returns. Keep the implementation cheap: import heavy libraries inside ``run``.
+
+    :returns: an iterable of :class:`toolwire.CliCommand`, or None.
+
+    **Example**::
+
+        async def _hello(args, host):
+            print(f"hello {args.who}; {len(host.tools)} tools")
+            return 0
+
+        @toolwire.hookimpl
+        def toolwire_cli_commands():
+            return [toolwire.CliCommand(
+                name="hello", help="greet", run=_hello,
+                configure=lambda parser: parser.add_argument("who"),
+            )]
     """
 
 

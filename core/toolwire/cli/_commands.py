@@ -80,6 +80,11 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toolwire`` console script; returns the exit code."""
     parser = _parser()
+    from ._plugin_commands import run_plugin_command
+
+    code = run_plugin_command(parser, argv)
+    if code is not None:
+        return code
     args = parser.parse_args(argv)
     out, err = sys.stdout, sys.stderr
     if args.command is None:
