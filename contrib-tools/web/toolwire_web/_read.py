@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Annotated, Any
 
 import attrs
@@ -13,6 +12,7 @@ from toolwire.messages import ToolResultMessage
 
 from ._addresses import address_given
 from ._settings import SECTION, WebSettings
+from ._worker import ConversionFailed, conversion_worker
 
 if TYPE_CHECKING:
     from toolwire.net import RetrievalBlocked, Retrieved
@@ -63,6 +63,8 @@ class Document:
     author: str | None = None
     date: str | None = None
     language: str | None = None
+    #: Why an HTML page was read as plain text, when it was.
+    degraded: str | None = None
 
 
 def _markdown_title(text: str) -> str | None:
@@ -72,28 +74,41 @@ def _markdown_title(text: str) -> str | None:
     return None
 
 
-def convert(page: Retrieved) -> Document:
+async def convert(page: Retrieved, settings: WebSettings, context: ToolContext | None) -> Document:
     """Turn a retrieved response into a :class:`Document`.
 
-    HTML becomes the Markdown of its main content with the page's metadata; every other text
-    document is returned as sent, decoded, with its line endings unified.
+    HTML becomes the Markdown of its main content with the page's metadata, converted in a
+    child process that is killed when ``settings.convert_timeout`` runs out or the run is
+    cancelled; every other text document is returned as sent, decoded, with its line endings
+    unified.
+
+    :raises ConversionFailed: when an HTML page could not be converted in time.
     """
-    from .extraction import extract_page, normalize_text_document
+    from .extraction import normalize_text_document
 
     kind = document_kind(page.content_type)
     if kind == "html":
+        worker, owned = conversion_worker(context)
         try:
-            extracted = extract_page(page.body, url=page.url, encoding=page.charset)
-        except ValueError:  # a charset label nobody knows: let the page's <meta> decide
-            extracted = extract_page(page.body, url=page.url)
+            fields = await worker.convert_html(
+                page.body,
+                url=page.url,
+                charset=page.charset,
+                time_limit=settings.convert_timeout,
+                cancelled=None if context is None else context.cancelled,
+            )
+        finally:
+            if owned:
+                await worker.aclose()
         return Document(
             kind=kind,
-            body=extracted.markdown,
-            title=extracted.title,
-            description=extracted.description,
-            author=extracted.author,
-            date=extracted.date,
-            language=extracted.language,
+            body=fields["markdown"] or "",
+            title=fields["title"],
+            description=fields["description"],
+            author=fields["author"],
+            date=fields["date"],
+            language=fields["language"],
+            degraded=fields["degraded"],
         )
     text = normalize_text_document(page.text())
     return Document(
@@ -195,6 +210,8 @@ def _header(document: Document, url: str, requested: str, redirected: bool) -> l
     if redirected:
         lines.append(f"Redirected from: {shown_url(requested)}")
     lines.append(f"Kind: {document.kind}")
+    if document.degraded:
+        lines.append(f"Read as plain text: {document.degraded}")
     for label, value in (
         ("Language", document.language),
         ("Author", document.author),
@@ -284,7 +301,13 @@ async def read_web_page(
         )
     if page.url in earlier:
         return _duplicate(page.url, earlier[page.url], url)
-    document = await asyncio.to_thread(convert, page)
+    try:
+        document = await convert(page, settings, context)
+    except ConversionFailed as exc:
+        return ToolResult.error(
+            f"read_web_page could not read {shown_url(page.url)}: {exc}.",
+            metadata={"requested_url": url, "url": page.url},
+        )
     return await _result(document, page, url, settings, context)
 
 
