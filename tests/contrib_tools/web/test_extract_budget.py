@@ -95,3 +95,17 @@ def test_a_degraded_page_is_markdown_that_reads_as_its_text() -> None:
     page = extract_page(_page("<div># not a heading *or* [link]" * 1000))
     assert page.degraded is not None
     assert "\\# not a heading \\*or\\* \\[link\\]" in page.markdown
+
+
+@pytest.mark.parametrize("depth", [200, 900, 1000, 100_000])
+def test_json_ld_nested_past_any_limit_leaves_the_page_readable(depth: int) -> None:
+    authors = "[" * depth + '"Ann"' + "]" * depth
+    ld = f'{{"@type": "NewsArticle", "headline": "Deep", "author": {authors}}}'
+    html = (
+        f'<html><head><script type="application/ld+json">{ld}</script></head><body>'
+        "<p>Words of the article, with commas, and enough of them to be its body.</p>"
+        "</body></html>"
+    )
+    page = extract_page(html)
+    assert "Words of the article" in page.text
+    assert page.author is None
