@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 # The most characters of a metadata field given to the model (a page's title can be anything).
 _FIELD_LIMITS = {"title": 300, "author": 200, "date": 100, "language": 40, "description": 1000}
 _SHOWN_URL = 300
+# The most characters of a failure's text given to the model.
+_ERROR_CHARS = 2000
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _KINDS = (
     ("markdown", ("text/markdown", "text/x-markdown", "application/markdown")),
@@ -290,12 +292,11 @@ async def read_web_page(
     try:
         page = await net.fetch(url, policy=policy, session=shared_session(context, policy))
     except net.RetrievalBlocked as exc:
-        return ToolResult.blocked(
-            _blocked(exc, settings, context.provider_trust), metadata={"requested_url": url}
-        )
+        text = await _outside_text(context, _blocked(exc, settings, context.provider_trust), url)
+        return ToolResult.blocked(text, metadata={"requested_url": url})
     except net.RetrievalError as exc:
         return ToolResult.error(
-            f"{exc}.",
+            await _outside_text(context, f"{exc}.", exc.url),
             retryable=exc.retryable,
             metadata={"requested_url": url, "status": exc.status},
         )
@@ -304,11 +305,27 @@ async def read_web_page(
     try:
         document = await convert(page, settings, context)
     except ConversionFailed as exc:
+        text = f"read_web_page could not read {shown_url(page.url)}: {exc}."
         return ToolResult.error(
-            f"read_web_page could not read {shown_url(page.url)}: {exc}.",
+            await _outside_text(context, text, page.url),
             metadata={"requested_url": url, "url": page.url},
         )
     return await _result(document, page, url, settings, context)
+
+
+async def _outside_text(context: ToolContext, text: str, source: str) -> str:
+    """A result text that holds words from outside (a server's reason, an address it sent).
+
+    Whatever the status of the result, such text is cut to :data:`_ERROR_CHARS` and passes the
+    untrusted-content filter like a page's body, notice included.
+    """
+    from toolwire.untrusted import filter_untrusted
+
+    text, _ = cut(text, _ERROR_CHARS)
+    outcome = await filter_untrusted(context, [text], source=source, fields=["error"])
+    notice = outcome.model_notice()
+    (filtered,) = outcome.texts
+    return f"{notice}\n\n{filtered}" if notice else filtered
 
 
 async def _result(
