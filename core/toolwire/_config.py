@@ -52,6 +52,10 @@ class ProviderConfig:
     ``base_url`` means what the provider's own SDK means by it (OpenAI-compatible hosts end in
     ``/v1``; Anthropic's is the host root). The API key is read from the environment variable named
     by ``api_key_env`` when a request is made, and never written anywhere.
+
+    What a provider may send is bounded: ``max_response_bytes`` of a JSON answer after
+    decompression, ``max_sse_line_chars`` of one line and ``max_sse_event_chars`` of one event
+    of a stream. Past a bound the request fails with an error naming the setting.
     """
 
     adapter: str | None = None
@@ -70,6 +74,9 @@ class ProviderConfig:
     read_timeout: float = 120.0
     total_timeout: float = 600.0
     max_retries: int = 3
+    max_response_bytes: int = 64 * 1024 * 1024
+    max_sse_line_chars: int = 16 * 1024 * 1024
+    max_sse_event_chars: int = 32 * 1024 * 1024
     options: dict[str, Any] = attrs.field(factory=dict)
 
     @property
