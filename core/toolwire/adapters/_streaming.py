@@ -22,9 +22,52 @@ from .._events import (
 from .._jsonstream import PartialJSONParser
 from .._messages import ToolCall
 from ..tools._validation import json_type_of
-from ._base import EmitEvent, ModelRequest
+from ._base import EmitEvent, ModelRequest, ProviderError
 
-__all__ = ["CallAssembler", "new_call_id", "parse_arguments"]
+__all__ = ["CallAssembler", "event_object", "new_call_id", "parse_arguments", "wire_objects"]
+
+
+def event_object(data: str, api: str) -> dict[str, Any]:
+    """The JSON object in the data of one streamed event.
+
+    :raises ProviderError: naming the API and showing the start of the data, when the data is
+        not JSON or not an object (a garbage line from a proxy, a truncated chunk).
+    """
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        value = None
+        kind = "is not JSON"
+    else:
+        kind = f"is a JSON {json_type_of(value)}, not an object"
+    if isinstance(value, dict):
+        return value
+    raise ProviderError(
+        f"{api}: a streamed event {kind}: {data[:200]!r}; the stream cannot be read", api=api
+    )
+
+
+def wire_objects(value: Any, what: str, api: str) -> list[Mapping[str, Any]]:
+    """``value`` as a list of JSON objects (None and an absent field are an empty list).
+
+    :param what: the field, for the error (``message.tool_calls``).
+    :raises ProviderError: when ``value`` is not a list, or holds something else than objects.
+    """
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ProviderError(
+            f"{api}: {what} is a JSON {json_type_of(value)}, not a list: {str(value)[:200]!r}",
+            api=api,
+        )
+    for index, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise ProviderError(
+                f"{api}: {what}[{index}] is a JSON {json_type_of(item)}, not an object: "
+                f"{str(item)[:200]!r}",
+                api=api,
+            )
+    return value
 
 
 def new_call_id() -> str:

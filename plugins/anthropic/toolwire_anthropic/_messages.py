@@ -7,7 +7,6 @@ blocks of kinds this adapter does not know. All results of a round go back in on
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
@@ -22,7 +21,9 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    event_object,
     parse_arguments,
+    wire_objects,
 )
 from toolwire.messages import (
     AssistantMessage,
@@ -342,7 +343,7 @@ def parse_message(payload: Mapping[str, Any]) -> AssistantMessage:
     """
     if payload.get("type") == "error":
         raise _error(payload, "the answer")
-    parts = [part_from_block(b) for b in payload.get("content") or () if isinstance(b, Mapping)]
+    parts = [part_from_block(b) for b in wire_objects(payload.get("content"), "content", API)]
     return AssistantMessage(
         parts=[p for p in parts if p is not None],
         api=API,
@@ -374,7 +375,7 @@ class MessagesStream:
 
     def feed(self, data: str) -> bool:
         """Take the data of one event; True at ``message_stop``."""
-        event = json.loads(data)
+        event = event_object(data, API)
         kind = event.get("type")
         if kind == "content_block_delta":
             self._delta(event.get("index"), event.get("delta") or {})

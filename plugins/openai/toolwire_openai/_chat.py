@@ -17,8 +17,10 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    event_object,
     new_call_id,
     parse_arguments,
+    wire_objects,
 )
 from toolwire.messages import (
     AssistantMessage,
@@ -272,7 +274,7 @@ def parse_chat_completion(
     text = _text_of(message.get("content")) or _text_of(message.get("refusal"))
     if text:
         parts.append(TextPart(text))
-    for call in message.get("tool_calls") or ():
+    for call in wire_objects(message.get("tool_calls"), "message.tool_calls", API):
         parts.append(_call_from_wire(call, id_factory))
     legacy = message.get("function_call")
     if isinstance(legacy, Mapping) and not message.get("tool_calls"):
@@ -316,7 +318,7 @@ class ChatStream:
         if data == "[DONE]":
             self._done = True
             return True
-        chunk = json.loads(data)
+        chunk = event_object(data, API)
         error = error_in_body(chunk, API)
         if error is not None:
             raise error
@@ -324,7 +326,7 @@ class ChatStream:
             self._model = chunk["model"]
         if chunk.get("usage"):
             self._usage = chunk["usage"]
-        for choice in chunk.get("choices") or ():
+        for choice in wire_objects(chunk.get("choices"), "choices", API):
             if choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") or {}
@@ -336,7 +338,7 @@ class ChatStream:
             if text:
                 self._text.append(text)
                 self._calls.text(text)
-            for call in delta.get("tool_calls") or ():
+            for call in wire_objects(delta.get("tool_calls"), "delta.tool_calls", API):
                 self._call_delta(call)
             legacy = delta.get("function_call")
             if isinstance(legacy, Mapping):

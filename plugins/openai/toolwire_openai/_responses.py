@@ -20,7 +20,9 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    event_object,
     parse_arguments,
+    wire_objects,
 )
 from toolwire.messages import (
     AssistantMessage,
@@ -360,9 +362,8 @@ def parse_response(
     if failure is not None:
         raise failure
     parts: list[AssistantPart] = []
-    for item in payload.get("output") or ():
-        if isinstance(item, Mapping):
-            parts.extend(_parts_of_item(item, calls))
+    for item in wire_objects(payload.get("output"), "output", API):
+        parts.extend(_parts_of_item(item, calls))
     return AssistantMessage(
         parts=parts,
         api=API,
@@ -397,7 +398,7 @@ class ResponsesStream:
         """Take the data of one event; True once the response is over."""
         if data == "[DONE]":
             return True
-        event = json.loads(data)
+        event = event_object(data, API)
         kind = event.get("type")
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
             self._calls.text(str(event.get("delta") or ""))
