@@ -561,7 +561,8 @@ async def _checked_events(
     except SSELimitExceeded as exc:
         setting = "max_sse_line_chars" if exc.what == "line" else "max_sse_event_chars"
         raise ProviderError(
-            f"{api}: the stream from {_where(url)} has an {exc.what} longer than {exc.limit} "
+            f"{api}: the stream from {_where(url)} has {'an' if exc.what == 'event' else 'a'} "
+            f"{exc.what} longer than {exc.limit} "
             f"characters (provider.{setting}); it was stopped",
             api=api,
             status=200,

@@ -226,7 +226,10 @@ async def test_an_endless_stream_line_or_event_stops_at_its_cap(
         async with client(max_sse_line_chars=65536, max_sse_event_chars=65536) as transport:
             with pytest.raises(ProviderError) as caught:
                 await _events(transport, f"{provider.base}/v1/chat")
-    assert f"has an {what} longer than 65536 characters (provider.{setting})" in str(caught.value)
+    article = "an" if what == "event" else "a"
+    assert f"has {article} {what} longer than 65536 characters (provider.{setting})" in str(
+        caught.value
+    )
 
 
 def test_the_decoder_counts_a_line_across_chunks() -> None:
