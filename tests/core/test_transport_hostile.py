@@ -93,19 +93,17 @@ async def test_a_redirect_is_an_error_naming_the_location_and_the_key_stays_home
         async def moved(request: web.Request) -> web.StreamResponse:
             return web.Response(status=status, headers={"Location": target})
 
-        async with Site({"/v1/messages": moved}) as provider:
-            async with client() as transport:
-                with pytest.raises(ProviderError) as caught:
-                    if stream:
-                        await _events(transport, f"{provider.base}/v1/messages")
-                    else:
-                        await transport.post_json(
-                            f"{provider.base}/v1/messages",
-                            {},
-                            api="test-api",
-                            key_env="MY_KEY",
-                            key_header=ANTHROPIC_KEY_HEADER,
-                        )
+        async with Site({"/v1/messages": moved}) as provider, client() as transport:
+            endpoint = f"{provider.base}/v1/messages"
+            sending = (
+                _events(transport, endpoint)
+                if stream
+                else transport.post_json(
+                    endpoint, {}, api="test-api", key_env="MY_KEY", key_header=ANTHROPIC_KEY_HEADER
+                )
+            )
+            with pytest.raises(ProviderError) as caught:
+                await sending
     message = str(caught.value)
     assert f"answered HTTP {status}, a redirect to {target}" in message
     assert "provider.base_url" in message
@@ -118,7 +116,7 @@ async def test_a_redirect_is_an_error_naming_the_location_and_the_key_stays_home
 
 @pytest.mark.parametrize("spelling", [KEY, ESCAPED_KEY], ids=["plain", "escaped"])
 async def test_a_key_echoed_in_a_json_answer_is_redacted(spelling: str) -> None:
-    body = '{"type": "error", "error": {"message": "invalid key: %s"}}' % spelling
+    body = f'{{"type": "error", "error": {{"message": "invalid key: {spelling}"}}}}'
 
     async def echo(request: web.Request) -> web.StreamResponse:
         return web.Response(text=body, content_type="application/json")
@@ -137,7 +135,7 @@ async def test_a_key_echoed_in_a_stream_event_is_redacted(spelling: str) -> None
         await response.prepare(request)
         await response.write(b'data: {"choices": []}\n\n')
         await response.write(
-            ('event: error\ndata: {"error": {"message": "bad key %s"}}\n\n' % spelling).encode()
+            (f'event: error\ndata: {{"error": {{"message": "bad key {spelling}"}}}}\n\n').encode()
         )
         await response.write_eof()
         return response
@@ -183,10 +181,10 @@ async def test_a_compression_bomb_stops_at_the_decompressed_cap() -> None:
             headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
         )
 
-    async with Site({"/v1/chat": explode}) as provider:
-        async with client(max_response_bytes=4 * 1024 * 1024) as transport:
-            with pytest.raises(ProviderError, match=r"larger than 4194304 bytes after decomp"):
-                await transport.post_json(f"{provider.base}/v1/chat", {}, api="test-api")
+    capped = client(max_response_bytes=4 * 1024 * 1024)
+    async with Site({"/v1/chat": explode}) as provider, capped as transport:
+        with pytest.raises(ProviderError, match=r"larger than 4194304 bytes after decomp"):
+            await transport.post_json(f"{provider.base}/v1/chat", {}, api="test-api")
 
 
 async def test_an_answer_under_the_cap_is_read_whole() -> None:
@@ -196,9 +194,8 @@ async def test_an_answer_under_the_cap_is_read_whole() -> None:
             headers={"Content-Type": "application/json", "Content-Encoding": "gzip"},
         )
 
-    async with Site({"/v1/chat": small}) as provider:
-        async with client(max_response_bytes=6000) as transport:
-            answer = await transport.post_json(f"{provider.base}/v1/chat", {}, api="test-api")
+    async with Site({"/v1/chat": small}) as provider, client(max_response_bytes=6000) as transport:
+        answer = await transport.post_json(f"{provider.base}/v1/chat", {}, api="test-api")
     assert answer == {"ok": "x" * 5000}
 
 
@@ -222,10 +219,10 @@ async def test_an_endless_stream_line_or_event_stops_at_its_cap(
             pass
         return response
 
-    async with Site({"/v1/chat": endless}) as provider:
-        async with client(max_sse_line_chars=65536, max_sse_event_chars=65536) as transport:
-            with pytest.raises(ProviderError) as caught:
-                await _events(transport, f"{provider.base}/v1/chat")
+    capped = client(max_sse_line_chars=65536, max_sse_event_chars=65536)
+    async with Site({"/v1/chat": endless}) as provider, capped as transport:
+        with pytest.raises(ProviderError) as caught:
+            await _events(transport, f"{provider.base}/v1/chat")
     article = "an" if what == "event" else "a"
     assert f"has {article} {what} longer than 65536 characters (provider.{setting})" in str(
         caught.value

@@ -87,7 +87,7 @@ async def test_a_key_echoed_in_an_error_never_reaches_the_error(
 
 
 async def test_a_garbage_event_is_refused_clearly(host: dict[str, Any]) -> None:
-    host["answer"] = ("sse", "event: message_start\ndata: {\"type\": \"message_start\"\n\n")
+    host["answer"] = ("sse", 'event: message_start\ndata: {"type": "message_start"\n\n')
     with pytest.raises(ProviderError, match="a streamed event is not JSON"):
         await _complete(host, stream=True)
 
