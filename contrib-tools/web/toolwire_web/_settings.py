@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,9 +26,15 @@ _HTTP_URL = re.compile(r"https?://[^\s/?#@\\]+(?:/[^\s\\]*)?", re.IGNORECASE)
 
 def _at_least(minimum: float) -> Any:
     def check(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < minimum
+        ):
             raise ValueError(
-                f"{SECTION} {attribute.name} = {value!r}: expected a number of at least {minimum:g}"
+                f"{SECTION} {attribute.name} = {value!r}: expected a finite number of at least "
+                f"{minimum:g}"
             )
 
     return check

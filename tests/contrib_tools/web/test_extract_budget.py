@@ -109,3 +109,12 @@ def test_json_ld_nested_past_any_limit_leaves_the_page_readable(depth: int) -> N
     page = extract_page(html)
     assert "Words of the article" in page.text
     assert page.author is None
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -1.0, 0.0])
+def test_web_timeouts_must_be_finite_and_positive(value: float) -> None:
+    from toolwire_web._settings import WebSettings
+
+    for key in ("timeout", "convert_timeout"):
+        with pytest.raises(ValueError, match=f"{key} = .*expected a finite number of at least"):
+            WebSettings.coerce({key: value})
