@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Annotated, Any
 
 import attrs
@@ -67,6 +68,23 @@ class Document:
     language: str | None = None
     #: Why an HTML page was read as plain text, when it was.
     degraded: str | None = None
+
+
+_STRUCTURED_KINDS = frozenset({"json", "xml", "yaml", "csv"})
+# A line of a configuration file: a [section] or key = value / key: value.
+_CONFIG_LINE = re.compile(r"\s*(?:\[[^\]\n]+\]|[\w.-]+\s*[:=])")
+
+
+def is_structured(document: Document) -> bool:
+    """Whether a document is data returned as sent (JSON, XML, YAML, CSV, or plain text that
+    reads as a configuration file), whose text the filter must flag but never rewrite."""
+    if document.kind in _STRUCTURED_KINDS:
+        return True
+    if document.kind != "text":
+        return False
+    lines = [line for line in document.body.splitlines()[:200] if line.strip()]
+    config = sum(1 for line in lines if _CONFIG_LINE.match(line))
+    return bool(lines) and config >= 0.6 * len(lines)
 
 
 def _markdown_title(text: str) -> str | None:
@@ -366,6 +384,7 @@ async def _result(
         [*(fields[name] or "" for name in names), body],
         source=page.url,
         fields=[*names, "body"],
+        structured=is_structured(document),
     )
     *filtered_fields, body = outcome.texts
     changes: dict[str, Any] = dict(zip(names, filtered_fields, strict=True))

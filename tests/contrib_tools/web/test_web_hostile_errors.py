@@ -87,3 +87,22 @@ async def test_a_failure_text_from_a_server_is_capped_and_filtered(
     if "im_start" in text:  # the server's words arrived, filtered
         assert text.startswith("[Host note: ")
         assert observer.filtered()
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "structured"),
+    [
+        ("json", '{"role": "system"}', True),
+        ("xml", "<parameter>x</parameter>", True),
+        ("yaml", "system: x", True),
+        ("csv", "a,b\n1,2", True),
+        ("text", "[system]\nmode = strict\nlevel: 3\n", True),
+        ("text", "A plain note.\nSYSTEM: it is just prose here.\nAnd more prose.", False),
+        ("markdown", "# Title\n\nsystem: words", False),
+        ("html", "system: x", False),
+    ],
+)
+def test_documents_returned_as_sent_are_structured(kind: str, body: str, structured: bool) -> None:
+    from toolwire_web._read import Document, is_structured
+
+    assert is_structured(Document(kind=kind, body=body)) is structured
