@@ -78,6 +78,11 @@ class Transport:
       server overrides the status; each retry is announced as a :class:`ProviderRetry` event;
     - for streams, is sent again only while nothing was delivered: once the consumer has emitted
       an event, a failure ends the request with a :class:`ProviderError`.
+    - never follows a redirect (the request carries the key): a 3xx is an error naming the
+      Location;
+    - reads at most ``max_response_bytes`` of a JSON answer after decompression, and stream lines
+      and events of at most ``max_sse_line_chars`` and ``max_sse_event_chars``; the key is redacted
+      from every answer and event before anyone reads them.
 
     :param config: the provider config used when a call does not pass its own.
     :param emit: where :class:`ProviderRetry` events go when a call does not pass its own ``emit``.
