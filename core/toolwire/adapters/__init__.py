@@ -21,7 +21,16 @@ from ._base import (
 )
 from ._errors import is_tools_unsupported_message, tools_not_supported
 from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
-from ._streaming import CallAssembler, event_object, new_call_id, parse_arguments, wire_objects
+from ._streaming import (
+    CallAssembler,
+    event_object,
+    new_call_id,
+    parse_arguments,
+    unique_call_ids,
+    wire_call_id,
+    wire_call_ids,
+    wire_objects,
+)
 
 __all__ = [
     "ANTHROPIC_KEY_HEADER",
@@ -42,5 +51,8 @@ __all__ = [
     "new_call_id",
     "parse_arguments",
     "tools_not_supported",
+    "unique_call_ids",
+    "wire_call_id",
+    "wire_call_ids",
     "wire_objects",
 ]

@@ -20,6 +20,9 @@ from toolwire.adapters import (
     event_object,
     new_call_id,
     parse_arguments,
+    unique_call_ids,
+    wire_call_id,
+    wire_call_ids,
     wire_objects,
 )
 from toolwire.messages import (
@@ -98,7 +101,7 @@ def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
 
 def _tool_call(call: ToolCall) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "id": call.id,
+        "id": wire_call_id(call),
         "type": "function",
         "function": {"name": call.name, "arguments": arguments_text(call)},
     }
@@ -129,6 +132,7 @@ def render_chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """The ``messages`` array: system, user, assistant (``tool_calls``) and one ``role: "tool"``
     message per result, its ``tool_call_id`` naming the call."""
     out: list[dict[str, Any]] = []
+    wire_ids = wire_call_ids(messages)
     for message in messages:
         if isinstance(message, SystemMessage):
             out.append({"role": "system", "content": message.content})
@@ -142,7 +146,7 @@ def render_chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             out.append(
                 {
                     "role": "tool",
-                    "tool_call_id": message.call_id,
+                    "tool_call_id": wire_ids.get(message.call_id, message.call_id),
                     "content": message.result.model_text(),
                 }
             )
@@ -280,7 +284,7 @@ def parse_chat_completion(
     if isinstance(legacy, Mapping) and not message.get("tool_calls"):
         parts.append(_call_from_wire({"function": legacy}, id_factory))
     return AssistantMessage(
-        parts=parts,
+        parts=unique_call_ids(parts, id_factory),
         api=API,
         model=payload.get("model"),
         finish_reason=finish_reason(choice.get("finish_reason")),

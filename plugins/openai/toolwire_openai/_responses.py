@@ -22,6 +22,9 @@ from toolwire.adapters import (
     ProviderError,
     event_object,
     parse_arguments,
+    unique_call_ids,
+    wire_call_id,
+    wire_call_ids,
     wire_objects,
 )
 from toolwire.messages import (
@@ -108,7 +111,7 @@ def _user(message: UserMessage) -> dict[str, Any]:
 def _function_call(call: ToolCall) -> dict[str, Any]:
     item: dict[str, Any] = {
         "type": "function_call",
-        "call_id": call.id,
+        "call_id": wire_call_id(call),
         "name": call.name,
         "arguments": arguments_text(call),
     }
@@ -162,6 +165,7 @@ def render_responses_input(messages: Sequence[Message]) -> tuple[str | None, lis
     becomes input items, results as ``function_call_output`` items by ``call_id``."""
     instructions: str | None = None
     items: list[dict[str, Any]] = []
+    wire_ids = wire_call_ids(messages)
     for position, message in enumerate(messages):
         if isinstance(message, SystemMessage):
             if position == 0:
@@ -176,7 +180,7 @@ def render_responses_input(messages: Sequence[Message]) -> tuple[str | None, lis
             items.append(
                 {
                     "type": "function_call_output",
-                    "call_id": message.call_id,
+                    "call_id": wire_ids.get(message.call_id, message.call_id),
                     "output": message.result.model_text(),
                 }
             )
@@ -365,7 +369,7 @@ def parse_response(
     for item in wire_objects(payload.get("output"), "output", API):
         parts.extend(_parts_of_item(item, calls))
     return AssistantMessage(
-        parts=parts,
+        parts=unique_call_ids(parts),
         api=API,
         model=payload.get("model"),
         finish_reason=_finish(payload, parts),

@@ -96,3 +96,28 @@ async def test_content_of_the_wrong_shape_is_refused_clearly(host: dict[str, Any
     host["answer"] = ("json", '{"type": "message", "role": "assistant", "content": "hello"}')
     with pytest.raises(ProviderError, match="content is a JSON string, not a list"):
         await _complete(host, stream=False)
+
+
+async def test_repeated_tool_use_ids_become_unique_and_the_wire_keeps_the_providers(
+    host: dict[str, Any],
+) -> None:
+    from toolwire import ToolResult
+    from toolwire.messages import ToolCall, ToolResultMessage
+    from toolwire_anthropic import render_messages
+
+    block = '{"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}'
+    host["answer"] = (
+        "json",
+        f'{{"type": "message", "role": "assistant", "content": [{block}, {block}], '
+        '"stop_reason": "tool_use"}',
+    )
+    message = await _complete(host, stream=False)
+    calls = [part for part in message.parts if isinstance(part, ToolCall)]
+    assert calls[0].id == "toolu_1"
+    assert calls[1].id != "toolu_1"
+    results = [
+        ToolResultMessage(call_id=call.id, name="add", result=ToolResult.ok("3")) for call in calls
+    ]
+    _, wire = render_messages([UserMessage("hi"), message, *results])
+    assert [b["id"] for b in wire[1]["content"]] == ["toolu_1", "toolu_1"]
+    assert [b["tool_use_id"] for b in wire[2]["content"]] == ["toolu_1", "toolu_1"]

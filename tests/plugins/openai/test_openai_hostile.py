@@ -139,3 +139,45 @@ async def test_a_key_in_a_streamed_error_never_reaches_the_error(
     assert "revoked" in str(caught.value)
     assert KEY not in str(caught.value)
     assert KEY not in repr(caught.value.provider_message)
+
+
+_DUPLICATE_CALLS = (
+    '{"choices": [{"message": {"role": "assistant", "tool_calls": ['
+    '{"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{}"}},'
+    '{"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{}"}},'
+    '{"id": "", "type": "function", "function": {"name": "add", "arguments": "{}"}}'
+    ']}, "finish_reason": "tool_calls"}]}'
+)
+_DUPLICATE_STREAM = (
+    'data: {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", '
+    '"function": {"name": "add", "arguments": "{}"}}]}}]}\n\n'
+    'data: {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "id": "call_1", '
+    '"function": {"name": "add", "arguments": "{}"}}]}}]}\n\n'
+    'data: {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}\n\n'
+    "data: [DONE]\n\n"
+)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_repeated_call_ids_become_unique_and_the_wire_keeps_the_providers(
+    host: dict[str, Any], stream: bool
+) -> None:
+    from toolwire import ToolResult
+    from toolwire.messages import ToolCall, ToolResultMessage
+    from toolwire_openai._chat import render_chat_messages
+
+    host["answer"] = ("sse", _DUPLICATE_STREAM) if stream else ("json", _DUPLICATE_CALLS)
+    message = await _complete(OpenAIChatAdapter, host, stream=stream)
+    calls = [part for part in message.parts if isinstance(part, ToolCall)]
+    ids = [call.id for call in calls]
+    assert len(ids) == (2 if stream else 3)
+    assert len(set(ids)) == len(ids)
+    assert all(ids)
+    assert ids[0] == "call_1"
+    # The next request names each call as the provider did.
+    results = [
+        ToolResultMessage(call_id=call.id, name="add", result=ToolResult.ok("3")) for call in calls
+    ]
+    wire = render_chat_messages([UserMessage("hi"), message, *results])
+    assert [item["id"] for item in wire[1]["tool_calls"]][:2] == ["call_1", "call_1"]
+    assert [item["tool_call_id"] for item in wire[2:]][:2] == ["call_1", "call_1"]
