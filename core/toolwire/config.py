@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -52,6 +53,10 @@ class ProviderConfig:
     ``base_url`` means what the provider's own SDK means by it (OpenAI-compatible hosts end in
     ``/v1``; Anthropic's is the host root). The API key is read from the environment variable named
     by ``api_key_env`` when a request is made, and never written anywhere.
+
+    What a provider may send is bounded: ``max_response_bytes`` of a JSON answer after
+    decompression, ``max_sse_line_chars`` of one line and ``max_sse_event_chars`` of one event
+    of a stream. Past a bound the request fails with an error naming the setting.
     """
 
     adapter: str | None = None
@@ -70,6 +75,9 @@ class ProviderConfig:
     read_timeout: float = 120.0
     total_timeout: float = 600.0
     max_retries: int = 3
+    max_response_bytes: int = 64 * 1024 * 1024
+    max_sse_line_chars: int = 16 * 1024 * 1024
+    max_sse_event_chars: int = 32 * 1024 * 1024
     options: dict[str, Any] = attrs.field(factory=dict)
 
     @property
@@ -160,6 +168,7 @@ class Config:
 # -- structuring -------------------------------------------------------------------------------
 
 _TOOLS_OWN_KEYS = frozenset({"enable", "deny", "profile"})
+_WEEK = 7 * 24 * 3600.0
 
 
 def _make_converter() -> cattrs.Converter:
@@ -393,6 +402,12 @@ def load_config(path: str | os.PathLike[str] | None = None, *, search: bool = Tr
             raw = tomllib.loads(file.read_text(encoding="utf-8"))
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{file}: not valid TOML: {exc}", file=str(file)) from None
+        except RecursionError:
+            raise ConfigError(
+                f"{file}: arrays or tables nested too deep to read; a config nests at most "
+                f"{_MAX_NESTING} levels",
+                file=str(file),
+            ) from None
         except OSError as exc:
             raise ConfigError(f"{file}: cannot be read: {exc}", file=str(file)) from None
         config = config_from_dict(raw, file=str(file))
@@ -403,8 +418,38 @@ def load_config(path: str | os.PathLike[str] | None = None, *, search: bool = Tr
     return config
 
 
+_MAX_NESTING = 32
+
+
+def _check_raw(raw: Mapping[str, Any], file: str | None) -> None:
+    """Refuse what no key may hold: ``nan`` and infinities, and nesting past ``_MAX_NESTING``."""
+    stack: list[tuple[str, Any, int]] = [("$", raw, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(
+                f"{_where(file, path)} = {value!r}: expected a finite number (nan and inf are "
+                "never valid)",
+                file=file,
+                path=path,
+            )
+        if isinstance(value, Mapping | list):
+            if depth >= _MAX_NESTING:
+                raise ConfigError(
+                    f"{_where(file, path)}: nested more than {_MAX_NESTING} levels deep; no "
+                    "setting nests that far",
+                    file=file,
+                    path=path,
+                )
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            for key, item in items:
+                where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}"
+                stack.append((where, item, depth + 1))
+
+
 def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Config:
     """Structure an already-parsed config table (as ``tomllib`` returns it)."""
+    _check_raw(raw, file)
     data = dict(raw)
     tools_raw = data.pop("tools", {})
     if not isinstance(tools_raw, dict):
@@ -505,6 +550,10 @@ def _check_values(
             f"{_where(file, path)} = {value!r}: expected {expected}", file=file, path=path
         )
 
+    def within(path: str, value: float | None, low: float, high: float, what: str) -> None:
+        if value is not None and not low <= value <= high:
+            raise bad(path, value, f"{what} from {low:g} to {high:g}")
+
     loop = config.loop
     if loop.max_rounds < 1:
         raise bad("$.loop.max_rounds", loop.max_rounds, "an integer of at least 1")
@@ -512,8 +561,22 @@ def _check_values(
         raise bad("$.loop.max_tool_calls", loop.max_tool_calls, "an integer of at least 0")
     if loop.concurrency < 1:
         raise bad("$.loop.concurrency", loop.concurrency, "an integer of at least 1")
+    within("$.loop.max_rounds", loop.max_rounds, 1, 10_000, "an integer")
+    within("$.loop.max_tool_calls", loop.max_tool_calls, 0, 100_000, "an integer")
+    within("$.loop.concurrency", loop.concurrency, 1, 256, "an integer")
     if loop.deadline_seconds is not None and loop.deadline_seconds <= 0:
         raise bad("$.loop.deadline_seconds", loop.deadline_seconds, "a positive number of seconds")
+    within("$.loop.deadline_seconds", loop.deadline_seconds, 0.001, _WEEK, "seconds")
+    provider = config.provider
+    for key in ("connect_timeout", "read_timeout", "total_timeout"):
+        within(f"$.provider.{key}", getattr(provider, key), 0.001, _WEEK, "seconds")
+    within("$.provider.max_retries", provider.max_retries, 0, 100, "an integer")
+    within("$.provider.max_tokens", provider.max_tokens, 1, 10_000_000, "an integer")
+    within("$.provider.temperature", provider.temperature, 0, 2, "a number")
+    within("$.provider.max_response_bytes", provider.max_response_bytes, 1024, 2**32, "bytes")
+    for key in ("max_sse_line_chars", "max_sse_event_chars"):
+        within(f"$.provider.{key}", getattr(provider, key), 1024, 2**31, "characters")
+    within("$.policy.max_result_bytes", config.policy.max_result_bytes, 1, 2**30, "bytes")
     if loop.unknown_tool not in ("return_error", "fail") and not re.fullmatch(
         r"rewrite:[a-z][a-z0-9_]{0,63}", loop.unknown_tool
     ):

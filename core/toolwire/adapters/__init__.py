@@ -4,7 +4,9 @@ An adapter subclasses :class:`ProviderAdapter` (or :class:`HTTPProviderAdapter` 
 brings the host's transport, retries and key handling), renders :class:`ModelRequest` into its wire
 format and parses the answer into a canonical :class:`toolwire.messages.AssistantMessage`.
 :class:`CallAssembler` assembles streamed tool calls (by index or item id) with linear-time partial
-arguments. Test an adapter with the conformance suite in :mod:`toolwire.testing.conformance`.
+arguments; :func:`event_object` and :func:`wire_objects` refuse malformed wire data with a clear
+:class:`ProviderError`. Test an adapter with the conformance suite in
+:mod:`toolwire.testing.conformance`.
 """
 
 from ._base import (
@@ -19,7 +21,16 @@ from ._base import (
 )
 from ._errors import is_tools_unsupported_message, tools_not_supported
 from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
-from ._streaming import CallAssembler, new_call_id, parse_arguments
+from ._streaming import (
+    CallAssembler,
+    event_object,
+    new_call_id,
+    parse_arguments,
+    unique_call_ids,
+    wire_call_id,
+    wire_call_ids,
+    wire_objects,
+)
 
 __all__ = [
     "ANTHROPIC_KEY_HEADER",
@@ -35,8 +46,13 @@ __all__ = [
     "ProviderError",
     "ToolChoice",
     "ToolsNotSupportedError",
+    "event_object",
     "is_tools_unsupported_message",
     "new_call_id",
     "parse_arguments",
     "tools_not_supported",
+    "unique_call_ids",
+    "wire_call_id",
+    "wire_call_ids",
+    "wire_objects",
 ]

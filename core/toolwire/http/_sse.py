@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import attrs
 
-__all__ = ["DONE_SENTINEL", "SSEDecoder", "SSEEvent", "aiter_sse"]
+__all__ = ["DONE_SENTINEL", "SSEDecoder", "SSEEvent", "SSELimitExceeded", "aiter_sse"]
 
 DONE_SENTINEL: Final = "[DONE]"
 """The ``data`` that OpenAI-style APIs send as their last event."""
@@ -54,6 +54,21 @@ class SSEEvent:
             ) from None
 
 
+class SSELimitExceeded(ValueError):
+    """A line or an event of an event stream is longer than the decoder allows.
+
+    :ivar what: ``"line"`` or ``"event"``.
+    :ivar limit: the limit in characters.
+    """
+
+    def __init__(self, what: str, limit: int) -> None:
+        super().__init__(
+            f"an event-stream {what} is longer than {limit} characters; the stream was stopped"
+        )
+        self.what = what
+        self.limit = limit
+
+
 class SSEDecoder:
     """Turn the bytes of an event stream, in chunks of any size, into events.
 
@@ -72,29 +87,42 @@ class SSEDecoder:
     The one case treated as incomplete is a body that ends inside a multibyte UTF-8 character:
     it was certainly cut, so its last line and event are dropped and :attr:`discarded` holds
     the dropped line.
+
+    :param max_line: the longest line kept, in characters (None: no limit). A server that
+        never ends a line would otherwise grow the buffer for ever.
+    :param max_event: the most characters of data one event may gather (None: no limit).
+    :raises SSELimitExceeded: from :meth:`feed` and :meth:`close`, when a limit is passed.
     """
 
     __slots__ = (
         "_at_start",
         "_closed",
         "_data",
+        "_data_length",
         "_discarded",
         "_event_type",
         "_last_event_id",
+        "_max_event",
+        "_max_line",
         "_partial",
+        "_partial_length",
         "_pending_retry",
         "_retry",
         "_skip_lf",
         "_utf8",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_line: int | None = None, max_event: int | None = None) -> None:
+        self._max_line = max_line
+        self._max_event = max_event
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._partial: list[str] = []  # an unterminated line, in pieces
+        self._partial_length = 0
         self._skip_lf = False  # the previous text ended with CR: a leading LF belongs to it
         self._at_start = True
         self._closed = False
         self._data: list[str] = []
+        self._data_length = 0
         self._event_type = ""
         self._last_event_id = ""
         self._retry: int | None = None
@@ -144,6 +172,7 @@ class SSEDecoder:
         if self._partial:
             line = "".join(self._partial)
             self._partial.clear()
+            self._partial_length = 0
             if cut_mid_character:
                 self._discarded = line
                 self._reset_event()
@@ -165,16 +194,24 @@ class SSEDecoder:
             if text.startswith("\n"):
                 text = text[1:]
         start = 0
+        limit = self._max_line
         for match in _LINE_END.finditer(text):
             line = text[start : match.start()]
             if self._partial:
                 self._partial.append(line)
                 line = "".join(self._partial)
                 self._partial.clear()
+                self._partial_length = 0
+            if limit is not None and len(line) > limit:
+                raise SSELimitExceeded("line", limit)
             self._process_line(line, events)
             start = match.end()
         if start < len(text):
-            self._partial.append(text[start:])
+            rest = text[start:]
+            self._partial.append(rest)
+            self._partial_length += len(rest)
+            if limit is not None and self._partial_length > limit:
+                raise SSELimitExceeded("line", limit)
         elif text.endswith("\r"):
             # A CR at the end already ended its line; an LF opening the next chunk is its pair.
             self._skip_lf = True
@@ -194,6 +231,9 @@ class SSEDecoder:
             value = line[colon + 2 :] if line.startswith(" ", colon + 1) else line[colon + 1 :]
         if field == "data":
             self._data.append(value)
+            self._data_length += len(value) + 1
+            if self._max_event is not None and self._data_length > self._max_event:
+                raise SSELimitExceeded("event", self._max_event)
         elif field == "event":
             self._event_type = value
         elif field == "id" and "\0" not in value:
@@ -216,6 +256,7 @@ class SSEDecoder:
 
     def _reset_event(self) -> None:
         self._data = []
+        self._data_length = 0
         self._event_type = ""
 
 

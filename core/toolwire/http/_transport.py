@@ -19,12 +19,14 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import urlsplit
 
 import aiohttp
+import attrs
 
+from .._redact import redact_json, redact_raw, redact_text
 from ..config import ProviderConfig
 from ..events import Event, ProviderRetry
 from ._errors import ProviderError
 from ._keys import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
-from ._sse import SSEEvent, aiter_sse
+from ._sse import SSEDecoder, SSEEvent, SSELimitExceeded, aiter_sse
 
 if TYPE_CHECKING:
     from ..events import EmitEvent
@@ -76,6 +78,11 @@ class Transport:
       server overrides the status; each retry is announced as a :class:`ProviderRetry` event;
     - for streams, is sent again only while nothing was delivered: once the consumer has emitted
       an event, a failure ends the request with a :class:`ProviderError`.
+    - never follows a redirect (the request carries the key): a 3xx is an error naming the
+      Location;
+    - reads at most ``max_response_bytes`` of a JSON answer after decompression, and stream lines
+      and events of at most ``max_sse_line_chars`` and ``max_sse_event_chars``; the key is redacted
+      from every answer and event before anyone reads them.
 
     :param config: the provider config used when a call does not pass its own.
     :param emit: where :class:`ProviderRetry` events go when a call does not pass its own ``emit``.
@@ -215,17 +222,29 @@ class Transport:
             session = self._get_session()
             try:
                 async with session.post(
-                    url, data=data, headers=request_headers, timeout=_timeout(cfg)
+                    url,
+                    data=data,
+                    headers=request_headers,
+                    timeout=_timeout(cfg),
+                    allow_redirects=False,
                 ) as response:
-                    if response.status >= 400:
+                    if response.status >= 300:
                         raise await _status_failure(response, api, url, key)
-                    raw = await response.read()
+                    raw = redact_raw(await _read_capped(response, cfg, api, url), key)
             except aiohttp.ClientError as exc:
                 raise _connection_failure(exc, api, url) from None
             except TimeoutError as exc:
                 raise _connection_failure(exc, api, url) from None
             try:
-                return json.loads(raw)
+                return redact_json(json.loads(raw), key)
+            except RecursionError:
+                raise _Failure(
+                    ProviderError(
+                        f"{api}: the answer from {_where(url)} is JSON nested too deep to read",
+                        api=api,
+                        status=200,
+                    )
+                ) from None
             except ValueError:
                 text = raw[:200].decode("utf-8", "replace")
                 raise _Failure(
@@ -282,12 +301,21 @@ class Transport:
             session = self._get_session()
             try:
                 async with session.post(
-                    url, data=data, headers=request_headers, timeout=_timeout(cfg)
+                    url,
+                    data=data,
+                    headers=request_headers,
+                    timeout=_timeout(cfg),
+                    allow_redirects=False,
                 ) as response:
-                    if response.status >= 400:
+                    if response.status >= 300:
                         raise await _status_failure(response, api, url, key)
                     _check_event_stream(response, api, url)
-                    events = aiter_sse(response.content.iter_any())
+                    decoder = SSEDecoder(
+                        max_line=cfg.max_sse_line_chars, max_event=cfg.max_sse_event_chars
+                    )
+                    events = _checked_events(
+                        aiter_sse(response.content.iter_any(), decoder), key, api, url
+                    )
                     return await consume(events, tracking_emit)
             except _Failure:
                 raise
@@ -490,10 +518,70 @@ def _where(url: str) -> str:
     return host + parts.path
 
 
-def _redact(text: str, key: str | None) -> str:
-    if key and key in text:
-        return text.replace(key, "[redacted]")
-    return text
+_redact = redact_text
+
+
+async def _read_capped(
+    response: aiohttp.ClientResponse, cfg: ProviderConfig, api: str, url: str
+) -> bytes:
+    """The body of ``response`` after decompression, refused past ``max_response_bytes``.
+
+    aiohttp decompresses a bounded amount per chunk, so counting the chunks bounds memory even
+    for a small compressed body that expands to gigabytes.
+    """
+    limit = cfg.max_response_bytes
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            response.close()
+            raise _Failure(
+                ProviderError(
+                    f"{api}: the answer from {_where(url)} is larger than {limit} bytes after "
+                    "decompression (provider.max_response_bytes); it was not read further",
+                    api=api,
+                    status=response.status,
+                )
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _checked_events(
+    events: AsyncIterator[SSEEvent], key: str | None, api: str, url: str
+) -> AsyncIterator[SSEEvent]:
+    """The events of a stream with the API key redacted from their data, and limits explained.
+
+    This is where every streamed provider text enters the host, so an error event that echoes
+    the key (escaped or not) cannot carry it into messages, events or traces.
+    """
+    try:
+        async for event in events:
+            data = event.data
+            redacted = redact_text(data, key)
+            if "\\u" in redacted and key:
+                redacted = _redacted_json_text(redacted, key)
+            yield event if redacted is data else attrs.evolve(event, data=redacted)
+    except SSELimitExceeded as exc:
+        setting = "max_sse_line_chars" if exc.what == "line" else "max_sse_event_chars"
+        raise ProviderError(
+            f"{api}: the stream from {_where(url)} has {'an' if exc.what == 'event' else 'a'} "
+            f"{exc.what} longer than {exc.limit} "
+            f"characters (provider.{setting}); it was stopped",
+            api=api,
+            status=200,
+        ) from None
+
+
+def _redacted_json_text(data: str, key: str) -> str:
+    """JSON text with ``key`` redacted even where the sender spelled it with escapes."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return data
+    redacted = redact_json(value, key)
+    return data if redacted is value else json.dumps(redacted, ensure_ascii=False)
 
 
 def _with_message(
@@ -538,6 +626,8 @@ async def _status_failure(
     response: aiohttp.ClientResponse, api: str, url: str, key: str | None
 ) -> _Failure:
     status = response.status
+    if status < 400:
+        return _redirect_failure(response, api, url)
     try:
         raw = await response.content.read(_ERROR_BODY_LIMIT)
     except (aiohttp.ClientError, TimeoutError):
@@ -607,6 +697,23 @@ def _connection_failure(exc: BaseException, api: str, url: str) -> _Failure:
         what = f"request failed ({type(exc).__name__}: {exc})"
     message = f"{api}: {_where(url)}: {what}"
     return _Failure(ProviderError(message, api=api, retryable=True, provider_message=what))
+
+
+def _redirect_failure(response: aiohttp.ClientResponse, api: str, url: str) -> _Failure:
+    """A redirect, refused: provider requests carry the API key and never follow one."""
+    from ..net._errors import shown_url
+
+    location = response.headers.get("Location")
+    where = f"to {shown_url(location)}" if location else "without a Location"
+    return _Failure(
+        ProviderError(
+            f"{api}: {_where(url)} answered HTTP {response.status}, a redirect {where}; provider "
+            "requests do not follow redirects (they carry the API key): set provider.base_url "
+            "to the final address",
+            api=api,
+            status=response.status,
+        )
+    )
 
 
 def _check_event_stream(response: aiohttp.ClientResponse, api: str, url: str) -> None:
