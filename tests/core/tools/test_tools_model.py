@@ -32,8 +32,9 @@ EXPECTED_NAMES = [
     "Activation", "ArgumentsInvalid", "FunctionSpec", "Inject", "Injected", "LintFinding",
     "Page", "PageNumber", "Paging", "Resolver", "SideEffect", "Source", "StrictProjection",
     "Tool", "ToolBlocked", "ToolContext", "ToolDefinitionError", "ToolPolicy", "ToolResult",
-    "ToolStatus", "Toolbox", "describe_schema", "lint_tool", "provider_name_problems",
-    "strict_projection", "tool", "tool_name_problems", "truncate_result", "validate_tool_name",
+    "ToolStatus", "Toolbox", "describe_schema", "lint_tool", "normalize_schema",
+    "provider_name_problems", "strict_projection", "tool", "tool_name_problems", "truncate_result",
+    "validate_tool_name",
 ]  # fmt: skip
 
 
