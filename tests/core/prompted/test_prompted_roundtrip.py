@@ -102,7 +102,10 @@ def values(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     if kind == "object":
         props = schema["properties"]
         needed = {k: values(v) for k, v in props.items() if k in schema["required"]}
-        optional = {k: values(v) for k, v in props.items() if k not in schema["required"]}
+        # null for an optional property means "left out": every dialect writes and reads it.
+        optional = {
+            k: values(v) | st.none() for k, v in props.items() if k not in schema["required"]
+        }
         return st.fixed_dictionaries(needed, optional=optional)
     return JSON_VALUES
 
@@ -239,3 +242,38 @@ def test_names_that_are_not_keyword_arguments_are_written_as_a_spread_in_ptype()
     assert text == 'move("b", **{"from": "a", "two words": 1})'
     parsed = parse_tool_calls(text, [function], "ptype")
     assert parsed.calls[0].arguments == arguments
+
+
+@pytest.mark.parametrize("kind", ["string", "integer", "number", "boolean", "array", "object"])
+def test_xml_reads_a_plain_null_as_left_out_for_every_type(kind: str) -> None:
+    from toolwire.tools import Tool
+
+    made = Tool.from_schema(
+        "mod",
+        "A tool.",
+        {"type": "object", "properties": {"q": {"type": "string"}, "mod": {"type": kind}}},
+        lambda arguments: arguments,
+    )
+    function = made.function_spec()
+    written = render_call("mod", {"q": "x", "mod": None}, "xml", function)
+    assert "<mod>null</mod>" in written
+    parsed = parse_tool_calls(written, [function], "xml", new_id=ids)
+    assert parsed.calls[0].arguments == {"q": "x", "mod": None}
+    assert made.validate(parsed.calls[0].arguments) == {"q": "x"}
+
+
+@pytest.mark.parametrize("schema", [{"type": "string"}, {"type": ["string", "null"]}, {}])
+@pytest.mark.parametrize("text", ["null", " null", "null\n", "\nnull\n"])
+def test_xml_writes_the_word_null_so_that_it_reads_back_as_text(
+    schema: dict[str, Any], text: str
+) -> None:
+    function = FunctionSpec(
+        name="say",
+        description="",
+        parameters={"type": "object", "properties": {"words": schema}},
+        parameter_order=("words",),
+    )
+    written = render_call("say", {"words": text}, "xml", function)
+    assert "<words>null</words>" not in written
+    parsed = parse_tool_calls(written, [function], "xml", new_id=ids)
+    assert parsed.calls[0].arguments == {"words": text}
