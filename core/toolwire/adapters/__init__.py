@@ -4,7 +4,9 @@ An adapter subclasses :class:`ProviderAdapter` (or :class:`HTTPProviderAdapter` 
 brings the host's transport, retries and key handling), renders :class:`ModelRequest` into its wire
 format and parses the answer into a canonical :class:`toolwire.messages.AssistantMessage`.
 :class:`CallAssembler` assembles streamed tool calls (by index or item id) with linear-time partial
-arguments. Test an adapter with the conformance suite in :mod:`toolwire.testing.conformance`.
+arguments. :func:`wire_request` gives each tool name an API refuses a stable alias, and
+:func:`canonical_message` (and :class:`CallAssembler`) read the answer's calls back under the
+canonical names. Test an adapter with the conformance suite in :mod:`toolwire.testing.conformance`.
 """
 
 from ._base import (
@@ -19,6 +21,7 @@ from ._base import (
 )
 from ._errors import is_tools_unsupported_message, tools_not_supported
 from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
+from ._names import WIRE_NAME, ToolNames, canonical_message, wire_functions, wire_request
 from ._streaming import CallAssembler, new_call_id, parse_arguments
 
 __all__ = [
@@ -34,9 +37,14 @@ __all__ = [
     "ProviderAdapter",
     "ProviderError",
     "ToolChoice",
+    "ToolNames",
     "ToolsNotSupportedError",
+    "WIRE_NAME",
+    "canonical_message",
     "is_tools_unsupported_message",
     "new_call_id",
     "parse_arguments",
     "tools_not_supported",
+    "wire_functions",
+    "wire_request",
 ]

@@ -91,14 +91,15 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             "the tool has no description: a model decides whether to call a tool from it "
             "(write a docstring or pass description=...)",
         )
+    broken = tool_name_problems(tool.name)
     unsafe = provider_name_problems(tool.name)
-    if unsafe:
-        add("unsafe-name", f"the name {tool.name!r} is unsafe: {'; '.join(unsafe)}")
-    elif tool_name_problems(tool.name):
-        reasons = "; ".join(tool_name_problems(tool.name))
+    if broken:
+        add("unsafe-name", f"the name {tool.name!r} breaks the name rule: {'; '.join(broken)}")
+    elif unsafe:
+        # Valid, but some API or dialect takes it only under an alias: worth knowing, not wrong.
         add(
             "unsafe-name",
-            f"the name {tool.name!r} breaks the default rule ({reasons})",
+            f"the name {tool.name!r} is not taken unchanged everywhere: {'; '.join(unsafe)}",
             severity="info",
         )
 
