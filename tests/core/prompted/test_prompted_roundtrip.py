@@ -20,6 +20,8 @@ NAMES = st.builds(
     st.sampled_from("abcxyz"),
     st.text(alphabet="abcdefxyz_0123", max_size=9),
 )
+# Tool names may be dotted (math.factorial): every dialect calls them by their own name.
+TOOL_NAMES = NAMES | st.builds(lambda a, b: f"{a}.{b}", NAMES, NAMES)
 # Parameter names also include Python keywords (written as **{...} in ptype).
 PARAMETER_NAMES = NAMES | st.sampled_from(["from", "class", "if", "item", "name", "type"])
 # Pieces of text that stress the readers: tags, entities, fences, quotes, newlines, literals.
@@ -115,7 +117,10 @@ def calls(draw: st.DrawFn) -> tuple[FunctionSpec, dict[str, Any]]:
     parameters = draw(objects(schemas(1)))
     order = tuple(draw(st.permutations(sorted(parameters["properties"]))))
     function = FunctionSpec(
-        name=draw(NAMES), description="A tool.", parameters=parameters, parameter_order=order
+        name=draw(TOOL_NAMES),
+        description="A tool.",
+        parameters=parameters,
+        parameter_order=order,
     )
     return function, draw(values(parameters))
 
