@@ -612,6 +612,28 @@ class ToolCallingLoop:
         self._emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
         return offer
 
+    def _repaired_name(
+        self, state: _State, round: int, call: ToolCall, offer: Offer
+    ) -> Tool | None:
+        """The offered tool an unknown name means except for case or as an alias, announced."""
+        from ..tools._names import match_tool_name
+
+        matched = match_tool_name(call.name, offer.names)
+        if matched is None:
+            return None
+        self._emit(
+            state,
+            UnknownTool(
+                run_id=state.run_id,
+                round=round,
+                call_id=call.id,
+                name=call.name,
+                offered=offer.names,
+                action=f"repaired:{matched}",
+            ),
+        )
+        return offer.tools[matched]
+
     def _refuse_arguments(
         self,
         state: _State,
@@ -1198,6 +1220,8 @@ class ToolCallingLoop:
                 stop_detail="a tool call could not be read",
             )
         tool = offer.tools.get(name)
+        if tool is None and loop_config.unknown_tool != "fail":
+            tool = self._repaired_name(state, round, call, offer)
         if tool is None:
             policy = loop_config.unknown_tool
             target = policy.removeprefix("rewrite:") if policy.startswith("rewrite:") else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ._errors import ToolDefinitionError
 
@@ -107,3 +108,25 @@ def provider_name_problems(name: str) -> list[str]:
     if name and not name.isidentifier() and _PROVIDER_SAFE.fullmatch(name):
         problems.append("it is not an identifier, so the prompted ptype dialect cannot call it")
     return problems
+
+
+_ALIAS_CHARACTER = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def match_tool_name(name: str, offered: Iterable[str]) -> str | None:
+    """The one offered name ``name`` means when it is no offered name itself, or None.
+
+    A model may change the case of a name (``Get_Weather`` for ``get_weather``), or call a tool
+    by the alias an API saw (``math_factorial`` for ``math.factorial``). A match must be the only
+    one: two offered names that both match leave ``name`` unknown.
+    """
+    if not isinstance(name, str) or not name:
+        return None
+    wanted = name.casefold()
+    found = {
+        candidate
+        for candidate in offered
+        if candidate.casefold() == wanted
+        or _ALIAS_CHARACTER.sub("_", candidate).casefold() == wanted
+    }
+    return found.pop() if len(found) == 1 else None
