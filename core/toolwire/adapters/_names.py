@@ -7,6 +7,7 @@ ledger). Only the request body an API receives, and the calls it answers with, u
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Final
@@ -202,3 +203,16 @@ def canonical_message(message: AssistantMessage, request: ModelRequest) -> Assis
         for p in message.parts
     ]
     return attrs.evolve(message, parts=parts)
+
+
+def wire_notes(name: str, rendered: object) -> list[str]:
+    """What a person reading a rendered ``tools`` array should know about the name ``name``: the
+    alias it is sent under, when it is not sent as it is."""
+    text = json.dumps(rendered, ensure_ascii=False)
+    if json.dumps(name, ensure_ascii=False) in text:
+        return []
+    alias = ToolNames([name]).wire(name)
+    return [
+        f"the API refuses the name {name!r}, so it is sent as {alias!r} (or with a digest when "
+        "that alias is taken); its calls are mapped back to the canonical name"
+    ]

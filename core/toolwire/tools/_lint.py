@@ -33,7 +33,7 @@ class LintFinding:
 
     ``code`` is stable for filtering: ``missing-description``, ``parameter-without-description``,
     ``unsafe-name``, ``not-strict-compatible``, ``instructions-in-description``,
-    ``null-means-default``.
+    ``null-means-default``, ``normalized-schema``.
     """
 
     tool: str
@@ -100,6 +100,14 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
         add(
             "unsafe-name",
             f"the name {tool.name!r} is not taken unchanged everywhere: {'; '.join(unsafe)}",
+            severity="info",
+        )
+
+    if tool.schema_notes:
+        add(
+            "normalized-schema",
+            f"the schema was written in another host's dialect and normalised "
+            f"({len(tool.schema_notes)} change(s)): {'; '.join(tool.schema_notes)}",
             severity="info",
         )
 
