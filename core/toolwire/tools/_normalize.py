@@ -239,7 +239,10 @@ def normalize_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[s
         raise TypeError(
             f"normalize_schema takes a JSON Schema mapping; got {type(schema).__name__}"
         )
-    out = copy.deepcopy(dict(schema))
+    try:
+        out = json.loads(json.dumps(schema, ensure_ascii=False))  # a deep copy, fast
+    except (TypeError, ValueError):
+        out = copy.deepcopy(dict(schema))
     normalizer = _Normalizer()
     if "type" not in out and not any(k in out for k in ("anyOf", "oneOf", "allOf", "$ref")):
         out = {"type": "object", **out}
