@@ -357,3 +357,19 @@ def test_normalised_wild_tools_render_sound_on_every_native_wire(word: str) -> N
     assert_sound(anthropic.render_tools([spec])[0]["input_schema"])
     projection = strict_projection(made.parameters)
     assert all("is not a JSON Schema type" not in p for p in projection.problems)
+
+
+def test_a_schema_the_validator_still_cannot_compile_refuses_the_call_not_the_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolwire.tools import _validation
+
+    made = Tool.from_schema("gap", "", obj({"a": {"type": "string"}}), _handler)
+
+    def broken(schema: Any, *, all_errors: bool = False) -> Any:
+        raise ToolDefinitionError("invalid JSON Schema: a gap in the definition check")
+
+    monkeypatch.setattr(_validation, "compiled_validator", broken)
+    with pytest.raises(ArgumentsInvalid, match="gap in the definition check") as caught:
+        made.validate({"a": "x"})
+    assert caught.value.tool == "gap"
