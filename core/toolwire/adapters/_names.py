@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -22,6 +22,10 @@ WIRE_NAME: Final = re.compile(r"[a-zA-Z0-9_-]+")
 
 _REFUSED_CHARACTER: Final = re.compile(r"[^a-zA-Z0-9_-]")
 _DIGEST_LENGTH: Final = 8
+
+
+def _wire_spelling(name: str) -> str:
+    return _REFUSED_CHARACTER.sub("_", name)
 
 
 def _digest(name: str) -> str:
@@ -39,11 +43,13 @@ class ToolNames:
     offers the same tools, and two names never share one.
 
     :param names: the canonical names offered in the request.
-    :param pattern: the characters the API accepts (fully matched).
+    :param pattern: the names the API accepts (fully matched).
     :param max_length: the longest name the API accepts.
+    :param spell: the readable alias of a refused name (default: each character outside
+        ``[a-zA-Z0-9_-]`` written ``_``); it must give a name ``pattern`` accepts.
     """
 
-    __slots__ = ("_max_length", "_pattern", "_taken", "_to_canonical", "_to_wire")
+    __slots__ = ("_max_length", "_pattern", "_spell", "_taken", "_to_canonical", "_to_wire")
 
     def __init__(
         self,
@@ -51,9 +57,11 @@ class ToolNames:
         *,
         pattern: re.Pattern[str] = WIRE_NAME,
         max_length: int = 64,
+        spell: Callable[[str], str] | None = None,
     ) -> None:
         self._pattern = pattern
         self._max_length = max_length
+        self._spell = spell or _wire_spelling
         self._to_wire: dict[str, str] = {}
         self._to_canonical: dict[str, str] = {}
         unique = list(dict.fromkeys(names))
@@ -69,16 +77,22 @@ class ToolNames:
         *,
         pattern: re.Pattern[str] = WIRE_NAME,
         max_length: int = 64,
+        spell: Callable[[str], str] | None = None,
     ) -> ToolNames:
         """The names of the functions ``request`` offers."""
-        return cls((f.name for f in request.functions), pattern=pattern, max_length=max_length)
+        return cls(
+            (f.name for f in request.functions),
+            pattern=pattern,
+            max_length=max_length,
+            spell=spell,
+        )
 
     def accepts(self, name: str) -> bool:
         """True when the API takes ``name`` as it is."""
         return 0 < len(name) <= self._max_length and self._pattern.fullmatch(name) is not None
 
     def _alias(self, name: str) -> str:
-        readable = _REFUSED_CHARACTER.sub("_", name) or "_"
+        readable = self._spell(name) or "_"
         alias = readable[: self._max_length]
         if alias in self._taken or alias != readable or not self.accepts(alias):
             alias = f"{readable[: self._max_length - _DIGEST_LENGTH - 1]}_{_digest(name)}"
@@ -138,25 +152,33 @@ def wire_functions(
 
 
 def wire_request(
-    request: ModelRequest, *, pattern: re.Pattern[str] = WIRE_NAME, max_length: int = 64
+    request: ModelRequest,
+    *,
+    pattern: re.Pattern[str] = WIRE_NAME,
+    max_length: int = 64,
+    spell: Callable[[str], str] | None = None,
 ) -> ModelRequest:
     """``request`` as an API with this name rule must receive it: every refused name aliased.
 
-    The offered functions, the calls in the history and a named tool choice carry the alias, and
-    the request's ``tool_names`` holds the map, so that the calls of the answer are read back
-    under their canonical names (:class:`CallAssembler` and :func:`canonical_message` do it).
-    Unchanged (the same object) when the API accepts every name.
+    The offered functions, the calls and results in the history and a named tool choice carry
+    the alias, and the request's ``tool_names`` holds the map, so that the calls of the answer
+    are read back under their canonical names (:class:`CallAssembler` and
+    :func:`canonical_message` do it). Unchanged (the same object) when the API accepts every
+    name.
     """
     import attrs
 
-    from ..messages import AssistantMessage, ToolCall
+    from ..messages import AssistantMessage, ToolCall, ToolResultMessage
     from ._base import NamedToolChoice
 
-    names = ToolNames.for_request(request, pattern=pattern, max_length=max_length)
+    names = ToolNames.for_request(request, pattern=pattern, max_length=max_length, spell=spell)
     messages = request.messages
     history = any(
-        isinstance(message, AssistantMessage)
-        and any(isinstance(p, ToolCall) and not names.accepts(p.name) for p in message.parts)
+        (
+            isinstance(message, AssistantMessage)
+            and any(isinstance(p, ToolCall) and not names.accepts(p.name) for p in message.parts)
+        )
+        or (isinstance(message, ToolResultMessage) and not names.accepts(message.name))
         for message in messages
     )
     if not names.aliases and not history:
@@ -174,6 +196,8 @@ def wire_request(
                 ],
             )
             if isinstance(message, AssistantMessage)
+            else attrs.evolve(message, name=names.wire(message.name))
+            if isinstance(message, ToolResultMessage) and not names.accepts(message.name)
             else message
             for message in messages
         )
