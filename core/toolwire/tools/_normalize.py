@@ -244,8 +244,16 @@ def normalize_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[s
     except (TypeError, ValueError):
         out = copy.deepcopy(dict(schema))
     normalizer = _Normalizer()
-    if "type" not in out and not any(k in out for k in ("anyOf", "oneOf", "allOf", "$ref")):
-        out = {"type": "object", **out}
-        normalizer.note((), 'the root had no "type"; it became "type": "object"')
+    untyped = "type" not in out
     normalizer.node(out, ())
+    if "type" not in out and not any(k in out for k in ("anyOf", "oneOf", "allOf", "$ref")):
+        # Also after a root "any": tool arguments are always one JSON object.
+        out = {"type": "object", **out}
+        note = (
+            '$: the root had no "type"; it became "type": "object"'
+            if untyped
+            else "$: the root accepted any value, but arguments are one JSON object; it became "
+            '"type": "object"'
+        )
+        normalizer.notes.insert(0, note)
     return out, tuple(normalizer.notes)

@@ -373,3 +373,10 @@ def test_a_schema_the_validator_still_cannot_compile_refuses_the_call_not_the_ru
     with pytest.raises(ArgumentsInvalid, match="gap in the definition check") as caught:
         made.validate({"a": "x"})
     assert caught.value.tool == "gap"
+
+
+def test_a_root_of_any_type_becomes_an_object_with_a_note() -> None:
+    schema, notes = normalize_schema({"type": "any", "properties": {"n": {"type": "int"}}})
+    assert schema == {"type": "object", "properties": {"n": {"type": "integer"}}}
+    assert notes[0].startswith("$: the root accepted any value")
+    assert_sound(schema)
