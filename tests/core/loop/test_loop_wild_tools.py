@@ -121,3 +121,24 @@ async def test_an_ambiguous_or_failing_name_is_never_repaired(tmp_path: Path) ->
     [event] = events_of(run, "unknown_tool")
     assert event.action == "fail"
     assert run.stop_reason != "answered"
+
+
+async def test_a_resolver_that_offers_an_unsound_schema_costs_only_its_tool(
+    tmp_path: Path,
+) -> None:
+    from toolwire.tools import FunctionSpec
+
+    def offer_wild(tool: Tool, request: Any) -> FunctionSpec:
+        return FunctionSpec(name=tool.name, description="", parameters={"type": "float"})
+
+    wild = Tool.from_schema(
+        "wild", "", {"type": "object", "properties": {}}, lambda a: "no", resolver=offer_wild
+    )
+    steady = Tool.from_schema("count", "", {"type": "object", "properties": {}}, lambda a: "3")
+    host = make_host(tmp_path, [wild, steady])
+    run = await run_script(host, [tool_call("count", {}), "done"])
+    assert run.stop_reason == "answered"
+    [omitted] = events_of(run, "tool_omitted")[:1]
+    assert omitted.tool == "wild"
+    assert "$.type: 'float' is not a JSON Schema type" in omitted.reason
+    assert [r.result.model_text() for r in _results(run)] == ["3"]

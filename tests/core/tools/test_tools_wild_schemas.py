@@ -380,3 +380,21 @@ def test_a_root_of_any_type_becomes_an_object_with_a_note() -> None:
     assert schema == {"type": "object", "properties": {"n": {"type": "integer"}}}
     assert notes[0].startswith("$: the root accepted any value")
     assert_sound(schema)
+
+
+def test_strict_projection_names_an_unknown_type_at_its_node_and_never_sends_it() -> None:
+    # Schemas that skipped the definition check (a resolver's own FunctionSpec, say).
+    schema = obj(
+        {
+            "meta": {"type": "dict", "properties": {"k": {"type": "string"}}},
+            "size": {"anyOf": [{"type": "any"}, {"type": "number"}]},
+        },
+        ["meta"],
+    )
+    projection = strict_projection(schema)
+    assert projection.schema is None
+    assert [p.split(":")[0] for p in projection.problems] == ["meta", "size(anyOf 0)"]
+    assert all(
+        "is not a JSON Schema type, so strict mode cannot send it" in p for p in projection.problems
+    )
+    assert not any("properties" in p for p in projection.problems)
