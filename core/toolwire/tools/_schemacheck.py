@@ -123,7 +123,7 @@ class _Checker:
     def node(self, node: Any, path: tuple[str | int, ...], depth: int) -> None:
         if type(node) is bool:
             return
-        if not isinstance(node, Mapping):
+        if type(node) is not dict and not isinstance(node, Mapping):
             self.add(
                 path, f"a schema must be an object or a boolean; got {_kind(node)} {_shown(node)}"
             )
