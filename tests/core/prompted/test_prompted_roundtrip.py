@@ -48,6 +48,10 @@ SCALAR_SCHEMAS = st.sampled_from(
         {"enum": ["red", "green", "1", "null", "a b"]},
         {"enum": ["x", 2, None, True]},
         {},
+        # What the normaliser makes of the wild's bare `list`, `dict` and `any`.
+        {"type": "array"},
+        {"type": "object"},
+        {"type": ["number", "null"]},
     ]
 )
 JSON_VALUES = st.recursive(
@@ -100,7 +104,9 @@ def values(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     if kind == "null":
         return st.none()
     if kind == "array":
-        return st.lists(values(schema["items"]), max_size=4)
+        return st.lists(values(schema["items"]) if "items" in schema else JSON_VALUES, max_size=4)
+    if kind == "object" and "properties" not in schema:
+        return st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3)
     if kind == "object":
         props = schema["properties"]
         needed = {k: values(v) for k, v in props.items() if k in schema["required"]}
