@@ -5,8 +5,9 @@ brings the host's transport, retries and key handling), renders :class:`ModelReq
 format and parses the answer into a canonical :class:`toolwire.messages.AssistantMessage`.
 :class:`CallAssembler` assembles streamed tool calls (by index or item id) with linear-time partial
 arguments; :func:`event_object` and :func:`wire_objects` refuse malformed wire data with a clear
-:class:`ProviderError`. Test an adapter with the conformance suite in
-:mod:`toolwire.testing.conformance`.
+:class:`ProviderError`. :func:`wire_request` gives each tool name an API refuses a stable alias, and
+:func:`canonical_message` (and :class:`CallAssembler`) read the answer's calls back under the
+canonical names. Test an adapter with the conformance suite in :mod:`toolwire.testing.conformance`.
 """
 
 from ._base import (
@@ -21,6 +22,7 @@ from ._base import (
 )
 from ._errors import is_tools_unsupported_message, tools_not_supported
 from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
+from ._names import WIRE_NAME, ToolNames, canonical_message, wire_functions, wire_request
 from ._streaming import (
     CallAssembler,
     event_object,
@@ -45,7 +47,10 @@ __all__ = [
     "ProviderAdapter",
     "ProviderError",
     "ToolChoice",
+    "ToolNames",
     "ToolsNotSupportedError",
+    "WIRE_NAME",
+    "canonical_message",
     "event_object",
     "is_tools_unsupported_message",
     "new_call_id",
@@ -54,5 +59,7 @@ __all__ = [
     "unique_call_ids",
     "wire_call_id",
     "wire_call_ids",
+    "wire_functions",
     "wire_objects",
+    "wire_request",
 ]

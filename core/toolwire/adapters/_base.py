@@ -22,6 +22,7 @@ from ..tools._spec import FunctionSpec
 if TYPE_CHECKING:
     from ..config import ProviderConfig
     from ..http._transport import Transport
+    from ._names import ToolNames
 
 
 @attrs.frozen
@@ -56,7 +57,9 @@ class ModelRequest:
     """One request of the loop to the model: the conversation and the offered functions.
 
     ``messages`` starts with the effective system prompt (if any). ``parallel_tool_calls`` is False
-    when the loop executes calls serially, None when it does not care.
+    when the loop executes calls serially, None when it does not care. ``tool_names`` is set by
+    :func:`wire_request` on the request an adapter sends: the aliases of the names its API
+    refuses.
     """
 
     run_id: str
@@ -67,6 +70,7 @@ class ModelRequest:
     parallel_tool_calls: bool | None = None
     stream: bool = False
     options: Mapping[str, Any] = attrs.field(factory=dict)
+    tool_names: ToolNames | None = attrs.field(default=None, eq=False, repr=False)
 
 
 class ProviderAdapter(abc.ABC):

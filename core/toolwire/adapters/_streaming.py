@@ -247,6 +247,9 @@ class CallAssembler:
     ) -> None:
         self._run_id = request.run_id
         self._round = request.round
+        # Calls are read back under their canonical names when the request aliased some.
+        names = request.tool_names
+        self._canonical = names.canonical if names is not None and names.aliases else None
         self._emit = emit
         self._id_factory = id_factory
         self._calls: dict[Hashable, _OpenCall] = {}
@@ -426,6 +429,10 @@ class CallAssembler:
         call.call_id = chosen
         return chosen
 
+    def _name(self, call: _OpenCall) -> str:
+        name = call.name or ""
+        return self._canonical(name) if self._canonical is not None else name
+
     def _start(self, call: _OpenCall) -> None:
         call_id = self._assign_id(call)
         call.started = True
@@ -434,7 +441,7 @@ class CallAssembler:
                 run_id=self._run_id,
                 round=self._round,
                 call_id=call_id,
-                name=call.name or "",
+                name=self._name(call),
                 index=call.index,
             )
         )
@@ -459,7 +466,7 @@ class CallAssembler:
         reason: str | None,
     ) -> ToolCall:
         call.closed = True
-        name = call.name or ""
+        name = self._name(call)
         made = ToolCall(
             id=call.call_id if call.started and call.call_id else self._assign_id(call),
             name=name,

@@ -196,6 +196,8 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
             "strict": spec.strict,
             "plugin": tool.plugin,
         }
+        if tool.schema_notes:
+            data["schema_notes"] = list(tool.schema_notes)
         _print_json(data, out)
         return EXIT_OK
     if args.wire == "prompted":
@@ -215,7 +217,12 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         print(f"toolwire: cannot render for {args.wire}: {exc}", file=err)
         return EXIT_FAILED
     inner = getattr(adapter, "inner", adapter)
-    _print_json(inner.render_tools((spec,)), out)
+    rendered = inner.render_tools((spec,))
+    _print_json(rendered, out)
+    from ..adapters._names import wire_notes
+
+    for note in (*wire_notes(spec.name, rendered), *tool.schema_notes):
+        err.write(f"note: {note}\n")  # stdout stays the exact body; notes are for people
     return EXIT_OK
 
 

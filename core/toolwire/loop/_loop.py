@@ -487,6 +487,28 @@ class ToolCallingLoop:
         self._emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
         return offer
 
+    def _repaired_name(
+        self, state: RunState, round: int, call: ToolCall, offer: Offer
+    ) -> Tool | None:
+        """The offered tool an unknown name means except for case or as an alias, announced."""
+        from ..tools._names import match_tool_name
+
+        matched = match_tool_name(call.name, offer.names)
+        if matched is None:
+            return None
+        self._emit(
+            state,
+            UnknownTool(
+                run_id=state.run_id,
+                round=round,
+                call_id=call.id,
+                name=call.name,
+                offered=offer.names,
+                action=f"repaired:{matched}",
+            ),
+        )
+        return offer.tools[matched]
+
     def _refuse_arguments(
         self,
         state: RunState,
@@ -1170,6 +1192,8 @@ class ToolCallingLoop:
                 )
             )
         tool = offer.tools.get(name)
+        if tool is None and self.config.loop.unknown_tool != "fail":
+            tool = self._repaired_name(state, round, call, offer)
         if tool is not None:
             return tool
         policy = self.config.loop.unknown_tool

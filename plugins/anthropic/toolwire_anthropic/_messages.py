@@ -21,12 +21,15 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    canonical_message,
     event_object,
     parse_arguments,
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
+    wire_functions,
     wire_objects,
+    wire_request,
 )
 from toolwire.messages import (
     AssistantMessage,
@@ -536,8 +539,9 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
         )
 
     def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
-        """Exactly the ``tools`` array the Messages API receives."""
-        return render_tools(functions)
+        """Exactly the ``tools`` array the Messages API receives (names it refuses under their
+        aliases)."""
+        return render_tools(wire_functions(functions))
 
     @property
     def endpoint(self) -> str:
@@ -558,7 +562,12 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
         return ANTHROPIC_KEY_ENV if host == "api.anthropic.com" else None
 
     async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
-        """Send the request (streamed when ``request.stream``) and return the assistant turn."""
+        """Send the request (streamed when ``request.stream``) and return the assistant turn.
+
+        Tool names the API refuses (``math.factorial``) go out under their aliases, and the calls
+        of the answer come back under the canonical names.
+        """
+        request = wire_request(request)
         body = render_messages_request(request, self.config)
         key_env = self.key_env
         headers = {"anthropic-version": ANTHROPIC_VERSION}
@@ -570,7 +579,7 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
                 async for event in events:
                     if stream.feed(event.data):
                         break
-                return stream.result()
+                return canonical_message(stream.result(), request)
 
             return await self.stream(
                 self.endpoint,
@@ -591,4 +600,4 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
             headers=headers,
             tools_offered=tools_offered,
         )
-        return parse_message(payload)
+        return canonical_message(parse_message(payload), request)
