@@ -16,7 +16,7 @@ from toolwire import Tool, ToolResult
 from toolwire.tools import ToolDefinitionError
 from toolwire.toolsets import Toolset
 
-from ._convert import _input_schema, policy_fields, to_tool_result
+from ._convert import policy_fields, to_tool_result
 from ._runtime import LoopThread
 from ._server import CLOSE_TIMEOUT, ServerConnection, ServerUnavailable
 from ._settings import McpSettings, ServerSettings
@@ -84,11 +84,12 @@ class ServerToolset(Toolset):
                 tools[name] = Tool.from_schema(
                     name,
                     entry.description or "",
-                    _input_schema(entry.input_schema),
+                    dict(entry.input_schema or {}),
                     _Handler(self.client, self.connection, entry.name),
                     title=entry.title or (annotations.title if annotations else None) or entry.name,
                     timeout=settings.timeout + 2.0,
                     plugin=PLUGIN_NAME,
+                    normalize=True,
                     **policy_fields(annotations),
                 )
             except ToolDefinitionError as exc:  # one bad tool costs only itself

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping
 from typing import Any
 
 import mcp.types as mt
@@ -12,20 +11,6 @@ import mcp.types as mt
 from toolwire import SideEffect, Source, ToolResult, TrustLevel
 
 TEXT_SEPARATOR = "\n\n"
-
-
-def _input_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The parameter schema toolwire uses for a server tool's ``inputSchema``.
-
-    Every server schema enters toolwire here and only here. A schema without ``type`` is read
-    as an object schema (servers with no parameters often send ``{}``).
-    """
-    copied: dict[str, Any] = dict(schema or {})
-    if "type" not in copied:
-        copied["type"] = "object"
-    if copied.get("type") == "object" and "properties" not in copied:
-        copied["properties"] = {}
-    return copied
 
 
 def policy_fields(annotations: mt.ToolAnnotations | None) -> dict[str, Any]:

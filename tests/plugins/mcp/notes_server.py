@@ -60,6 +60,15 @@ def schedule(slot: Slot, note: str | None = None) -> str:
 
 
 @server.tool()
+def resize(
+    size: Annotated[float, Field(json_schema_extra={"type": "float"})],
+    unit: Annotated[str, Field(json_schema_extra={"type": "String"})] = "cm",
+) -> str:
+    """Resize something (its schema uses the type words of other languages: float, String)."""
+    return f"resized to {size} {unit}"
+
+
+@server.tool()
 async def slow_count(steps: int, ctx: Context) -> str:
     """Count slowly, reporting progress."""
     for step in range(1, steps + 1):

@@ -278,34 +278,21 @@ async def test_a_server_whose_schema_is_used_as_written(write_config, notes_stdi
         assert refused.status.value == "error"
 
 
-def _has_normaliser() -> bool:
-    import inspect
-
-    from toolwire import Tool
-
-    return "normalize" in inspect.signature(Tool.from_schema).parameters
-
-
-@pytest.mark.xfail(not _has_normaliser(), reason="needs the schema normaliser", strict=False)
 async def test_a_server_whose_schema_needs_normalising(write_config, notes_stdio):
-    from toolwire import Tool
-
     host = Host.load(write_config({"notes": notes_stdio()}))
     async with host:
-        listed = host.tools["notes_schedule"]
-        normalised = Tool.from_schema(  # type: ignore[call-arg]
-            "schedule", listed.description, listed.parameters, lambda a: a, normalize=True
-        )
-        assert "$ref" not in json.dumps(normalised.parameters)
-        assert normalised.validate({"slot": {"day": "2026-12-01"}}) == {
-            "slot": {"day": "2026-12-01"}
-        }
-        booked = await ToolCallingLoop(host).call("notes_schedule", {"slot": {"day": "2026-12-01"}})
-        assert booked.content == "booked 2026-12-01 all day"
+        listed = host.tools["notes_resize"]
+        properties = listed.parameters["properties"]
+        assert properties["size"]["type"] == "number"
+        assert properties["unit"]["type"] == "string"
+        assert any("float" in note for note in listed.schema_notes)
+        assert any("String" in note for note in listed.schema_notes)
+        resized = await ToolCallingLoop(host).call("notes_resize", {"size": 2.5})
+        assert resized.status == "ok"
+        assert resized.content == "resized to 2.5 cm"
 
 
 def test_cli_reports_a_failed_server_with_its_stderr(write_config, notes_stdio):
-    import json
     import subprocess
     import sys
 
