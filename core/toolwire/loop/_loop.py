@@ -53,6 +53,8 @@ from .._messages import (
 from .._relaxed_json import parse_arguments
 from .._trust import TrustLevel
 from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
+from ..context._gather import gather_request_context
+from ..context._records import ContextRequest
 from ..tools._context import ToolContext
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import Source, ToolBlocked, ToolResult, ToolStatus
@@ -822,6 +824,29 @@ class ToolCallingLoop:
         round = state.rounds
         messages = tuple(state.messages)
         offer = await self._start_round(state, adapter, round, messages)
+        context = await gather_request_context(
+            self.host.hook,
+            ContextRequest(
+                run_id=state.run_id,
+                round=round,
+                messages=messages,
+                offered=offer.names,
+                api=adapter.api,
+                model=self.config.provider.model,
+                provider_trust=self._trust,
+                native_tools=adapter.capabilities.native_tools,
+                services=self._run_services(state),
+            ),
+            lambda event: self._emit(state, event),
+        )
+        messages = context.apply(messages)
+        for source in context.sources:
+            state.sources.setdefault(source.url, source)
+        if context.required_trust is not None and (
+            state.required_trust is None or context.required_trust > state.required_trust
+        ):
+            state.required_trust = context.required_trust
+            state.trust_origin = f"the context passages of round {round}"
         choice = state.options.tool_choice
         if state.forced_choice_used and choice != "none":
             choice = "auto"
