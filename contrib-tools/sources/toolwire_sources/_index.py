@@ -33,7 +33,7 @@ _PROBES = 12
 _RRF_K = 60
 _CANDIDATES = 50
 # Below this cosine similarity a passage is not a semantic match at all.
-_MIN_SIMILARITY = 0.15
+_MIN_SIMILARITY = 0.2
 _WORD = re.compile(r"\w+", re.UNICODE)
 # Words too common to say anything lexically; an OR query over them would match everything.
 _STOPWORDS = frozenset(

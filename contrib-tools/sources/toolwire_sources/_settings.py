@@ -159,5 +159,16 @@ class SourcesSettings:
         try:
             return converter.structure(dict(value), cls)
         except Exception as exc:
-            details = "; ".join(cattrs.transform_error(exc, path="$.tools.sources"))
+            details = "; ".join(
+                cattrs.transform_error(exc, path="$.tools.sources", format_exception=_reason)
+            )
             raise ValueError(f"{SECTION}: {details}") from None
+
+
+def _reason(exc: BaseException, type_: Any) -> str:
+    # A validator's own message already names the key, the value and what would be valid.
+    if isinstance(exc, ValueError) and str(exc):
+        return str(exc)
+    from cattrs.v import format_exception
+
+    return format_exception(exc, type_)

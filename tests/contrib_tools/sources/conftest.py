@@ -40,7 +40,7 @@ CORPUS: dict[str, dict[str, str]] = {
 }
 
 
-def write_corpus(root: Path, corpus: dict[str, dict[str, str]] = CORPUS) -> None:
+def _write_corpus(root: Path, corpus: dict[str, dict[str, str]] = CORPUS) -> None:
     """Write ``corpus`` (source id -> file name -> text) under ``root``."""
     for source, files in corpus.items():
         folder = root / source
@@ -49,7 +49,7 @@ def write_corpus(root: Path, corpus: dict[str, dict[str, str]] = CORPUS) -> None
             (folder / name).write_text(text, encoding="utf-8")
 
 
-def source_table(root: Path, **overrides: dict[str, Any]) -> dict[str, Any]:
+def _source_table(root: Path, **overrides: dict[str, Any]) -> dict[str, Any]:
     """``[tools.sources]`` for the sources under ``root``; ``overrides`` per source id."""
     sources = {
         path.name: {"path": str(path), "description": f"The {path.name} folder"}
@@ -65,8 +65,21 @@ def source_table(root: Path, **overrides: dict[str, Any]) -> dict[str, Any]:
 def corpus(tmp_path: Path) -> Path:
     """The generated corpus, one folder per source, under ``tmp_path / "data"``."""
     root = tmp_path / "data"
-    write_corpus(root)
+    _write_corpus(root)
     return root
+
+
+@pytest.fixture
+def write_corpus() -> Callable[..., None]:
+    """``write_corpus(root, {source: {file: text}})`` (default: the generated corpus)."""
+    return _write_corpus
+
+
+@pytest.fixture
+def source_table() -> Callable[..., dict[str, Any]]:
+    """``source_table(root, source_id={key: value})``: ``[tools.sources]`` for the folders of
+    ``root``, each source described, with per-source overrides; the index beside ``root``."""
+    return _source_table
 
 
 @pytest.fixture
@@ -74,7 +87,7 @@ def settings_for() -> Callable[..., SourcesSettings]:
     """Build settings for a corpus folder: ``settings_for(root, **table_keys)``."""
 
     def build(root: Path, sources: dict[str, dict[str, Any]] | None = None, **keys: Any) -> Any:
-        table = source_table(root, **(sources or {}))
+        table = _source_table(root, **(sources or {}))
         table.update(keys)
         return SourcesSettings.coerce(table)
 
