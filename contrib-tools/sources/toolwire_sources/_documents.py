@@ -17,6 +17,15 @@ KINDS = {
     ".pdf": "pdf",
 }
 _MAX_PDF_PAGES = 2000
+# The extractor's cost grows with the square of the nesting depth (100,000 nested <div>s take
+# minutes); no real document nests this deep.
+MAX_HTML_DEPTH = 1024
+_TAG = re.compile(rb"<(/?)([a-zA-Z][a-zA-Z0-9-]*)[^>]*?(/?)>")
+# Elements that never hold content, or whose end tag may be left out: they do not nest.
+_FLAT = frozenset(
+    b"area base br col embed hr img input link meta source track wbr p li dt dd option "
+    b"optgroup tr td th thead tbody tfoot colgroup caption rb rt rtc rp html head body".split()
+)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 # Control characters other than tab, newline and carriage return: text files have almost none.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -79,9 +88,32 @@ def _looks_binary(data: bytes) -> bool:
     return odd / len(text) > 0.05
 
 
+def html_depth(data: bytes, limit: int = MAX_HTML_DEPTH) -> int:
+    """How deep the elements of an HTML document nest, counted up to just past ``limit``."""
+    depth = deepest = 0
+    for match in _TAG.finditer(data):
+        closing, name, self_closing = match.groups()
+        if name.lower() in _FLAT or self_closing:
+            continue
+        if closing:
+            depth = max(0, depth - 1)
+            continue
+        depth += 1
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                break
+    return deepest
+
+
 def _read_html(data: bytes) -> Document:
     from toolwire_web.extraction import extract_page
 
+    depth = html_depth(data)
+    if depth > MAX_HTML_DEPTH:
+        raise DocumentSkipped(
+            f"HTML nested more than {MAX_HTML_DEPTH} elements deep: not extracted"
+        )
     try:
         page = extract_page(data)
     except RecursionError:
