@@ -22,13 +22,14 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
-from ._documents import DocumentSkipped, read_document, split_passages
+from ._documents import Document, DocumentSkipped, read_document, split_passages
 from ._embedding import DIMENSIONS, MODEL, embed
 from ._settings import SourceConfig, SourcesSettings
 
 SearchMode = Literal["lexical", "semantic", "hybrid"]
 _SCHEMA_VERSION = "1"
 _CELL_THRESHOLD = 4096
+_EMBED_BATCH = 512
 _PROBES = 12
 _RRF_K = 60
 _CANDIDATES = 50
@@ -266,7 +267,7 @@ class SourceIndex:
         ).fetchall()
         if centroids:
             matrix = np.stack([_vector(blob) for _, blob in centroids])
-            nearest = np.argsort(-(matrix @ vector))[:_PROBES]
+            nearest = np.argsort(-np.einsum("ij,j->i", matrix, vector))[:_PROBES]
             cells = [int(centroids[i][0]) for i in nearest]
             marks = ",".join("?" * len(cells))
             rows = self._db.execute(
@@ -283,7 +284,8 @@ class SourceIndex:
         vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float16).reshape(
             len(rows), DIMENSIONS
         )
-        scores = vectors.astype(np.float32) @ vector
+        # einsum rather than BLAS: a thread pool per small product costs more than it saves.
+        scores = np.einsum("ij,j->i", vectors.astype(np.float32), vector)
         count = min(limit, len(rows))
         top = np.argpartition(-scores, count - 1)[:count]
         top = top[np.argsort(-scores[top])]
@@ -347,6 +349,9 @@ class SourceIndex:
         skipped: list[tuple[str, str]] = []
         cut: list[str] = []
         seen: set[str] = set()
+        # Documents are embedded in batches: the tokenizer costs much less per text in bulk.
+        pending: list[_Pending] = []
+        pending_passages = 0
         for number, file in enumerate(files, start=1):
             name = file.name if config.kind == "file" else file.relative_to(root).as_posix()
             seen.add(name)
@@ -379,24 +384,8 @@ class SourceIndex:
                 skipped.append((name, str(exc)))
                 continue
             chunks = split_passages(document.text, settings.passage_chars)
-            vectors = embed([f"{document.title}\n{c}" if document.title else c for c in chunks])
-            with self._transaction():
-                self._forget(previous)
-                cursor = self._db.execute(
-                    "INSERT INTO documents (source, path, sha256, size, title, kind) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (source, name, digest, size, document.title, document.kind),
-                )
-                doc_id = cursor.lastrowid
-                cells = self._assign(source, vectors)
-                self._db.executemany(
-                    "INSERT INTO passages (document, source, ordinal, text, cell, vector) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        (doc_id, source, i, text, cells[i], _blob(vectors[i]))
-                        for i, text in enumerate(chunks)
-                    ],
-                )
+            pending.append(_Pending(name, previous, digest, size, document, chunks))
+            pending_passages += len(chunks)
             passages += len(chunks)
             bytes_read += size
             if document.cut:
@@ -405,6 +394,10 @@ class SourceIndex:
                 added += 1
             else:
                 updated += 1
+            if pending_passages >= _EMBED_BATCH:
+                self._write(source, pending)
+                pending, pending_passages = [], 0
+        self._write(source, pending)
         removed = 0
         for name, (doc_id, _) in known.items():
             if name not in seen:
@@ -422,6 +415,46 @@ class SourceIndex:
             skipped=tuple(skipped),
             cut=tuple(cut),
         )
+
+    def _write(self, source: str, pending: list[_Pending]) -> None:
+        """Embed the passages of ``pending`` documents at once, then store each document (and
+        remove what it replaces) in its own transaction."""
+        if not pending:
+            return
+        texts = [
+            f"{item.document.title}\n{chunk}" if item.document.title else chunk
+            for item in pending
+            for chunk in item.chunks
+        ]
+        vectors = embed(texts)
+        start = 0
+        for item in pending:
+            mine = vectors[start : start + len(item.chunks)]
+            start += len(item.chunks)
+            with self._transaction():
+                self._forget(item.previous)
+                cursor = self._db.execute(
+                    "INSERT INTO documents (source, path, sha256, size, title, kind) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        source,
+                        item.name,
+                        item.digest,
+                        item.size,
+                        item.document.title,
+                        item.document.kind,
+                    ),
+                )
+                doc_id = cursor.lastrowid
+                cells = self._assign(source, mine)
+                self._db.executemany(
+                    "INSERT INTO passages (document, source, ordinal, text, cell, vector) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (doc_id, source, i, text, cells[i], _blob(mine[i]))
+                        for i, text in enumerate(item.chunks)
+                    ],
+                )
 
     def drop_source(self, source: str) -> None:
         """Remove everything of ``source`` from the index."""
@@ -490,6 +523,18 @@ class SourceIndex:
         ).fetchall()
         vectors = np.stack([_vector(blob) for _, blob in rows])
         return [row[0] for row in rows], vectors
+
+
+@attrs.frozen
+class _Pending:
+    """A document read and split, waiting for its embeddings."""
+
+    name: str
+    previous: tuple[int, str] | None
+    digest: str
+    size: int
+    document: Document
+    chunks: list[str]
 
 
 class _Transaction:

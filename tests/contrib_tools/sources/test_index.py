@@ -143,3 +143,33 @@ def test_pdf_text_is_indexed(tmp_path: Path, settings_for: Settings) -> None:
     assert [name for name, _ in report.skipped] == ["broken.pdf"]
     assert "the PDF could not be read" in report.skipped[0][1]
     assert _paths(settings, "papers", "lighthouse keeper", "lexical") == ["lighthouse.pdf"]
+
+
+def test_a_large_source_searches_only_the_nearest_cells(
+    tmp_path: Path, settings_for: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolwire_sources._index as index_module
+
+    monkeypatch.setattr(index_module, "_CELL_THRESHOLD", 40)
+    folder = tmp_path / "data" / "many"
+    folder.mkdir(parents=True)
+    topics = ["harbour tides", "bread baking", "garden tomatoes", "chess openings", "tax forms"]
+    for number in range(100):
+        topic = topics[number % len(topics)]
+        (folder / f"n{number:03d}.txt").write_text(f"Note {number} about {topic}.")
+    (folder / "car.txt").write_text("Automobile repair: replacing worn brake pads and engine oil.")
+    settings = settings_for(tmp_path / "data")
+    index_sources(settings)
+    with SourceIndex(settings.index_file) as index:
+        cells = index._db.execute("SELECT COUNT(*) FROM cells").fetchone()[0]
+        assert cells == 10  # the square root of 101 passages
+        assert index.search("many", "fixing my car", limit=1, mode="semantic")[0].path == "car.txt"
+        lexical = index.search("many", "chess", limit=50, mode="lexical")
+        assert len(lexical) == 20
+    # Removing most of the files drops the cells again; search still works without them.
+    for number in range(90):
+        (folder / f"n{number:03d}.txt").unlink()
+    index_sources(settings)
+    with SourceIndex(settings.index_file) as index:
+        assert index._db.execute("SELECT COUNT(*) FROM cells").fetchone()[0] == 0
+        assert index.search("many", "fixing my car", limit=1, mode="semantic")[0].path == "car.txt"
