@@ -283,13 +283,17 @@ async def render_search(
     from toolwire.untrusted import filter_untrusted
 
     hits = selected.hits
-    fields = [f"{h.source}: {h.path} passage {h.ordinal + 1}" for h in hits]
+    # File names and titles come from the same files as the passages: filtered with them.
+    texts: list[str] = []
+    fields: list[str] = []
+    for hit in hits:
+        where = f"{hit.source}: {hit.path} passage {hit.ordinal + 1}"
+        texts += [hit.path, hit.title or "", hit.text]
+        fields += [f"{where} (file name)", f"{where} (title)", where]
     outcome = await filter_untrusted(
-        context,
-        [h.text for h in hits],
-        source=f"data sources searched for {query[:80]!r}",
-        fields=fields,
+        context, texts, source=f"data sources searched for {query[:80]!r}", fields=fields
     )
+    shown = outcome.texts
     lines: list[str] = []
     notice = outcome.model_notice() if hits else None
     if notice:
@@ -297,10 +301,11 @@ async def render_search(
     if page is not None:
         more = any(o.has_more for o in outcomes if o.error is None)
         lines.append(f"page: {page}, has_more: {'true' if more else 'false'}")
-    for number, (hit, text) in enumerate(zip(hits, outcome.texts, strict=True), start=1):
-        title = f", title {hit.title!r}" if hit.title else ""
+    for number, hit in enumerate(hits, start=1):
+        path, title, text = shown[3 * (number - 1) : 3 * number]
+        named = f", title {title!r}" if title else ""
         lines.append(
-            f"[{number}] source {hit.source!r}, file {hit.path!r}{title}, passage "
+            f"[{number}] source {hit.source!r}, file {path!r}{named}, passage "
             f"{hit.ordinal + 1}:\n{text}"
         )
     if not hits:
