@@ -32,8 +32,6 @@ PARAMETERS: dict[str, Any] = {
     "properties": {
         "query": {
             "type": "string",
-            "minLength": 1,
-            "maxLength": QUERY_CHARS,
             "description": "What to look for, worded from the conversation: the topic, names "
             "and terms the wanted passages would contain.",
         },
@@ -41,7 +39,6 @@ PARAMETERS: dict[str, Any] = {
             "type": "array",
             "items": {"type": "string"},
             "minItems": 1,
-            "uniqueItems": True,
             "description": "The ids of the data sources to search (default: all of them).",
         },
         "page": {
@@ -354,16 +351,24 @@ def _requested(
             )
     if problems:
         raise ArgumentsInvalid(problems)
-    return {source_id: offered[source_id] for source_id in ids}
+    return {source_id: offered[source_id] for source_id in dict.fromkeys(ids)}
 
 
 async def run_semantic_search(arguments: Mapping[str, Any], context: ToolContext) -> ToolResult:
     """The handler of ``semantic_search``: check the sources again, search them in parallel,
     share the budget by turns, filter, cite, and raise the run's trust by what was shown."""
     settings = SourcesSettings.coerce(context.settings)
+    # Lengths are checked here, not in the schema: strict mode cannot express them.
     query = str(arguments["query"]).strip()
     if not query:
         raise ArgumentsInvalid(["query: got an empty query; say what to look for."])
+    if len(query) > QUERY_CHARS:
+        raise ArgumentsInvalid(
+            [
+                f"query: got {len(query)} characters; a query has at most {QUERY_CHARS}. "
+                "Use the key terms only."
+            ]
+        )
     page = int(arguments.get("page", 1))
     if page > settings.max_pages:
         raise ArgumentsInvalid(

@@ -271,3 +271,28 @@ async def test_file_names_and_titles_are_filtered_with_the_passages(
     (event,) = [e for e in run.events if e.kind == "content_filtered"]
     assert "(file name)" in event.report
     assert "(title)" in event.report
+
+
+def test_the_schema_is_strict_compatible() -> None:
+    from toolwire.tools import lint_tool
+
+    assert [f.code for f in lint_tool(semantic_search)] == []
+
+
+async def test_long_queries_are_refused_and_repeated_ids_searched_once(
+    corpus: Path, make_host: MakeHost, source_table: Table
+) -> None:
+    table = source_table(corpus)
+    index_sources(SourcesSettings.coerce(table))
+    host = make_host(table)
+    _, _, (long, twice) = await _run(
+        host,
+        [
+            {"query": "tide " * 300},
+            {"query": "moon tides", "data_source_ids": ["notes", "notes"]},
+        ],
+    )
+    assert not long.is_ok
+    assert "query: got 1499 characters; a query has at most 1000" in long.content
+    assert twice.is_ok
+    assert twice.content.count("file 'tides.html'") == 1
