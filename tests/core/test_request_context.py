@@ -118,3 +118,22 @@ def test_request_context_checks_its_fields() -> None:
     with pytest.raises(ValueError, match="unknown trust level 'total'"):
         RequestContext(text="x", required_trust="total")
     assert RequestContext(text="x", required_trust="low").required_trust is TrustLevel.LOW
+
+
+def test_the_context_module_exports_its_two_records() -> None:
+    import toolwire.context
+
+    assert toolwire.context.__all__ == ["ContextRequest", "RequestContext"]
+
+
+def test_the_query_is_the_latest_user_message() -> None:
+    from toolwire.messages import AssistantMessage
+
+    request = ContextRequest(
+        run_id="r",
+        round=1,
+        messages=(UserMessage("first"), AssistantMessage(parts=[TextPart("ok")]), UserMessage(" ")),
+    )
+    assert request.query is None
+    assert ContextRequest(run_id="r", round=1, messages=(UserMessage("tides?"),)).query == "tides?"
+    assert ContextRequest(run_id="r", round=1, messages=()).query is None
