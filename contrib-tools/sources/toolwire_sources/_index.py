@@ -594,13 +594,25 @@ def _kmeans(vectors: npt.NDArray[np.float32], k: int, rounds: int = 8) -> npt.ND
     return centroids
 
 
-def _fuse(*rankings: list[tuple[int, float]]) -> list[tuple[int, float]]:
-    """Reciprocal-rank fusion: each ranking adds 1 / (60 + rank) to a passage's score."""
+def _fuse(
+    lexical: list[tuple[int, float]], semantic: list[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion: each ranking adds 1 / (60 + rank) to a passage's score.
+
+    Equal scores (first in one ranking, first in the other) go to the better semantic rank: the
+    embeddings also see paraphrases, which the words alone miss.
+    """
     scores: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, (pid, _) in enumerate(ranking, start=1):
-            scores[pid] = scores.get(pid, 0.0) + 1.0 / (_RRF_K + rank)
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    semantic_rank: dict[int, int] = {}
+    for rank, (pid, _) in enumerate(lexical, start=1):
+        scores[pid] = scores.get(pid, 0.0) + 1.0 / (_RRF_K + rank)
+    for rank, (pid, _) in enumerate(semantic, start=1):
+        scores[pid] = scores.get(pid, 0.0) + 1.0 / (_RRF_K + rank)
+        semantic_rank[pid] = rank
+    last = len(semantic) + 1
+    return sorted(
+        scores.items(), key=lambda item: (-item[1], semantic_rank.get(item[0], last), item[0])
+    )
 
 
 def index_sources(
