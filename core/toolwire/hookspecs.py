@@ -163,9 +163,10 @@ def toolwire_request_context(
     answer goes before the latest user message's own text, in this request only (the
     conversation is not changed). Its sources become sources of the run, and its
     ``required_trust`` tightens the trust every later provider of the run needs. An
-    implementation that raises, or answers something else, costs only itself, with a
-    ``PluginFailed`` event. The usual use: search a user's own documents with the latest user
-    message when the plugin's search tool is not in ``request.offered``.
+    implementation that raises, answers something else, or answers context that requires more
+    trust than the round's provider has, costs only itself, with a ``PluginFailed`` event. The
+    usual use: search a user's own documents with the latest user message when the plugin's
+    search tool is not in ``request.offered``.
 
     :param request: the round: run id, round, conversation, offered function names, API, model,
         provider trust, whether tools are native, and the run's services.
