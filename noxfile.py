@@ -19,6 +19,8 @@ PACKAGES = {
 }
 # Packages whose install takes long (a native build); they have their own sessions.
 HEAVY = {"plugins/llamacpp"}
+# Packages that depend on another package of the monorepo, installed with it from here.
+NEEDS = {"contrib-tools/sources": ["contrib-tools/web"]}
 
 
 def _install_all(session: nox.Session, *, heavy: bool = True) -> None:
@@ -47,7 +49,9 @@ def tests(session: nox.Session) -> None:
 @nox.parametrize("package", list(PACKAGES))
 def package_tests(session: nox.Session, package: str) -> None:
     """One package installed alone with the host, with its own tests."""
-    session.install("-e", ".[test]", "-e", package)
+    session.install(
+        "-e", ".[test]", "-e", package, *(a for p in NEEDS.get(package, ()) for a in ("-e", p))
+    )
     if package in HEAVY:
         _install_local_model(session)
     session.run("pytest", PACKAGES[package], *session.posargs)
@@ -94,6 +98,7 @@ def bench(session: nox.Session) -> None:
     for peer in ("jiter", "trafilatura", "readability-lxml", "html-text", "pydantic-ai-slim"):
         session.install(peer)
     session.install("importlib_metadata", "hatchling")
+    session.install("bm25s")  # the lexical peer of bench/sources.py
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "bench").glob("[a-z]*.py"))
     for script in scripts:
         session.run("python", script)

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ._request import OfferRequest
     from .adapters import ProviderAdapter
     from .cli._plugin_commands import CliCommand
+    from .context import ContextRequest, RequestContext
     from .events import Event
     from .messages import ToolCall
     from .tools import FunctionSpec, Tool, ToolContext, ToolResult
@@ -174,6 +175,42 @@ def toolwire_system_prompt_instructions(
             if tool.name == "calculator":
                 return "Use calculator for any arithmetic; never compute in your head."
             return None
+    """
+
+
+# -- request ----------------------------------------------------------------------------------
+
+
+@hookspec
+def toolwire_request_context(
+    request: ContextRequest,
+) -> RequestContext | Awaitable[RequestContext | None] | None:
+    """Add context passages to one model request (classic retrieval).
+
+    Called once per round, after the round's offer is resolved and before the request is sent;
+    the answers of all plugins are collected, each implementation called alone. The text of each
+    answer goes before the latest user message's own text, in this request only (the
+    conversation is not changed). Its sources become sources of the run, and its
+    ``required_trust`` tightens the trust every later provider of the run needs. An
+    implementation that raises, answers something else, or answers context that requires more
+    trust than the round's provider has, costs only itself, with a ``PluginFailed`` event. The
+    usual use: search a user's own documents with the latest user message when the plugin's
+    search tool is not in ``request.offered``.
+
+    :param request: the round: run id, round, conversation, offered function names, API, model,
+        provider trust, whether tools are native, and the run's services.
+    :returns: a :class:`toolwire.context.RequestContext`, an awaitable of one, or None to add
+        nothing.
+
+    **Example**::
+
+        @toolwire.hookimpl
+        def toolwire_request_context(request):
+            if "search_notes" in request.offered or request.query is None:
+                return None
+            hits = notes.search(request.query)
+            return RequestContext(text="\n\n".join(h.text for h in hits),
+                                  sources=[Source(h.url, h.title) for h in hits])
     """
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from toolwire import Config, Host, Tool
-from toolwire._cli import _tools_show
-from toolwire._config import ProviderConfig
+from toolwire.cli._commands import _tools_show
+from toolwire.config import ProviderConfig
 from toolwire.tools import lint_tool
 
 openai_plugin = pytest.importorskip("toolwire_openai._plugin")

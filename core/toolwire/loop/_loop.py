@@ -18,6 +18,8 @@ from .._json.relaxed import parse_arguments
 from .._trust import TrustLevel
 from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
 from ..config import Config
+from ..context._gather import gather_request_context
+from ..context._records import ContextRequest
 from ..events import (
     DuplicateSuppressed,
     Event,
@@ -734,6 +736,7 @@ class ToolCallingLoop:
         """Offer, request, answer and turn of round ``round``; the number of calls it answered."""
         messages = tuple(state.messages)
         offer = await self._start_round(state, adapter, round, messages)
+        messages = await self._request_context(state, adapter, round, offer, messages)
         request = self._model_request(state, adapter, round, offer, messages)
         if request is None:
             return 0
@@ -748,6 +751,40 @@ class ToolCallingLoop:
         state.snapshot_pending = self.ledger is not None
         await self._turn(state, round, slots, offer)
         return len(calls)
+
+    async def _request_context(
+        self,
+        state: RunState,
+        adapter: ProviderAdapter,
+        round: int,
+        offer: Offer,
+        messages: tuple[Message, ...],
+    ) -> tuple[Message, ...]:
+        """The round's messages with the context plugins contribute (``toolwire_request_context``);
+        their sources join the run's, and their trust requirement tightens the run's."""
+        context = await gather_request_context(
+            self.host.hook,
+            ContextRequest(
+                run_id=state.run_id,
+                round=round,
+                messages=messages,
+                offered=offer.names,
+                api=adapter.api,
+                model=self.config.provider.model,
+                provider_trust=self._trust,
+                native_tools=adapter.capabilities.native_tools,
+                services=self._run_services(state),
+            ),
+            lambda event: self._emit(state, event),
+        )
+        for source in context.sources:
+            state.sources.setdefault(source.url, source)
+        if context.required_trust is not None and (
+            state.required_trust is None or context.required_trust > state.required_trust
+        ):
+            state.required_trust = context.required_trust
+            state.trust_origin = f"the context passages of round {round}"
+        return context.apply(messages)
 
     def _model_request(
         self,

@@ -70,8 +70,8 @@ def test_empty_prefix_is_no_prefix():
 
 
 def test_prefix_that_makes_a_bad_name_is_refused():
-    with pytest.raises(ToolDefinitionError, match="notes-search_notes"):
-        toolset([search_notes]).prefixed("notes-").tools()
+    with pytest.raises(ToolDefinitionError, match="notes/search_notes"):
+        toolset([search_notes]).prefixed("notes/").tools()
 
 
 def test_renaming_onto_a_kept_name_is_refused():
