@@ -28,6 +28,8 @@ LLAMA_CPP = "llama-cpp-python==0.3.36"
 WHEELHOUSE = Path(
     os.environ.get("TOOLWIRE_WHEELHOUSE", Path.home() / ".cache" / "toolwire-wheelhouse")
 )
+# Packages that depend on another package of the monorepo, installed with it from here.
+NEEDS = {"contrib-tools/sources": ["contrib-tools/web"]}
 
 
 def _install_all(session: nox.Session, *, heavy: bool = True) -> None:
@@ -75,7 +77,9 @@ def package_tests(session: nox.Session, package: str) -> None:
     """One package installed alone with the host, with its own tests."""
     if package in HEAVY:
         _install_llama_cpp(session)
-    session.install("-e", ".[test]", "-e", package)
+    session.install(
+        "-e", ".[test]", "-e", package, *(a for p in NEEDS.get(package, ()) for a in ("-e", p))
+    )
     if package in HEAVY:
         _install_local_model(session)
     session.run("pytest", PACKAGES[package], *session.posargs)
@@ -90,16 +94,20 @@ def core_tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff: lint and format check."""
-    session.install("ruff")
+    """ruff: lint and format check; import-linter: the layers of the core (pyproject.toml)."""
+    session.install("ruff", "import-linter", "-e", ".")
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("lint-imports")
 
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """mypy --strict on the core."""
-    session.install("-e", ".[test]", "mypy")
+    """mypy --strict on the core, the plugins and the contrib tools."""
+    light = [arg for package in PACKAGES if package not in HEAVY for arg in ("-e", package)]
+    session.install("-e", ".[test]", *light, "mypy")
+    # The heavy packages without their native dependencies: mypy reads their code only.
+    session.install("--no-deps", *(arg for package in sorted(HEAVY) for arg in ("-e", package)))
     session.run("mypy")
 
 
@@ -118,6 +126,7 @@ def bench(session: nox.Session) -> None:
     for peer in ("jiter", "trafilatura", "readability-lxml", "html-text", "pydantic-ai-slim"):
         session.install(peer)
     session.install("importlib_metadata", "hatchling")
+    session.install("bm25s")  # the lexical peer of bench/sources.py
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "bench").glob("[a-z]*.py"))
     for script in scripts:
         session.run("python", script)

@@ -15,6 +15,12 @@ left out of that average, as the benchmark does), and F1 = 2PR / (P + R) of the 
 Usage::
 
     python bench/extraction.py [DATA] [--rounds N] [--limit N] [--only NAME,...] [--sets] [--check]
+    python bench/extraction.py --adversarial [--check]
+
+``--adversarial`` times our extraction on pages built to be slow (nested lists and tables,
+deep ``<div>``s, misnested formatting, runs of ``<``), each at 256 KiB to 2 MiB, and prints the
+growth of the time when the page doubles: linear work doubles it. Floor: at most 3x per doubling
+(CPU time, best of ``--rounds``), and the 2 MiB page within ``ADVERSARIAL_SECONDS``.
 
 DATA is the folder holding ``article-extraction/`` (default: ``$TOOLWIRE_SHARED_DATA``, else
 ``../shared/data`` beside the repository). Peers that are not installed are skipped:
@@ -42,6 +48,8 @@ from typing import cast
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 F1_FLOOR = 0.95
+GROWTH_FLOOR = 3.0  # the most a doubled adversarial page may multiply the time by
+ADVERSARIAL_SECONDS = 5.0  # the longest a 2 MiB adversarial page may take
 SPEED_FLOOR = 5.0  # times trafilatura's pages per second
 
 try:
@@ -136,6 +144,65 @@ def score(pairs: Iterable[tuple[str, str]], distinct: bool = False) -> tuple[flo
     return f1, precision, recall
 
 
+# -- adversarial pages
+
+
+def _filled(unit: str, size: int) -> str:
+    return "<html><body>" + unit * max(1, size // len(unit)) + "</body></html>"
+
+
+def _nested(opening: str, closing: str, depth: int) -> str:
+    return opening * depth + closing * depth
+
+
+ADVERSARIAL: dict[str, Callable[[int], str]] = {
+    "lists 300 deep": lambda size: _filled(
+        _nested("<ul><li>item text, with words, here", "</li></ul>", 300), size
+    ),
+    "lists 150 deep": lambda size: _filled(
+        _nested("<ul><li>item text, with words, here", "</li></ul>", 150), size
+    ),
+    "tables 150 deep": lambda size: _filled(
+        _nested("<table><tr><td>cell text, with commas, ", "</td></tr></table>", 150), size
+    ),
+    "divs 390 deep": lambda size: _filled(_nested("<div>some words, here", "</div>", 390), size),
+    "divs endless": lambda size: _filled("<div>x", size),
+    "lists endless": lambda size: _filled("<ul><li>x", size),
+    "formatting": lambda size: _filled("<b><i>x", size),
+    "runs of <": lambda size: _filled("<a", size),
+    "paragraphs": lambda size: _filled("<p>A paragraph of words, with commas, and more.</p>", size),
+}
+
+
+def adversarial(rounds: int, check: bool) -> int:
+    """Time extraction of the adversarial pages at growing sizes; 1 when a floor is missed."""
+    sizes = [256 * 1024, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024]
+    print(f"adversarial pages, CPU seconds (best of {rounds}); growth = time(2 MiB) / time(1 MiB)")
+    print(f"{'page':<18}" + "".join(f"{size // 1024:>9} KiB" for size in sizes) + "   growth")
+    failed = False
+    for name, build in ADVERSARIAL.items():
+        times = []
+        for size in sizes:
+            html = build(size)
+            best = float("inf")
+            for _ in range(rounds):
+                gc.collect()
+                started = time.process_time()
+                extract_page(html)
+                best = min(best, time.process_time() - started)
+            times.append(best)
+        growth = times[-1] / max(times[-2], 1e-3)
+        bad = growth > GROWTH_FLOOR or times[-1] > ADVERSARIAL_SECONDS
+        failed |= bad
+        row = "".join(f"{seconds:13.3f}" for seconds in times)
+        print(f"{name:<18}{row}   {growth:5.2f}x{'  ABOVE FLOOR' if bad else ''}")
+    print(
+        f"floors: growth <= {GROWTH_FLOOR}x per doubling, 2 MiB <= {ADVERSARIAL_SECONDS} s: "
+        + ("BELOW FLOOR" if failed else "ok")
+    )
+    return 1 if failed and check else 0
+
+
 # -- running
 
 
@@ -185,7 +252,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="exit 1 when below the F1 or speed floor"
     )
+    parser.add_argument(
+        "--adversarial", action="store_true", help="time pages built to be slow instead"
+    )
     args = parser.parse_args(argv)
+    if args.adversarial:
+        return adversarial(args.rounds, args.check)
 
     folder = args.data / "article-extraction"
     if not (folder / "ground-truth.json").is_file():

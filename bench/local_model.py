@@ -39,8 +39,8 @@ def _peak_rss_mb() -> float:
 async def _measure(threads: int) -> dict[str, Any]:
     import toolwire_basics._plugin as basics
     from toolwire import Host
-    from toolwire._config import ProviderConfig, config_from_dict
     from toolwire.adapters import ModelRequest
+    from toolwire.config import ProviderConfig, config_from_dict
     from toolwire.events import (
         Event,
         RequestSent,

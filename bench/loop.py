@@ -48,8 +48,8 @@ def _toolwire_runner(
 ) -> Callable[[], Awaitable[Any]]:
     import toolwire
     from toolwire import Config, Host
-    from toolwire._config import LedgerConfig, LoopConfig
     from toolwire.adapters import ModelRequest
+    from toolwire.config import LedgerConfig, LoopConfig
     from toolwire.loop import ToolCallingLoop
     from toolwire.messages import AssistantMessage, TextPart, ToolCall
     from toolwire.testing import ScriptedModel

@@ -34,9 +34,9 @@ from typing import Any
 import aiohttp
 
 from toolwire import FunctionSpec
-from toolwire._config import ProviderConfig
-from toolwire._transport import Transport
 from toolwire.adapters import ModelRequest
+from toolwire.config import ProviderConfig
+from toolwire.http._transport import Transport
 from toolwire.messages import AssistantMessage, UserMessage
 from toolwire.testing import FakeOpenAIChatServer, RecordedRequest, tool_call
 from toolwire_openai import OpenAIChatAdapter, render_chat_request

@@ -18,7 +18,7 @@ import random
 import sys
 import time
 
-from toolwire._jsonstream import PartialJSONParser
+from toolwire._json.partial import PartialJSONParser
 
 MAX_SIZE_RATIO = 12.0  # 10x the text may take at most 12x the time: linear
 MIN_SPEEDUP_VS_REPARSE = 20.0

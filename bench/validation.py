@@ -1,4 +1,11 @@
-"""Cost of validating one tool call, as ratios against the raw fastjsonschema floor.
+"""Cost of creating, rendering and validating tools, as ratios against floors.
+
+Creation: `Tool.from_function` and `Tool.from_schema` (the schema checked whole at creation,
+and with `normalize=True`), against copying the schema through JSON, which `from_schema` does
+anyway. Rendering: the strict projection and the OpenAI Chat wire tool, with and without a
+name that needs an alias.
+
+Validation:
 
 A 5-parameter tool (a string, a bounded integer, an enum, a list of strings, a boolean):
 `Tool.validate` plus structuring into the parameter types with cattrs, for a valid and an invalid
@@ -14,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import enum
+import json
 import time
 import timeit
 from typing import Annotated, Any
@@ -72,6 +80,58 @@ def best_us(cases: dict[str, Any], repeat: int, number: int) -> dict[str, float]
     return best
 
 
+WILD: dict[str, Any] = {
+    "properties": {
+        "query": {"type": "String", "description": "Words to look for."},
+        "limit": {"type": "int", "minimum": 1, "maximum": 50, "optional": True},
+        "units": {"type": "str", "enum": ["metric", "imperial"]},
+        "tags": {"type": "List[str]", "items": {"type": "str"}},
+        "exact": {"type": "bool"},
+    },
+    "required": ["query", "units"],
+}
+
+
+def creation_and_rendering(repeat: int, number: int) -> dict[str, float]:
+    """µs per tool to create it (each way) and to render it, best of ``repeat`` runs."""
+    import attrs
+
+    from toolwire import Tool
+    from toolwire.adapters import wire_functions
+    from toolwire.tools import strict_projection
+    from toolwire.tools._schemacheck import schema_problems
+    from toolwire_openai import render_chat_tools
+
+    function = search.__wrapped__
+    assert function is not None
+    schema = json.loads(json.dumps(dict(search.parameters)))
+    made = Tool.from_schema("search", "Search.", schema, dict)
+    spec = made.function_spec()
+    dotted = attrs.evolve(spec, name="shop.search")
+
+    def copy_schema() -> None:
+        json.loads(json.dumps(schema, ensure_ascii=False))
+
+    return best_us(
+        {
+            "floor: copy the schema through JSON": copy_schema,
+            "definition check alone": lambda: schema_problems(schema),
+            "Tool.from_function": lambda: Tool.from_function(function),
+            "Tool.from_schema": lambda: Tool.from_schema("search", "Search.", schema, dict),
+            "Tool.from_schema, normalize=True": lambda: Tool.from_schema(
+                "search", "Search.", WILD, dict, normalize=True
+            ),
+            "strict projection": lambda: strict_projection(schema),
+            "chat wire tool, strict": lambda: render_chat_tools([spec], binds_strict=True),
+            "chat wire tool, aliased name": lambda: render_chat_tools(
+                wire_functions([dotted]), binds_strict=True
+            ),
+        },
+        repeat,
+        number,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
@@ -105,6 +165,7 @@ def main() -> None:
     _, kwargs = runner.prepare(search, search.validate(VALID), context)
     assert kwargs["units"] is Units.IMPERIAL
 
+    creation_rows = creation_and_rendering(args.repeat, max(1, args.number // 10))
     timings = best_us(
         {
             "floor: fastjsonschema, valid": floor_valid,
@@ -125,6 +186,13 @@ def main() -> None:
     ratio = rows[2][1] / floor["valid"]
     verdict = "meets" if ratio <= 2.0 else "misses"
     print(f"\nvalid path: {ratio:.2f}x the floor ({verdict} the 2x target)")
+    print(f"\n{'creation and rendering, per tool':<36} {'µs':>9} {'x floor':>8}")
+    floor_copy = creation_rows["floor: copy the schema through JSON"]
+    for name, us in creation_rows.items():
+        print(f"{name:<36} {us:>9.2f} {us / floor_copy:>7.2f}x")
+    check = creation_rows["definition check alone"]
+    made = creation_rows["Tool.from_schema"]
+    print(f"the definition check is {check / made:.0%} of Tool.from_schema")
     try:
         search.validate(INVALID)
     except ArgumentsInvalid as exc:

@@ -1,8 +1,8 @@
 """toolwire: a plugin-based host for LLM tool calling.
 
 The names here are the public API for people running the host, tool authors and adapter authors.
-Adapter authors also use :mod:`toolwire.adapters`; everyone may use :mod:`toolwire.events`,
-:mod:`toolwire.messages`, :mod:`toolwire.tools` and :mod:`toolwire.testing`.
+Adapter authors also use :mod:`toolwire.adapters`; everyone may use :mod:`toolwire.config`,
+:mod:`toolwire.events`, :mod:`toolwire.messages`, :mod:`toolwire.tools` and :mod:`toolwire.testing`.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -11,19 +11,20 @@ from ._markers import hookimpl
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._config import Config, ConfigError, load_config
-    from ._host import Host, HostError
-    from ._messages import (
+    from ._request import OfferRequest
+    from ._trust import TrustLevel
+    from .cli._plugin_commands import CliCommand
+    from .config import Config, ConfigError, load_config
+    from .host._host import Host, HostError
+    from .host._middleware import middleware
+    from .loop import NOT_OFFERED, Approve, Deny, Run, Supply, ToolCallingLoop
+    from .messages import (
         AssistantMessage,
         SystemMessage,
         ToolCall,
         ToolResultMessage,
         UserMessage,
     )
-    from ._middleware import middleware
-    from ._request import OfferRequest
-    from ._trust import TrustLevel
-    from .loop import NOT_OFFERED, Approve, Deny, Run, Supply, ToolCallingLoop
     from .tools import (
         Activation,
         FunctionSpec,
@@ -44,13 +45,14 @@ if TYPE_CHECKING:
 _LAZY = {
     "Activation": "toolwire.tools",
     "Approve": "toolwire.loop",
-    "AssistantMessage": "toolwire._messages",
-    "Config": "toolwire._config",
-    "ConfigError": "toolwire._config",
+    "AssistantMessage": "toolwire.messages",
+    "CliCommand": "toolwire.cli._plugin_commands",
+    "Config": "toolwire.config",
+    "ConfigError": "toolwire.config",
     "Deny": "toolwire.loop",
     "FunctionSpec": "toolwire.tools",
-    "Host": "toolwire._host",
-    "HostError": "toolwire._host",
+    "Host": "toolwire.host._host",
+    "HostError": "toolwire.host._host",
     "Injected": "toolwire.tools",
     "NOT_OFFERED": "toolwire.loop",
     "OfferRequest": "toolwire._request",
@@ -58,21 +60,21 @@ _LAZY = {
     "SideEffect": "toolwire.tools",
     "Source": "toolwire.tools",
     "Supply": "toolwire.loop",
-    "SystemMessage": "toolwire._messages",
+    "SystemMessage": "toolwire.messages",
     "Tool": "toolwire.tools",
     "ToolBlocked": "toolwire.tools",
-    "ToolCall": "toolwire._messages",
+    "ToolCall": "toolwire.messages",
     "ToolCallingLoop": "toolwire.loop",
     "ToolContext": "toolwire.tools",
     "ToolPolicy": "toolwire.tools",
     "ToolResult": "toolwire.tools",
-    "ToolResultMessage": "toolwire._messages",
+    "ToolResultMessage": "toolwire.messages",
     "ToolStatus": "toolwire.tools",
     "Toolbox": "toolwire.tools",
     "TrustLevel": "toolwire._trust",
-    "UserMessage": "toolwire._messages",
-    "load_config": "toolwire._config",
-    "middleware": "toolwire._middleware",
+    "UserMessage": "toolwire.messages",
+    "load_config": "toolwire.config",
+    "middleware": "toolwire.host._middleware",
     "tool": "toolwire.tools",
 }
 
@@ -92,6 +94,7 @@ __all__ = [
     "Activation",
     "Approve",
     "AssistantMessage",
+    "CliCommand",
     "Config",
     "ConfigError",
     "Deny",

@@ -1,5 +1,5 @@
 """``python -m toolwire``: the same command line as the ``toolwire`` script."""
 
-from ._cli import main
+from .cli import main
 
 raise SystemExit(main())

@@ -7,8 +7,8 @@ from typing import Any
 
 import attrs
 
-from ._messages import Message
 from ._trust import TrustLevel
+from .messages import Message
 
 
 @attrs.frozen(kw_only=True)

@@ -1,34 +1,291 @@
-"""The lifecycle events of a run (see the ``toolwire_event`` hook)."""
+"""Lifecycle events of a run, delivered to every ``toolwire_event`` implementation.
 
-from ._events import (
-    ContentFiltered,
-    DuplicateSuppressed,
-    Event,
-    InvalidArguments,
-    LimitReached,
-    PluginFailed,
-    ProviderRetry,
-    RequestSent,
-    ResponseReceived,
-    RoundFinished,
-    RoundStarted,
-    RunFinished,
-    RunStarted,
-    TextDelta,
-    ThinkingDelta,
-    ToolBlockedEvent,
-    ToolCallArgumentsDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-    ToolCompleted,
-    ToolDeferred,
-    ToolDenied,
-    ToolFailed,
-    ToolOmitted,
-    ToolProgress,
-    ToolStarted,
-    UnknownTool,
-)
+Every event names its run and, where it has them, the round and the tool call id. Events carry no
+secrets: sensitive arguments are redacted before an event is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeAlias
+
+import attrs
+
+from .messages import AssistantMessage, ToolCall, Usage
+from .tools._result import ToolResult
+
+
+@attrs.frozen(kw_only=True)
+class Event:
+    """Base of all events: the run id and the round (None outside a round)."""
+
+    run_id: str
+    round: int | None = None
+
+    @property
+    def kind(self) -> str:
+        """The event's name in snake case, as written to traces (``tool_started``)."""
+        return _kind_of(type(self))
+
+
+def _kind_of(cls: type) -> str:
+    name = cls.__name__
+    out = [name[0].lower()]
+    for ch in name[1:]:
+        if ch.isupper():
+            out.append("_")
+            out.append(ch.lower())
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+# -- run and round -----------------------------------------------------------------------------
+
+
+EmitEvent: TypeAlias = Callable[[Event], None]
+"""The callback that receives events as they happen."""
+
+
+@attrs.frozen(kw_only=True)
+class RunStarted(Event):
+    """A run began (``resumed`` when it continues a deferred run)."""
+
+    api: str
+    model: str | None = None
+    resumed: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class RunFinished(Event):
+    """A run ended; ``stop_reason`` says why (``answered``, ``deferred``, ``max_rounds`` …)."""
+
+    stop_reason: str
+    detail: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class RoundStarted(Event):
+    """A round began with these tools offered (stable, sorted order)."""
+
+    offered: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class RoundFinished(Event):
+    """A round ended (after its tool calls, if any, were answered)."""
+
+    tool_calls: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class ToolOmitted(Event):
+    """A tool was left out of a round's offer, and why (its resolution raised or offered none)."""
+
+    tool: str
+    reason: str
+
+
+@attrs.frozen(kw_only=True)
+class RequestSent(Event):
+    """A request went to the provider."""
+
+    api: str
+    model: str | None = None
+    tools: int = 0
+    stream: bool = False
+    attempt: int = 1
+
+
+@attrs.frozen(kw_only=True)
+class ProviderRetry(Event):
+    """A provider request failed in a retryable way and will be sent again after ``delay`` s."""
+
+    api: str
+    status: int | None
+    delay: float
+    attempt: int
+    reason: str
+
+
+@attrs.frozen(kw_only=True)
+class ResponseReceived(Event):
+    """The provider's answer for the round, in canonical form."""
+
+    message: AssistantMessage
+    usage: Usage | None = None
+
+
+# -- streaming ---------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class TextDelta(Event):
+    """A piece of visible text streamed by the model."""
+
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class ThinkingDelta(Event):
+    """A piece of reasoning text streamed by the model."""
+
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallStarted(Event):
+    """The model began a tool call (streaming); arguments follow as deltas."""
+
+    call_id: str
+    name: str
+    index: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallArgumentsDelta(Event):
+    """More argument text of a streaming call, with the arguments parsed leniently so far."""
+
+    call_id: str
+    delta: str
+    partial_arguments: Any = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallCompleted(Event):
+    """A tool call of the model is complete (valid, or invalid with its raw text)."""
+
+    call: ToolCall
+
+
+# -- admission ---------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class UnknownTool(Event):
+    """The model called a tool that was not offered."""
+
+    call_id: str
+    name: str
+    offered: tuple[str, ...]
+    action: str
+
+
+@attrs.frozen(kw_only=True)
+class InvalidArguments(Event):
+    """A call's arguments did not parse or validate; ``recovery`` says what the host did."""
+
+    call_id: str
+    name: str
+    recovery: Literal["repaired", "returned", "failed"]
+    reason: str
+
+
+@attrs.frozen(kw_only=True)
+class DuplicateSuppressed(Event):
+    """An identical call (name and canonical arguments) was already made in this run."""
+
+    call_id: str
+    name: str
+    first_call_id: str
+
+
+@attrs.frozen(kw_only=True)
+class LimitReached(Event):
+    """A limit of the run was reached (``max_rounds``, ``max_tool_calls``, ``deadline``)."""
+
+    limit: str
+    value: float | int
+
+
+# -- execution ---------------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class ToolStarted(Event):
+    """A tool began to run (arguments with sensitive values redacted)."""
+
+    call_id: str
+    name: str
+    arguments: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class ToolProgress(Event):
+    """A running tool reported progress."""
+
+    call_id: str
+    name: str
+    message: str
+    fraction: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolCompleted(Event):
+    """A tool call ended with an ``ok`` result."""
+
+    call_id: str
+    name: str
+    result: ToolResult
+
+
+@attrs.frozen(kw_only=True)
+class ToolFailed(Event):
+    """A tool call ended with an ``error`` result (exception, timeout, cancellation)."""
+
+    call_id: str
+    name: str
+    result: ToolResult
+
+
+@attrs.frozen(kw_only=True)
+class ToolBlockedEvent(Event):
+    """A tool call was refused by a policy (``blocked`` result)."""
+
+    call_id: str
+    name: str
+    result: ToolResult
+
+    @property
+    def kind(self) -> str:
+        return "tool_blocked"
+
+
+@attrs.frozen(kw_only=True)
+class ToolDenied(Event):
+    """A tool call was denied by a person or an approval policy (``denied`` result)."""
+
+    call_id: str
+    name: str
+    result: ToolResult
+
+
+@attrs.frozen(kw_only=True)
+class ToolDeferred(Event):
+    """A tool call waits for a decision of the caller (approval, or an external tool)."""
+
+    call_id: str
+    name: str
+    reason: str
+
+
+@attrs.frozen(kw_only=True)
+class ContentFiltered(Event):
+    """Untrusted content of a tool result was changed by a filter (one report per call)."""
+
+    call_id: str | None
+    name: str | None
+    report: str
+
+
+@attrs.frozen(kw_only=True)
+class PluginFailed(Event):
+    """A plugin's hook raised; the plugin is left out of this step and the run goes on."""
+
+    plugin: str
+    hook: str
+    error: str
+
 
 __all__ = [
     "ContentFiltered",

@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING, Any
 from ._markers import hookspec
 
 if TYPE_CHECKING:
-    from ._events import Event
-    from ._messages import ToolCall
+    from . import Host
     from ._request import OfferRequest
     from .adapters import ProviderAdapter
+    from .cli._plugin_commands import CliCommand
+    from .context import ContextRequest, RequestContext
+    from .events import Event
+    from .messages import ToolCall
     from .tools import FunctionSpec, Tool, ToolContext, ToolResult
     from .untrusted import FilterContext, FilteredText
 
@@ -92,6 +95,33 @@ def toolwire_provider_adapters(settings: Any) -> Iterable[type[ProviderAdapter]]
     """
 
 
+@hookspec
+def toolwire_cli_commands() -> Iterable[CliCommand] | None:
+    """Add ``toolwire <name> …`` commands to the command line.
+
+    Asked only when ``toolwire`` is given a command that is not built in, with the enabled
+    plugins loaded; built-in commands and ``toolwire --help`` never ask. The results of all
+    plugins are collected; a name two plugins add is refused for the second, naming it. A
+    command's ``run(args, host)`` gets the parsed arguments and the loaded host, which is closed
+    after it returns. Keep the implementation cheap: import heavy libraries inside ``run``.
+
+    :returns: an iterable of :class:`toolwire.CliCommand`, or None.
+
+    **Example**::
+
+        async def _hello(args, host):
+            print(f"hello {args.who}; {len(host.tools)} tools")
+            return 0
+
+        @toolwire.hookimpl
+        def toolwire_cli_commands():
+            return [toolwire.CliCommand(
+                name="hello", help="greet", run=_hello,
+                configure=lambda parser: parser.add_argument("who"),
+            )]
+    """
+
+
 # -- offer -------------------------------------------------------------------------------------
 
 
@@ -145,6 +175,42 @@ def toolwire_system_prompt_instructions(
             if tool.name == "calculator":
                 return "Use calculator for any arithmetic; never compute in your head."
             return None
+    """
+
+
+# -- request ----------------------------------------------------------------------------------
+
+
+@hookspec
+def toolwire_request_context(
+    request: ContextRequest,
+) -> RequestContext | Awaitable[RequestContext | None] | None:
+    """Add context passages to one model request (classic retrieval).
+
+    Called once per round, after the round's offer is resolved and before the request is sent;
+    the answers of all plugins are collected, each implementation called alone. The text of each
+    answer goes before the latest user message's own text, in this request only (the
+    conversation is not changed). Its sources become sources of the run, and its
+    ``required_trust`` tightens the trust every later provider of the run needs. An
+    implementation that raises, answers something else, or answers context that requires more
+    trust than the round's provider has, costs only itself, with a ``PluginFailed`` event. The
+    usual use: search a user's own documents with the latest user message when the plugin's
+    search tool is not in ``request.offered``.
+
+    :param request: the round: run id, round, conversation, offered function names, API, model,
+        provider trust, whether tools are native, and the run's services.
+    :returns: a :class:`toolwire.context.RequestContext`, an awaitable of one, or None to add
+        nothing.
+
+    **Example**::
+
+        @toolwire.hookimpl
+        def toolwire_request_context(request):
+            if "search_notes" in request.offered or request.query is None:
+                return None
+            hits = notes.search(request.query)
+            return RequestContext(text="\n\n".join(h.text for h in hits),
+                                  sources=[Source(h.url, h.title) for h in hits])
     """
 
 
@@ -204,6 +270,39 @@ def toolwire_filter_untrusted(
                 flagged = ("exfiltration request",) if "send me the api key" in text.lower() else ()
                 out.append(FilteredText(text=text, flagged=flagged))
             return out
+    """
+
+
+# -- host --------------------------------------------------------------------------------------
+
+
+@hookspec
+def toolwire_configure(host: Host) -> None:
+    """Set up a plugin's per-host state once the host is assembled (like ``pytest_configure``).
+
+    Called once per host, right after :meth:`toolwire.Host.load` registered the enabled plugins.
+    A plugin that holds state (an exporter, a connection pool) builds it here from
+    ``host.plugin_settings(name)``, registers it as a plugin object of this host with
+    ``host.plugin_manager.register(obj, name=...)`` so its hookimpls see only this host's runs,
+    and releases it with ``host.on_close(...)``. An implementation that raises is reported as a
+    failure of its plugin alone; the host starts without it.
+
+    :param host: the :class:`toolwire.Host` being set up.
+    :returns: nothing.
+
+    **Example**::
+
+        class Counter:
+            def __init__(self):
+                self.events = 0
+
+            @toolwire.hookimpl
+            def toolwire_event(self, event):
+                self.events += 1
+
+        @toolwire.hookimpl
+        def toolwire_configure(host):
+            host.plugin_manager.register(Counter(), name="counter")
     """
 
 

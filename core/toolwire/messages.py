@@ -1,19 +1,148 @@
-"""The provider-independent conversation: messages, their parts, tool calls and usage."""
+"""The provider-independent conversation: messages, parts, tool calls and usage.
 
-from ._messages import (
-    AssistantMessage,
-    AssistantPart,
-    Message,
-    OpaquePart,
-    SystemMessage,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-    UserPart,
-)
+Adapters translate these to and from their wire format; the loop only ever sees these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeAlias
+
+import attrs
+
+from .tools._result import ToolResult
+
+
+@attrs.frozen(kw_only=True)
+class ToolCall:
+    """One tool call requested by the model.
+
+    ``arguments`` is the parsed JSON object, or None when the arguments could not be parsed; then
+    ``raw_arguments`` keeps the text exactly as it arrived and ``invalid_reason`` says why it was
+    rejected. ``provider_executed`` marks a call the provider ran itself (a server-side tool):
+    the loop never runs it. ``provider_data`` is opaque per-adapter data kept verbatim (item ids,
+    indexes).
+    """
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any] | None = None
+    raw_arguments: str | None = None
+    invalid_reason: str | None = None
+    provider_executed: bool = False
+    provider_data: Mapping[str, Any] | None = None
+
+    @property
+    def is_valid(self) -> bool:
+        """True when the arguments parsed into a JSON object."""
+        return self.arguments is not None and self.invalid_reason is None
+
+
+@attrs.frozen
+class TextPart:
+    """Visible text of a turn."""
+
+    text: str
+
+
+@attrs.frozen(kw_only=True)
+class ThinkingPart:
+    """Model reasoning, kept verbatim (signature and redacted payloads included)."""
+
+    text: str = ""
+    signature: str | None = None
+    redacted: bool = False
+    provider_data: Mapping[str, Any] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class OpaquePart:
+    """A provider item the host does not interpret (reasoning items, server tool blocks).
+
+    Sent back unchanged to the same API; other adapters skip it.
+    """
+
+    api: str
+    data: Any
+
+
+@attrs.frozen(kw_only=True)
+class Usage:
+    """Token counts reported by the provider (None where not reported)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    total_tokens: int | None = None
+
+
+AssistantPart: TypeAlias = TextPart | ThinkingPart | OpaquePart | ToolCall
+UserPart: TypeAlias = TextPart | OpaquePart
+
+
+@attrs.frozen
+class SystemMessage:
+    """System instructions. The loop keeps the effective system prompt first."""
+
+    content: str
+
+
+@attrs.frozen
+class UserMessage:
+    """A user turn: plain text, or parts."""
+
+    content: str | tuple[UserPart, ...]
+
+    @property
+    def text(self) -> str:
+        """The text of the turn, parts joined."""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(p.text for p in self.content if isinstance(p, TextPart))
+
+
+def _tuple(value: Any) -> tuple[Any, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class AssistantMessage:
+    """One assistant turn in canonical form, parts in the order the provider sent them.
+
+    ``api`` names the adapter that produced it, so provider-opaque parts go back only to that API.
+    """
+
+    parts: tuple[AssistantPart, ...] = attrs.field(default=(), converter=_tuple)
+    api: str | None = None
+    model: str | None = None
+    finish_reason: str | None = None
+    usage: Usage | None = None
+
+    @property
+    def text(self) -> str:
+        """The visible text of the turn."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls of the turn, in order."""
+        return tuple(p for p in self.parts if isinstance(p, ToolCall))
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultMessage:
+    """The result of one tool call, answering the call with id ``call_id``.
+
+    Consecutive result messages belong to the same assistant turn; adapters group them as their
+    API requires (one user message for Anthropic, one message per call for Chat Completions).
+    """
+
+    call_id: str
+    name: str
+    result: ToolResult
+
+
+Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
 
 __all__ = [
     "AssistantMessage",

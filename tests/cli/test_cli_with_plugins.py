@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolwire._cli import main
+from toolwire.cli import main
 
 pytest.importorskip("toolwire_basics", reason="needs toolwire-basics installed")
 pytest.importorskip("toolwire_openai", reason="needs toolwire-openai installed")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from toolwire._cli import main
+from toolwire.cli import main
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _imported_after(args: list[str], cwd: Path) -> set[str]:
     code = (
         "import sys, io, contextlib\n"
-        "from toolwire._cli import main\n"
+        "from toolwire.cli import main\n"
         "buf = io.StringIO()\n"
         "with contextlib.redirect_stdout(buf):\n"
         "    try:\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from toolwire import Config, ConfigError, load_config
-from toolwire._config import config_from_dict
+from toolwire.config import config_from_dict
 
 
 def _load(tmp_path: Path, text: str) -> Config:
@@ -129,6 +129,49 @@ def test_config_file_from_environment(tmp_path: Path, monkeypatch: pytest.Monkey
         ("[profiles.p]\nallow = ['a']\ndeni = []\n", "$.profiles.p.deni: unknown key 'deni'"),
         ("[loop\n", "not valid TOML"),
         ("loop = 3\n", "$.loop = 3: expected a table [loop]"),
+        # Values that parse but cannot be meant.
+        ("[provider]\nread_timeout = nan\n", "$.provider.read_timeout = nan: expected a finite"),
+        ("[provider]\ntotal_timeout = inf\n", "$.provider.total_timeout = inf: expected a finite"),
+        ("[tools.web]\ntimeout = -inf\n", "$.tools.web.timeout = -inf: expected a finite"),
+        ("[providers.x]\nweights = [1.0, nan]\n", "$.providers.x.weights[1] = nan: expected"),
+        (
+            "[provider]\nconnect_timeout = 0\n",
+            "$.provider.connect_timeout = 0.0: expected seconds from 0.001 to 604800",
+        ),
+        (
+            "[provider]\nread_timeout = -5\n",
+            "$.provider.read_timeout = -5.0: expected seconds from 0.001 to 604800",
+        ),
+        (
+            "[provider]\nmax_retries = -1\n",
+            "$.provider.max_retries = -1: expected an integer from 0 to 100",
+        ),
+        (
+            "[provider]\nmax_retries = 1000000\n",
+            "$.provider.max_retries = 1000000: expected an integer from 0 to 100",
+        ),
+        (
+            "[provider]\nmax_response_bytes = 10\n",
+            "$.provider.max_response_bytes = 10: expected bytes from 1024 to",
+        ),
+        (
+            "[loop]\nmax_rounds = 100000000\n",
+            "$.loop.max_rounds = 100000000: expected an integer from 1 to 10000",
+        ),
+        (
+            "[loop]\nconcurrency = 100000\n",
+            "$.loop.concurrency = 100000: expected an integer from 1 to 256",
+        ),
+        (
+            "[loop]\ndeadline_seconds = 1e300\n",
+            "$.loop.deadline_seconds = 1e+300: expected seconds from 0.001 to 604800",
+        ),
+        (
+            "[policy]\nmax_result_bytes = 0\n",
+            "$.policy.max_result_bytes = 0: expected bytes from 1 to",
+        ),
+        ("a = " + "[" * 5000 + "]" * 5000 + "\n", "nested too deep to read"),
+        ("a = " + "[" * 40 + "]" * 40 + "\n", "nested more than 32 levels deep"),
     ],
 )
 def test_bad_input_is_refused_with_file_path_value_and_fix(

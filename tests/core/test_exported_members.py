@@ -12,6 +12,7 @@ EXPECTED = {
     "Activation",
     "Approve",
     "AssistantMessage",
+    "CliCommand",
     "Config",
     "ConfigError",
     "Deny",
@@ -66,6 +67,7 @@ def test_every_exported_name_resolves(name: str):
         "toolwire.net",
         "toolwire.testing",
         "toolwire.tools",
+        "toolwire.toolsets",
     ],
 )
 def test_public_modules_have_sorted_all(module: str):
@@ -79,3 +81,22 @@ def test_public_modules_have_sorted_all(module: str):
 def test_unknown_name_is_an_attribute_error():
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         toolwire.nothing  # noqa: B018
+
+
+def test_toolsets_exports_exactly_the_compositions():
+    import toolwire.toolsets
+
+    assert set(toolwire.toolsets.__all__) == {
+        "ApprovalRequiredToolset",
+        "CombinedToolset",
+        "ExternalToolset",
+        "FilteredToolset",
+        "PrefixedToolset",
+        "RenamedToolset",
+        "StaticToolset",
+        "ToolSource",
+        "Toolset",
+        "combined",
+        "external",
+        "toolset",
+    }

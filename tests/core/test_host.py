@@ -10,7 +10,7 @@ import pytest
 
 import toolwire
 from toolwire import Config, ConfigError, Host
-from toolwire._config import config_from_dict
+from toolwire.config import config_from_dict
 
 
 @toolwire.tool
@@ -200,3 +200,42 @@ async def test_closers_run_latest_first_and_a_failing_one_does_not_stop_the_rest
     assert "socket already gone" in failure.error
     await host.aclose()  # closing twice runs nothing again
     assert order == ["last", "first"]
+
+
+def test_configure_hook_lets_a_plugin_register_per_host_observers():
+    class Counter:
+        def __init__(self, host: Host) -> None:
+            self.host = host
+            self.kinds: list[str] = []
+
+        @toolwire.hookimpl
+        def toolwire_event(self, event: Any) -> None:
+            self.kinds.append(event.kind)
+
+    counters: list[Counter] = []
+
+    def configure(host: Host) -> None:
+        counter = Counter(host)
+        counters.append(counter)
+        host.plugin_manager.register(counter, name="counter")
+
+    def broken(host: Host) -> None:
+        raise RuntimeError("no exporter today")
+
+    plugins = [
+        _plugin("counting", toolwire_configure=configure),
+        _plugin("bad", toolwire_configure=broken),
+    ]
+    first = Host.load(Config(), plugins=plugins)
+    second = Host.load(Config(), plugins=plugins)
+    from toolwire.events import RoundStarted
+
+    first.emit(RoundStarted(run_id="r", round=1))
+    assert [c.host for c in counters] == [first, second]
+    # The failure of "bad" was reported to the observer registered by "counting", and only the
+    # first host's observer saw the first host's event.
+    assert counters[0].kinds == ["plugin_failed", "round_started"]
+    assert counters[1].kinds == ["plugin_failed"]
+    info = first.plugin_info("bad")
+    assert info is not None
+    assert "toolwire_configure: RuntimeError: no exporter today" in (info.error or "")

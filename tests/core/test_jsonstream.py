@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from toolwire._jsonstream import PartialJSONParser
-from toolwire._sse import SSEDecoder
+from toolwire._json.partial import PartialJSONParser
+from toolwire.http._sse import SSEDecoder
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 

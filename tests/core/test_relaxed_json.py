@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire._relaxed_json import (
+from toolwire._json.relaxed import (
     REPAIRS,
     ArgumentsSyntaxError,
     ParsedArguments,

@@ -15,7 +15,7 @@ from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire._sse import DONE_SENTINEL, SSEDecoder, SSEEvent, aiter_sse
+from toolwire.http._sse import DONE_SENTINEL, SSEDecoder, SSEEvent, aiter_sse
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 

@@ -10,7 +10,7 @@ import pytest
 
 import toolwire
 from toolwire import Config, Host
-from toolwire._config import LedgerConfig
+from toolwire.config import LedgerConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,3 +79,12 @@ def test_tool_author_testing_example_runs(monkeypatch: pytest.MonkeyPatch, tmp_p
     [code] = [b for b in _python_blocks(ROOT / "docs" / "tool-authors.md") if "ScriptedModel" in b]
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
     _namespace(code)  # asserts inside; asyncio.run drives it
+
+
+def test_tool_author_normaliser_example_runs() -> None:
+    [code] = [
+        b for b in _python_blocks(ROOT / "docs" / "tool-authors.md") if "normalize_schema" in b
+    ]
+    namespace = _namespace(code)
+    assert namespace["measure"].parameters["properties"]["size"] == {"type": "number"}
+    assert len(namespace["notes"]) == 4

@@ -14,11 +14,20 @@ class TimeZoneError(ValueError):
 
 
 _ALIASES = {"utc": "UTC", "gmt": "Etc/GMT", "z": "UTC", "zulu": "UTC"}
+# Files of the zone database that are not zones: "localtime" is the host's own zone (naming it
+# would tell a model where the host is), the others are tzdata's internals.
+_NOT_ZONES = frozenset({"localtime", "posixrules", "factory", "leap-seconds.list", "leapseconds"})
 
 
 @functools.cache
 def _zone_names() -> tuple[str, ...]:
-    return tuple(sorted(zoneinfo.available_timezones()))
+    return tuple(
+        sorted(
+            name
+            for name in zoneinfo.available_timezones()
+            if name.lower() not in _NOT_ZONES and not name.startswith(("posix/", "right/"))
+        )
+    )
 
 
 @functools.cache

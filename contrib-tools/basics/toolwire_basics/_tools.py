@@ -76,12 +76,22 @@ def convert_time(
     try:
         source = find_zone(from_timezone)
         target = find_zone(to_timezone)
-        local = parse_wall_time(time, source, today=now_in(source).date())
     except TimeZoneError as exc:
         return ToolResult.error(_sentence(exc))
-    converted = local.astimezone(target)
+    try:
+        local = parse_wall_time(time, source, today=now_in(source).date())
+        converted = local.astimezone(target)
+        ambiguous = is_ambiguous(local)
+    except TimeZoneError as exc:
+        return ToolResult.error(_sentence(exc))
+    except OverflowError:
+        return ToolResult.error(
+            f"{time!r} in {source.key} cannot be converted to {target.key}: it lies at the edge "
+            "of the calendar (years 1 to 9999), where the other zone's time does not exist. "
+            "Give a time between the years 2 and 9998."
+        )
     text = f"{describe(local)} in {source.key} is {describe(converted)} in {target.key}."
-    if is_ambiguous(local):
+    if ambiguous:
         text += (
             f" Note: {local:%Y-%m-%d %H:%M} occurs twice in {source.key} (the clocks go back); "
             "this is the first occurrence."

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
+import math
 import re
+import sys
 from collections.abc import Iterable
 
 import attrs
@@ -351,6 +353,8 @@ def convert(value: float, from_unit: str, to_unit: str) -> tuple[float, Unit, Un
     :raises UnitError: for unknown or ambiguous names, or units of different dimensions; the
         message lists the valid units of the dimension that applies.
     """
+    if not math.isfinite(value):
+        raise UnitError(f"the value {value!r} is not a finite number; give a number such as 12.5")
     source = find_unit(from_unit)
     target = find_unit(to_unit)
     if source.dimension != target.dimension:
@@ -366,7 +370,13 @@ def convert(value: float, from_unit: str, to_unit: str) -> tuple[float, Unit, Un
                 f"{value} {source.plural_name} is below absolute zero "
                 f"(0 K = {source.from_base(0.0):.2f} {source.symbol})"
             )
-    return target.from_base(source.to_base(value)), source, target
+    result = target.from_base(source.to_base(value))
+    if not math.isfinite(result):
+        raise UnitError(
+            f"{value!r} {source.plural_name} is too large to express in {target.plural_name} "
+            f"(the result passes {sys.float_info.max:.3g}); give a smaller value"
+        )
+    return result, source, target
 
 
 def units_of(dimension: str) -> str:

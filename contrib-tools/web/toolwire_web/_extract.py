@@ -8,6 +8,7 @@ from urllib.parse import urljoin
 import attrs
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
+from ._budget import MAX_DEPTH, over_budget, plain_text
 from ._classes import (
     BODY,
     DISCUSSION,
@@ -17,7 +18,8 @@ from ._classes import (
     classify_names,
     sort_names,
 )
-from ._markdown import render
+from ._counts import TreeCounts, count_commas
+from ._markdown import escape_plain_text, render
 from ._metadata import PageMetadata, read_metadata
 from ._text import check_encoding, decode_html
 
@@ -47,6 +49,9 @@ class ExtractedPage:
     date: str | None = attrs.field(default=None, kw_only=True)
     #: The language the page declares (``<html lang>``, ``Content-Language``), e.g. ``en-GB``.
     language: str | None = attrs.field(default=None, kw_only=True)
+    #: Why the page was read as plain text rather than as a tree (nesting too deep, too many
+    #: elements), or None when it was not.
+    degraded: str | None = attrs.field(default=None, kw_only=True)
 
 
 # Removed before anything is measured: never part of an article's text.
@@ -132,6 +137,11 @@ _AD_LABEL = re.compile(
 )
 # A paragraph's points go to its parent in full, to its grandparent by half, and so on.
 _SCORE_DIVIDERS = (1, 2, 6, 9, 12)
+# Tags whose presence inside an element the scoring and pruning ask about.
+_FLAGGED_TAGS = frozenset({"p", "img", "blockquote"})
+# An ad label is a few words: an element with more inside is never one (and its text is not
+# read to find out).
+_AD_LABEL_ELEMENTS = 20
 
 
 def _classify(node: LexborNode) -> int:
@@ -154,11 +164,6 @@ def _head_title(tree: LexborHTMLParser) -> str | None:
 def _text_length(node: LexborNode) -> int:
     """Characters of text in ``node``, its whitespace left out (close enough, and fast)."""
     return len(node.text(strip=True))
-
-
-def _link_length(node: LexborNode) -> int:
-    """Characters of link text in ``node`` (itself included when it is a link)."""
-    return sum(len(link.text(strip=True)) for link in node.css("a"))
 
 
 def _unique(nodes: list[LexborNode]) -> list[LexborNode]:
@@ -198,7 +203,8 @@ class _Extraction:
         #: The paragraph score of each element, most of it from its own children.
         self.score: dict[int, float] = {}
         self.nodes: dict[int, LexborNode] = {}
-        self.parents: dict[int, int | None] = {}
+        #: Text measures of the cleaned body, taken once before scoring.
+        self.counts: TreeCounts | None = None
         #: ``good`` of the content chosen, once it is chosen.
         self.content_good = 0.0
         #: The page's titles, lowercased, to recognise a heading that repeats one.
@@ -300,18 +306,34 @@ class _Extraction:
 
     # -- scoring -------------------------------------------------------------------------------
 
+    def measure(self) -> TreeCounts:
+        """Count the text of every element of the cleaned body, in one walk."""
+        self.counts = TreeCounts(self.body, flagged=_FLAGGED_TAGS)
+        return self.counts
+
+    @property
+    def measured(self) -> TreeCounts:
+        """The counts taken by :meth:`measure` (measuring now if that has not happened)."""
+        return self.counts if self.counts is not None else self.measure()
+
     def score_paragraphs(self) -> None:
-        """Weigh every paragraph and credit it to the elements that hold it."""
+        """Weigh every paragraph and credit it to the elements that hold it.
+
+        Every measure comes from the counts, so the work is linear in the page: a paragraph's
+        text is never read again for each element that holds it.
+        """
+        counts = self.measured
+        own: dict[int, float] = {}
         for paragraph in self.body.css(_PARAGRAPH_SELECTOR):
-            if paragraph.tag in _WRAPPING_PARAGRAPHS and paragraph.css_first("p") is not None:
+            if paragraph.tag in _WRAPPING_PARAGRAPHS and counts.holds(paragraph, "p"):
                 continue
-            text = paragraph.text(separator=" ", strip=True)
-            length = len(text)
+            length = counts.joined_length(paragraph)
             if length < 25:
                 continue
-            density = _link_length(paragraph) / length
+            density = counts.link_length(paragraph) / length
             if density <= 0.5:
-                self.credit(paragraph.parent, text, length, density)
+                commas = counts.commas.get(paragraph.mem_id, 0)
+                self.credit(paragraph.parent, commas, length, density, own)
         # Text written straight into a container, paragraphs separated by <br>.
         for container in self.body.css(_TEXT_CONTAINER_SELECTOR):
             direct = container.text(deep=False)
@@ -321,45 +343,37 @@ class _Extraction:
                 if child.tag == "-text":
                     text = " ".join((child.text_content or "").split())
                     if len(text) >= 25:
-                        self.credit(container, text, len(text), 0.0)
+                        self.credit(container, count_commas(text), len(text), 0.0, own)
+        self.good = counts.sum_up(own)
 
-    def climb(self, node: LexborNode) -> int:
-        """Record ``node`` and its ancestors up to the body in ``parents``; return its id.
+    def credit(
+        self,
+        node: LexborNode | None,
+        commas: int,
+        length: int,
+        density: float,
+        own: dict[int, float],
+    ) -> None:
+        """Credit a paragraph to the element holding it and score its nearest ancestors.
 
-        Paragraphs share most of their ancestors, so each element is asked for its parent once.
+        Its text counts in ``own`` for the holder alone; :meth:`TreeCounts.sum_up` then adds
+        it to every ancestor in one pass.
         """
-        parents = self.parents
-        key = node.mem_id
-        start = key
-        current: LexborNode | None = node
-        while current is not None and key not in parents:
-            self.nodes[key] = current
-            current = None if key == self.body_id else current.parent
-            parent_key = None if current is None else current.mem_id
-            parents[key] = parent_key
-            if parent_key is None:
-                break
-            key = parent_key
-        return start
-
-    def credit(self, node: LexborNode | None, text: str, length: int, density: float) -> None:
-        """Credit a paragraph's text to the element holding it and that element's ancestors."""
         if node is None:
             return
-        good = self.good
         score = self.score
-        parents = self.parents
-        weight = length * (1 - density)
-        commas = text.count(",") + text.count("，") + text.count("、") + text.count("،")
+        nodes = self.nodes
+        key = node.mem_id
+        own[key] = own.get(key, 0.0) + length * (1 - density)
         points = (1 + commas + min(length / 100, 3)) * (1 - density)
-        key: int | None = self.climb(node)
-        level = 0
-        while key is not None:
-            good[key] = good.get(key, 0.0) + weight
-            if level < 5:
-                score[key] = score.get(key, 0.0) + points / _SCORE_DIVIDERS[level]
-            key = parents[key]
-            level += 1
+        current: LexborNode | None = node
+        for divider in _SCORE_DIVIDERS:
+            if current is None:
+                break
+            key = current.mem_id
+            nodes[key] = current
+            score[key] = score.get(key, 0.0) + points / divider
+            current = None if key == self.body_id else current.parent
 
     def choose(self) -> list[LexborNode]:
         """Pick the element(s) holding the main content."""
@@ -398,7 +412,8 @@ class _Extraction:
                     others.append(ancestors)
         top = best
         top_good = good.get(best_key, 0.0)
-        top_length = _text_length(best)
+        counts = self.measured
+        top_length = counts.text_length(best)
         node = best.parent
         for _ in range(6):
             if node is None or node.mem_id == self.body_id:
@@ -409,7 +424,7 @@ class _Extraction:
             node_good = good.get(key, 0.0)
             added_good = node_good - top_good
             if added_good >= 50:
-                node_length = _text_length(node)
+                node_length = counts.text_length(node)
                 if added_good < _EXPANSION_PURITY * (node_length - top_length):
                     break
                 top, top_good, top_length = node, node_good, node_length
@@ -469,8 +484,8 @@ class _Extraction:
             if self.score.get(key, 0.0) >= threshold:
                 chosen.append(sibling)
             elif sibling.tag == "p":
-                length = _text_length(sibling)
-                density = _link_length(sibling) / max(length, 1)
+                length = self.measured.text_length(sibling)
+                density = self.measured.link_length(sibling) / max(length, 1)
                 if (length > 80 and density < 0.25) or (
                     0 < length <= 80 and density == 0 and sibling.text().rstrip().endswith(".")
                 ):
@@ -490,20 +505,21 @@ class _Extraction:
             return True
         if tag in _HEADING_TAGS:
             return self.is_title(node)
+        counts = self.measured
         if tag in _LINK_LIST_TAGS:
-            length = _text_length(node)
+            length = counts.text_length(node)
             if length == 0:
-                return node.css_first("img") is None
-            if length < 40 and _is_ad_label(node):
+                return not counts.holds(node, "img")
+            if length < 40 and _is_ad_label(node, counts):
                 return True
-            return _link_length(node) > 0.6 * length and node.css_first("blockquote") is None
+            return counts.link_length(node) > 0.6 * length and not counts.holds(node, "blockquote")
         if tag == "p":
-            length = _text_length(node)
-            if length < 40 and _is_ad_label(node):
+            length = counts.text_length(node)
+            if length < 40 and _is_ad_label(node, counts):
                 return True
             # A paragraph of links: "more stories" lists written as paragraphs.
-            return length > 0 and _link_length(node) >= 0.8 * length
-        return tag == "span" and _is_ad_label(node)
+            return length > 0 and counts.link_length(node) >= 0.8 * length
+        return tag == "span" and _is_ad_label(node, counts)
 
     def is_title(self, heading: LexborNode) -> bool:
         """Tell a heading repeating the page's title (kept in the metadata, not the content)."""
@@ -511,7 +527,9 @@ class _Extraction:
         return len(text) >= 10 and any(text in title for title in self.titles)
 
 
-def _is_ad_label(node: LexborNode) -> bool:
+def _is_ad_label(node: LexborNode, counts: TreeCounts) -> bool:
+    if counts.elements.get(node.mem_id, 0) > _AD_LABEL_ELEMENTS:
+        return False
     text = node.text()
     return len(text) < 200 and _AD_LABEL.match(" ".join(text.split())) is not None
 
@@ -527,6 +545,12 @@ def _base_url(url: str | None, declared: str | None) -> str | None:
         return url
 
 
+def _as_plain_text(document: str, reason: str) -> ExtractedPage:
+    """A page over the budget of a tree, read as its visible text."""
+    text = plain_text(document)
+    return ExtractedPage(escape_plain_text(text), text, degraded=reason)
+
+
 def extract_page(
     html: str | bytes, *, url: str | None = None, encoding: str | None = None
 ) -> ExtractedPage:
@@ -534,6 +558,10 @@ def extract_page(
 
     Navigation, headers and footers, scripts and styles, cookie banners, share widgets, comment
     sections, related-article lists and similar furniture are left out.
+
+    The work is linear in the size of the page. A page nested deeper than
+    :data:`MAX_DEPTH` or holding more than :data:`MAX_ELEMENTS` elements is read as plain
+    text, without a tree, and says so in :attr:`ExtractedPage.degraded`.
 
     :param html: the page, as text or as the bytes received (their charset is taken from
         ``encoding``, else from the page's ``<meta>`` declaration, else UTF-8).
@@ -554,6 +582,9 @@ def extract_page(
             f"html must be str or bytes, got {type(html).__name__}: pass the page's markup "
             "as text or as the bytes received"
         )
+    reason = over_budget(document)
+    if reason is not None:
+        return _as_plain_text(document, reason)
     tree = LexborHTMLParser(document)
     metadata = read_metadata(tree)
     body = tree.body or tree.root
@@ -561,6 +592,9 @@ def extract_page(
         return ExtractedPage("", "", title=metadata.title, language=metadata.language)
     extraction = _Extraction(tree, body, metadata)
     extraction.remove_furniture()
+    if extraction.measure().depth > MAX_DEPTH:
+        # The parser nested the page deeper than its tags said (misnested formatting).
+        return _as_plain_text(document, f"elements nested more than {MAX_DEPTH} deep")
     extraction.score_paragraphs()
     content = extraction.choose()
     extraction.content_good = sum(extraction.good.get(node.mem_id, 0.0) for node in content)

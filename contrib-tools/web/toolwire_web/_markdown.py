@@ -8,7 +8,7 @@ from urllib.parse import urljoin, urlsplit
 
 from selectolax.lexbor import LexborNode
 
-__all__ = ["Rendered", "render"]
+__all__ = ["Rendered", "escape_plain_text", "render"]
 
 #: Markdown and plain text of one rendered piece.
 Rendered = tuple[str, str]
@@ -134,6 +134,11 @@ def _escape(text: str) -> str:
     if _MD_SPECIAL.search(text) is None:
         return text
     return _MD_ESCAPE.sub(lambda match: "\\" + match.group(), text)
+
+
+def escape_plain_text(text: str) -> str:
+    """Plain text as Markdown that reads as the same words: markup characters escaped."""
+    return "\n".join(_escape_line_start(_escape(line)) for line in text.split("\n"))
 
 
 def _collapse(raw: str) -> str:

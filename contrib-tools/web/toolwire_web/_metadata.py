@@ -90,7 +90,7 @@ def _load_json_ld(text: str) -> Any:
         text = text[:-3]
     try:
         return json.loads(text, strict=False)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the decoder's limit
         return None
 
 
@@ -115,15 +115,19 @@ def _types(item: dict[str, Any]) -> set[str]:
     return {name.lower() for name in names if isinstance(name, str)}
 
 
-def _person_names(value: object) -> list[str]:
+# Lists of authors nest a level or two (a list of lists of people); deeper is not metadata.
+_NAME_LIST_DEPTH = 3
+
+
+def _person_names(value: object, depth: int = 0) -> list[str]:
     if isinstance(value, str):
         name = _clean(value)
         return [name] if name and not name.startswith("http") else []
     if isinstance(value, dict):
         name = _clean(value.get("name"))
         return [name] if name else []
-    if isinstance(value, list):
-        return [name for member in value for name in _person_names(member)]
+    if isinstance(value, list) and depth < _NAME_LIST_DEPTH:
+        return [name for member in value for name in _person_names(member, depth + 1)]
     return []
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import re
 from typing import TYPE_CHECKING, Annotated, Any
 
 import attrs
@@ -13,6 +13,7 @@ from toolwire.messages import ToolResultMessage
 
 from ._addresses import address_given
 from ._settings import SECTION, WebSettings
+from ._worker import ConversionFailed, conversion_worker
 
 if TYPE_CHECKING:
     from toolwire.net import RetrievalBlocked, Retrieved
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 # The most characters of a metadata field given to the model (a page's title can be anything).
 _FIELD_LIMITS = {"title": 300, "author": 200, "date": 100, "language": 40, "description": 1000}
 _SHOWN_URL = 300
+# The most characters of a failure's text given to the model.
+_ERROR_CHARS = 2000
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _KINDS = (
     ("markdown", ("text/markdown", "text/x-markdown", "application/markdown")),
@@ -63,6 +66,25 @@ class Document:
     author: str | None = None
     date: str | None = None
     language: str | None = None
+    #: Why an HTML page was read as plain text, when it was.
+    degraded: str | None = None
+
+
+_STRUCTURED_KINDS = frozenset({"json", "xml", "yaml", "csv"})
+# A line of a configuration file: a [section] or key = value / key: value.
+_CONFIG_LINE = re.compile(r"\s*(?:\[[^\]\n]+\]|[\w.-]+\s*[:=])")
+
+
+def is_structured(document: Document) -> bool:
+    """Whether a document is data returned as sent (JSON, XML, YAML, CSV, or plain text that
+    reads as a configuration file), whose text the filter must flag but never rewrite."""
+    if document.kind in _STRUCTURED_KINDS:
+        return True
+    if document.kind != "text":
+        return False
+    lines = [line for line in document.body.splitlines()[:200] if line.strip()]
+    config = sum(1 for line in lines if _CONFIG_LINE.match(line))
+    return bool(lines) and config >= 0.6 * len(lines)
 
 
 def _markdown_title(text: str) -> str | None:
@@ -72,28 +94,41 @@ def _markdown_title(text: str) -> str | None:
     return None
 
 
-def convert(page: Retrieved) -> Document:
+async def convert(page: Retrieved, settings: WebSettings, context: ToolContext | None) -> Document:
     """Turn a retrieved response into a :class:`Document`.
 
-    HTML becomes the Markdown of its main content with the page's metadata; every other text
-    document is returned as sent, decoded, with its line endings unified.
+    HTML becomes the Markdown of its main content with the page's metadata, converted in a
+    child process that is killed when ``settings.convert_timeout`` runs out or the run is
+    cancelled; every other text document is returned as sent, decoded, with its line endings
+    unified.
+
+    :raises ConversionFailed: when an HTML page could not be converted in time.
     """
-    from .extraction import extract_page, normalize_text_document
+    from .extraction import normalize_text_document
 
     kind = document_kind(page.content_type)
     if kind == "html":
+        worker, owned = conversion_worker(context)
         try:
-            extracted = extract_page(page.body, url=page.url, encoding=page.charset)
-        except ValueError:  # a charset label nobody knows: let the page's <meta> decide
-            extracted = extract_page(page.body, url=page.url)
+            fields = await worker.convert_html(
+                page.body,
+                url=page.url,
+                charset=page.charset,
+                time_limit=settings.convert_timeout,
+                cancelled=None if context is None else context.cancelled,
+            )
+        finally:
+            if owned:
+                await worker.aclose()
         return Document(
             kind=kind,
-            body=extracted.markdown,
-            title=extracted.title,
-            description=extracted.description,
-            author=extracted.author,
-            date=extracted.date,
-            language=extracted.language,
+            body=fields["markdown"] or "",
+            title=fields["title"],
+            description=fields["description"],
+            author=fields["author"],
+            date=fields["date"],
+            language=fields["language"],
+            degraded=fields["degraded"],
         )
     text = normalize_text_document(page.text())
     return Document(
@@ -195,6 +230,8 @@ def _header(document: Document, url: str, requested: str, redirected: bool) -> l
     if redirected:
         lines.append(f"Redirected from: {shown_url(requested)}")
     lines.append(f"Kind: {document.kind}")
+    if document.degraded:
+        lines.append(f"Read as plain text: {document.degraded}")
     for label, value in (
         ("Language", document.language),
         ("Author", document.author),
@@ -273,19 +310,40 @@ async def read_web_page(
     try:
         page = await net.fetch(url, policy=policy, session=shared_session(context, policy))
     except net.RetrievalBlocked as exc:
-        return ToolResult.blocked(
-            _blocked(exc, settings, context.provider_trust), metadata={"requested_url": url}
-        )
+        text = await _outside_text(context, _blocked(exc, settings, context.provider_trust), url)
+        return ToolResult.blocked(text, metadata={"requested_url": url})
     except net.RetrievalError as exc:
         return ToolResult.error(
-            f"{exc}.",
+            await _outside_text(context, f"{exc}.", exc.url),
             retryable=exc.retryable,
             metadata={"requested_url": url, "status": exc.status},
         )
     if page.url in earlier:
         return _duplicate(page.url, earlier[page.url], url)
-    document = await asyncio.to_thread(convert, page)
+    try:
+        document = await convert(page, settings, context)
+    except ConversionFailed as exc:
+        text = f"read_web_page could not read {shown_url(page.url)}: {exc}."
+        return ToolResult.error(
+            await _outside_text(context, text, page.url),
+            metadata={"requested_url": url, "url": page.url},
+        )
     return await _result(document, page, url, settings, context)
+
+
+async def _outside_text(context: ToolContext, text: str, source: str) -> str:
+    """A result text that holds words from outside (a server's reason, an address it sent).
+
+    Whatever the status of the result, such text is cut to :data:`_ERROR_CHARS` and passes the
+    untrusted-content filter like a page's body, notice included.
+    """
+    from toolwire.untrusted import filter_untrusted
+
+    text, _ = cut(text, _ERROR_CHARS)
+    outcome = await filter_untrusted(context, [text], source=source, fields=["error"])
+    notice = outcome.model_notice()
+    (filtered,) = outcome.texts
+    return f"{notice}\n\n{filtered}" if notice else filtered
 
 
 async def _result(
@@ -326,6 +384,7 @@ async def _result(
         [*(fields[name] or "" for name in names), body],
         source=page.url,
         fields=[*names, "body"],
+        structured=is_structured(document),
     )
     *filtered_fields, body = outcome.texts
     changes: dict[str, Any] = dict(zip(names, filtered_fields, strict=True))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -25,9 +26,15 @@ _HTTP_URL = re.compile(r"https?://[^\s/?#@\\]+(?:/[^\s\\]*)?", re.IGNORECASE)
 
 def _at_least(minimum: float) -> Any:
     def check(instance: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < minimum
+        ):
             raise ValueError(
-                f"{SECTION} {attribute.name} = {value!r}: expected a number of at least {minimum:g}"
+                f"{SECTION} {attribute.name} = {value!r}: expected a finite number of at least "
+                f"{minimum:g}"
             )
 
     return check
@@ -77,6 +84,8 @@ class WebSettings:
     :param allowed_ports: ports a URL may name.
     :param max_bytes: the most bytes of a response read (after decompression).
     :param timeout: seconds for one retrieval, redirects included.
+    :param convert_timeout: seconds the conversion of one HTML page may take; the converter
+        (a child process) is stopped when they run out and the call ends with an error.
     :param max_result_chars: the budget of one page for the model, in characters; a longer page
         is cut (at a paragraph where possible) and says so.
     :param free_address_choice: ``off`` (default): ``read_web_page`` reads only addresses that
@@ -99,6 +108,7 @@ class WebSettings:
     allowed_ports: tuple[int, ...] = attrs.field(default=(80, 443, 8080, 8443), validator=_ports)
     max_bytes: int = attrs.field(default=2 * 1024 * 1024, validator=_at_least(1024))
     timeout: float = attrs.field(default=30.0, validator=_at_least(0.001))
+    convert_timeout: float = attrs.field(default=15.0, validator=_at_least(0.001))
     max_result_chars: int = attrs.field(default=20_000, validator=_at_least(500))
     free_address_choice: Literal["off", "on"] = attrs.field(
         default="off", validator=attrs.validators.in_(("off", "on"))

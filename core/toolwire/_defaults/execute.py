@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from .._markers import hookimpl
 
 if TYPE_CHECKING:
-    from .._messages import ToolCall
+    from ..messages import ToolCall
     from ..tools import ToolContext, ToolResult
 
 

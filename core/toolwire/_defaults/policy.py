@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any
 
-from .._config import Config, PolicyConfig
 from .._markers import hookimpl
+from ..config import Config, PolicyConfig
 from ..tools._result import ToolBlocked
 
 if TYPE_CHECKING:
-    from .._messages import ToolCall
+    from ..messages import ToolCall
     from ..tools import Tool, ToolContext
 
 

@@ -18,8 +18,8 @@ from typing import IO, TYPE_CHECKING
 from .._markers import hookimpl
 
 if TYPE_CHECKING:
-    from .._config import TraceConfig
-    from .._events import Event
+    from ..config import TraceConfig
+    from ..events import Event
 
 
 class TraceFile:

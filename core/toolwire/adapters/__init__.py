@@ -4,7 +4,10 @@ An adapter subclasses :class:`ProviderAdapter` (or :class:`HTTPProviderAdapter` 
 brings the host's transport, retries and key handling), renders :class:`ModelRequest` into its wire
 format and parses the answer into a canonical :class:`toolwire.messages.AssistantMessage`.
 :class:`CallAssembler` assembles streamed tool calls (by index or item id) with linear-time partial
-arguments. Test an adapter with the conformance suite in :mod:`toolwire.testing.conformance`.
+arguments; :func:`event_object` and :func:`wire_objects` refuse malformed wire data with a clear
+:class:`ProviderError`. :func:`wire_request` gives each tool name an API refuses a stable alias, and
+:func:`canonical_message` (and :class:`CallAssembler`) read the answer's calls back under the
+canonical names. Test an adapter with the conformance suite in :mod:`toolwire.testing.conformance`.
 """
 
 from ._base import (
@@ -19,7 +22,17 @@ from ._base import (
 )
 from ._errors import is_tools_unsupported_message, tools_not_supported
 from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
-from ._streaming import CallAssembler, new_call_id, parse_arguments
+from ._names import WIRE_NAME, ToolNames, canonical_message, wire_functions, wire_request
+from ._streaming import (
+    CallAssembler,
+    event_object,
+    new_call_id,
+    parse_arguments,
+    unique_call_ids,
+    wire_call_id,
+    wire_call_ids,
+    wire_objects,
+)
 
 __all__ = [
     "ANTHROPIC_KEY_HEADER",
@@ -34,9 +47,19 @@ __all__ = [
     "ProviderAdapter",
     "ProviderError",
     "ToolChoice",
+    "ToolNames",
     "ToolsNotSupportedError",
+    "WIRE_NAME",
+    "canonical_message",
+    "event_object",
     "is_tools_unsupported_message",
     "new_call_id",
     "parse_arguments",
     "tools_not_supported",
+    "unique_call_ids",
+    "wire_call_id",
+    "wire_call_ids",
+    "wire_functions",
+    "wire_objects",
+    "wire_request",
 ]

@@ -7,18 +7,22 @@ the loop never learns the wire shape.
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 import attrs
 
-from .._events import Event
-from .._messages import AssistantMessage, Message
+# Re-exported: adapters name these through this module.
+from ..events import EmitEvent as EmitEvent
+from ..http._errors import ProviderError as ProviderError
+from ..http._errors import ToolsNotSupportedError as ToolsNotSupportedError
+from ..messages import AssistantMessage, Message
 from ..tools._spec import FunctionSpec
 
 if TYPE_CHECKING:
-    from .._config import ProviderConfig
-    from .._transport import Transport
+    from ..config import ProviderConfig
+    from ..http._transport import Transport
+    from ._names import ToolNames
 
 
 @attrs.frozen
@@ -53,7 +57,9 @@ class ModelRequest:
     """One request of the loop to the model: the conversation and the offered functions.
 
     ``messages`` starts with the effective system prompt (if any). ``parallel_tool_calls`` is False
-    when the loop executes calls serially, None when it does not care.
+    when the loop executes calls serially, None when it does not care. ``tool_names`` is set by
+    :func:`wire_request` on the request an adapter sends: the aliases of the names its API
+    refuses.
     """
 
     run_id: str
@@ -64,9 +70,7 @@ class ModelRequest:
     parallel_tool_calls: bool | None = None
     stream: bool = False
     options: Mapping[str, Any] = attrs.field(factory=dict)
-
-
-EmitEvent: TypeAlias = Callable[[Event], None]
+    tool_names: ToolNames | None = attrs.field(default=None, eq=False, repr=False)
 
 
 class ProviderAdapter(abc.ABC):
@@ -99,33 +103,3 @@ class ProviderAdapter(abc.ABC):
     async def aclose(self) -> None:
         """Release what the adapter holds (models, connections). The host's transport is shared."""
         return None
-
-
-class ProviderError(Exception):
-    """A provider request failed; the message names the provider, the status and its message.
-
-    ``retryable`` is True for failures worth sending again (429, 5xx, dropped connections before
-    anything was delivered). Never carries an API key.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        api: str,
-        status: int | None = None,
-        retryable: bool = False,
-        provider_message: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.api = api
-        self.status = status
-        self.retryable = retryable
-        self.provider_message = provider_message
-
-
-class ToolsNotSupportedError(ProviderError):
-    """The host answered a request with tools by saying it does not support tools (HTTP 400).
-
-    The host then falls back to prompted tool calling for that provider.
-    """

@@ -8,17 +8,16 @@ so aiohttp) is imported only when a request is made.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-import attrs
-
+from ..http._keys import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
 from ._base import EmitEvent, ModelRequest, ProviderAdapter, ProviderError
 from ._errors import is_tools_unsupported_message, tools_not_supported
 
 if TYPE_CHECKING:
-    from .._config import ProviderConfig
-    from .._sse import SSEEvent
-    from .._transport import Transport
+    from ..config import ProviderConfig
+    from ..http._sse import SSEEvent
+    from ..http._transport import Transport
 
 __all__ = [
     "ANTHROPIC_KEY_HEADER",
@@ -28,21 +27,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-@attrs.frozen
-class ApiKeyHeader:
-    """How an API expects its key: the header ``name`` and the text before the key."""
-
-    name: str = "Authorization"
-    prefix: str = "Bearer "
-
-
-BEARER_KEY_HEADER: Final = ApiKeyHeader()
-"""``Authorization: Bearer <key>`` (OpenAI and OpenAI-compatible hosts)."""
-
-ANTHROPIC_KEY_HEADER: Final = ApiKeyHeader("x-api-key", "")
-"""``x-api-key: <key>`` (Anthropic)."""
 
 
 def _tools_refusal(error: ProviderError) -> bool:
@@ -68,7 +52,7 @@ class HTTPProviderAdapter(ProviderAdapter):
         if self.transport is not None:
             return self.transport
         if self._own_transport is None:
-            from .._transport import Transport
+            from ..http._transport import Transport
 
             self._own_transport = Transport(self.config)
         return self._own_transport

@@ -9,27 +9,158 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Hashable, Mapping
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
 
-from .._events import (
+import attrs
+
+from .._json.partial import PartialJSONParser
+from ..events import (
     TextDelta,
     ThinkingDelta,
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
 )
-from .._jsonstream import PartialJSONParser
-from .._messages import ToolCall
+from ..messages import AssistantMessage, Message, ToolCall
 from ..tools._validation import json_type_of
-from ._base import EmitEvent, ModelRequest
+from ._base import EmitEvent, ModelRequest, ProviderError
 
-__all__ = ["CallAssembler", "new_call_id", "parse_arguments"]
+__all__ = [
+    "CallAssembler",
+    "event_object",
+    "new_call_id",
+    "parse_arguments",
+    "unique_call_ids",
+    "wire_call_id",
+    "wire_call_ids",
+    "wire_objects",
+]
+
+_Part = TypeVar("_Part")
 
 
 def new_call_id() -> str:
     """A fresh tool-call id, for hosts that send calls without one (``call_`` + 24 hex digits)."""
     return "call_" + uuid.uuid4().hex[:24]
+
+
+# Where a call keeps the id the provider gave it, when the host had to give it another one.
+_WIRE_ID = "wire_id"
+
+
+def _fresh_id(used: set[str], id_factory: Callable[[], str]) -> str:
+    made = id_factory()
+    attempt = 0
+    while made in used:
+        attempt += 1
+        made = id_factory() if attempt < 8 else f"{made}_{attempt}"
+    return made
+
+
+def _renamed(call_id: str | None, used: set[str], id_factory: Callable[[], str]) -> str:
+    """``call_id`` when it is new in the turn, else a fresh id; the id is then taken."""
+    chosen = call_id if call_id and call_id not in used else _fresh_id(used, id_factory)
+    used.add(chosen)
+    return chosen
+
+
+def _with_wire_id(
+    provider_data: Mapping[str, Any] | None, wire: str | None, chosen: str
+) -> dict[str, Any] | None:
+    data = None if provider_data is None else dict(provider_data)
+    if not wire or wire == chosen:
+        return data
+    return {**(data or {}), _WIRE_ID: wire}
+
+
+def unique_call_ids(
+    parts: Sequence[_Part], id_factory: Callable[[], str] = new_call_id
+) -> list[_Part]:
+    """The parts of one turn, each tool call with an id no other call of the turn has.
+
+    A provider may repeat an id or send an empty one; such a call gets a fresh id for the host,
+    and keeps the provider's own in its ``provider_data`` for the wire (see
+    :func:`wire_call_id`). Parts that are not calls pass unchanged.
+    """
+    used: set[str] = set()
+    out: list[_Part] = []
+    for part in parts:
+        if isinstance(part, ToolCall):
+            chosen = _renamed(part.id, used, id_factory)
+            if chosen != part.id:
+                part = attrs.evolve(
+                    part,
+                    id=chosen,
+                    provider_data=_with_wire_id(part.provider_data, part.id, chosen),
+                )
+        out.append(part)
+    return out
+
+
+def wire_call_id(call: ToolCall) -> str:
+    """The id to send back to the provider for ``call``: its own, or the one it had on the wire."""
+    wire = (call.provider_data or {}).get(_WIRE_ID)
+    return wire if isinstance(wire, str) and wire else call.id
+
+
+def wire_call_ids(messages: Sequence[Message]) -> dict[str, str]:
+    """For the calls of ``messages`` whose host id differs from the wire's: host id → wire id.
+
+    Results name calls by host id; an adapter renders ``mapping.get(call_id, call_id)``.
+    """
+    mapping: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            for part in message.parts:
+                if isinstance(part, ToolCall):
+                    wire = wire_call_id(part)
+                    if wire != part.id:
+                        mapping[part.id] = wire
+    return mapping
+
+
+def event_object(data: str, api: str) -> dict[str, Any]:
+    """The JSON object in the data of one streamed event.
+
+    :raises ProviderError: naming the API and showing the start of the data, when the data is
+        not JSON or not an object (a garbage line from a proxy, a truncated chunk).
+    """
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        value = None
+        kind = "is not JSON"
+    else:
+        kind = f"is a JSON {json_type_of(value)}, not an object"
+    if isinstance(value, dict):
+        return value
+    raise ProviderError(
+        f"{api}: a streamed event {kind}: {data[:200]!r}; the stream cannot be read", api=api
+    )
+
+
+def wire_objects(value: Any, what: str, api: str) -> list[Mapping[str, Any]]:
+    """``value`` as a list of JSON objects (None and an absent field are an empty list).
+
+    :param what: the field, for the error (``message.tool_calls``).
+    :raises ProviderError: when ``value`` is not a list, or holds something else than objects.
+    """
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ProviderError(
+            f"{api}: {what} is a JSON {json_type_of(value)}, not a list: {str(value)[:200]!r}",
+            api=api,
+        )
+    for index, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise ProviderError(
+                f"{api}: {what}[{index}] is a JSON {json_type_of(item)}, not an object: "
+                f"{str(item)[:200]!r}",
+                api=api,
+            )
+    return value
 
 
 def _is_blank(text: str) -> bool:
@@ -116,11 +247,15 @@ class CallAssembler:
     ) -> None:
         self._run_id = request.run_id
         self._round = request.round
+        # Calls are read back under their canonical names when the request aliased some.
+        names = request.tool_names
+        self._canonical = names.canonical if names is not None and names.aliases else None
         self._emit = emit
         self._id_factory = id_factory
         self._calls: dict[Hashable, _OpenCall] = {}
         self._order: list[_OpenCall] = []
         self._done: dict[int, ToolCall] = {}
+        self._used_ids: set[str] = set()
 
     # -- text ---------------------------------------------------------------------------------
 
@@ -286,16 +421,27 @@ class CallAssembler:
 
     # -- internals ----------------------------------------------------------------------------
 
+    def _assign_id(self, call: _OpenCall) -> str:
+        """Give ``call`` an id unique in the turn, keeping a repeated wire id for the wire."""
+        wire = call.call_id
+        chosen = _renamed(wire, self._used_ids, self._id_factory)
+        call.provider_data = _with_wire_id(call.provider_data, wire, chosen)
+        call.call_id = chosen
+        return chosen
+
+    def _name(self, call: _OpenCall) -> str:
+        name = call.name or ""
+        return self._canonical(name) if self._canonical is not None else name
+
     def _start(self, call: _OpenCall) -> None:
-        if call.call_id is None:
-            call.call_id = self._id_factory()
+        call_id = self._assign_id(call)
         call.started = True
         self._emit(
             ToolCallStarted(
                 run_id=self._run_id,
                 round=self._round,
-                call_id=call.call_id,
-                name=call.name or "",
+                call_id=call_id,
+                name=self._name(call),
                 index=call.index,
             )
         )
@@ -306,7 +452,7 @@ class CallAssembler:
                 ToolCallArgumentsDelta(
                     run_id=self._run_id,
                     round=self._round,
-                    call_id=call.call_id,
+                    call_id=call_id,
                     delta=delta,
                     partial_arguments=call.parser.value,
                 )
@@ -320,9 +466,9 @@ class CallAssembler:
         reason: str | None,
     ) -> ToolCall:
         call.closed = True
-        name = call.name or ""
+        name = self._name(call)
         made = ToolCall(
-            id=call.call_id or self._id_factory(),
+            id=call.call_id if call.started and call.call_id else self._assign_id(call),
             name=name,
             arguments=arguments,
             raw_arguments=raw,

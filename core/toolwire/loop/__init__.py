@@ -1,10 +1,11 @@
 """The tool-calling loop: runs, their records, deferred calls, decisions, and ``toolwire run``."""
 
+from typing import TYPE_CHECKING, Any
+
 from ._call import call_tool
 from ._ledger import Ledger, LedgerEntry, default_ledger_path, ledger_path
-from ._loop import Approver, RunStream, ToolCallingLoop
+from ._loop import ToolCallingLoop
 from ._offer import NOT_OFFERED, NotOffered, Offer, Selection
-from ._render import ApprovalPrompter, TerminalRenderer, render_event, run_cli
 from ._run import (
     Approve,
     Decision,
@@ -18,6 +19,26 @@ from ._run import (
     Supply,
     ToolCallRecord,
 )
+from ._state import Approver
+from ._stream import RunStream
+
+if TYPE_CHECKING:
+    from ..cli._render import ApprovalPrompter, TerminalRenderer, render_event, run_cli
+
+# The terminal front end lives in toolwire.cli, a layer above the loop; these names stay here for
+# existing callers and load on first use, so importing the loop never imports the CLI.
+_FROM_CLI = frozenset({"ApprovalPrompter", "TerminalRenderer", "render_event", "run_cli"})
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FROM_CLI:
+        raise AttributeError(f"module 'toolwire.loop' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module("toolwire.cli._render"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ApprovalPrompter",

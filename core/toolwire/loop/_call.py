@@ -9,10 +9,10 @@ from ..tools._result import ToolResult
 from ._loop import ToolCallingLoop
 
 if TYPE_CHECKING:
-    from .._host import Host
+    from ._protocol import LoopHost
 
 
-async def call_tool(host: Host, name: str, arguments: Mapping[str, Any]) -> ToolResult:
+async def call_tool(host: LoopHost, name: str, arguments: Mapping[str, Any]) -> ToolResult:
     """Run one call of the registered tool ``name`` through the host's execution pipeline.
 
     See :meth:`ToolCallingLoop.call`. No model, no ledger, no approval: the person calling the

@@ -8,8 +8,9 @@ from typing import Any
 
 import attrs
 
-from .._events import Event
-from .._messages import (
+from .._trust import TrustLevel
+from ..events import Event
+from ..messages import (
     AssistantMessage,
     AssistantPart,
     Message,
@@ -23,7 +24,6 @@ from .._messages import (
     UserMessage,
     UserPart,
 )
-from .._trust import TrustLevel
 from ..tools._result import Source, ToolResult, ToolStatus
 
 Redactor = Callable[[str], frozenset[str]]

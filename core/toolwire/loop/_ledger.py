@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._config import LedgerConfig
+from ..config import LedgerConfig
 from ..tools._result import ToolResult
 from ._codec import result_from_json, result_to_json
 
 if TYPE_CHECKING:
-    from .._host import Host
+    from ._protocol import LoopHost
 
 LEDGER_FILE_NAME = "ledger.sqlite3"
 
@@ -258,7 +258,7 @@ def _dumps(value: Any) -> str:
 _shared: weakref.WeakKeyDictionary[Any, Ledger] = weakref.WeakKeyDictionary()
 
 
-def ledger_for(host: Host) -> Ledger | None:
+def ledger_for(host: LoopHost) -> Ledger | None:
     """The ledger of a host as ``[ledger]`` configures it (None when disabled).
 
     One per host, kept open across its runs (opening and closing a WAL database costs a

@@ -9,15 +9,18 @@ import threading
 import time
 import types
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._config import Config
-from .._defaults import policy as _policy
-from .._defaults import trace as _trace
-from .._events import (
+from .._json.relaxed import parse_arguments
+from .._trust import TrustLevel
+from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
+from ..config import Config
+from ..context._gather import gather_request_context
+from ..context._records import ContextRequest
+from ..events import (
     DuplicateSuppressed,
     Event,
     InvalidArguments,
@@ -41,24 +44,23 @@ from .._events import (
     ToolStarted,
     UnknownTool,
 )
-from .._messages import (
+from ..messages import (
     AssistantMessage,
     Message,
     SystemMessage,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
-from .._relaxed_json import parse_arguments
-from .._trust import TrustLevel
-from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
 from ..tools._context import ToolContext
 from ..tools._errors import ArgumentsInvalid
-from ..tools._result import Source, ToolBlocked, ToolResult, ToolStatus
+from ..tools._result import ToolBlocked, ToolResult, ToolStatus
+from ._cancel import RunCancelled, answer_cancelled, until_cancelled
 from ._codec import redact_arguments
-from ._ledger import Ledger, ledger_for
+from ._ledger import Ledger, LedgerEntry, ledger_for
 from ._offer import Offer, Selection, resolve_offer
+from ._protocol import LoopHost
+from ._resume import edited_call, interrupted_request, pending_turn, rebuild_results
 from ._run import (
     Approve,
     Decision,
@@ -67,18 +69,16 @@ from ._run import (
     Outcome,
     Run,
     RunOptions,
-    StopReason,
     Supply,
     ToolCallRecord,
 )
+from ._schedule import schedule
+from ._state import Approver, CallSlot, RunState
+from ._stream import RunStream
 
 if TYPE_CHECKING:
-    from .._host import Host
     from ..adapters import ProviderAdapter
     from ..tools import Tool
-
-Approver: TypeAlias = Callable[[DeferredRequest], Decision | Awaitable[Decision | None] | None]
-"""Decides a call that needs approval while the run goes on; None defers it (ends the run)."""
 
 _ANY_TOOL_CHOICE = ("auto", "none", "required")
 _SHOWN_ARGUMENTS = 400
@@ -118,137 +118,11 @@ def _shown(call: ToolCall) -> str:
     return text if len(text) <= _SHOWN_ARGUMENTS else text[:_SHOWN_ARGUMENTS] + "…"
 
 
-class _Slot:
-    """The working state of one call of the current turn."""
+@attrs.frozen
+class _Refused:
+    """A check of admission answered the call; ``fail`` is set when that stops the run."""
 
-    __slots__ = (
-        "arguments",
-        "attempts",
-        "call",
-        "deferred",
-        "duration",
-        "key",
-        "outcome",
-        "request",
-        "result",
-        "tool",
-    )
-
-    def __init__(self, call: ToolCall) -> None:
-        self.call = call  # as the model sent it
-        self.request = call  # what admission looks at (edited arguments after an approval)
-        self.tool: Tool | None = None
-        self.arguments: Mapping[str, Any] | None = None
-        self.result: ToolResult | None = None
-        self.outcome: Outcome | None = None
-        self.deferred: DeferredRequest | None = None
-        self.attempts = 0
-        self.duration: float | None = None
-        self.key: str | None = None
-
-    def answer(self, outcome: Outcome, result: ToolResult) -> None:
-        self.outcome = outcome
-        self.result = result
-
-    def record(self, round: int) -> ToolCallRecord:
-        return ToolCallRecord(
-            call=self.call,
-            round=round,
-            outcome=self.outcome or "not_run",
-            result=self.result,
-            tool=self.tool.name if self.tool is not None else None,
-            arguments=self.arguments,
-            attempts=self.attempts,
-            duration=self.duration,
-        )
-
-
-class _State:
-    """Everything a run accumulates; turned into a :class:`Run` at the end."""
-
-    def __init__(self, run_id: str, options: RunOptions, messages: list[Message]) -> None:
-        self.run_id = run_id
-        self.options = options
-        self.base_system: str | None = options.system_prompt
-        self.messages = messages
-        self.records: list[ToolCallRecord] = []
-        self.events: list[Event] = []
-        self.sources: dict[str, Source] = {}
-        self.rounds = 0
-        self.used = 0
-        self.required_trust: TrustLevel | None = None
-        self.trust_origin: str | None = None
-        self.usage = Usage()
-        self.deadline: float | None = None
-        self.approval: Approver | None = None
-        self.cancel: asyncio.Event | None = None
-        self.cancelled_flag: asyncio.Event | None = None
-        self.seen: dict[str, str] = {}
-        self.stop: StopReason | None = None
-        self.detail: str | None = None
-        self.error: BaseException | None = None
-        self.deferred: list[DeferredRequest] = []
-        self.text = ""
-        self.sink: Callable[[Event], None] | None = None
-        self.budget_hit = False
-        self.deadline_hit = False
-        self.call_names: dict[str, str] = {}
-        self.forced_choice_used = False
-        self.settings: dict[str | None, Any] = {}
-        self.direct_execution: bool | None = None
-        self.snapshot_pending = False  # write a snapshot with the turn's first ledger row
-        self.ledger_written = False  # this run wrote started rows (its snapshot must be final)
-        self.turn_started = False  # the current turn wrote a started row
-        self.snapshot_used = 0
-        self.services: Mapping[str, Any] | None = (
-            None  # the tools' services, with the run's emitter
-        )
-
-    def finish(self, reason: StopReason, detail: str | None = None) -> None:
-        if self.stop is None:
-            self.stop = reason
-            self.detail = detail
-
-    @property
-    def cancel_requested(self) -> bool:
-        return self.cancel is not None and self.cancel.is_set()
-
-    def add_usage(self, usage: Usage | None) -> None:
-        if usage is None:
-            return
-
-        def plus(a: int | None, b: int | None) -> int | None:
-            return b if a is None else a if b is None else a + b
-
-        u = self.usage
-        self.usage = Usage(
-            input_tokens=plus(u.input_tokens, usage.input_tokens),
-            output_tokens=plus(u.output_tokens, usage.output_tokens),
-            cache_read_tokens=plus(u.cache_read_tokens, usage.cache_read_tokens),
-            total_tokens=plus(u.total_tokens, usage.total_tokens),
-        )
-
-    def build(self, *, stop: StopReason | None = None) -> Run:
-        messages: tuple[Message, ...] = tuple(self.messages)
-        if self.base_system:
-            messages = (SystemMessage(self.base_system), *messages)
-        return Run(
-            id=self.run_id,
-            messages=messages,
-            stop_reason=stop or self.stop or "interrupted",
-            detail=self.detail if stop is None else None,
-            text=self.text,
-            tool_calls=tuple(self.records),
-            sources=tuple(self.sources.values()),
-            events=tuple(self.events),
-            deferred=tuple(self.deferred),
-            required_trust=self.required_trust,
-            usage=self.usage,
-            rounds=self.rounds,
-            tool_calls_used=self.used,
-            options=attrs.evolve(self.options, system_prompt=self.base_system),
-            error=self.error,
-        )
+    fail: str | None
 
 
 class ToolCallingLoop:
@@ -279,7 +153,7 @@ class ToolCallingLoop:
 
     def __init__(
         self,
-        host: Host,
+        host: LoopHost,
         *,
         adapter: ProviderAdapter | None = None,
         ledger: Ledger | None = None,
@@ -289,6 +163,7 @@ class ToolCallingLoop:
         config: Config = host.config
         self.config = config
         self.ledger = ledger if ledger is not None else ledger_for(host)
+        self._pipeline = host.pipeline
         self.last_run: Run | None = None
         self._trust = config.provider.trust_level
         self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
@@ -343,7 +218,7 @@ class ToolCallingLoop:
 
     def _prepare_stream(
         self, prompt_or_messages: str | Sequence[Message], options: Mapping[str, Any]
-    ) -> _State:
+    ) -> RunState:
         options = dict(options)
         approval = options.pop("approval", None)
         cancel = options.pop("cancel", None)
@@ -445,7 +320,7 @@ class ToolCallingLoop:
         run = Run.from_json(data)
         if run.stop_reason != "interrupted":
             return run
-        turn = _pending_turn(run.messages)
+        turn = pending_turn(run.messages)
         if turn is None:
             return run
         answered = {r.call.id for r in run.tool_calls if r.round == run.rounds}
@@ -460,7 +335,9 @@ class ToolCallingLoop:
             if entry.settled:
                 continue
             if not entry.idempotent:
-                deferred.append(_interrupted(entry.tool, call.id, entry.arguments, run.rounds))
+                deferred.append(
+                    interrupted_request(entry.tool, call.id, entry.arguments, run.rounds)
+                )
         return attrs.evolve(run, deferred=tuple(deferred), tool_calls_used=used)
 
     async def call(
@@ -479,11 +356,11 @@ class ToolCallingLoop:
         if tool is None:
             known = ", ".join(self.host.tools) or "none are registered"
             raise KeyError(f"no tool named {name!r}; registered tools: {known}")
-        state = _State(run_id or f"call_{uuid.uuid4().hex}", RunOptions(), [])
+        state = RunState(run_id or f"call_{uuid.uuid4().hex}", RunOptions(), [])
         state.cancelled_flag = asyncio.Event()
         self._loop_of_run = asyncio.get_running_loop()
         self._thread = threading.get_ident()
-        slot = _Slot(ToolCall(id="call_1", name=name, arguments=dict(arguments)))
+        slot = CallSlot(ToolCall(id="call_1", name=name, arguments=dict(arguments)))
         slot.tool = tool
         try:
             slot.arguments = tool.validate(arguments)
@@ -509,7 +386,7 @@ class ToolCallingLoop:
         tool_choice: ToolChoice | str,
         stream: bool | None,
         run_id: str | None,
-    ) -> _State:
+    ) -> RunState:
         messages: list[Message]
         if isinstance(prompt, str):
             messages = [UserMessage(prompt)]
@@ -556,13 +433,13 @@ class ToolCallingLoop:
             stream=stream,
         )
         Selection.from_config(self.config, tool_names, profile)  # refuses an unknown profile now
-        return _State(run_id or f"run_{uuid.uuid4().hex}", options, messages)
+        return RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages)
 
-    def _restore(self, run: Run) -> _State:
+    def _restore(self, run: Run) -> RunState:
         messages = list(run.messages)
         if messages and isinstance(messages[0], SystemMessage):
             messages.pop(0)
-        state = _State(run.id, run.options, messages)
+        state = RunState(run.id, run.options, messages)
         state.base_system = run.options.system_prompt
         state.records = list(run.tool_calls)
         state.events = list(run.events)
@@ -591,7 +468,7 @@ class ToolCallingLoop:
 
     async def _start_round(
         self,
-        state: _State,
+        state: RunState,
         adapter: ProviderAdapter,
         round: int,
         messages: tuple[Message, ...],
@@ -612,11 +489,33 @@ class ToolCallingLoop:
         self._emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
         return offer
 
+    def _repaired_name(
+        self, state: RunState, round: int, call: ToolCall, offer: Offer
+    ) -> Tool | None:
+        """The offered tool an unknown name means except for case or as an alias, announced."""
+        from ..tools._names import match_tool_name
+
+        matched = match_tool_name(call.name, offer.names)
+        if matched is None:
+            return None
+        self._emit(
+            state,
+            UnknownTool(
+                run_id=state.run_id,
+                round=round,
+                call_id=call.id,
+                name=call.name,
+                offered=offer.names,
+                action=f"repaired:{matched}",
+            ),
+        )
+        return offer.tools[matched]
+
     def _refuse_arguments(
         self,
-        state: _State,
+        state: RunState,
         round: int,
-        slot: _Slot,
+        slot: CallSlot,
         *,
         name: str,
         reason: str,
@@ -644,7 +543,7 @@ class ToolCallingLoop:
             return f"{stop_detail} and [loop] invalid_arguments is 'fail'"
         return None
 
-    def _emit(self, state: _State, event: Event) -> None:
+    def _emit(self, state: RunState, event: Event) -> None:
         if isinstance(event, ToolCallArgumentsDelta) and event.partial_arguments is not None:
             # The partial value is the parser's live object, right only at emit time; the run
             # keeps the delta text, from which the arguments at any point can be rebuilt.
@@ -679,7 +578,7 @@ class ToolCallingLoop:
             return message
         return attrs.evolve(message, parts=parts)
 
-    def _adapter_emitter(self, state: _State, round: int) -> Callable[[Event], None]:
+    def _adapter_emitter(self, state: RunState, round: int) -> Callable[[Event], None]:
         run_id = state.run_id
 
         def emit(event: Event) -> None:
@@ -702,7 +601,7 @@ class ToolCallingLoop:
     # -- driving ---------------------------------------------------------------------------
 
     async def _drive(
-        self, state: _State, *, resumed: bool, decisions: Mapping[str, Decision] | None
+        self, state: RunState, *, resumed: bool, decisions: Mapping[str, Decision] | None
     ) -> Run:
         adapter = self._adapter or await self.host.get_adapter()
         self._loop_of_run = asyncio.get_running_loop()
@@ -711,7 +610,7 @@ class ToolCallingLoop:
         if deadline_seconds is not None:
             state.deadline = asyncio.get_running_loop().time() + deadline_seconds
         state.cancelled_flag = state.cancel or asyncio.Event()
-        trace_token = _trace.begin(self.config.trace)
+        trace_token = self._pipeline.begin_trace()
         state.stop = None
         state.detail = None
         state.error = None
@@ -754,12 +653,12 @@ class ToolCallingLoop:
             run = attrs.evolve(run, events=tuple(state.events))
             self.last_run = run
         finally:
-            _trace.end(trace_token)
+            self._pipeline.end_trace(trace_token)
         if cancelled is not None:
             raise cancelled
         return run
 
-    def _store(self, state: _State, run: Run | None) -> None:
+    def _store(self, state: RunState, run: Run | None) -> None:
         """Store the run's final snapshot (None: only the pending settled rows)."""
         if self.ledger is None:
             return
@@ -784,11 +683,24 @@ class ToolCallingLoop:
     def _snapshot(self, run: Run) -> str:
         return json.dumps(run.to_json(events=False), ensure_ascii=False, default=str)
 
-    async def _round(self, state: _State, adapter: ProviderAdapter) -> None:
+    async def _round(self, state: RunState, adapter: ProviderAdapter) -> None:
+        """One round: the checks before it, then offer, request, answer and turn.
+
+        A round that started ends with exactly one ``RoundFinished``, emitted here.
+        """
+        if not self._may_start_round(state, adapter):
+            return
+        state.rounds += 1
+        round = state.rounds
+        tool_calls = await self._play_round(state, adapter, round)
+        self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=tool_calls))
+
+    def _may_start_round(self, state: RunState, adapter: ProviderAdapter) -> bool:
+        """False (the run finished) when cancellation, a limit or trust forbid another round."""
         loop_config = self.config.loop
         if state.cancel_requested:
             state.finish("cancelled", "the run was cancelled")
-            return
+            return False
         if state.rounds >= loop_config.max_rounds:
             self._emit(
                 state,
@@ -804,10 +716,10 @@ class ToolCallingLoop:
                 f"the model was still calling tools after {loop_config.max_rounds} round(s) "
                 "([loop] max_rounds)",
             )
-            return
+            return False
         if self._deadline_passed(state):
             self._deadline_reached(state)
-            return
+            return False
         provider_trust = self._trust
         if state.required_trust is not None and provider_trust < state.required_trust:
             state.finish(
@@ -817,11 +729,73 @@ class ToolCallingLoop:
                 f"{state.required_trust.label!r}, and the provider {adapter.api!r} is trusted "
                 f"{provider_trust.label!r} ([provider] trust)",
             )
-            return
-        state.rounds += 1
-        round = state.rounds
+            return False
+        return True
+
+    async def _play_round(self, state: RunState, adapter: ProviderAdapter, round: int) -> int:
+        """Offer, request, answer and turn of round ``round``; the number of calls it answered."""
         messages = tuple(state.messages)
         offer = await self._start_round(state, adapter, round, messages)
+        messages = await self._request_context(state, adapter, round, offer, messages)
+        request = self._model_request(state, adapter, round, offer, messages)
+        if request is None:
+            return 0
+        message = await self._ask_model(state, adapter, request)
+        if message is None:
+            return 0
+        calls = self._take_answer(state, round, message)
+        if not calls:
+            return 0
+        slots = [CallSlot(call) for call in calls]
+        state.snapshot_used = state.used
+        state.snapshot_pending = self.ledger is not None
+        await self._turn(state, round, slots, offer)
+        return len(calls)
+
+    async def _request_context(
+        self,
+        state: RunState,
+        adapter: ProviderAdapter,
+        round: int,
+        offer: Offer,
+        messages: tuple[Message, ...],
+    ) -> tuple[Message, ...]:
+        """The round's messages with the context plugins contribute (``toolwire_request_context``);
+        their sources join the run's, and their trust requirement tightens the run's."""
+        context = await gather_request_context(
+            self.host.hook,
+            ContextRequest(
+                run_id=state.run_id,
+                round=round,
+                messages=messages,
+                offered=offer.names,
+                api=adapter.api,
+                model=self.config.provider.model,
+                provider_trust=self._trust,
+                native_tools=adapter.capabilities.native_tools,
+                services=self._run_services(state),
+            ),
+            lambda event: self._emit(state, event),
+        )
+        for source in context.sources:
+            state.sources.setdefault(source.url, source)
+        if context.required_trust is not None and (
+            state.required_trust is None or context.required_trust > state.required_trust
+        ):
+            state.required_trust = context.required_trust
+            state.trust_origin = f"the context passages of round {round}"
+        return context.apply(messages)
+
+    def _model_request(
+        self,
+        state: RunState,
+        adapter: ProviderAdapter,
+        round: int,
+        offer: Offer,
+        messages: tuple[Message, ...],
+    ) -> ModelRequest | None:
+        """The round's request (announced with ``RequestSent``), or None when the run's
+        tool choice cannot be met by this offer (the run finished with an error)."""
         choice = state.options.tool_choice
         if state.forced_choice_used and choice != "none":
             choice = "auto"
@@ -832,12 +806,10 @@ class ToolCallingLoop:
                 f"tool_choice names the tool {choice.name!r}, which is not offered in round "
                 f"{round} (offered: {', '.join(offer.names) or 'none'})",
             )
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
         if choice == "required" and not offer.functions:
             state.finish("error", f"tool_choice is 'required' but round {round} offers no tool")
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
         stream = state.options.stream
         if stream is None:
             stream = self.config.provider.stream
@@ -850,7 +822,7 @@ class ToolCallingLoop:
             functions=offer.functions,
             tool_choice=choice,
             parallel_tool_calls=(
-                False if loop_config.concurrency == 1 and offer.functions else None
+                False if self.config.loop.concurrency == 1 and offer.functions else None
             ),
             stream=stream,
         )
@@ -865,6 +837,13 @@ class ToolCallingLoop:
                 stream=stream,
             ),
         )
+        return request
+
+    async def _ask_model(
+        self, state: RunState, adapter: ProviderAdapter, request: ModelRequest
+    ) -> AssistantMessage | None:
+        """The adapter's answer to ``request``, or None when it failed (the run finished)."""
+        round = request.round
         emit = self._adapter_emitter(state, round)
         try:
             if state.deadline is None:
@@ -880,28 +859,30 @@ class ToolCallingLoop:
                 state.finish(
                     "error", f"the {adapter.api} adapter failed in round {round}: {_describe(exc)}"
                 )
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
         except ProviderError as exc:
             state.error = exc
             state.finish("error", f"the provider ({adapter.api}) failed in round {round}: {exc}")
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
         except Exception as exc:
             state.error = exc
             state.finish(
                 "error", f"the {adapter.api} adapter raised in round {round}: {_describe(exc)}"
             )
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
         if not isinstance(message, AssistantMessage):
             state.finish(
                 "error",
                 f"the {adapter.api} adapter returned {type(message).__name__}, not an "
                 "AssistantMessage",
             )
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
+            return None
+        return message
+
+    def _take_answer(
+        self, state: RunState, round: int, message: AssistantMessage
+    ) -> list[ToolCall]:
+        """Record the model's answer; the calls the host must answer (none: the run answered)."""
         state.messages.append(message)
         state.add_usage(message.usage)
         self._emit(
@@ -924,19 +905,13 @@ class ToolCallingLoop:
         if not calls:
             state.text = message.text
             state.finish("answered")
-            self._emit(state, RoundFinished(run_id=state.run_id, round=round))
-            return
-        slots = [_Slot(call) for call in calls]
-        state.snapshot_used = state.used
-        state.snapshot_pending = self.ledger is not None
-        await self._turn(state, round, slots, offer)
-        self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
+        return calls
 
     async def _resume_turn(
-        self, state: _State, adapter: ProviderAdapter, decisions: Mapping[str, Decision]
+        self, state: RunState, adapter: ProviderAdapter, decisions: Mapping[str, Decision]
     ) -> None:
         """Answer the calls of the run's last turn that have no result yet."""
-        turn = _pending_turn(tuple(state.messages))
+        turn = pending_turn(tuple(state.messages))
         if turn is None:
             state.deferred = []
             return
@@ -946,7 +921,7 @@ class ToolCallingLoop:
         calls = [c for c in turn.tool_calls if not c.provider_executed]
         if all(by_id.get(c.id) is not None and by_id[c.id].result is not None for c in calls):
             state.deferred = []
-            _rebuild_results(state, turn, round)
+            rebuild_results(state, turn, round)
             return
         offer = await self._start_round(state, adapter, round, tuple(state.messages))
         unanswered = any(
@@ -963,74 +938,116 @@ class ToolCallingLoop:
             for r in state.records
             if not (r.round == round and r.call.id in {c.id for c in calls})
         ]
-        slots: list[_Slot] = []
-        to_admit: list[tuple[_Slot, Approve | None]] = []
+        slots: list[CallSlot] = []
+        to_admit: list[tuple[CallSlot, bool]] = []
         for call in calls:
-            slot = _Slot(call)
+            slot, approved = self._resumed_slot(
+                state, round, call, offer, by_id.get(call.id), deferred, decisions, entries
+            )
             slots.append(slot)
-            record = by_id.get(call.id)
-            if record is not None and record.result is not None:
-                slot.tool = self.host.tools.get(record.tool) if record.tool else None
-                slot.arguments = record.arguments
-                slot.attempts = record.attempts
-                slot.duration = record.duration
-                slot.answer(record.outcome, record.result)
-                continue
-            request = deferred.get(call.id)
-            if request is not None:
-                decision = decisions.get(call.id)
-                slot.arguments = request.arguments
-                if decision is None:
-                    slot.deferred = request
-                    slot.outcome = "deferred"
-                    slot.tool = offer.tools.get(request.tool) or self.host.tools.get(request.tool)
-                elif isinstance(decision, Deny):
-                    self._deny(state, round, slot, request.tool, decision.message)
-                elif isinstance(decision, Supply):
-                    slot.tool = self.host.tools.get(request.tool)
-                    slot.answer("supplied", decision.result)
-                    self._settle_events(state, round, slot, request.tool)
-                else:
-                    arguments = decision.arguments
-                    if arguments is None:
-                        arguments = request.arguments
-                    slot.request = _edited(call, request.tool, arguments)
-                    to_admit.append((slot, decision))
-                continue
-            entry = entries.get(call.id)
-            if entry is not None and entry.settled and entry.result is not None:
-                slot.tool = self.host.tools.get(entry.tool)
-                slot.arguments = entry.arguments
-                slot.answer("recovered", entry.result)
-                self._settle_events(state, round, slot, entry.tool)
-                continue
-            if entry is not None and not entry.idempotent:
-                slot.tool = self.host.tools.get(entry.tool)
-                slot.arguments = entry.arguments
-                slot.deferred = _interrupted(entry.tool, call.id, entry.arguments, round)
-                slot.outcome = "deferred"
-                self._emit(
-                    state,
-                    ToolDeferred(
-                        run_id=state.run_id,
-                        round=round,
-                        call_id=call.id,
-                        name=entry.tool,
-                        reason=slot.deferred.detail,
-                    ),
-                )
-                continue
-            # Never started, or an idempotent call (those get no started row): admit it again.
-            to_admit.append((slot, None))
+            if approved is not None:
+                to_admit.append((slot, approved))
         state.records = kept
         state.deferred = []
+        await self._answer_turn(state, round, offer, turn, slots, to_admit)
+        self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
+
+    def _resumed_slot(
+        self,
+        state: RunState,
+        round: int,
+        call: ToolCall,
+        offer: Offer,
+        record: ToolCallRecord | None,
+        deferred: Mapping[str, DeferredRequest],
+        decisions: Mapping[str, Decision],
+        entries: Mapping[str, LedgerEntry],
+    ) -> tuple[CallSlot, bool | None]:
+        """The slot of one call of a resumed turn, and whether it goes to admission (None: it
+        is answered or deferred already; True: approved by a decision)."""
+        slot = CallSlot(call)
+        if record is not None and record.result is not None:
+            slot.tool = self.host.tools.get(record.tool) if record.tool else None
+            slot.arguments = record.arguments
+            slot.attempts = record.attempts
+            slot.duration = record.duration
+            slot.answer(record.outcome, record.result)
+            return slot, None
+        request = deferred.get(call.id)
+        if request is not None:
+            return slot, self._decided(state, round, slot, offer, request, decisions.get(call.id))
+        entry = entries.get(call.id)
+        if entry is not None and entry.settled and entry.result is not None:
+            slot.tool = self.host.tools.get(entry.tool)
+            slot.arguments = entry.arguments
+            slot.answer("recovered", entry.result)
+            self._settle_events(state, round, slot, entry.tool)
+            return slot, None
+        if entry is not None and not entry.idempotent:
+            slot.tool = self.host.tools.get(entry.tool)
+            slot.arguments = entry.arguments
+            slot.deferred = interrupted_request(entry.tool, call.id, entry.arguments, round)
+            slot.outcome = "deferred"
+            self._emit(
+                state,
+                ToolDeferred(
+                    run_id=state.run_id,
+                    round=round,
+                    call_id=call.id,
+                    name=entry.tool,
+                    reason=slot.deferred.detail,
+                ),
+            )
+            return slot, None
+        # Never started, or an idempotent call (those get no started row): admit it again.
+        return slot, False
+
+    def _decided(
+        self,
+        state: RunState,
+        round: int,
+        slot: CallSlot,
+        offer: Offer,
+        request: DeferredRequest,
+        decision: Decision | None,
+    ) -> bool | None:
+        """Apply the caller's decision on a deferred call; True when it goes to admission."""
+        slot.arguments = request.arguments
+        if decision is None:
+            slot.deferred = request
+            slot.outcome = "deferred"
+            slot.tool = offer.tools.get(request.tool) or self.host.tools.get(request.tool)
+        elif isinstance(decision, Deny):
+            self._deny(state, round, slot, request.tool, decision.message)
+        elif isinstance(decision, Supply):
+            slot.tool = self.host.tools.get(request.tool)
+            slot.answer("supplied", decision.result)
+            self._settle_events(state, round, slot, request.tool)
+        else:
+            arguments = decision.arguments
+            if arguments is None:
+                arguments = request.arguments
+            slot.request = edited_call(slot.call, request.tool, arguments)
+            return True
+        return None
+
+    async def _answer_turn(
+        self,
+        state: RunState,
+        round: int,
+        offer: Offer,
+        turn: AssistantMessage,
+        slots: list[CallSlot],
+        to_admit: Sequence[tuple[CallSlot, bool]],
+    ) -> None:
+        """Admit then execute the calls ``to_admit`` (each with whether it is approved already);
+        afterwards every call of ``slots`` has its answer, also when the run is cancelled."""
         try:
             fail: str | None = None
-            for slot, decision in to_admit:
+            for slot, approved in to_admit:
                 if fail is not None:
                     slot.answer("not_run", _not_run(fail))
                     continue
-                approved = decision is not None
                 fail = await self._admit(
                     state, round, slot, offer, count=not approved, approved=approved
                 )
@@ -1047,48 +1064,26 @@ class ToolCallingLoop:
                     [s for s, _ in to_admit if s.result is None and s.deferred is None],
                 )
         except BaseException:
-            _answer_cancelled(slots)
+            answer_cancelled(slots)
             raise
         finally:
             self._close_turn(state, round, slots, turn)
-        self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
 
     # -- admission -------------------------------------------------------------------------
 
-    async def _turn(self, state: _State, round: int, slots: list[_Slot], offer: Offer) -> None:
+    async def _turn(self, state: RunState, round: int, slots: list[CallSlot], offer: Offer) -> None:
         turn = state.messages[-1]
         assert isinstance(turn, AssistantMessage)
-        try:
-            fail: str | None = None
-            for slot in slots:
-                if fail is not None:
-                    slot.answer("not_run", _not_run(fail))
-                    continue
-                fail = await self._admit(state, round, slot, offer)
-            if fail is not None:
-                for slot in slots:
-                    if slot.result is None:
-                        slot.deferred = None
-                        slot.answer("not_run", _not_run(fail))
-                state.finish("fail_policy", fail)
-            else:
-                await self._execute(
-                    state, round, [s for s in slots if s.result is None and s.deferred is None]
-                )
-        except BaseException:
-            _answer_cancelled(slots)
-            raise
-        finally:
-            self._close_turn(state, round, slots, turn)
+        await self._answer_turn(state, round, offer, turn, slots, [(s, False) for s in slots])
 
     def _close_turn(
-        self, state: _State, round: int, slots: list[_Slot], turn: AssistantMessage
+        self, state: RunState, round: int, slots: list[CallSlot], turn: AssistantMessage
     ) -> None:
         for slot in slots:
             state.records.append(slot.record(round))
             if slot.deferred is not None:
                 state.deferred.append(slot.deferred)
-        _rebuild_results(state, turn, round)
+        rebuild_results(state, turn, round)
         if state.turn_started and self.ledger is not None:
             state.turn_started = False
             self._store(state, None)  # the turn's side effects are settled: say so now
@@ -1108,10 +1103,10 @@ class ToolCallingLoop:
         elif state.deadline_hit:
             self._deadline_reached(state)
 
-    def _deadline_passed(self, state: _State) -> bool:
+    def _deadline_passed(self, state: RunState) -> bool:
         return state.deadline is not None and asyncio.get_running_loop().time() >= state.deadline
 
-    def _deadline_reached(self, state: _State) -> None:
+    def _deadline_reached(self, state: RunState) -> None:
         seconds = self.config.loop.deadline_seconds or 0
         if state.stop is None:
             self._emit(
@@ -1129,9 +1124,9 @@ class ToolCallingLoop:
 
     async def _admit(
         self,
-        state: _State,
+        state: RunState,
         round: int,
-        slot: _Slot,
+        slot: CallSlot,
         offer: Offer,
         *,
         count: bool = True,
@@ -1139,109 +1134,177 @@ class ToolCallingLoop:
     ) -> str | None:
         """Admit one call, fail-closed; returns a reason when a ``fail`` policy stops the run.
 
-        On return the slot is answered (refused), deferred, or admitted (``tool`` and
-        ``arguments`` set, no result yet).
+        The checks run in order: limits (when ``count``), the tool, the arguments, duplicates,
+        external tools, then approval. A call approved with edited arguments goes through the
+        checks again, as approved. On return the slot is answered (refused), deferred, or
+        admitted (``tool`` and ``arguments`` set, no result yet).
         """
-        call = slot.request
-        run_id = state.run_id
+        if count and not self._take_budget(state, round, slot):
+            return None
+        while True:
+            tool = self._admitted_tool(state, round, slot, offer)
+            if isinstance(tool, _Refused):
+                return tool.fail
+            slot.tool = tool
+            arguments = self._admitted_arguments(state, round, slot, tool)
+            if isinstance(arguments, _Refused):
+                return arguments.fail
+            slot.arguments = arguments
+            if self._suppressed_duplicate(state, round, slot, tool, arguments):
+                return None
+            if tool.external:
+                self._defer(
+                    state,
+                    round,
+                    slot,
+                    "external",
+                    f"{tool.name} is an external tool: the caller runs it and supplies the result",
+                )
+                return None
+            if approved or not await self._approve(state, round, slot, tool, arguments):
+                return None
+            approved = True
+
+    def _take_budget(self, state: RunState, round: int, slot: CallSlot) -> bool:
+        """Count the call against the run's limits; False when it was answered instead."""
         loop_config = self.config.loop
-        if count:
-            if state.cancel_requested:
-                slot.answer(
-                    "cancelled",
-                    ToolResult.error("Cancelled: the run was cancelled before this call ran."),
-                )
-                return None
-            if self._deadline_passed(state):
-                state.deadline_hit = True
-                slot.answer(
-                    "limit",
-                    ToolResult.error(
-                        "Not run: the run's deadline passed before this call could start."
+        if state.cancel_requested:
+            slot.answer(
+                "cancelled",
+                ToolResult.error("Cancelled: the run was cancelled before this call ran."),
+            )
+            return False
+        if self._deadline_passed(state):
+            state.deadline_hit = True
+            slot.answer(
+                "limit",
+                ToolResult.error(
+                    "Not run: the run's deadline passed before this call could start."
+                ),
+            )
+            return False
+        if state.used >= loop_config.max_tool_calls:
+            if not state.budget_hit:
+                self._emit(
+                    state,
+                    LimitReached(
+                        run_id=state.run_id,
+                        round=round,
+                        limit="max_tool_calls",
+                        value=loop_config.max_tool_calls,
                     ),
                 )
-                return None
-            if state.used >= loop_config.max_tool_calls:
-                if not state.budget_hit:
-                    self._emit(
-                        state,
-                        LimitReached(
-                            run_id=run_id,
-                            round=round,
-                            limit="max_tool_calls",
-                            value=loop_config.max_tool_calls,
-                        ),
-                    )
-                state.budget_hit = True
-                slot.answer(
-                    "limit",
-                    ToolResult.error(
-                        f"Not run: this run reached its limit of {loop_config.max_tool_calls} tool "
-                        "call(s). Answer with what you have."
-                    ),
-                )
-                return None
-            state.used += 1
+            state.budget_hit = True
+            slot.answer(
+                "limit",
+                ToolResult.error(
+                    f"Not run: this run reached its limit of {loop_config.max_tool_calls} tool "
+                    "call(s). Answer with what you have."
+                ),
+            )
+            return False
+        state.used += 1
+        return True
+
+    def _admitted_tool(
+        self, state: RunState, round: int, slot: CallSlot, offer: Offer
+    ) -> Tool | _Refused:
+        """The offered tool the call names (or ``[loop] unknown_tool``'s rewrite)."""
+        call = slot.request
         name = call.name
         if not name and call.invalid_reason is not None:
             # A call written in the text that could not even be read for a tool name (prompted
             # dialects): the model needs the reader's reason, not "unknown tool ''".
             available = ", ".join(offer.names) if offer.names else "none in this round"
-            return self._refuse_arguments(
-                state,
-                round,
-                slot,
-                name=name,
-                reason=call.invalid_reason,
-                message=f"Could not read a tool call: {call.invalid_reason}. "
-                f"Available tools: {available}.",
-                stop_detail="a tool call could not be read",
+            return _Refused(
+                self._refuse_arguments(
+                    state,
+                    round,
+                    slot,
+                    name=name,
+                    reason=call.invalid_reason,
+                    message=f"Could not read a tool call: {call.invalid_reason}. "
+                    f"Available tools: {available}.",
+                    stop_detail="a tool call could not be read",
+                )
             )
         tool = offer.tools.get(name)
-        if tool is None:
-            policy = loop_config.unknown_tool
-            target = policy.removeprefix("rewrite:") if policy.startswith("rewrite:") else None
-            rewritten = offer.tools.get(target) if target is not None else None
-            action = policy if rewritten is not None or target is None else "return_error"
-            self._emit(
-                state,
-                UnknownTool(
-                    run_id=run_id,
-                    round=round,
-                    call_id=call.id,
-                    name=name,
-                    offered=offer.names,
-                    action=action,
-                ),
+        if tool is None and self.config.loop.unknown_tool != "fail":
+            tool = self._repaired_name(state, round, call, offer)
+        if tool is not None:
+            return tool
+        policy = self.config.loop.unknown_tool
+        target = policy.removeprefix("rewrite:") if policy.startswith("rewrite:") else None
+        rewritten = offer.tools.get(target) if target is not None else None
+        action = policy if rewritten is not None or target is None else "return_error"
+        self._emit(
+            state,
+            UnknownTool(
+                run_id=state.run_id,
+                round=round,
+                call_id=call.id,
+                name=name,
+                offered=offer.names,
+                action=action,
+            ),
+        )
+        if rewritten is not None:
+            return rewritten
+        available = ", ".join(offer.names) if offer.names else "none in this round"
+        message = (
+            f"Unknown tool {name!r} (called with arguments {_shown(call)}). "
+            f"Available tools: {available}."
+        )
+        slot.answer("unknown_tool", ToolResult.error(message))
+        if policy == "fail":
+            return _Refused(
+                f"the model called the unknown tool {name!r} and [loop] unknown_tool is 'fail'"
             )
-            if rewritten is not None:
-                tool = rewritten
-            else:
-                available = ", ".join(offer.names) if offer.names else "none in this round"
-                message = (
-                    f"Unknown tool {name!r} (called with arguments {_shown(call)}). "
-                    f"Available tools: {available}."
-                )
-                slot.answer("unknown_tool", ToolResult.error(message))
-                if policy == "fail":
-                    return (
-                        f"the model called the unknown tool {name!r} and [loop] unknown_tool "
-                        "is 'fail'"
-                    )
-                return None
-        slot.tool = tool
+        return _Refused(None)
+
+    def _admitted_arguments(
+        self, state: RunState, round: int, slot: CallSlot, tool: Tool
+    ) -> Mapping[str, Any] | _Refused:
+        """The call's arguments, repaired when unreadable and validated against the schema."""
+        call = slot.request
         arguments = call.arguments
         if arguments is None or call.invalid_reason is not None:
-            raw = call.raw_arguments if call.raw_arguments is not None else ""
-            try:
-                parsed = parse_arguments(raw)
-            except (ValueError, TypeError) as exc:
-                reason = getattr(exc, "reason", None) or str(exc)
-                if call.invalid_reason and call.invalid_reason not in reason:
-                    # The adapter's reason (e.g. a prompted dialect's "the call is not closed")
-                    # often says more than a JSON parser's complaint about text that was never JSON.
-                    reason = f"{reason} ({call.invalid_reason})"
-                return self._refuse_arguments(
+            repaired = self._repaired_arguments(state, round, slot, tool)
+            if isinstance(repaired, _Refused):
+                return repaired
+            arguments = repaired
+        try:
+            return tool.validate(arguments)
+        except ArgumentsInvalid as exc:
+            slot.arguments = arguments
+            return _Refused(
+                self._refuse_arguments(
+                    state,
+                    round,
+                    slot,
+                    name=tool.name,
+                    reason="; ".join(exc.problems),
+                    message=str(exc),
+                    stop_detail=f"the arguments of a {tool.name} call were invalid",
+                )
+            )
+
+    def _repaired_arguments(
+        self, state: RunState, round: int, slot: CallSlot, tool: Tool
+    ) -> Mapping[str, Any] | _Refused:
+        """Arguments that did not arrive as a JSON object, parsed with the conservative repairs."""
+        call = slot.request
+        raw = call.raw_arguments if call.raw_arguments is not None else ""
+        try:
+            parsed = parse_arguments(raw)
+        except (ValueError, TypeError) as exc:
+            reason = getattr(exc, "reason", None) or str(exc)
+            if call.invalid_reason and call.invalid_reason not in reason:
+                # The adapter's reason (e.g. a prompted dialect's "the call is not closed")
+                # often says more than a JSON parser's complaint about text that was never JSON.
+                reason = f"{reason} ({call.invalid_reason})"
+            return _Refused(
+                self._refuse_arguments(
                     state,
                     round,
                     slot,
@@ -1256,72 +1319,72 @@ class ToolCallingLoop:
                     "parameters.",
                     stop_detail=f"the arguments of a {tool.name} call could not be parsed",
                 )
-            arguments = parsed.arguments
-            self._emit(
-                state,
-                InvalidArguments(
-                    run_id=run_id,
-                    round=round,
-                    call_id=call.id,
-                    name=tool.name,
-                    recovery="repaired",
-                    reason="repaired: " + (", ".join(parsed.repairs) or "re-parsed the text"),
-                ),
             )
-        try:
-            arguments = tool.validate(arguments)
-        except ArgumentsInvalid as exc:
-            slot.arguments = arguments
-            return self._refuse_arguments(
-                state,
-                round,
-                slot,
+        self._emit(
+            state,
+            InvalidArguments(
+                run_id=state.run_id,
+                round=round,
+                call_id=call.id,
                 name=tool.name,
-                reason="; ".join(exc.problems),
-                message=str(exc),
-                stop_detail=f"the arguments of a {tool.name} call were invalid",
-            )
-        slot.arguments = arguments
-        if not tool.allow_duplicates:
-            key = _duplicate_key(tool, arguments)
-            first = state.seen.get(key)
-            if first is not None:
-                self._emit(
-                    state,
-                    DuplicateSuppressed(
-                        run_id=run_id,
-                        round=round,
-                        call_id=call.id,
-                        name=tool.name,
-                        first_call_id=first,
-                    ),
-                )
-                slot.answer(
-                    "duplicate",
-                    ToolResult.error(
-                        f"Not run: this call is identical to call {first} earlier in this run "
-                        "(same tool, same arguments). Use that result instead of repeating it."
-                    ),
-                )
-                return None
-            state.seen[key] = call.id
+                recovery="repaired",
+                reason="repaired: " + (", ".join(parsed.repairs) or "re-parsed the text"),
+            ),
+        )
+        return parsed.arguments
+
+    def _suppressed_duplicate(
+        self,
+        state: RunState,
+        round: int,
+        slot: CallSlot,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+    ) -> bool:
+        """True when an identical call ran earlier in the run (the slot is answered)."""
+        if tool.allow_duplicates:
+            return False
+        key = _duplicate_key(tool, arguments)
+        first = state.seen.get(key)
+        if first is None:
+            state.seen[key] = slot.request.id
             slot.key = key
-        if tool.external:
-            self._defer(
-                state,
-                round,
-                slot,
-                "external",
-                f"{tool.name} is an external tool: the caller runs it and supplies the result",
-            )
-            return None
-        if approved:
-            return None
-        if _policy.refusal_reason(tool, self.config.policy) is not None:
-            return None  # the policy middleware blocks it; asking first would be pointless
-        reason = _policy.approval_reason(tool, self.config.policy)
+            return False
+        self._emit(
+            state,
+            DuplicateSuppressed(
+                run_id=state.run_id,
+                round=round,
+                call_id=slot.request.id,
+                name=tool.name,
+                first_call_id=first,
+            ),
+        )
+        slot.answer(
+            "duplicate",
+            ToolResult.error(
+                f"Not run: this call is identical to call {first} earlier in this run "
+                "(same tool, same arguments). Use that result instead of repeating it."
+            ),
+        )
+        return True
+
+    async def _approve(
+        self,
+        state: RunState,
+        round: int,
+        slot: CallSlot,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+    ) -> bool:
+        """Apply ``[policy]`` approval to an admitted call; True when it was approved with edited
+        arguments (``slot.request`` holds them) and must be admitted again."""
+        if self._pipeline.refusal_reason(tool) is not None:
+            return False  # the policy middleware blocks it; asking first would be pointless
+        reason = self._pipeline.approval_reason(tool)
         if reason is None:
-            return None
+            return False
+        call = slot.request
         request = DeferredRequest(
             call_id=call.id,
             tool=tool.name,
@@ -1347,23 +1410,23 @@ class ToolCallingLoop:
         elif isinstance(decision, Approve):
             if decision.arguments is not None:
                 self._forget(state, slot)
-                slot.request = _edited(call, tool.name, decision.arguments)
+                slot.request = edited_call(call, tool.name, decision.arguments)
                 slot.tool = None
                 slot.arguments = None
-                return await self._admit(state, round, slot, offer, count=False, approved=True)
+                return True
         else:
             raise TypeError(
                 f"the approval callback returned {decision!r}; expected Approve, Deny, Supply "
                 "or None"
             )
-        return None
+        return False
 
-    def _forget(self, state: _State, slot: _Slot) -> None:
+    def _forget(self, state: RunState, slot: CallSlot) -> None:
         if slot.key is not None and state.seen.get(slot.key) == slot.call.id:
             del state.seen[slot.key]
         slot.key = None
 
-    def _defer(self, state: _State, round: int, slot: _Slot, reason: Any, detail: str) -> None:
+    def _defer(self, state: RunState, round: int, slot: CallSlot, reason: Any, detail: str) -> None:
         assert slot.tool is not None
         slot.deferred = DeferredRequest(
             call_id=slot.call.id,
@@ -1386,39 +1449,34 @@ class ToolCallingLoop:
             ),
         )
 
-    def _deny(self, state: _State, round: int, slot: _Slot, name: str, message: str) -> None:
+    def _deny(self, state: RunState, round: int, slot: CallSlot, name: str, message: str) -> None:
         slot.tool = slot.tool or self.host.tools.get(name)
         slot.answer("denied", ToolResult.denied(message))
         self._settle_events(state, round, slot, name)
 
     # -- execution -------------------------------------------------------------------------
 
-    async def _execute(self, state: _State, round: int, slots: list[_Slot]) -> None:
+    async def _execute(self, state: RunState, round: int, slots: list[CallSlot]) -> None:
         """Run admitted calls: serially, or up to ``[loop] concurrency`` at once with sequential
         tools as barriers. Every slot has a result afterwards, also when cancelled."""
         if not slots:
             return
         messages = tuple(state.messages)
         limit = self.config.loop.concurrency
-        state.direct_execution = _direct_execution(self.host)
+        state.direct_execution = self._pipeline.direct_execution
         running: set[asyncio.Task[None]] = set()
         try:
-            if limit == 1 or len(slots) == 1:
-                for slot in slots:
-                    await self._run_call(state, round, slot, messages)
-                return
-            for slot in slots:
-                assert slot.tool is not None
-                if slot.tool.policy.sequential:
-                    while running:
-                        running = await _reap(running, asyncio.ALL_COMPLETED)
-                    await self._run_call(state, round, slot, messages)
+            for group in schedule(slots, limit=limit, sequential=_sequential):
+                if not group.concurrent:
+                    await self._run_call(state, round, group.items[0], messages)
                     continue
-                while len(running) >= limit:
-                    running = await _reap(running, asyncio.FIRST_COMPLETED)
-                running.add(asyncio.ensure_future(self._run_call(state, round, slot, messages)))
-            while running:
-                running = await _reap(running, asyncio.ALL_COMPLETED)
+                for slot in group.items:
+                    while len(running) >= limit:
+                        running = await _reap(running, asyncio.FIRST_COMPLETED)
+                    call = self._run_call(state, round, slot, messages)
+                    running.add(asyncio.ensure_future(call))
+                while running:
+                    running = await _reap(running, asyncio.ALL_COMPLETED)
         except asyncio.CancelledError:
             assert state.cancelled_flag is not None
             state.cancelled_flag.set()
@@ -1426,7 +1484,7 @@ class ToolCallingLoop:
                 task.cancel()
             if running:
                 await asyncio.gather(*running, return_exceptions=True)
-            _answer_cancelled(slots)
+            answer_cancelled(slots)
             raise
         finally:
             for slot in slots:
@@ -1439,7 +1497,7 @@ class ToolCallingLoop:
                     )
 
     async def _run_call(
-        self, state: _State, round: int, slot: _Slot, messages: tuple[Message, ...]
+        self, state: RunState, round: int, slot: CallSlot, messages: tuple[Message, ...]
     ) -> None:
         tool = slot.tool
         assert tool is not None
@@ -1507,7 +1565,7 @@ class ToolCallingLoop:
                     await asyncio.sleep(delay)
                     continue
                 break
-        except _RunCancelled:
+        except RunCancelled:
             result = ToolResult.error(f"Cancelled: the run was cancelled while {tool.name} ran.")
             outcome = "cancelled"
         except asyncio.CancelledError:
@@ -1526,7 +1584,7 @@ class ToolCallingLoop:
 
     def _context(
         self,
-        state: _State,
+        state: RunState,
         round: int,
         tool: Tool,
         call: ToolCall,
@@ -1571,7 +1629,7 @@ class ToolCallingLoop:
             cancelled=state.cancelled_flag,
         )
 
-    def _run_services(self, state: _State) -> Mapping[str, Any]:
+    def _run_services(self, state: RunState) -> Mapping[str, Any]:
         """The host's services plus ``emit``, which records an event in this run (a tool's
         untrusted-content warning belongs to the run, not only to observers)."""
         if state.services is None:
@@ -1582,7 +1640,7 @@ class ToolCallingLoop:
 
     async def _invoke(
         self,
-        state: _State,
+        state: RunState,
         tool: Tool,
         call: ToolCall,
         arguments: Mapping[str, Any],
@@ -1606,7 +1664,7 @@ class ToolCallingLoop:
                 awaitable = self.host.hook.toolwire_execute_tool(call=call, context=context)
             else:
                 if direct:  # the default policy middleware, inline
-                    reason = _policy.refusal_reason(tool, self.config.policy)
+                    reason = self._pipeline.refusal_reason(tool)
                     if reason is not None:
                         raise ToolBlocked(reason)
                 awaitable = tool.invoke_validated(arguments, context)
@@ -1615,7 +1673,7 @@ class ToolCallingLoop:
                     f"No implementation of toolwire_execute_tool ran the tool {tool.name!r}."
                 )
             if cancel is not None:
-                awaitable = _until_cancelled(awaitable, cancel)
+                awaitable = until_cancelled(awaitable, cancel)
             if timeout is None:
                 result = await awaitable
             else:
@@ -1631,7 +1689,7 @@ class ToolCallingLoop:
                     return ToolResult.error(f"Tool {tool.name} timed out after {timeout:g} s.")
         except ToolBlocked as exc:
             return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
-        except (_RunCancelled, asyncio.CancelledError):
+        except (RunCancelled, asyncio.CancelledError):
             raise
         except Exception as exc:
             return ToolResult.error(f"Tool execution failed: {_describe(exc)}", exception=exc)
@@ -1652,7 +1710,7 @@ class ToolCallingLoop:
 
         return truncate_result(result, min(limits))
 
-    def _settle_events(self, state: _State, round: int, slot: _Slot, name: str) -> None:
+    def _settle_events(self, state: RunState, round: int, slot: CallSlot, name: str) -> None:
         """Events, sources, trust and duplicate bookkeeping of a call that got its result."""
         result = slot.result
         assert result is not None
@@ -1689,31 +1747,9 @@ class ToolCallingLoop:
         self._emit(state, event)
 
 
-class _RunCancelled(Exception):
-    """The run's cancel event was set while a tool ran."""
-
-
-async def _until_cancelled(awaitable: Awaitable[Any], cancel: asyncio.Event) -> Any:
-    """Await ``awaitable`` unless ``cancel`` is set first (then cancel it, raise _RunCancelled)."""
-    if cancel.is_set():
-        if inspect.iscoroutine(awaitable):
-            awaitable.close()
-        raise _RunCancelled
-    work = asyncio.ensure_future(awaitable)
-    waiter = asyncio.ensure_future(cancel.wait())
-    try:
-        await asyncio.wait({work, waiter}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        work.cancel()
-        waiter.cancel()
-        await asyncio.gather(work, waiter, return_exceptions=True)
-        raise
-    if work.done():
-        waiter.cancel()
-        return work.result()
-    work.cancel()
-    await asyncio.gather(work, return_exceptions=True)
-    raise _RunCancelled
+def _sequential(slot: CallSlot) -> bool:
+    assert slot.tool is not None
+    return slot.tool.policy.sequential
 
 
 async def _reap(tasks: set[asyncio.Task[None]], when: str) -> set[asyncio.Task[None]]:
@@ -1725,54 +1761,7 @@ async def _reap(tasks: set[asyncio.Task[None]], when: str) -> set[asyncio.Task[N
     return pending
 
 
-def _interrupted(
-    tool: str, call_id: str, arguments: Mapping[str, Any], round: int
-) -> DeferredRequest:
-    return DeferredRequest(
-        call_id=call_id,
-        tool=tool,
-        arguments=arguments,
-        reason="interrupted",
-        detail=f"the process ended while {tool} ran; it is not idempotent, so it runs again "
-        "only if approved",
-        round=round,
-    )
-
-
-def _edited(call: ToolCall, name: str, arguments: Mapping[str, Any]) -> ToolCall:
-    """``call`` with other arguments (an approval's edit) as parsed JSON."""
-    return ToolCall(
-        id=call.id,
-        name=name,
-        arguments=dict(arguments),
-        provider_executed=call.provider_executed,
-        provider_data=call.provider_data,
-    )
-
-
-def _answer_cancelled(slots: Sequence[_Slot]) -> None:
-    """Answer every call still without a result (deferred ones too) as cancelled."""
-    for slot in slots:
-        if slot.result is None:
-            slot.deferred = None
-            slot.answer(
-                "cancelled",
-                ToolResult.error("Cancelled: the run was cancelled before this call finished."),
-            )
-
-
 _NO_SETTINGS: Any = object()
-_DEFAULT_EXECUTE = "toolwire._defaults.execute"
-_DEFAULT_POLICY = "toolwire._defaults.policy"
-
-
-def _direct_execution(host: Host) -> bool | None:
-    """None when plugins implement ``toolwire_execute_tool`` (call the hook); otherwise whether
-    the built-in policy middleware is among the built-in implementations (run them inline)."""
-    names = {impl.plugin_name for impl in host.hook.toolwire_execute_tool.get_hookimpls()}
-    if _DEFAULT_EXECUTE not in names or not names <= {_DEFAULT_EXECUTE, _DEFAULT_POLICY}:
-        return None
-    return _DEFAULT_POLICY in names
 
 
 def _not_run(reason: str) -> ToolResult:
@@ -1790,88 +1779,3 @@ def _tool_choice(value: ToolChoice | str) -> ToolChoice:
         f"tool_choice={value!r}; expected 'auto', 'none', 'required', a tool name or "
         "NamedToolChoice"
     )
-
-
-def _pending_turn(messages: Sequence[Message]) -> AssistantMessage | None:
-    """The last assistant turn when it has local calls and only tool results follow it."""
-    for message in reversed(messages):
-        if isinstance(message, ToolResultMessage):
-            continue
-        if isinstance(message, AssistantMessage) and any(
-            not c.provider_executed for c in message.tool_calls
-        ):
-            return message
-        return None
-    return None
-
-
-def _rebuild_results(state: _State, turn: AssistantMessage, round: int) -> None:
-    """Put the turn's results after it, in call order (deferred calls have none yet)."""
-    messages = state.messages
-    index = len(messages)
-    while index > 0 and isinstance(messages[index - 1], ToolResultMessage):
-        index -= 1
-    del messages[index:]
-    results = {r.call.id: r for r in state.records if r.round == round}
-    for call in turn.tool_calls:
-        record = results.get(call.id)
-        if record is not None and record.result is not None:
-            messages.append(
-                ToolResultMessage(call_id=call.id, name=call.name, result=record.result)
-            )
-
-
-class RunStream:
-    """The async iterator returned by :meth:`ToolCallingLoop.stream`: events as they happen.
-
-    :attr:`run` is the :class:`Run` once the iteration ended (also after cancellation).
-    """
-
-    def __init__(self, loop: ToolCallingLoop, state: _State) -> None:
-        self._loop = loop
-        self._state = state
-        self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        state.sink = self._queue.put_nowait
-        self._task: asyncio.Task[Run] | None = None
-        self._finished = False
-        self.run: Run | None = None
-
-    def __aiter__(self) -> RunStream:
-        return self
-
-    async def __anext__(self) -> Event:
-        if self._finished:
-            raise StopAsyncIteration
-        if self._task is None:
-            self._task = asyncio.ensure_future(self._main())
-        item = await self._queue.get()
-        if item is not None:
-            return item
-        self._finished = True
-        task = self._task
-        await asyncio.gather(task, return_exceptions=True)
-        if not task.cancelled():
-            exc = task.exception()
-            if exc is not None:
-                raise exc
-        raise StopAsyncIteration
-
-    async def _main(self) -> Run:
-        try:
-            return await self._loop._drive(self._state, resumed=False, decisions=None)
-        finally:
-            self.run = self._loop.last_run
-            self._queue.put_nowait(None)
-
-    async def aclose(self) -> None:
-        """Stop the run (cancelling it when it is still going) and wait for it to end."""
-        task = self._task
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-
-    async def __aenter__(self) -> RunStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()

@@ -9,17 +9,17 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from .._config import Config
-from .._events import Event, PluginFailed, ToolOmitted
-from .._messages import Message
 from .._request import OfferRequest
 from .._trust import TrustLevel
+from ..config import Config
+from ..events import Event, PluginFailed, ToolOmitted
+from ..messages import Message
 from ..tools._spec import FunctionSpec
 
 if TYPE_CHECKING:
-    from .._host import Host
     from ..adapters import ProviderAdapter
     from ..tools import Tool
+    from ._protocol import LoopHost
 
 
 class NotOffered(enum.Enum):
@@ -105,7 +105,7 @@ class Selection:
 
 
 async def resolve_offer(
-    host: Host,
+    host: LoopHost,
     adapter: ProviderAdapter,
     selection: Selection,
     *,
@@ -134,8 +134,9 @@ async def resolve_offer(
     resolve = hook.toolwire_resolve_function
     # With only the built-in implementations, ask the tools directly (same answers, no hook
     # machinery per tool and round).
-    direct_resolve = _only_defaults(resolve)
-    direct_instructions = _only_defaults(hook.toolwire_system_prompt_instructions)
+    pipeline = host.pipeline
+    direct_resolve = pipeline.direct_resolve
+    direct_instructions = pipeline.direct_instructions
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
     requests: list[OfferRequest] = []
@@ -247,15 +248,7 @@ async def resolve_offer(
     return Offer(functions=tuple(functions), tools=tools, system_prompt=system_prompt)
 
 
-_DEFAULT_OFFER = "toolwire._defaults.offer"
-
-
-def _only_defaults(caller: Any) -> bool:
-    impls = caller.get_hookimpls()
-    return len(impls) == 1 and impls[0].plugin_name == _DEFAULT_OFFER
-
-
-def _settings_of(host: Host, tool: Tool) -> Any:
+def _settings_of(host: LoopHost, tool: Tool) -> Any:
     try:
         return host.plugin_settings(tool.plugin)
     except Exception:

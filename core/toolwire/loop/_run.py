@@ -7,10 +7,10 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from .._events import Event
-from .._messages import Message, ToolCall, Usage
 from .._trust import TrustLevel
 from ..adapters._base import NamedToolChoice, ToolChoice
+from ..events import Event
+from ..messages import Message, ToolCall, Usage
 from ..tools._result import Source, ToolResult, ToolStatus
 from ._codec import (
     Redactor,

@@ -5,12 +5,25 @@ from __future__ import annotations
 import attrs
 
 _MAX_SHOWN = 300
+# A reason holds the server's words (a reason phrase, a bad status line, trailing bytes): any
+# length, any bytes. It is shown escaped and cut to this.
+_MAX_REASON = 500
+
+
+def _shown(text: str, limit: int) -> str:
+    cut = text[: limit + 1]
+    shown = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in cut)
+    return shown if len(text) <= limit and len(shown) <= limit else f"{shown[:limit]}…"
 
 
 def shown_url(url: str) -> str:
     """``url`` made safe to print: unprintable characters escaped, length capped."""
-    text = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in url)
-    return text if len(text) <= _MAX_SHOWN else f"{text[:_MAX_SHOWN]}…"
+    return _shown(url, _MAX_SHOWN)
+
+
+def shown_reason(reason: str) -> str:
+    """A failure's reason made safe to print: unprintable characters escaped, length capped."""
+    return _shown(reason, _MAX_REASON)
 
 
 @attrs.frozen(auto_exc=True)
@@ -31,7 +44,7 @@ class RetrievalBlocked(Exception):
 
     def __str__(self) -> str:
         via = f" (redirect from {shown_url(self.redirected_from)})" if self.redirected_from else ""
-        return f"refused {shown_url(self.url)}{via}: {self.reason}"
+        return f"refused {shown_url(self.url)}{via}: {shown_reason(self.reason)}"
 
 
 @attrs.frozen(auto_exc=True)
@@ -54,4 +67,4 @@ class RetrievalError(Exception):
     retryable: bool = attrs.field(default=False, kw_only=True)
 
     def __str__(self) -> str:
-        return f"could not fetch {shown_url(self.url)}: {self.reason}"
+        return f"could not fetch {shown_url(self.url)}: {shown_reason(self.reason)}"

@@ -168,6 +168,10 @@ def check_url(text: str, policy: RetrievalPolicy, *, redirected_from: str | None
 def check_redirect(current: Target, location: str, policy: RetrievalPolicy) -> Target:
     """Check a redirect's ``Location`` (absolute or relative to ``current``) by the same rules.
 
+    One more rule holds for redirects: a hop from a host that is not private never enters a
+    private (allowlisted) one, so a public page cannot steer the fetcher into the hosts the
+    allowlist opens.
+
     :raises RetrievalBlocked: the target breaks a rule; ``redirected_from`` names ``current``.
     """
     origin = str(current.url)
@@ -180,4 +184,13 @@ def check_redirect(current: Target, location: str, policy: RetrievalPolicy) -> T
         raise RetrievalBlocked(
             location, f"it is not a valid URL ({exc})", redirected_from=origin
         ) from None
-    return check_url(str(joined), policy, redirected_from=origin)
+    target = check_url(str(joined), policy, redirected_from=origin)
+    if target.private and not current.private:
+        raise RetrievalBlocked(
+            str(joined),
+            f"a redirect from {current.host}, which is not a private host, may not enter the "
+            f"private host {target.host} ({policy.private_hosts_setting}); ask for the private "
+            "address directly",
+            redirected_from=origin,
+        )
+    return target

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import attrs
 
-from .._events import (
-    Event,
-    ProviderRetry,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-)
-from .._messages import AssistantMessage, AssistantPart, SystemMessage, TextPart, ToolResultMessage
 from ..adapters._base import (
     AdapterCapabilities,
     EmitEvent,
@@ -24,6 +16,16 @@ from ..adapters._base import (
     ProviderAdapter,
     ToolsNotSupportedError,
 )
+from ..adapters._names import canonical_message, wire_request
+from ..events import (
+    Event,
+    ProviderRetry,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from ..messages import AssistantMessage, AssistantPart, SystemMessage, TextPart, ToolResultMessage
 from ..tools._spec import FunctionSpec
 from ._catalogue import render_prompted_tools, with_tool_instructions
 from ._dialect import Dialect, check_dialect
@@ -39,7 +41,7 @@ from ._scanner import (
 )
 
 if TYPE_CHECKING:
-    from .._config import ProviderConfig
+    from ..config import ProviderConfig
 
 _ALL_CHOICES = frozenset({"auto", "none", "required", "named"})
 
@@ -135,7 +137,12 @@ class PromptedAdapter(ProviderAdapter):
         )
 
     async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
-        """Send the request as text to the inner adapter and read calls from its answer."""
+        """Send the request as text to the inner adapter and read calls from its answer.
+
+        A tool name the dialect cannot write (``get-weather`` in ptype) is offered under an
+        alias, and its calls are read back under the canonical name.
+        """
+        request = dialect_request(request, self.dialect)
         functions = request.functions if request.tool_choice != "none" else ()
         if not functions:
             return await self.inner.complete(self.text_request(request), emit)
@@ -160,7 +167,7 @@ class PromptedAdapter(ProviderAdapter):
             parsed = scanner.result()
         else:
             parsed = parse_tool_calls(text, functions, self.dialect, new_id=new_id)
-        return _with_parsed(message, parsed)
+        return canonical_message(_with_parsed(message, parsed), request)
 
     async def aclose(self) -> None:
         """Close the inner adapter."""
@@ -171,13 +178,35 @@ def _event_of(piece: Piece, request: ModelRequest) -> Event:
     run_id, round_ = request.run_id, request.round
     if isinstance(piece, TextPiece):
         return TextDelta(run_id=run_id, round=round_, text=piece.text)
+    names = request.tool_names
     if isinstance(piece, CallStartedPiece):
+        name = names.canonical(piece.name) if names is not None else piece.name
         return ToolCallStarted(
-            run_id=run_id, round=round_, call_id=piece.call_id, name=piece.name, index=piece.index
+            run_id=run_id, round=round_, call_id=piece.call_id, name=name, index=piece.index
         )
     if isinstance(piece, CallPiece):
-        return ToolCallCompleted(run_id=run_id, round=round_, call=piece.call)
+        call = piece.call
+        if names is not None and names.canonical(call.name) != call.name:
+            call = attrs.evolve(call, name=names.canonical(call.name))
+        return ToolCallCompleted(run_id=run_id, round=round_, call=call)
     return ThinkingDelta(run_id=run_id, round=round_, text=piece.text)
+
+
+PTYPE_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+"""The tool names the ptype dialect writes as they are: identifiers, dotted or not."""
+
+
+def _ptype_spelling(name: str) -> str:
+    spelt = re.sub(r"\W", "_", name)
+    return f"_{spelt}" if spelt[:1].isdigit() else spelt
+
+
+def dialect_request(request: ModelRequest, dialect: str) -> ModelRequest:
+    """``request`` with the names ``dialect`` cannot write aliased (only ptype has such names:
+    json quotes any name, and xml writes a name that is no tag as a JSON call)."""
+    if dialect != "ptype":
+        return request
+    return wire_request(request, pattern=PTYPE_NAME, max_length=64, spell=_ptype_spelling)
 
 
 def _with_parsed(message: AssistantMessage, parsed: ParsedTurn) -> AssistantMessage:

@@ -9,7 +9,7 @@ from typing import Final
 
 import attrs
 
-from .._messages import (
+from ..messages import (
     AssistantMessage,
     AssistantPart,
     Message,
@@ -75,14 +75,51 @@ def _alternation(words: Sequence[str]) -> str:
     return "|".join(re.escape(w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
 
 
+# Characters a reader does not see: a tag name with them inside still reads as the tag.
+_INVISIBLE: Final = "[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]*"
+# What a person or a model reads as "<": the ASCII sign and its fullwidth and small forms.
+_LESS_THAN_LOOKALIKES: Final = (("\uff1c", "#65308"), ("\ufe64", "#65124"))
+
+
+def _lookalike(word: str) -> str:
+    """A pattern for ``word`` as it reads: any case, fullwidth letters, invisible characters
+    between them, and ``_`` written as ``-``, a space or nothing."""
+    parts = []
+    for char in word:
+        if char == "_":
+            parts.append("[_\\- \uff3f\uff0d]?")
+        elif char.isascii() and char.isalnum():
+            wide = chr(ord(char.lower()) + 0xFEE0) + chr(ord(char.upper()) + 0xFEE0)
+            parts.append(f"[{re.escape(char)}{wide}]")
+        else:
+            parts.append(re.escape(char))
+    return _INVISIBLE.join(parts)
+
+
+def _tag_after(tags: Sequence[str]) -> str:
+    names = "|".join(_lookalike(tag) for tag in sorted(set(tags), key=lambda t: (-len(t), t)))
+    return rf"{_INVISIBLE}\s*/?{_INVISIBLE}\s*(?:{names})(?![\w.-])"
+
+
 def _guards(dialect: Dialect | None, names: Sequence[str]) -> list[_Guard]:
     tags = [*_PROTECTED_TAGS, *(names if dialect == "xml" else ())]
-    guards = [_Guard("", "<", "lt", rf"\s*/?\s*(?:{_alternation(tags)})(?![\w.-])", re.I)]
+    after = _tag_after(tags)
+    guards = [_Guard("", "<", "lt", after, re.I)]
+    guards += [_Guard("", char, entity, after, re.I) for char, entity in _LESS_THAN_LOOKALIKES]
+    # A line that reads as the header of a results turn: "[Tool results]", "［tool-results］".
+    header = rf"{_INVISIBLE}[ \t]*{_lookalike('tool_results')}[ \t]*[\]\uff3d]"
+    guards.append(_Guard(r"^[ \t]*", "[", "#91", header, re.I | re.M))
+    guards.append(_Guard(r"^[ \t]*", "\uff3b", "#65339", header, re.I | re.M))
+    named_object = r"""\s*["']name["']\s*:"""
+    # The object opening a code fence is read as calls in every dialect (in json, the guard of
+    # a line starting a named object escapes it when the name comes first).
+    fenced = rf"(?!{named_object})" if dialect == "json" else ""
+    guards.append(_Guard(r"^[ \t]*`{3,}[\w+.-]*[ \t]*\r?\n\s*", "{", "#123", fenced, re.M))
     if dialect == "ptype" and names:
         before = rf"^[ \t]*`*[ \t]*(?:\[[ \t]*)?(?:{_alternation(names)})[ \t]*"
         guards.append(_Guard(before, "(", "#40", "", re.M))
     if dialect == "json":
-        guards.append(_Guard(r"^[ \t]*", "{", "#123", r"""\s*["']name["']\s*:""", re.M))
+        guards.append(_Guard(r"^[ \t]*", "{", "#123", named_object, re.M))
     return guards
 
 
@@ -90,10 +127,13 @@ def escape_result_body(text: str, dialect: Dialect | None = None, names: Sequenc
     """Neutralise everything in a result body that could close its envelope or make a call.
 
     In every dialect ``<`` before ``tool_result``, ``tool_call`` or ``think`` (closing or not,
-    any case) becomes ``&lt;``; in ``xml`` also before the tool ``names``. What the dialect
-    would read as a call is broken the same way: in ``ptype`` the ``(`` of a line starting with
-    a tool name (``&#40;``), in ``json`` the ``{`` of a line starting an object with a name
-    (``&#123;``). An entity already in such a place gets one more ``amp;``, so the body reads
+    any case) becomes ``&lt;``; in ``xml`` also before the tool ``names``. Lookalikes count as
+    the tag: fullwidth letters and ``＜``, invisible characters inside the name, ``-`` or a
+    space for ``_``. A line reading as the ``[Tool results]`` header gets ``&#91;``. What the
+    parser would read as a call is broken the same way: in every dialect the ``{`` opening a
+    code fence (``&#123;``), in ``ptype`` the ``(`` of a line starting with a tool name
+    (``&#40;``), in ``json`` the ``{`` of a line starting an object with a name (``&#123;``).
+    An entity already in such a place gets one more ``amp;``, so the body reads
     the same to a person and :func:`restore_result_body` gives it back exactly.
     """
     for guard in _guards(dialect, names):

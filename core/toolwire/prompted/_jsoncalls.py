@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .._relaxed_json import ArgumentsSyntaxError, parse_arguments
+from .._json.relaxed import ArgumentsSyntaxError, parse_arguments
 from ._found import Found
 
 _FENCED: Final = re.compile(

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from ._found import Found
 
-_NAME_AT_START: Final = re.compile(r"\s*\[?\s*([A-Za-z_]\w*)")
+_NAME_AT_START: Final = re.compile(r"\s*\[?\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
 _NAMED_LITERALS: Final = {
     "true": True,
     "false": False,
@@ -90,12 +90,25 @@ def read_calls(source: str, order_of: Callable[[str], tuple[str, ...] | None]) -
     return [_read_call(call, order_of) for call in nodes]
 
 
+def _dotted_name(node: ast.expr) -> str | None:
+    """``math.factorial`` for the callee of ``math.factorial(…)``: a dotted tool name is
+    Python attribute syntax, so the dialect calls it by its own name."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
 def _read_call(node: ast.expr, order_of: Callable[[str], tuple[str, ...] | None]) -> Found:
-    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+    name = _dotted_name(node.func) if isinstance(node, ast.Call) else None
+    if not isinstance(node, ast.Call) or name is None:
         return Found(
             "", None, f"expected a call like name(value, key=value), got {ast.unparse(node)!r}"
         )
-    name = node.func.id
     order = order_of(name)
     arguments: dict[str, Any] = {}
     try:

@@ -6,7 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._messages import ToolCall
+from ..messages import ToolCall
 from ..tools._spec import FunctionSpec
 from . import _jsoncalls, _ptype, _xml
 from ._dialect import Dialect, check_dialect

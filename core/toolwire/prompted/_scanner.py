@@ -16,7 +16,7 @@ from typing import Any, Final, TypeAlias
 
 import attrs
 
-from .._messages import AssistantPart, TextPart, ThinkingPart, ToolCall
+from ..messages import AssistantPart, TextPart, ThinkingPart, ToolCall
 from ..tools._spec import FunctionSpec
 from . import _jsoncalls, _ptype, _xml
 from ._dialect import Dialect, check_dialect

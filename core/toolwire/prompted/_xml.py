@@ -10,7 +10,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from .._relaxed_json import ArgumentsSyntaxError, parse_arguments
+from .._json.relaxed import ArgumentsSyntaxError, parse_arguments
 from ._schema import allowed_types, item_schema, properties, property_schema, required, resolve
 
 TAG_NAME: Final = re.compile(r"[A-Za-z_][\w.-]*")
@@ -29,6 +29,10 @@ _FLOAT: Final = re.compile(r"[-+]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)(?:[eE][-+]?
 _LEADING_NEWLINE: Final = re.compile(r"\A\r?\n")
 
 NestedStyle = Literal["json", "tags"]
+
+NULL: Final = "null"
+"""An element holding just this word (spaces around it aside) is ``null``, whatever its type."""
+_NULL_TEXT: Final = "&#110;ull"
 
 
 class XmlArgumentsError(ValueError):
@@ -222,7 +226,7 @@ def _element_value(element: Element, schema: Any, root: Mapping[str, Any]) -> An
     content = element.content if element.content is not None else ""
     value = coerce(content, schema, root)
     types = allowed_types(schema, root)
-    if types == frozenset({"array"}) and not isinstance(value, list):
+    if value is not None and types == frozenset({"array"}) and not isinstance(value, list):
         # One item written without a list around it.
         value = [coerce(content, item_schema(schema, 0, root), root)]
     if element.attributes and isinstance(value, dict):
@@ -235,20 +239,26 @@ def _element_value(element: Element, schema: Any, root: Mapping[str, Any]) -> An
 def coerce(content: str, schema: Any, root: Mapping[str, Any], *, raw: bool = True) -> Any:
     """The JSON value of an element's content (``raw``) or of decoded text, typed by ``schema``.
 
-    Numbers, booleans and nulls are read by the schema's types; objects and arrays from nested
+    ``null`` written plainly is ``null`` for every schema. Numbers, booleans and the other
+    spellings of null are read by the schema's types; objects and arrays from nested
     elements or JSON inside the element. Text that fits none of the allowed types is returned as
     a string, so schema validation reports it with its value.
     """
+    stripped_raw = content.strip()
+    if raw and stripped_raw == NULL:
+        # The instructions ask for null written plainly, for any parameter: for an optional one
+        # it means "left out". A string that is the word itself is written &#110;ull.
+        return None
     types = allowed_types(schema, root)
     if types == frozenset({"string"}):
         return leaf_text(content) if raw else content
-    stripped_raw = content.strip()
     if raw and stripped_raw.startswith("<") and (types is None or types & {"object", "array"}):
         elements, stray = split_elements(stripped_raw)
         if elements and not stray.strip():
             return _structure(elements, schema, types, root)
     text = leaf_text(content) if raw else content
-    return _scalar(text, schema, types, root)
+    # Raw content that is not the plain word was escaped on purpose (&#110;ull): a string.
+    return _scalar(text, schema, types, root, null_word=not raw)
 
 
 def _structure(
@@ -267,13 +277,21 @@ def _structure(
     return _object_from(elements, schema, root)
 
 
-def _scalar(text: str, schema: Any, types: frozenset[str] | None, root: Mapping[str, Any]) -> Any:
+def _scalar(
+    text: str,
+    schema: Any,
+    types: frozenset[str] | None,
+    root: Mapping[str, Any],
+    *,
+    null_word: bool = True,
+) -> Any:
     stripped = text.strip()
     if types is None:
-        return _any_value(text, stripped)
+        return text if stripped == NULL and not null_word else _any_value(text, stripped)
     candidates: list[Any] = []
     empty_is_null = not stripped and "string" not in types
-    if "null" in types and (stripped in ("null", "None") or empty_is_null):
+    nulls = ("null", "None") if null_word else ("None",)
+    if "null" in types and (stripped in nulls or empty_is_null):
         candidates.append(None)
     if "boolean" in types and stripped.lower() in ("true", "false"):
         candidates.append(stripped.lower() == "true")
@@ -369,7 +387,14 @@ def render_value(
             f"<{k}>{render_value(v, property_schema(schema, k, root), root, nested=nested)}</{k}>"
             for k, v in value.items()
         )
+    if value is None:
+        return NULL
     if isinstance(value, str):
+        if value.strip() == NULL:
+            plain = _wrap_newlines(value.replace(NULL, _NULL_TEXT, 1))
+            if same_value(coerce(plain, schema, root), value):
+                return plain
+            return escape(json.dumps(value, ensure_ascii=False))
         plain = _wrap_newlines(escape(value))
         if types == frozenset({"string"}) or same_value(coerce(plain, schema, root), value):
             return plain

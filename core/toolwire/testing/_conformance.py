@@ -16,21 +16,21 @@ import pytest
 
 import toolwire
 
-from .._config import Config, LedgerConfig, ProviderConfig
-from .._events import (
+from ..adapters._base import ProviderError
+from ..config import Config, LedgerConfig, ProviderConfig
+from ..events import (
     ProviderRetry,
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
 )
-from .._messages import AssistantMessage, ToolResultMessage
-from ..adapters._base import ProviderError
+from ..messages import AssistantMessage, ToolResultMessage
 from ._scripted import tool_call
 from ._servers import ErrorReply, FakeProviderServer, Reply, ScriptItem
 
 if TYPE_CHECKING:
-    from .._host import Host
+    from ..host._host import Host
     from ..loop import Run
     from ..tools import Tool
 
@@ -80,6 +80,7 @@ class ConformanceKit:
 
     :ivar executed: the tool calls the conformance tools received, as (name, arguments).
     :ivar server: the server of the last run (its ``requests`` and ``bodies``).
+    :ivar extra_tools: tools a test offers besides the conformance tools.
     """
 
     def __init__(self, suite: AdapterConformance, stream: bool) -> None:
@@ -87,6 +88,7 @@ class ConformanceKit:
         self.stream = stream
         self.executed: list[tuple[str, dict[str, Any]]] = []
         self.server: FakeProviderServer | None = None
+        self.extra_tools: list[Tool] = []
 
     def tools(self) -> list[Tool]:
         """The tools every conformance run offers: add, now, echo, fail."""
@@ -151,10 +153,10 @@ class ConformanceKit:
 
     def host(self, config: Config) -> Host:
         """A host with the adapter's plugin and the conformance tools."""
-        from .._host import Host
+        from ..host._host import Host
 
         host = Host.load(config, plugins=[self.suite.plugin])
-        for tool in self.tools():
+        for tool in [*self.tools(), *self.extra_tools]:
             host.add_tool(tool)
         return host
 
@@ -298,6 +300,61 @@ class AdapterConformance:
             if choice != "none":
                 auto = self.tool_choice_wire["auto"]
                 assert conformance.bodies[1].get("tool_choice", ABSENT) == auto
+
+    async def test_aliased_tool_names(self, conformance: ConformanceKit) -> None:
+        """Names the API refuses (dotted, long and dotted) go out under stable aliases; the calls
+        come back, and events and the run record carry, the canonical names."""
+        from ..adapters import ToolNames
+        from ..tools import Tool
+
+        dotted, long = "math.factorial", "pkg." + "x" * 56 + ".run"
+
+        def answer(name: str) -> Any:
+            return lambda arguments: f"{name}:{arguments['n']}"
+
+        for name in (dotted, long):
+            conformance.extra_tools.append(
+                Tool.from_schema(
+                    name,
+                    "Factorial of n.",
+                    {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+                    answer(name),
+                )
+            )
+        names = ToolNames(["add", "echo", "fail", "now", dotted, long])
+        alias, long_alias = names.wire(dotted), names.wire(long)
+        assert alias == "math_factorial"
+        assert len(long_alias) <= 64
+        assert long_alias != alias
+        script: list[ScriptItem] = [
+            tool_call(alias, {"n": 5}, id="call_alias_1"),
+            tool_call(long_alias, {"n": 3}, id="call_alias_2"),
+            "Done.",
+        ]
+        run = await conformance.run(script)
+        assert run.stop_reason == "answered", run.detail
+        assert [r.call.name for r in run.tool_calls] == [dotted, long]
+        assert [r.result.model_text() for r in run.tool_calls if r.result] == [
+            f"{dotted}:5",
+            f"{long}:3",
+        ]
+        sent = [json.dumps(body, ensure_ascii=False) for body in conformance.bodies]
+        for body in sent:
+            assert f'"{alias}"' in body
+            assert f'"{long_alias}"' in body
+            assert f'"{dotted}"' not in body
+            assert f'"{long}"' not in body
+        # The later requests carry the earlier calls under the alias too.
+        assert sent[2].count(f'"{alias}"') >= 2
+        named = [
+            e.call.name if isinstance(e, ToolCallCompleted) else getattr(e, "name", None)
+            for e in run.events
+        ]
+        tool_names = {name for name in named if isinstance(name, str)}
+        assert tool_names == {dotted, long}, tool_names
+        recorded = json.dumps(run.to_json(), ensure_ascii=False)
+        assert f'"{alias}"' not in recorded
+        assert f'"{dotted}"' in recorded
 
     async def test_multi_round_history(self, conformance: ConformanceKit) -> None:
         """Three rounds: each request carries every earlier call and result, in order."""

@@ -9,23 +9,7 @@ import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
-from .._config import ProviderConfig
-from .._events import (
-    TextDelta,
-    ThinkingDelta,
-    ToolCallArgumentsDelta,
-    ToolCallCompleted,
-    ToolCallStarted,
-)
-from .._jsonstream import PartialJSONParser
-from .._messages import (
-    AssistantMessage,
-    AssistantPart,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-    ToolResultMessage,
-)
+from .._json.partial import PartialJSONParser
 from ..adapters._base import (
     AdapterCapabilities,
     EmitEvent,
@@ -33,10 +17,26 @@ from ..adapters._base import (
     ProviderAdapter,
     ProviderError,
 )
+from ..config import ProviderConfig
+from ..events import (
+    TextDelta,
+    ThinkingDelta,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from ..messages import (
+    AssistantMessage,
+    AssistantPart,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResultMessage,
+)
 from ..tools._spec import FunctionSpec
 
 if TYPE_CHECKING:
-    from .._transport import Transport
+    from ..http._transport import Transport
 
 __all__ = [
     "ScriptTurn",

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, TypeAlias
 import attrs
 from aiohttp import web
 
-from .._messages import AssistantMessage, TextPart, ThinkingPart, ToolCall
+from ..messages import AssistantMessage, TextPart, ThinkingPart, ToolCall
 from ._scripted import ScriptTurn, _turn_from_config
 
 __all__ = [
@@ -65,6 +65,8 @@ class Reply:
     :ivar drop_after: streamed: close the connection after this many events (0: right after the
         headers); not streamed: close it without answering.
     :ivar headers: extra response headers.
+    :ivar pace: streamed: seconds to wait between events, so that a client sees a long argument
+        arrive slowly (user interfaces, cancellation in the middle of a stream).
     """
 
     turn: ScriptTurn
@@ -72,6 +74,7 @@ class Reply:
     finish_reason: str | None = None
     drop_after: int | None = None
     headers: Mapping[str, str] = attrs.field(factory=dict)
+    pace: float = 0.0
 
 
 @attrs.frozen(kw_only=True)
@@ -343,6 +346,8 @@ class FakeProviderServer:
             if reply.drop_after is not None and sent >= reply.drop_after:
                 _drop(request)
                 return response
+            if reply.pace and sent:
+                await asyncio.sleep(reply.pace)
             await response.write(event.encode("utf-8"))
         await response.write_eof()
         return response

@@ -10,6 +10,7 @@ from ._context import Inject, Injected, ToolContext
 from ._errors import ArgumentsInvalid, ToolDefinitionError
 from ._model import Activation, Resolver, SideEffect, Tool, ToolPolicy, tool
 from ._names import provider_name_problems, tool_name_problems, validate_tool_name
+from ._normalize import normalize_schema
 from ._result import Source, ToolBlocked, ToolResult, ToolStatus
 from ._spec import FunctionSpec
 from ._toolbox import Toolbox
@@ -71,6 +72,7 @@ __all__ = [
     "Toolbox",
     "describe_schema",
     "lint_tool",
+    "normalize_schema",
     "provider_name_problems",
     "strict_projection",
     "tool",

@@ -12,7 +12,7 @@ from .._trust import TrustLevel
 if TYPE_CHECKING:
     import asyncio
 
-    from .._messages import Message
+    from ..messages import Message
     from ._model import Tool
 
 T = TypeVar("T")

@@ -11,7 +11,14 @@ class ToolDefinitionError(ValueError):
     Raised when the tool is defined (at import of the module that declares it), never during a run:
     a name providers refuse, a parameter type JSON Schema cannot express, a malformed explicit
     schema. The message names the function and the parameter.
+
+    ``problems`` holds every problem found in a parameter schema, each ``$.json.path: what is
+    wrong``; it is empty for an error that is not about the schema.
     """
+
+    def __init__(self, message: str, *, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems: tuple[str, ...] = tuple(problems)
 
 
 class ArgumentsInvalid(ValueError):

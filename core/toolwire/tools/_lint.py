@@ -33,7 +33,7 @@ class LintFinding:
 
     ``code`` is stable for filtering: ``missing-description``, ``parameter-without-description``,
     ``unsafe-name``, ``not-strict-compatible``, ``instructions-in-description``,
-    ``null-means-default``.
+    ``null-means-default``, ``normalized-schema``.
     """
 
     tool: str
@@ -91,14 +91,23 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             "the tool has no description: a model decides whether to call a tool from it "
             "(write a docstring or pass description=...)",
         )
+    broken = tool_name_problems(tool.name)
     unsafe = provider_name_problems(tool.name)
-    if unsafe:
-        add("unsafe-name", f"the name {tool.name!r} is unsafe: {'; '.join(unsafe)}")
-    elif tool_name_problems(tool.name):
-        reasons = "; ".join(tool_name_problems(tool.name))
+    if broken:
+        add("unsafe-name", f"the name {tool.name!r} breaks the name rule: {'; '.join(broken)}")
+    elif unsafe:
+        # Valid, but some API or dialect takes it only under an alias: worth knowing, not wrong.
         add(
             "unsafe-name",
-            f"the name {tool.name!r} breaks the default rule ({reasons})",
+            f"the name {tool.name!r} is not taken unchanged everywhere: {'; '.join(unsafe)}",
+            severity="info",
+        )
+
+    if tool.schema_notes:
+        add(
+            "normalized-schema",
+            f"the schema was written in another host's dialect and normalised "
+            f"({len(tool.schema_notes)} change(s)): {'; '.join(tool.schema_notes)}",
             severity="info",
         )
 

@@ -24,6 +24,7 @@ from ._docstrings import parse_docstring
 from ._errors import ArgumentsInvalid, ToolDefinitionError
 from ._names import validate_tool_name
 from ._result import ToolBlocked, ToolResult
+from ._schemacheck import check_parameter_schema
 from ._spec import FunctionSpec
 from ._typeschema import (
     SchemaBuilder,
@@ -143,6 +144,7 @@ def _check_parameters(instance: Any, attribute: attrs.Attribute[Any], value: Any
         raise ToolDefinitionError(
             f"parameters must be a JSON Schema object (a mapping); got {type(value).__name__}"
         )
+    check_parameter_schema(value, f"tool {instance.name}")
 
 
 def _name_tuple(value: Iterable[str]) -> tuple[str, ...]:
@@ -415,6 +417,23 @@ class _ToolState:
 
 # -- the tool ----------------------------------------------------------------------------------
 
+_ICON_MAX_CHARACTERS = 16
+
+
+def _check_icon(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is None:
+        return
+    if (
+        not isinstance(value, str)
+        or not value.strip()
+        or len(value) > _ICON_MAX_CHARACTERS
+        or not value.isprintable()
+    ):
+        raise ToolDefinitionError(
+            f"a tool icon must be a short printable text (an emoji or up to "
+            f"{_ICON_MAX_CHARACTERS} characters) or None; got {value!r}"
+        )
+
 
 @attrs.frozen(kw_only=True, eq=False)
 class Tool:
@@ -426,6 +445,14 @@ class Tool:
     the schema strict. ``instructions`` go into the system prompt when the tool is offered, never
     into the description. ``external`` tools are schema only: the caller runs them and the run
     ends ``deferred`` at their calls. ``plugin`` is set by the host when it registers the tool.
+    ``icon`` is a short text (an emoji or a few characters) that user interfaces show beside the
+    title; it never reaches a model.
+
+    ``schema_notes`` lists what ``Tool.from_schema(..., normalize=True)`` changed in the schema
+    it was given (one ``$.path: change`` each).
+
+    ``parameters`` is checked when the tool is made, against the JSON Schema 2020-12 rules that
+    change what validates: a tool that exists never fails at call time because of its schema.
 
     A tool made from a function is callable like the function, so its author can test it directly.
     Tools compare by identity.
@@ -433,6 +460,7 @@ class Tool:
 
     name: str = attrs.field()
     title: str | None = None
+    icon: str | None = attrs.field(default=None, validator=_check_icon)
     description: str = ""
     description_for_model: str | None = None
     parameters: Mapping[str, Any] = attrs.field(
@@ -450,6 +478,7 @@ class Tool:
     min_provider_trust: TrustLevel | None = attrs.field(default=None, converter=_trust)
     external: bool = False
     plugin: str | None = None
+    schema_notes: tuple[str, ...] = attrs.field(default=(), converter=_name_tuple)
     _runner: _Runner | None = attrs.field(default=None, repr=False, alias="runner")
     _state: _ToolState = attrs.field(init=False, factory=_ToolState, repr=False)
 
@@ -472,6 +501,7 @@ class Tool:
         *,
         name: str | None = None,
         title: str | None = None,
+        icon: str | None = None,
         description: str | None = None,
         description_for_model: str | None = None,
         parameter_descriptions: Mapping[str, str] | None = None,
@@ -531,6 +561,7 @@ class Tool:
         return cls(
             name=tool_name,
             title=title,
+            icon=icon,
             description=doc.description if description is None else description,
             description_for_model=description_for_model,
             parameters=parameters,
@@ -567,6 +598,7 @@ class Tool:
         handler: SchemaHandler | None = None,
         *,
         title: str | None = None,
+        icon: str | None = None,
         description_for_model: str | None = None,
         strict: bool | None = None,
         instructions: str | None = None,
@@ -586,6 +618,7 @@ class Tool:
         min_provider_trust: TrustLevel | str | None = None,
         external: bool = False,
         plugin: str | None = None,
+        normalize: bool = False,
     ) -> Tool:
         """Make a tool from an explicit JSON Schema, for arguments known only at run time.
 
@@ -593,8 +626,13 @@ class Tool:
         validated arguments as a dict. Without a handler the tool must be ``external``: the caller
         runs it. The schema is copied; it must describe a JSON object.
 
-        :raises ToolDefinitionError: for a bad name, a schema that is not a JSON object schema or
-            not JSON, or a missing handler.
+        The schema is checked whole: every problem is reported at once, each with its JSON path
+        (``$.properties.size.type: 'float' is not a JSON Schema type; use "number"``). With
+        ``normalize=True`` the dialects of other hosts are first rewritten by
+        :func:`~toolwire.tools.normalize_schema`, and what changed is kept in ``schema_notes``.
+
+        :raises ToolDefinitionError: for a bad name, a schema that is not a sound JSON object
+            schema or not JSON (``problems`` lists each problem), or a missing handler.
         """
         validate_tool_name(name)
         owner = f"tool {name}"
@@ -607,6 +645,12 @@ class Tool:
             copied: dict[str, Any] = json.loads(json.dumps(parameters, ensure_ascii=False))
         except (TypeError, ValueError) as exc:
             raise ToolDefinitionError(f"{owner}: parameters are not JSON ({exc})") from exc
+        notes: tuple[str, ...] = ()
+        if normalize:
+            from ._normalize import normalize_schema
+
+            copied, notes = normalize_schema(copied)
+        check_parameter_schema(copied, owner)
         kind = copied.get("type")
         if kind != "object":
             raise ToolDefinitionError(
@@ -625,6 +669,7 @@ class Tool:
         return cls(
             name=name,
             title=title,
+            icon=icon,
             description=description,
             description_for_model=description_for_model,
             parameters=copied,
@@ -649,6 +694,7 @@ class Tool:
             min_provider_trust=min_provider_trust,
             external=external,
             plugin=plugin,
+            schema_notes=notes,
             runner=_SchemaRunner(handler) if handler is not None else None,
         )
 
@@ -736,7 +782,15 @@ class Tool:
                 sensitive=self.sensitive_arguments,
             )
             validate = self._state.validate = validator.validate
-        return validate(arguments)
+        try:
+            return validate(arguments)
+        except ToolDefinitionError as exc:
+            # The schema was checked when the tool was made, so this is a gap in that check:
+            # the call is refused, and the run goes on.
+            raise ArgumentsInvalid(
+                [f"the tool's own parameter schema cannot be used to check arguments ({exc})"],
+                tool=self.name,
+            ) from exc
 
     async def invoke(
         self, arguments: Mapping[str, Any], context: ToolContext | None = None
@@ -968,6 +1022,7 @@ def tool(
     *,
     name: str | None = None,
     title: str | None = None,
+    icon: str | None = None,
     description: str | None = None,
     description_for_model: str | None = None,
     parameter_descriptions: Mapping[str, str] | None = None,

@@ -1,25 +1,39 @@
-"""Tool name rules: the default snake_case rule, and the limits of each provider."""
+"""Tool name rules: what toolwire accepts, what each provider accepts, and the advice between."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from ._errors import ToolDefinitionError
 
 MAX_TOOL_NAME_LENGTH = 64
 """The longest tool name OpenAI and Anthropic accept."""
 
-TOOL_NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,63}")
-"""The default rule: ASCII snake_case starting with a letter, at most 64 characters."""
+TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
+"""The rule (at most 64 characters): what OpenAI and Anthropic accept, ``^[a-zA-Z0-9_-]{1,64}$``,
+plus dotted names such as ``math.factorial``, which their adapters send under an alias."""
+
+SNAKE_CASE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+"""The recommended spelling: safe unchanged on every provider and in every prompted dialect."""
 
 _PROVIDER_SAFE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_SNAKE = re.compile(r"[^a-z0-9]+")
-_SNAKE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+
+
+def is_tool_name(name: object) -> bool:
+    """True when ``name`` follows the rule of :data:`TOOL_NAME_PATTERN`."""
+    return (
+        isinstance(name, str)
+        and len(name) <= MAX_TOOL_NAME_LENGTH
+        and TOOL_NAME_PATTERN.fullmatch(name) is not None
+    )
 
 
 def tool_name_problems(name: str) -> list[str]:
-    """Every reason ``name`` breaks the default rule; empty when the name is valid."""
+    """Every reason ``name`` breaks the rule of :data:`TOOL_NAME_PATTERN`; empty when valid."""
     if not name:
         return ["it is empty"]
     problems: list[str] = []
@@ -29,18 +43,12 @@ def tool_name_problems(name: str) -> list[str]:
         problems.append(
             f"it is {len(name)} characters long; providers accept at most {MAX_TOOL_NAME_LENGTH}"
         )
-    if any("A" <= ch <= "Z" for ch in name):
-        problems.append("it contains uppercase letters")
-    if not ("a" <= name[0] <= "z") and not name[0].isspace():
-        problems.append(f"it starts with {name[0]!r} instead of a lowercase letter")
-    odd = sorted(
-        {ch for ch in name if ch not in _SNAKE_CHARS and not ch.isspace() and not "A" <= ch <= "Z"}
-    )
+    odd = sorted({ch for ch in name if ch not in _NAME_CHARS and not ch.isspace()})
     if odd:
         shown = ", ".join(repr(ch) for ch in odd)
-        problems.append(
-            f"it contains characters that providers refuse or that need escaping: {shown}"
-        )
+        problems.append(f"it contains characters that providers refuse: {shown}")
+    if name.startswith(".") or name.endswith(".") or ".." in name:
+        problems.append("a dotted name needs a name part on each side of every '.'")
     return problems
 
 
@@ -49,16 +57,19 @@ def suggest_tool_name(name: str) -> str | None:
     words = _CAMEL_BOUNDARY.sub("_", name.strip())
     candidate = _NOT_SNAKE.sub("_", words.lower()).strip("_")
     candidate = candidate.lstrip("0123456789_")[:MAX_TOOL_NAME_LENGTH].rstrip("_")
-    if candidate and candidate != name and TOOL_NAME_PATTERN.fullmatch(candidate):
+    if candidate and candidate != name and SNAKE_CASE.fullmatch(candidate):
         return candidate
     return None
 
 
 def validate_tool_name(name: object) -> None:
-    """Refuse a tool name that breaks the default rule, saying why.
+    """Refuse a tool name that breaks the rule, saying why.
 
-    The rule is ``^[a-z][a-z0-9_]{0,63}$``: ASCII snake_case, starting with a letter, short enough
-    for every provider, and safe in every prompted dialect without escaping.
+    The rule is the union of what providers accept: ASCII letters, digits, ``_`` and ``-``
+    (``^[a-zA-Z0-9_-]{1,64}$``, as OpenAI and Anthropic take them), plus dotted names such as
+    ``math.factorial``, at most 64 characters. A name an API refuses is sent to it under a
+    stable alias, and its calls are mapped back; snake_case is what every provider and dialect
+    takes unchanged (``toolwire doctor`` says where a name needs an alias).
 
     :raises ToolDefinitionError: naming the name, each reason, and a valid spelling when one exists.
     """
@@ -66,14 +77,14 @@ def validate_tool_name(name: object) -> None:
         raise ToolDefinitionError(
             f"a tool name must be a string; got {type(name).__name__} {name!r}"
         )
-    if TOOL_NAME_PATTERN.fullmatch(name):
+    if is_tool_name(name):
         return
     reasons = "; ".join(tool_name_problems(name))
     suggestion = suggest_tool_name(name)
     hint = f" (for example {suggestion!r})" if suggestion else ""
     raise ToolDefinitionError(
-        f"invalid tool name {name!r}: {reasons}. A tool name is ASCII snake_case: a lowercase "
-        f"letter, then lowercase letters, digits or '_', at most {MAX_TOOL_NAME_LENGTH} "
+        f"invalid tool name {name!r}: {reasons}. A tool name is ASCII letters, digits, '_' and "
+        f"'-', optionally in dotted parts (math.factorial), at most {MAX_TOOL_NAME_LENGTH} "
         f"characters{hint}"
     )
 
@@ -87,7 +98,8 @@ def provider_name_problems(name: str) -> list[str]:
         )
     if not _PROVIDER_SAFE.fullmatch(name[:MAX_TOOL_NAME_LENGTH] or "-"):
         problems.append(
-            "characters outside [a-zA-Z0-9_-], which OpenAI and Anthropic refuse"
+            "characters outside [a-zA-Z0-9_-], which OpenAI and Anthropic refuse (their "
+            "adapters send such a name under an alias)"
             if name
             else "an empty name, which every provider refuses"
         )
@@ -96,3 +108,25 @@ def provider_name_problems(name: str) -> list[str]:
     if name and not name.isidentifier() and _PROVIDER_SAFE.fullmatch(name):
         problems.append("it is not an identifier, so the prompted ptype dialect cannot call it")
     return problems
+
+
+_ALIAS_CHARACTER = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+def match_tool_name(name: str, offered: Iterable[str]) -> str | None:
+    """The one offered name ``name`` means when it is no offered name itself, or None.
+
+    A model may change the case of a name (``Get_Weather`` for ``get_weather``), or call a tool
+    by the alias an API saw (``math_factorial`` for ``math.factorial``). A match must be the only
+    one: two offered names that both match leave ``name`` unknown.
+    """
+    if not isinstance(name, str) or not name:
+        return None
+    wanted = name.casefold()
+    found = {
+        candidate
+        for candidate in offered
+        if candidate.casefold() == wanted
+        or _ALIAS_CHARACTER.sub("_", candidate).casefold() == wanted
+    }
+    return found.pop() if len(found) == 1 else None

@@ -141,6 +141,16 @@ class _Projector:
                 self.problem(
                     path, 'a value of any type (no "type") cannot be expressed in strict mode'
                 )
+        unknown = [kind for kind in kind_list if not isinstance(kind, str) or kind not in _BY_TYPE]
+        if unknown:
+            # A type word the provider does not know: name it, never send it.
+            shown = ", ".join(json.dumps(kind, ensure_ascii=False) for kind in unknown)
+            self.problem(
+                path,
+                f"type {shown} is not a JSON Schema type, so strict mode cannot send it (valid "
+                f"types: {', '.join(sorted(_BY_TYPE))})",
+            )
+            return {}
         allowed = set(_COMMON)
         for kind in kind_list:
             allowed |= _BY_TYPE.get(kind, frozenset())

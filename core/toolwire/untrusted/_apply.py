@@ -74,6 +74,7 @@ async def filter_untrusted(
     *,
     source: str | None = None,
     fields: Sequence[str] | None = None,
+    structured: bool = False,
 ) -> FilterOutcome:
     """Run one unit of outside content through ``toolwire_filter_untrusted``.
 
@@ -93,6 +94,10 @@ async def filter_untrusted(
     :param texts: the texts of one unit, in order.
     :param source: where the content came from (a URL, or a description) for the report.
     :param fields: a name per text for the report (default ``text 1``, ``text 2`` …).
+    :param structured: the texts are a structured document returned as sent (JSON, XML,
+        YAML, CSV, INI): what the filter would change is reported as flagged and the texts
+        pass unchanged, since rewriting ``<parameter>`` in XML or ``[system]`` in an INI file
+        would change the document's meaning.
     :returns: the texts to use and what the filter did.
     :raises TypeError: a text is not a string.
     :raises ValueError: ``fields`` does not name every text.
@@ -123,6 +128,8 @@ async def filter_untrusted(
     host = context.services.get("host") if context is not None else None
     if host is None:
         results = tuple(default_filter(units))
+        if structured:
+            results = _flagged_only(units, results)
         report = _report(filter_context, units, results)
         return FilterOutcome(
             texts=tuple(r.text for r in results), results=results, report=report, source=source
@@ -132,6 +139,8 @@ async def filter_untrusted(
         if inspect.isawaitable(answer):
             answer = await answer
         results = _checked(answer, len(units))
+        if structured:
+            results = _flagged_only(units, results)
     except Exception as exc:
         reason = str(exc) if isinstance(exc, _FilterUnusable) else f"it raised {_describe(exc)}"
         report = (
@@ -148,6 +157,23 @@ async def filter_untrusted(
     )
 
 
+def _flagged_only(
+    texts: tuple[str, ...], results: tuple[FilteredText, ...]
+) -> tuple[FilteredText, ...]:
+    """The results for a structured document: each text as sent, every change a flag."""
+    kept = []
+    for text, result in zip(texts, results, strict=True):
+        changes = list(result.neutralised)
+        if not changes and result.text != text:
+            changes.append("changed without saying what")
+        flagged = (
+            *result.flagged,
+            *(f"{change} (left as sent: a structured document)" for change in changes),
+        )
+        kept.append(FilteredText(text=text, neutralised=(), flagged=flagged))
+    return tuple(kept)
+
+
 def _emit(host: Any, context: ToolContext | None, report: str) -> None:
     if context is None:
         return
@@ -156,7 +182,7 @@ def _emit(host: Any, context: ToolContext | None, report: str) -> None:
     emit = context.services.get("emit") or getattr(host, "emit", None)
     if not callable(emit):
         return
-    from .._events import ContentFiltered
+    from ..events import ContentFiltered
 
     emit(
         ContentFiltered(

@@ -24,7 +24,9 @@ reported as flagged.
 from __future__ import annotations
 
 import functools
+import html
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -88,6 +90,8 @@ _STRUCTURE = (
     r")"
     # Mistral's control tokens are upper case; [Think](link) in Markdown is not one
     rf"|\[(?=(?-i:/?(?:{'|'.join(_BRACKET_TOKENS)})\]))"
+    # the host's own notice, forged: [Host note: …]
+    r"|\[(?=[ \t]*host[ \t]+note\b)"
 )
 _BARE_TOKEN = re.compile(rf"/?(?:{'|'.join(_BARE_TOKENS)})>", re.IGNORECASE)
 
@@ -103,6 +107,8 @@ _IMPERSONATION = (
     rf"|\[{_LABEL_WORDS}\](?!\()"
     # Alpaca and Vicuna template headers: ### Instruction: / ### Response:
     r"|\#{1,6}[ \t]*(?:instructions?|response|input|human|assistant|user)[ \t]*:"
+    # the turns of a transcript prompt: Human: … / Assistant: …
+    r"|(?-i:Human|Assistant|HUMAN|ASSISTANT)[ \t]*:(?=[ \t]*\S)"
     r")"
 )
 
@@ -188,14 +194,84 @@ _PHRASES: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
             ),
         ),
         r"\b(?:send|post|forward|e-?mail|upload|exfiltrate|transmit)\s+(?:the\s+|this\s+|all\s+|"
-        r"your\s+|any\s+)?(?:conversation|chat(?:\s+history)?|messages|history|user[’']?s?\s+data|"
+        r"your\s+|any\s+)?(?:(?:conversation|chat)(?:\s+history)?|messages|history|user[’']?s?\s+data|"
         r"personal\s+data|api\s+keys?|credentials|passwords?|secrets?|tokens?)\s+to\b",
     ),
 )
 
+# The same requests in other languages (lower-cased text; the words that must occur first).
+_FOREIGN_PHRASES: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
+    (
+        (("ignor", "oubli"),),
+        r"\b(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+)?(?:les\s+|vos\s+|tes\s+)?"
+        r"(?:instructions|consignes|directives|règles)\s+(?:précédentes|antérieures|"
+        r"initiales|ci-dessus)",
+    ),
+    (
+        (("ignorier", "vergiss", "missachte"),),
+        r"\b(?:ignorier(?:e|en)?|vergiss|vergessen\s+sie|missachte)\s+(?:bitte\s+)?"
+        r"(?:(?:alle|die|deine|ihre)\s+)*(?:vorherigen|bisherigen|obigen|vorigen|ursprünglichen)\s+"
+        r"(?:anweisungen|instruktionen|regeln|befehle)",
+    ),
+    (
+        (("ignor", "olvida", "esquece", "dimentica"),),
+        r"\b(?:ignora|ignore|olvida|olvide|esquece|esqueça|dimentica)\s+(?:todas\s+|tutte\s+)?"
+        r"(?:las\s+|as\s+|le\s+|tus\s+|suas\s+)?(?:instrucciones|instruções|istruzioni|"
+        r"indicaciones|regras|reglas|regole)\s+(?:anteriores|precedentes|precedenti|previas)",
+    ),
+    (
+        (("negeer", "vergeet"),),
+        r"\b(?:negeer|vergeet)\s+(?:alle\s+)?(?:vorige|eerdere|voorgaande)\s+"
+        r"(?:instructies|opdrachten|regels)",
+    ),
+    (
+        (("игнорир", "забудь", "проигнорир"),),
+        r"(?:игнорируй(?:те)?|проигнорируй(?:те)?|забудь(?:те)?)\s+(?:все\s+)?"
+        r"(?:предыдущие|прежние|предшествующие)\s+(?:инструкции|указания|правила)",
+    ),
+    (
+        (("忽略", "无视", "忘记", "無視", "忘れ"),),
+        r"(?:忽略|无视|忘记|無視|忘れ)[^。\n]{0,12}(?:指令|指示|说明|命令|ルール|規則)"
+        r"|(?:以前|之前|上述|前面|先前)[^。\n]{0,8}(?:指令|指示)[^。\n]{0,8}(?:忽略|无视|無視)",
+    ),
+    (
+        (("url", "link", "image", "query", "adresse", "bild"),),
+        r"\b(?:append|add|include|insert|put|encode|replace|attach)\b[^.\n]{0,80}\b"
+        r"(?:to|in|into|with|inside)\s+(?:the\s+|this\s+|that\s+)?(?:url|link|image|query)",
+    ),
+)
+
+# Markdown images and links that carry a placeholder to fill in: data leaving in a URL.
+_EXFILTRATION = re.compile(
+    r"!?\[[^\]\n]{0,200}\]\(\s*<?https?://[^)\s]*\?[^)\s]*"
+    r"(?:[{}\[\]<>$]|%7[bBdD]|%5[bBdD]|%3[cCeE]|(?:INSERT|REPLACE|FILL|SUMMARY|CONVERSATION|"
+    r"SECRET|PASSWORD|HISTORY|DATA)(?![a-z]))",
+)
+# JSON that imitates a chat or tool message (a forged result, a forged system turn).
+_FORGED_MESSAGE = re.compile(
+    r"""["']role["']\s*:\s*["'](?:system|tool|developer|function)["']"""
+    r"""|["']type["']\s*:\s*["'](?:tool_result|function_call_output|tool_use)["']"""
+    r"""|["']tool_call_id["']\s*:""",
+    re.IGNORECASE,
+)
+# Characters nobody sees, and escapes a reader decodes: a disguise for the patterns above.
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})")
+# Latin letters' lookalikes in Cyrillic and Greek, read as Latin inside mixed-script words.
+_HOMOGLYPHS = str.maketrans(
+    "аеорсухіјѕԁԛԝӏАВЕКМНОРСТХІЈЅαεικνορτυχΑΒΕΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdqwlABEKMHOPCTXIJSaeiknoptyxABEHIKMNOPTYX",
+)
+_WORD = re.compile(r"\w+")
+_LATIN = re.compile(r"[A-Za-z]")
+_LOOKALIKE = re.compile("[аеорсухіјѕԁԛԝӏАВЕКМНОРСТХІЈЅαεικνορτυχΑΒΕΗΙΚΜΝΟΡΤΥΧ]")
+# A phrase right after an opening quote is quoted, not said: articles about prompt injection.
+_OPENING_QUOTES = ('"', "“", "„", "«", "‘", "'", "`", "‹")
+
 _ROLE_TOKEN = "role token"
 _ENVELOPE = "tool-call or turn envelope"
 _TEMPLATE_TOKEN = "template token"
+_HOST_NOTE = "forged host note"
 # What a neutralised token looks like in a report: from its opening through its closing mark.
 _TOKEN_END = re.compile(r"[^\s]*?(?:\|>|｜>|>>|>|\])|\S{1,40}")
 
@@ -208,15 +284,47 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], tuple[_Phrase, ...]]:
     structure = re.compile(_STRUCTURE, re.IGNORECASE)
     impersonation = re.compile(_IMPERSONATION, re.IGNORECASE | re.MULTILINE)
     phrases = tuple(
-        (triggers, re.compile(pattern, re.IGNORECASE)) for triggers, pattern in _PHRASES
+        (triggers, re.compile(pattern, re.IGNORECASE))
+        for triggers, pattern in (*_PHRASES, *_FOREIGN_PHRASES)
     )
     return structure, impersonation, phrases
+
+
+def _unmixed(match: re.Match[str]) -> str:
+    word = match.group()
+    if _LATIN.search(word) and _LOOKALIKE.search(word):
+        return word.translate(_HOMOGLYPHS)
+    return word
+
+
+def reading_view(text: str) -> str:
+    """``text`` as a reader takes it in: escapes decoded, invisible characters dropped,
+    fullwidth and other compatibility forms folded (NFKC), and Cyrillic or Greek lookalikes
+    inside Latin words read as Latin. Used to find disguised markup and phrasing; never shown."""
+    view = text
+    if "&" in view:
+        view = html.unescape(view)
+    if "\\" in view:
+        view = _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)), view)
+    if not view.isascii():
+        view = unicodedata.normalize("NFKC", _INVISIBLE.sub("", view))
+        if _LOOKALIKE.search(view):
+            view = _WORD.sub(_unmixed, view)
+    return view
+
+
+def _said(text: str, match: re.Match[str]) -> bool:
+    """Whether a phrase is said rather than quoted (an opening quote right before it)."""
+    before = text[max(0, match.start() - 2) : match.start()].rstrip()
+    return not before.endswith(_OPENING_QUOTES)
 
 
 def _structure_kind(text: str, match: re.Match[str]) -> tuple[str, str]:
     """The kind of a structural match and what replaces its opening mark."""
     opening = match.group()
     if opening == "[":
+        if text[match.end() : match.end() + 12].lstrip().lower().startswith("host"):
+            return _HOST_NOTE, "［"
         return _TEMPLATE_TOKEN, "［"
     if opening == "<<":
         return _ROLE_TOKEN, "‹‹"
@@ -268,14 +376,34 @@ def filter_text(text: str) -> FilteredText:
 
     changed = structure.sub(structural, text) if _may_hold_structure(text) else text
     changed = impersonation.sub(impersonating, changed)
+    view = reading_view(changed)
     flags: Counter[str] = Counter()
-    lowered = changed.lower()
+    lowered = view.lower()
     for triggers, pattern in phrases:
         if all(any(word in lowered for word in group) for group in triggers):
-            for match in pattern.finditer(changed):
-                flags[match.group()] += 1
+            for match in pattern.finditer(view):
+                if _said(view, match):
+                    flags[match.group()] += 1
+    disguised: Counter[str] = Counter()
+    sent_view = reading_view(text) if view != changed else text
+    if sent_view != text:
+        # What the escapes and lookalikes hid: flagged, since only the text as sent is changed.
+        for pattern in (structure, impersonation):
+            hidden = len(pattern.findall(sent_view)) - len(pattern.findall(text))
+            if hidden > 0:
+                for match in pattern.finditer(sent_view):
+                    token = _TOKEN_END.match(sent_view, match.start())
+                    disguised[(token.group() if token else match.group()).strip()] += 1
+    others: Counter[str] = Counter()
+    for kind, pattern in (("data in a link", _EXFILTRATION), ("forged message", _FORGED_MESSAGE)):
+        for match in pattern.finditer(view):
+            others[f"{kind} {_shown(match.group())!r}"] += 1
     neutralised = [entry for kind, counts in found.items() for entry in _counted(kind, counts)]
-    flagged = list(_counted("injection phrasing", flags))
+    flagged = [
+        *_counted("injection phrasing", flags),
+        *_counted("disguised markup", disguised),
+        *(f"{entry} ({count}×)" if count > 1 else entry for entry, count in others.items()),
+    ]
     return FilteredText(text=changed, neutralised=neutralised, flagged=flagged)
 
 

@@ -7,7 +7,6 @@ blocks of kinds this adapter does not know. All results of a round go back in on
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
@@ -22,7 +21,15 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    canonical_message,
+    event_object,
     parse_arguments,
+    unique_call_ids,
+    wire_call_id,
+    wire_call_ids,
+    wire_functions,
+    wire_objects,
+    wire_request,
 )
 from toolwire.messages import (
     AssistantMessage,
@@ -100,7 +107,7 @@ def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
 def _tool_use(call: ToolCall) -> dict[str, Any]:
     block: dict[str, Any] = {
         "type": "tool_use",
-        "id": call.id,
+        "id": wire_call_id(call),
         "name": call.name,
         "input": dict(call.arguments) if call.arguments is not None else {},
     }
@@ -142,8 +149,9 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.call_id}
+def _tool_result(message: ToolResultMessage, wire_ids: Mapping[str, str]) -> dict[str, Any]:
+    wire = wire_ids.get(message.call_id, message.call_id)
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wire}
     text = message.result.model_text()
     if text:
         block["content"] = text
@@ -158,6 +166,7 @@ def render_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[
     system: list[str] = []
     out: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
+    wire_ids = wire_call_ids(messages)
 
     def flush_results() -> None:
         if results:
@@ -166,7 +175,7 @@ def render_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[
 
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            results.append(_tool_result(message))
+            results.append(_tool_result(message, wire_ids))
             continue
         flush_results()
         if isinstance(message, SystemMessage):
@@ -342,9 +351,9 @@ def parse_message(payload: Mapping[str, Any]) -> AssistantMessage:
     """
     if payload.get("type") == "error":
         raise _error(payload, "the answer")
-    parts = [part_from_block(b) for b in payload.get("content") or () if isinstance(b, Mapping)]
+    parts = [part_from_block(b) for b in wire_objects(payload.get("content"), "content", API)]
     return AssistantMessage(
-        parts=[p for p in parts if p is not None],
+        parts=unique_call_ids([p for p in parts if p is not None]),
         api=API,
         model=payload.get("model"),
         finish_reason=_finish(payload.get("stop_reason")),
@@ -374,7 +383,7 @@ class MessagesStream:
 
     def feed(self, data: str) -> bool:
         """Take the data of one event; True at ``message_stop``."""
-        event = json.loads(data)
+        event = event_object(data, API)
         kind = event.get("type")
         if kind == "content_block_delta":
             self._delta(event.get("index"), event.get("delta") or {})
@@ -530,8 +539,9 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
         )
 
     def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
-        """Exactly the ``tools`` array the Messages API receives."""
-        return render_tools(functions)
+        """Exactly the ``tools`` array the Messages API receives (names it refuses under their
+        aliases)."""
+        return render_tools(wire_functions(functions))
 
     @property
     def endpoint(self) -> str:
@@ -552,7 +562,12 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
         return ANTHROPIC_KEY_ENV if host == "api.anthropic.com" else None
 
     async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
-        """Send the request (streamed when ``request.stream``) and return the assistant turn."""
+        """Send the request (streamed when ``request.stream``) and return the assistant turn.
+
+        Tool names the API refuses (``math.factorial``) go out under their aliases, and the calls
+        of the answer come back under the canonical names.
+        """
+        request = wire_request(request)
         body = render_messages_request(request, self.config)
         key_env = self.key_env
         headers = {"anthropic-version": ANTHROPIC_VERSION}
@@ -564,7 +579,7 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
                 async for event in events:
                     if stream.feed(event.data):
                         break
-                return stream.result()
+                return canonical_message(stream.result(), request)
 
             return await self.stream(
                 self.endpoint,
@@ -585,4 +600,4 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
             headers=headers,
             tools_offered=tools_offered,
         )
-        return parse_message(payload)
+        return canonical_message(parse_message(payload), request)

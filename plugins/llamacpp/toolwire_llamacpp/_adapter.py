@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolwire.adapters import (
     AdapterCapabilities,
@@ -39,8 +39,7 @@ from ._settings import LlamaCppSettings, check_runtime, resolve_model_path
 from ._stream import OutputReader
 
 if TYPE_CHECKING:
-    from toolwire._config import ProviderConfig
-    from toolwire._transport import Transport
+    from toolwire.config import ProviderConfig
 
 _ALL_CHOICES = frozenset({"auto", "none", "required", "named"})
 
@@ -68,7 +67,8 @@ class LlamaCppAdapter(ProviderAdapter):
             cls.__name__, (cls,), {"plugin_settings": settings, "__module__": cls.__module__}
         )
 
-    def __init__(self, config: ProviderConfig, transport: Transport | None = None) -> None:
+    # The transport's class is not public API; this adapter never sends over HTTP.
+    def __init__(self, config: ProviderConfig, transport: Any = None) -> None:
         super().__init__(config, transport)
         check_runtime()
         self.settings = self.plugin_settings.merged(

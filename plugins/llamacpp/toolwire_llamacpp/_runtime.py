@@ -119,7 +119,7 @@ class LoadedModel:
         else:
             text = chatml(turns)
             self._stop = ["<|im_end|>"]
-        tokens = llama.tokenize(text.encode("utf-8"), add_bos=True, special=True)
+        tokens: list[int] = llama.tokenize(text.encode("utf-8"), add_bos=True, special=True)
         bos = llama.token_bos()
         if len(tokens) > 1 and tokens[0] == bos and tokens[1] == bos:
             tokens = tokens[1:]  # the template wrote the BOS itself

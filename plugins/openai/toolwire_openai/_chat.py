@@ -17,8 +17,13 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    event_object,
     new_call_id,
     parse_arguments,
+    unique_call_ids,
+    wire_call_id,
+    wire_call_ids,
+    wire_objects,
 )
 from toolwire.messages import (
     AssistantMessage,
@@ -96,7 +101,7 @@ def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
 
 def _tool_call(call: ToolCall) -> dict[str, Any]:
     item: dict[str, Any] = {
-        "id": call.id,
+        "id": wire_call_id(call),
         "type": "function",
         "function": {"name": call.name, "arguments": arguments_text(call)},
     }
@@ -127,6 +132,7 @@ def render_chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """The ``messages`` array: system, user, assistant (``tool_calls``) and one ``role: "tool"``
     message per result, its ``tool_call_id`` naming the call."""
     out: list[dict[str, Any]] = []
+    wire_ids = wire_call_ids(messages)
     for message in messages:
         if isinstance(message, SystemMessage):
             out.append({"role": "system", "content": message.content})
@@ -140,7 +146,7 @@ def render_chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             out.append(
                 {
                     "role": "tool",
-                    "tool_call_id": message.call_id,
+                    "tool_call_id": wire_ids.get(message.call_id, message.call_id),
                     "content": message.result.model_text(),
                 }
             )
@@ -272,13 +278,13 @@ def parse_chat_completion(
     text = _text_of(message.get("content")) or _text_of(message.get("refusal"))
     if text:
         parts.append(TextPart(text))
-    for call in message.get("tool_calls") or ():
+    for call in wire_objects(message.get("tool_calls"), "message.tool_calls", API):
         parts.append(_call_from_wire(call, id_factory))
     legacy = message.get("function_call")
     if isinstance(legacy, Mapping) and not message.get("tool_calls"):
         parts.append(_call_from_wire({"function": legacy}, id_factory))
     return AssistantMessage(
-        parts=parts,
+        parts=unique_call_ids(parts, id_factory),
         api=API,
         model=payload.get("model"),
         finish_reason=finish_reason(choice.get("finish_reason")),
@@ -316,7 +322,7 @@ class ChatStream:
         if data == "[DONE]":
             self._done = True
             return True
-        chunk = json.loads(data)
+        chunk = event_object(data, API)
         error = error_in_body(chunk, API)
         if error is not None:
             raise error
@@ -324,7 +330,7 @@ class ChatStream:
             self._model = chunk["model"]
         if chunk.get("usage"):
             self._usage = chunk["usage"]
-        for choice in chunk.get("choices") or ():
+        for choice in wire_objects(chunk.get("choices"), "choices", API):
             if choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") or {}
@@ -336,7 +342,7 @@ class ChatStream:
             if text:
                 self._text.append(text)
                 self._calls.text(text)
-            for call in delta.get("tool_calls") or ():
+            for call in wire_objects(delta.get("tool_calls"), "delta.tool_calls", API):
                 self._call_delta(call)
             legacy = delta.get("function_call")
             if isinstance(legacy, Mapping):

@@ -18,6 +18,9 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    canonical_message,
+    wire_functions,
+    wire_request,
 )
 from toolwire.messages import AssistantMessage, ToolCall, Usage
 
@@ -305,8 +308,9 @@ class OpenAIAdapter(HTTPProviderAdapter):
         return RenderedTools(lambda functions: self.wire_tools(functions, binds_strict=binds))
 
     def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
-        """Exactly the ``tools`` array this host receives (strict where it binds output)."""
-        return self._tools.get(functions)
+        """Exactly the ``tools`` array this host receives (strict where it binds output, names
+        the API refuses under their aliases)."""
+        return self._tools.get(wire_functions(functions))
 
     def wire_tools(
         self, functions: Sequence[FunctionSpec], *, binds_strict: bool
@@ -329,7 +333,12 @@ class OpenAIAdapter(HTTPProviderAdapter):
         raise NotImplementedError
 
     async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
-        """Send the request (streamed when ``request.stream``) and return the assistant turn."""
+        """Send the request (streamed when ``request.stream``) and return the assistant turn.
+
+        Tool names the API refuses (``math.factorial``) go out under their aliases, and the calls
+        of the answer come back under the canonical names.
+        """
+        request = wire_request(request)
         profile = self.profile
         tools = self._tools.get(request.functions) if request.functions else None
         body = self.request_body(request, tools)
@@ -342,7 +351,7 @@ class OpenAIAdapter(HTTPProviderAdapter):
                 async for event in events:
                     if reader.feed(event.data):
                         break
-                return reader.result()
+                return canonical_message(reader.result(), request)
 
             return await self.stream(
                 url,
@@ -356,4 +365,4 @@ class OpenAIAdapter(HTTPProviderAdapter):
         payload = await self.post(
             url, body, request, emit, key_env=profile.key_env, tools_offered=tools_offered
         )
-        return self.parse(payload)
+        return canonical_message(self.parse(payload), request)

@@ -20,7 +20,12 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    event_object,
     parse_arguments,
+    unique_call_ids,
+    wire_call_id,
+    wire_call_ids,
+    wire_objects,
 )
 from toolwire.messages import (
     AssistantMessage,
@@ -106,7 +111,7 @@ def _user(message: UserMessage) -> dict[str, Any]:
 def _function_call(call: ToolCall) -> dict[str, Any]:
     item: dict[str, Any] = {
         "type": "function_call",
-        "call_id": call.id,
+        "call_id": wire_call_id(call),
         "name": call.name,
         "arguments": arguments_text(call),
     }
@@ -160,6 +165,7 @@ def render_responses_input(messages: Sequence[Message]) -> tuple[str | None, lis
     becomes input items, results as ``function_call_output`` items by ``call_id``."""
     instructions: str | None = None
     items: list[dict[str, Any]] = []
+    wire_ids = wire_call_ids(messages)
     for position, message in enumerate(messages):
         if isinstance(message, SystemMessage):
             if position == 0:
@@ -174,7 +180,7 @@ def render_responses_input(messages: Sequence[Message]) -> tuple[str | None, lis
             items.append(
                 {
                     "type": "function_call_output",
-                    "call_id": message.call_id,
+                    "call_id": wire_ids.get(message.call_id, message.call_id),
                     "output": message.result.model_text(),
                 }
             )
@@ -360,11 +366,10 @@ def parse_response(
     if failure is not None:
         raise failure
     parts: list[AssistantPart] = []
-    for item in payload.get("output") or ():
-        if isinstance(item, Mapping):
-            parts.extend(_parts_of_item(item, calls))
+    for item in wire_objects(payload.get("output"), "output", API):
+        parts.extend(_parts_of_item(item, calls))
     return AssistantMessage(
-        parts=parts,
+        parts=unique_call_ids(parts),
         api=API,
         model=payload.get("model"),
         finish_reason=_finish(payload, parts),
@@ -397,7 +402,7 @@ class ResponsesStream:
         """Take the data of one event; True once the response is over."""
         if data == "[DONE]":
             return True
-        event = json.loads(data)
+        event = event_object(data, API)
         kind = event.get("type")
         if kind == "response.output_text.delta" or kind == "response.refusal.delta":
             self._calls.text(str(event.get("delta") or ""))

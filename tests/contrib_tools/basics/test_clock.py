@@ -158,3 +158,28 @@ async def test_current_time_defaults_to_utc() -> None:
     result = await current_time.invoke({})
     assert result.content is not None
     assert result.content.endswith(" in UTC.")
+
+
+@pytest.mark.parametrize("name", ["localtime", "LOCALTIME", "posixrules", "Factory"])
+async def test_database_files_that_are_not_zones_are_refused(name: str) -> None:
+    # "localtime" is the host's own zone: answering with it would reveal where the host is.
+    result = await current_time.invoke({"timezone": name})
+    assert result.status.value == "error"
+    assert "unknown time zone" in (result.content or "").lower()
+
+
+@pytest.mark.parametrize(
+    ("time", "source", "target"),
+    [
+        ("9999-12-31 23:30", "UTC", "Asia/Tokyo"),
+        ("0001-01-01 00:10", "Asia/Tokyo", "America/New_York"),
+    ],
+)
+async def test_a_time_at_the_edge_of_the_calendar_is_refused_clearly(
+    time: str, source: str, target: str
+) -> None:
+    result = await convert_time.invoke(
+        {"time": time, "from_timezone": source, "to_timezone": target}
+    )
+    assert result.status.value == "error"
+    assert "edge of the calendar (years 1 to 9999)" in (result.content or "")

@@ -6,7 +6,7 @@ import pytest
 
 import toolwire_basics._plugin as plugin
 from toolwire import Config, ConfigError, Host, OfferRequest, ToolResult
-from toolwire._config import config_from_dict
+from toolwire.config import config_from_dict
 from toolwire.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from toolwire_basics import calculator, convert_time, convert_units, current_time
 from toolwire_basics._relevance import BasicsSettings, relevant_tools

@@ -107,3 +107,24 @@ async def test_tool_refusal() -> None:
     assert result.is_failure
     assert result.content is not None
     assert result.content.startswith("Cannot convert kilograms (mass) to kilometres (length)")
+
+
+@pytest.mark.parametrize(
+    ("value", "source", "target", "fragment"),
+    [
+        (1e308, "km", "mm", "too large to express in millimetres"),
+        (float("inf"), "km", "mi", "not a finite number"),
+        (float("nan"), "kg", "lb", "not a finite number"),
+    ],
+)
+def test_a_result_that_is_not_a_finite_number_is_refused(
+    value: float, source: str, target: str, fragment: str
+) -> None:
+    with pytest.raises(UnitError, match=fragment):
+        convert(value, source, target)
+
+
+async def test_the_tool_never_answers_infinity() -> None:
+    result = await convert_units.invoke({"value": 1e308, "from_unit": "km", "to_unit": "mm"})
+    assert result.status.value == "error"
+    assert "inf" not in (result.content or "").split()

@@ -9,18 +9,11 @@ from __future__ import annotations
 import errno
 import ipaddress
 import socket
-import sys
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-
-from web_support import OPEN_HOSTS, Servers, start_servers  # noqa: E402
+from web_support import OPEN_HOSTS, Servers, start_servers
 
 _REAL_CONNECT = socket.socket.connect
 _REAL_CONNECT_EX = socket.socket.connect_ex

@@ -68,7 +68,10 @@ def test_web_search_pages_from_one() -> None:
         ({"search_backend": "searxng"}, "search_backend = 'searxng' needs searxng_url"),
         ({"searxng_url": "searx.local"}, "expected an http:// or https:// URL"),
         ({"allowed_ports": [0]}, "allowed_ports contains 0"),
-        ({"max_result_chars": 10}, "max_result_chars = 10: expected a number of at least 500"),
+        (
+            {"max_result_chars": 10},
+            "max_result_chars = 10: expected a finite number of at least 500",
+        ),
         ({"brave_api_key_env": "BSA-123.key"}, "the NAME of an environment variable"),
         ({"privat_hosts": []}, "unknown key 'privat_hosts'"),
     ],

@@ -12,7 +12,7 @@ from aiohttp import web
 
 import toolwire
 from toolwire import Config, Host
-from toolwire._config import LedgerConfig, PluginsConfig, ProviderConfig, ToolsConfig
+from toolwire.config import LedgerConfig, PluginsConfig, ProviderConfig, ToolsConfig
 from toolwire.events import ContentFiltered, Event
 from toolwire.loop import Run, ToolCallingLoop
 from toolwire.messages import ToolResultMessage

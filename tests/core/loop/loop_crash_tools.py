@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import toolwire
-from toolwire._config import Config, LedgerConfig, LoopConfig
+from toolwire.config import Config, LedgerConfig, LoopConfig
 from toolwire.testing import tool_call
 
 RUN_ID = "run_crash_test"

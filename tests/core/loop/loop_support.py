@@ -11,7 +11,7 @@ import attrs
 
 import toolwire
 from toolwire import Config, Host
-from toolwire._config import (
+from toolwire.config import (
     LedgerConfig,
     LoopConfig,
     PolicyConfig,

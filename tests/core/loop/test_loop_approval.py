@@ -16,7 +16,7 @@ from loop_support import (
 
 import toolwire
 from toolwire import ToolResult, TrustLevel
-from toolwire._config import ProviderConfig
+from toolwire.config import ProviderConfig
 from toolwire.loop import Approve, Deny, Run, Supply, ToolCallingLoop
 from toolwire.messages import ToolResultMessage
 from toolwire.testing import tool_call

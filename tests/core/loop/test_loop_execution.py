@@ -22,8 +22,8 @@ from loop_support import (
 
 import toolwire
 from toolwire import ToolBlocked, ToolResult
-from toolwire._config import PolicyConfig, ProviderConfig
 from toolwire.adapters import ModelRequest
+from toolwire.config import PolicyConfig, ProviderConfig
 from toolwire.loop import ToolCallingLoop
 from toolwire.testing import tool_call
 from toolwire.tools import ToolContext

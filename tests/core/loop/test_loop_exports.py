@@ -53,4 +53,4 @@ def test_public_names_are_documented() -> None:
 def test_top_level_names_come_from_the_loop() -> None:
     assert toolwire.NOT_OFFERED is toolwire.loop.NOT_OFFERED
     assert toolwire.ToolCallingLoop is toolwire.loop.ToolCallingLoop
-    assert toolwire.middleware.__module__ == "toolwire._middleware"
+    assert toolwire.middleware.__module__ == "toolwire.host._middleware"

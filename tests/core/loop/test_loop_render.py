@@ -12,7 +12,7 @@ from loop_support import make_host, scripted_loop
 
 import toolwire
 from toolwire import Config, Host, ToolResult
-from toolwire._config import LedgerConfig, ProviderConfig
+from toolwire.config import LedgerConfig, ProviderConfig
 from toolwire.loop import (
     ApprovalPrompter,
     Approve,

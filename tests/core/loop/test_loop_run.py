@@ -19,8 +19,8 @@ from loop_support import (
 
 import toolwire
 from toolwire import NOT_OFFERED, ToolResult
-from toolwire._config import ProfileConfig, ProviderConfig, ToolsConfig
 from toolwire.adapters import ModelRequest, NamedToolChoice, ProviderError
+from toolwire.config import ProfileConfig, ProviderConfig, ToolsConfig
 from toolwire.loop import Run, ToolCallingLoop
 from toolwire.messages import (
     AssistantMessage,

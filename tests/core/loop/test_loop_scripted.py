@@ -13,8 +13,8 @@ from loop_support import events_of, make_host, run_script
 
 import toolwire
 from toolwire import Config, Host
-from toolwire._config import LedgerConfig, ProviderConfig
 from toolwire.adapters import ModelRequest, ProviderError
+from toolwire.config import LedgerConfig, ProviderConfig
 from toolwire.messages import AssistantMessage, TextPart, ThinkingPart, ToolCall
 from toolwire.testing import ScriptedModel, example_arguments, tool_call
 

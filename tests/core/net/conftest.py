@@ -10,20 +10,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import sys
 from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from aiohttp import web
-
-# The test modules import ``loopback_net`` from this directory (pytest runs with importlib mode).
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
-
-from loopback_net import Network, RawServerFactory, Server, ServerFactory  # noqa: E402
+from loopback_net import Network, RawServerFactory, Server, ServerFactory
 
 _REAL_CONNECT = socket.socket.connect
 _REAL_CONNECT_EX = socket.socket.connect_ex

@@ -375,6 +375,40 @@ async def test_redirect_from_allowlisted_server_to_another_loopback_server_is_re
     assert (first.hits(), second.hits()) == (1, 0)
 
 
+async def test_redirect_from_public_to_an_allowlisted_private_host_is_refused(
+    serve: ServerFactory, network: Network
+) -> None:
+    await public(serve, network)
+    private = await serve(site)
+    policy = allow(private)
+    start = "http://public.test/redirect?to=" + quote(f"{private.base}/page", safe="")
+    with pytest.raises(
+        RetrievalBlocked, match=r"may not enter the private host 127\.0\.0\.1"
+    ) as caught:
+        await net.fetch(start, policy=policy)
+    assert caught.value.redirected_from == str(URL(start))
+    assert private.hits() == 0
+    # Asked for directly, the allowlisted host is reached.
+    page = await net.fetch(f"{private.base}/page", policy=policy)
+    assert page.body == b"<p>hello</p>"
+
+
+async def test_redirect_between_private_hosts_and_out_of_them_is_followed(
+    serve: ServerFactory, network: Network
+) -> None:
+    await public(serve, network)
+    private = await serve(site)
+    policy = allow(private)
+    page = await net.fetch(
+        f"{private.base}/redirect?to=" + quote(f"{private.base}/page", safe=""), policy=policy
+    )
+    assert page.body == b"<p>hello</p>"
+    page = await net.fetch(
+        f"{private.base}/redirect?to=" + quote("http://public.test/page", safe=""), policy=policy
+    )
+    assert page.url == "http://public.test/page"
+
+
 async def test_redirect_to_a_private_name_is_refused_without_connecting(
     serve: ServerFactory, network: Network
 ) -> None:

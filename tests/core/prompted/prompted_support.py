@@ -6,7 +6,6 @@ import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
-from toolwire._config import ProviderConfig
 from toolwire.adapters import (
     AdapterCapabilities,
     EmitEvent,
@@ -15,6 +14,7 @@ from toolwire.adapters import (
     ProviderError,
     ToolsNotSupportedError,
 )
+from toolwire.config import ProviderConfig
 from toolwire.events import TextDelta
 from toolwire.messages import AssistantMessage, TextPart, ToolResultMessage
 from toolwire.tools._spec import FunctionSpec

@@ -8,8 +8,8 @@ import pytest
 from prompted_support import FUNCTIONS, TextModel
 
 from toolwire import ToolResult
-from toolwire._config import ProviderConfig
 from toolwire.adapters import ModelRequest
+from toolwire.config import ProviderConfig
 from toolwire.events import (
     Event,
     ProviderRetry,
@@ -217,3 +217,49 @@ def test_a_wrapped_adapter_reports_no_native_tools() -> None:
 def test_an_unknown_dialect_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown tool dialect 'toml'"):
         PromptedAdapter(TextModel(), "toml")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_ptype_offers_a_name_it_cannot_write_under_an_alias(stream: bool) -> None:
+    from toolwire.tools import FunctionSpec
+
+    weather = FunctionSpec(
+        name="get-weather",
+        description="Weather for a city.",
+        parameters={"type": "object", "properties": {"city": {"type": "string"}}},
+        parameter_order=("city",),
+    )
+    dotted = FunctionSpec(
+        name="geo.lookup",
+        description="Find a place.",
+        parameters={"type": "object", "properties": {"q": {"type": "string"}}},
+        parameter_order=("q",),
+    )
+    history = (
+        UserMessage("go"),
+        AssistantMessage(parts=(ToolCall(id="c0", name="get-weather", arguments={"city": "A"}),)),
+        ToolResultMessage(call_id="c0", name="get-weather", result=ToolResult.ok("rain")),
+    )
+    seen: list[ModelRequest] = []
+
+    def reply(request: ModelRequest) -> str:
+        seen.append(request)
+        return 'get_weather("Lyon")\ngeo.lookup("Lyon")'
+
+    adapter = PromptedAdapter(TextModel(script=reply, chunk_size=4), "ptype")
+    events: list[Event] = []
+    request = _request(messages=history, functions=(dotted, weather), stream=stream)
+    message = await adapter.complete(request, events.append)
+    assert [(c.name, c.arguments) for c in message.tool_calls] == [
+        ("get-weather", {"city": "Lyon"}),
+        ("geo.lookup", {"q": "Lyon"}),
+    ]
+    prompt = "\n".join(str(getattr(m, "content", "")) for m in seen[0].messages)
+    assert "get_weather(" in prompt
+    assert "geo.lookup(" in prompt
+    assert "get-weather" not in prompt
+    named = [e.name for e in events if isinstance(e, ToolCallStarted)]
+    named += [e.call.name for e in events if isinstance(e, ToolCallCompleted)]
+    assert set(named) <= {"get-weather", "geo.lookup"}
+    if stream:
+        assert named

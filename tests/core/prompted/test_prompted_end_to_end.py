@@ -11,8 +11,8 @@ from prompted_support import TextModel
 
 import toolwire
 from toolwire import Config, Host
-from toolwire._config import LedgerConfig, ProviderConfig
 from toolwire.adapters import ModelRequest
+from toolwire.config import LedgerConfig, ProviderConfig
 from toolwire.events import ProviderRetry, TextDelta, ToolCallCompleted
 from toolwire.messages import UserMessage
 from toolwire.prompted import DIALECTS, TOOL_RESULTS_HEADER, render_call

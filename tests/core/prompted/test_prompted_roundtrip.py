@@ -20,6 +20,8 @@ NAMES = st.builds(
     st.sampled_from("abcxyz"),
     st.text(alphabet="abcdefxyz_0123", max_size=9),
 )
+# Tool names may be dotted (math.factorial): every dialect calls them by their own name.
+TOOL_NAMES = NAMES | st.builds(lambda a, b: f"{a}.{b}", NAMES, NAMES)
 # Parameter names also include Python keywords (written as **{...} in ptype).
 PARAMETER_NAMES = NAMES | st.sampled_from(["from", "class", "if", "item", "name", "type"])
 # Pieces of text that stress the readers: tags, entities, fences, quotes, newlines, literals.
@@ -46,6 +48,10 @@ SCALAR_SCHEMAS = st.sampled_from(
         {"enum": ["red", "green", "1", "null", "a b"]},
         {"enum": ["x", 2, None, True]},
         {},
+        # What the normaliser makes of the wild's bare `list`, `dict` and `any`.
+        {"type": "array"},
+        {"type": "object"},
+        {"type": ["number", "null"]},
     ]
 )
 JSON_VALUES = st.recursive(
@@ -98,11 +104,16 @@ def values(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
     if kind == "null":
         return st.none()
     if kind == "array":
-        return st.lists(values(schema["items"]), max_size=4)
+        return st.lists(values(schema["items"]) if "items" in schema else JSON_VALUES, max_size=4)
+    if kind == "object" and "properties" not in schema:
+        return st.dictionaries(st.text(max_size=6), JSON_VALUES, max_size=3)
     if kind == "object":
         props = schema["properties"]
         needed = {k: values(v) for k, v in props.items() if k in schema["required"]}
-        optional = {k: values(v) for k, v in props.items() if k not in schema["required"]}
+        # null for an optional property means "left out": every dialect writes and reads it.
+        optional = {
+            k: values(v) | st.none() for k, v in props.items() if k not in schema["required"]
+        }
         return st.fixed_dictionaries(needed, optional=optional)
     return JSON_VALUES
 
@@ -112,7 +123,10 @@ def calls(draw: st.DrawFn) -> tuple[FunctionSpec, dict[str, Any]]:
     parameters = draw(objects(schemas(1)))
     order = tuple(draw(st.permutations(sorted(parameters["properties"]))))
     function = FunctionSpec(
-        name=draw(NAMES), description="A tool.", parameters=parameters, parameter_order=order
+        name=draw(TOOL_NAMES),
+        description="A tool.",
+        parameters=parameters,
+        parameter_order=order,
     )
     return function, draw(values(parameters))
 
@@ -239,3 +253,38 @@ def test_names_that_are_not_keyword_arguments_are_written_as_a_spread_in_ptype()
     assert text == 'move("b", **{"from": "a", "two words": 1})'
     parsed = parse_tool_calls(text, [function], "ptype")
     assert parsed.calls[0].arguments == arguments
+
+
+@pytest.mark.parametrize("kind", ["string", "integer", "number", "boolean", "array", "object"])
+def test_xml_reads_a_plain_null_as_left_out_for_every_type(kind: str) -> None:
+    from toolwire.tools import Tool
+
+    made = Tool.from_schema(
+        "mod",
+        "A tool.",
+        {"type": "object", "properties": {"q": {"type": "string"}, "mod": {"type": kind}}},
+        lambda arguments: arguments,
+    )
+    function = made.function_spec()
+    written = render_call("mod", {"q": "x", "mod": None}, "xml", function)
+    assert "<mod>null</mod>" in written
+    parsed = parse_tool_calls(written, [function], "xml", new_id=ids)
+    assert parsed.calls[0].arguments == {"q": "x", "mod": None}
+    assert made.validate(parsed.calls[0].arguments) == {"q": "x"}
+
+
+@pytest.mark.parametrize("schema", [{"type": "string"}, {"type": ["string", "null"]}, {}])
+@pytest.mark.parametrize("text", ["null", " null", "null\n", "\nnull\n"])
+def test_xml_writes_the_word_null_so_that_it_reads_back_as_text(
+    schema: dict[str, Any], text: str
+) -> None:
+    function = FunctionSpec(
+        name="say",
+        description="",
+        parameters={"type": "object", "properties": {"words": schema}},
+        parameter_order=("words",),
+    )
+    written = render_call("say", {"words": text}, "xml", function)
+    assert "<words>null</words>" not in written
+    parsed = parse_tool_calls(written, [function], "xml", new_id=ids)
+    assert parsed.calls[0].arguments == {"words": text}

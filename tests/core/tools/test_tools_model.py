@@ -32,8 +32,9 @@ EXPECTED_NAMES = [
     "Activation", "ArgumentsInvalid", "FunctionSpec", "Inject", "Injected", "LintFinding",
     "Page", "PageNumber", "Paging", "Resolver", "SideEffect", "Source", "StrictProjection",
     "Tool", "ToolBlocked", "ToolContext", "ToolDefinitionError", "ToolPolicy", "ToolResult",
-    "ToolStatus", "Toolbox", "describe_schema", "lint_tool", "provider_name_problems",
-    "strict_projection", "tool", "tool_name_problems", "truncate_result", "validate_tool_name",
+    "ToolStatus", "Toolbox", "describe_schema", "lint_tool", "normalize_schema",
+    "provider_name_problems", "strict_projection", "tool", "tool_name_problems", "truncate_result",
+    "validate_tool_name",
 ]  # fmt: skip
 
 
@@ -315,8 +316,12 @@ def test_toolbox_marked_only_and_prefix():
         "work_read_note",
         "work_write_note",
     ]
-    with pytest.raises(ToolDefinitionError, match="invalid tool name 'Work_read_note'"):
-        Notes({}).tools(prefix="Work_")
+    with pytest.raises(ToolDefinitionError, match="invalid tool name 'work read_note'"):
+        Notes({}).tools(prefix="work ")
+    assert [t.name for t in Notes({}).tools(prefix="work.")] == [
+        "work.read_note",
+        "work.write_note",
+    ]
 
 
 # -- paging ------------------------------------------------------------------------------------
@@ -449,8 +454,13 @@ def test_lint_reports_unsafe_names_and_non_strict_schemas():
         },
     )
     findings = {f.code: f for f in lint_tool(t)}
-    assert "OpenAI and Anthropic accept at most 64" in findings["unsafe-name"].message
-    assert "outside [a-zA-Z0-9_-]" in findings["unsafe-name"].message
+    assert "breaks the name rule" in findings["unsafe-name"].message
+    assert "providers accept at most 64" in findings["unsafe-name"].message
+    assert findings["unsafe-name"].severity == "warning"
+    dotted = Tool(name="math.factorial", description="Factorial.")
+    (alias,) = lint_tool(dotted)
+    assert alias.severity == "info"
+    assert "under an alias" in alias.message
     assert "open dict" in findings["not-strict-compatible"].message
     assert findings["not-strict-compatible"].severity == "info"
     hyphen = Tool(name="get-weather", description="Weather.")

@@ -20,6 +20,7 @@ from toolwire.tools import (
     ToolContext,
     ToolDefinitionError,
     tool,
+    tool_name_problems,
     validate_tool_name,
 )
 
@@ -475,12 +476,11 @@ def test_unresolvable_annotations_are_refused_naming_the_function():
         ("", "it is empty"),
         ("get weather", "it contains spaces"),
         ("x" * 65, "it is 65 characters long; providers accept at most 64"),
-        ("getWeather", "uppercase letters"),
-        ("_private", "starts with '_'"),
-        ("1st", "starts with '1'"),
-        ("get-weather", "characters that providers refuse or that need escaping: '-'"),
-        ("get.weather", "'.'"),
+        ("get/weather", "characters that providers refuse: '/'"),
         ("café", "'é'"),
+        (".hidden", "a name part on each side of every '.'"),
+        ("math..factorial", "a name part on each side of every '.'"),
+        ("math.", "a name part on each side of every '.'"),
     ],
 )
 def test_name_rules(name: str, reason: str):
@@ -490,9 +490,19 @@ def test_name_rules(name: str, reason: str):
     assert repr(name) in str(info.value)
 
 
-def test_name_refusal_suggests_a_valid_spelling():
+@pytest.mark.parametrize(
+    "name",
+    ["fetch_DNA_sequence", "Events_3_FindEvents", "get-weather", "_private", "1st",
+     "math.factorial", "a.b.c-d_e", "x" * 64, "A"],
+)  # fmt: skip
+def test_names_providers_accept_are_accepted_and_dotted_ones_too(name: str):
+    validate_tool_name(name)
+    assert tool_name_problems(name) == []
+
+
+def test_name_refusal_suggests_a_snake_case_spelling():
     with pytest.raises(ToolDefinitionError, match="for example 'get_weather'"):
-        validate_tool_name("getWeather")
+        validate_tool_name("get weather")
     validate_tool_name("get_weather_2")
     validate_tool_name("a" * 64)
 
@@ -501,8 +511,9 @@ def test_function_names_are_checked():
     def getWeather(city: str) -> None:
         """Weather."""
 
-    with pytest.raises(ToolDefinitionError, match="invalid tool name 'getWeather'"):
-        Tool.from_function(getWeather)
+    assert Tool.from_function(getWeather).name == "getWeather"
+    with pytest.raises(ToolDefinitionError, match="invalid tool name 'get weather'"):
+        Tool.from_function(getWeather, name="get weather")
     assert Tool.from_function(getWeather, name="get_weather").name == "get_weather"
 
 

@@ -11,8 +11,8 @@ import pytest
 
 import toolwire
 from toolwire import Config, Host, ToolContext, ToolResult
-from toolwire._config import LedgerConfig
 from toolwire._defaults import DEFAULT_PLUGINS
+from toolwire.config import LedgerConfig
 from toolwire.events import ContentFiltered, Event
 from toolwire.loop import ToolCallingLoop
 from toolwire.messages import ToolResultMessage

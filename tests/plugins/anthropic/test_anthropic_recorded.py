@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from toolwire._sse import SSEDecoder
 from toolwire.adapters import ModelRequest
+from toolwire.http._sse import SSEDecoder
 from toolwire.messages import AssistantMessage, ToolCall
 from toolwire.testing import FakeAnthropicServer, ServerCall, ServerTurn
 from toolwire_anthropic import MessagesStream, parse_message, render_messages

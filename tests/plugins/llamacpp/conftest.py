@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,10 +14,6 @@ from typing import Any
 import pytest
 
 from toolwire_llamacpp import default_model_path
-
-_HERE = str(Path(__file__).resolve().parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
 
 HAS_RUNTIME = importlib.util.find_spec("llama_cpp") is not None
 MODEL = default_model_path()

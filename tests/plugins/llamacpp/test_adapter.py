@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from toolwire import Host, ToolResult
-from toolwire._config import ProviderConfig, config_from_dict
 from toolwire.adapters import ModelRequest, NamedToolChoice
+from toolwire.config import ProviderConfig, config_from_dict
 from toolwire.events import Event, TextDelta, ToolCallArgumentsDelta, ToolCallStarted
 from toolwire.messages import (
     AssistantMessage,

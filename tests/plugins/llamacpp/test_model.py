@@ -16,8 +16,8 @@ import pytest
 
 import toolwire_basics._plugin as basics
 from toolwire import Host
-from toolwire._config import ProviderConfig, config_from_dict
 from toolwire.adapters import ModelRequest
+from toolwire.config import ProviderConfig, config_from_dict
 from toolwire.events import (
     Event,
     ResponseReceived,

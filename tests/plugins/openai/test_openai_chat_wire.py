@@ -9,8 +9,8 @@ import pytest
 
 import toolwire
 from toolwire import FunctionSpec, ToolResult
-from toolwire._config import ProviderConfig
 from toolwire.adapters import ModelRequest, NamedToolChoice, ProviderError
+from toolwire.config import ProviderConfig
 from toolwire.events import (
     Event,
     TextDelta,

@@ -9,8 +9,8 @@ import pytest
 import toolwire
 import toolwire_openai._plugin
 from toolwire import Config, FunctionSpec, Host
-from toolwire._config import LedgerConfig, ProviderConfig
 from toolwire.adapters import ModelRequest, ProviderError, ToolsNotSupportedError
+from toolwire.config import LedgerConfig, ProviderConfig
 from toolwire.events import Event
 from toolwire.messages import UserMessage
 from toolwire.testing import (

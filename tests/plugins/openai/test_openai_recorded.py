@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from toolwire import FunctionSpec, ToolResult
-from toolwire._config import ProviderConfig
-from toolwire._sse import SSEDecoder
 from toolwire.adapters import ModelRequest, NamedToolChoice
+from toolwire.config import ProviderConfig
 from toolwire.events import Event
+from toolwire.http._sse import SSEDecoder
 from toolwire.messages import (
     AssistantMessage,
     Message,

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from toolwire import FunctionSpec, ToolResult
-from toolwire._config import ProviderConfig
 from toolwire.adapters import ModelRequest, NamedToolChoice, ProviderError
+from toolwire.config import ProviderConfig
 from toolwire.events import (
     Event,
     TextDelta,

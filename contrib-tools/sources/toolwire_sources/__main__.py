@@ -1,0 +1,5 @@
+"""``python -m toolwire_sources index``."""
+
+from ._cli import main
+
+main()

@@ -1,0 +1,242 @@
+"""Tool names on the wire: an alias for each name an API refuses, and the way back.
+
+A tool keeps its canonical name everywhere in toolwire (events, traces, ``Run.to_json``, the
+ledger). Only the request body an API receives, and the calls it answers with, use the alias.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from ..messages import AssistantMessage
+    from ..tools import FunctionSpec
+    from ._base import ModelRequest
+
+WIRE_NAME: Final = re.compile(r"[a-zA-Z0-9_-]+")
+"""The characters OpenAI and Anthropic accept in a tool name (both take at most 64 of them)."""
+
+_REFUSED_CHARACTER: Final = re.compile(r"[^a-zA-Z0-9_-]")
+_DIGEST_LENGTH: Final = 8
+
+
+def _wire_spelling(name: str) -> str:
+    return _REFUSED_CHARACTER.sub("_", name)
+
+
+def _digest(name: str) -> str:
+    return hashlib.sha256(name.encode("utf-8")).hexdigest()[:_DIGEST_LENGTH]
+
+
+class ToolNames:
+    """The aliases of one request's tool names under one API's name rule, both ways.
+
+    A name the rule accepts is its own wire name. Any other name becomes its readable alias
+    (each refused character, such as the ``.`` of ``math.factorial``, written ``_``, cut to the
+    length limit); when that alias is taken by another offered name or alias, or the name was cut,
+    a short digest of the canonical name is appended (``math_factorial_1f3a9c2e``). The alias of a
+    name depends only on the names offered with it, so it is the same in every request that
+    offers the same tools, and two names never share one.
+
+    :param names: the canonical names offered in the request.
+    :param pattern: the names the API accepts (fully matched).
+    :param max_length: the longest name the API accepts.
+    :param spell: the readable alias of a refused name (default: each character outside
+        ``[a-zA-Z0-9_-]`` written ``_``); it must give a name ``pattern`` accepts.
+    """
+
+    __slots__ = ("_max_length", "_pattern", "_spell", "_taken", "_to_canonical", "_to_wire")
+
+    def __init__(
+        self,
+        names: Iterable[str],
+        *,
+        pattern: re.Pattern[str] = WIRE_NAME,
+        max_length: int = 64,
+        spell: Callable[[str], str] | None = None,
+    ) -> None:
+        self._pattern = pattern
+        self._max_length = max_length
+        self._spell = spell or _wire_spelling
+        self._to_wire: dict[str, str] = {}
+        self._to_canonical: dict[str, str] = {}
+        unique = list(dict.fromkeys(names))
+        refused = [name for name in unique if not self.accepts(name)]
+        self._taken = {name for name in unique if self.accepts(name)}
+        for name in sorted(refused):
+            self._alias(name)
+
+    @classmethod
+    def for_request(
+        cls,
+        request: ModelRequest,
+        *,
+        pattern: re.Pattern[str] = WIRE_NAME,
+        max_length: int = 64,
+        spell: Callable[[str], str] | None = None,
+    ) -> ToolNames:
+        """The names of the functions ``request`` offers."""
+        return cls(
+            (f.name for f in request.functions),
+            pattern=pattern,
+            max_length=max_length,
+            spell=spell,
+        )
+
+    def accepts(self, name: str) -> bool:
+        """True when the API takes ``name`` as it is."""
+        return 0 < len(name) <= self._max_length and self._pattern.fullmatch(name) is not None
+
+    def _alias(self, name: str) -> str:
+        readable = self._spell(name) or "_"
+        alias = readable[: self._max_length]
+        if alias in self._taken or alias != readable or not self.accepts(alias):
+            alias = f"{readable[: self._max_length - _DIGEST_LENGTH - 1]}_{_digest(name)}"
+            salt = 0
+            while alias in self._taken:  # a digest clash: vanishingly rare, still never shared
+                salt += 1
+                alias = f"{readable[: self._max_length - _DIGEST_LENGTH - 1]}_" + _digest(
+                    f"{name}\x00{salt}"
+                )
+        self._taken.add(alias)
+        self._to_wire[name] = alias
+        self._to_canonical[alias] = name
+        return alias
+
+    def wire(self, name: str) -> str:
+        """The name the API receives for the canonical ``name`` (an alias when it refuses it).
+
+        A name not offered in the request (a call in the history of a tool offered earlier) gets
+        an alias too, kept for the rest of this request.
+        """
+        alias = self._to_wire.get(name)
+        if alias is not None:
+            return alias
+        if self.accepts(name):
+            return name
+        return self._alias(name)
+
+    def canonical(self, wire_name: str) -> str:
+        """The canonical name for a name the API sent back (unchanged when it is no alias)."""
+        return self._to_canonical.get(wire_name, wire_name)
+
+    @property
+    def aliases(self) -> Mapping[str, str]:
+        """Each aliased canonical name and its alias."""
+        return dict(self._to_wire)
+
+
+def _aliased(functions: Iterable[FunctionSpec], names: ToolNames) -> tuple[FunctionSpec, ...]:
+    import attrs
+
+    return tuple(
+        f if names.accepts(f.name) else attrs.evolve(f, name=names.wire(f.name)) for f in functions
+    )
+
+
+def wire_functions(
+    functions: Iterable[FunctionSpec],
+    *,
+    pattern: re.Pattern[str] = WIRE_NAME,
+    max_length: int = 64,
+) -> tuple[FunctionSpec, ...]:
+    """``functions`` as an API with this name rule receives them (refused names aliased), for
+    an adapter's ``render_tools``: the same aliases :func:`wire_request` gives."""
+    functions = tuple(functions)
+    names = ToolNames((f.name for f in functions), pattern=pattern, max_length=max_length)
+    return _aliased(functions, names) if names.aliases else functions
+
+
+def wire_request(
+    request: ModelRequest,
+    *,
+    pattern: re.Pattern[str] = WIRE_NAME,
+    max_length: int = 64,
+    spell: Callable[[str], str] | None = None,
+) -> ModelRequest:
+    """``request`` as an API with this name rule must receive it: every refused name aliased.
+
+    The offered functions, the calls and results in the history and a named tool choice carry
+    the alias, and the request's ``tool_names`` holds the map, so that the calls of the answer
+    are read back under their canonical names (:class:`CallAssembler` and
+    :func:`canonical_message` do it). Unchanged (the same object) when the API accepts every
+    name.
+    """
+    import attrs
+
+    from ..messages import AssistantMessage, ToolCall, ToolResultMessage
+    from ._base import NamedToolChoice
+
+    names = ToolNames.for_request(request, pattern=pattern, max_length=max_length, spell=spell)
+    messages = request.messages
+    history = any(
+        (
+            isinstance(message, AssistantMessage)
+            and any(isinstance(p, ToolCall) and not names.accepts(p.name) for p in message.parts)
+        )
+        or (isinstance(message, ToolResultMessage) and not names.accepts(message.name))
+        for message in messages
+    )
+    if not names.aliases and not history:
+        return request
+    functions = _aliased(request.functions, names)
+    if history:
+        messages = tuple(
+            attrs.evolve(
+                message,
+                parts=[
+                    attrs.evolve(p, name=names.wire(p.name))
+                    if isinstance(p, ToolCall) and not names.accepts(p.name)
+                    else p
+                    for p in message.parts
+                ],
+            )
+            if isinstance(message, AssistantMessage)
+            else attrs.evolve(message, name=names.wire(message.name))
+            if isinstance(message, ToolResultMessage) and not names.accepts(message.name)
+            else message
+            for message in messages
+        )
+    choice = request.tool_choice
+    if isinstance(choice, NamedToolChoice):
+        choice = NamedToolChoice(names.wire(choice.name))
+    return attrs.evolve(
+        request, functions=functions, messages=messages, tool_choice=choice, tool_names=names
+    )
+
+
+def canonical_message(message: AssistantMessage, request: ModelRequest) -> AssistantMessage:
+    """``message`` with every call named by its canonical name (``request`` from
+    :func:`wire_request`); the same object when nothing was aliased."""
+    names = request.tool_names
+    if names is None or not names.aliases:
+        return message
+    import attrs
+
+    from ..messages import ToolCall
+
+    calls = [p for p in message.parts if isinstance(p, ToolCall)]
+    if all(names.canonical(call.name) == call.name for call in calls):
+        return message
+    parts = [
+        attrs.evolve(p, name=names.canonical(p.name)) if isinstance(p, ToolCall) else p
+        for p in message.parts
+    ]
+    return attrs.evolve(message, parts=parts)
+
+
+def wire_notes(name: str, rendered: object) -> list[str]:
+    """What a person reading a rendered ``tools`` array should know about the name ``name``: the
+    alias it is sent under, when it is not sent as it is."""
+    text = json.dumps(rendered, ensure_ascii=False)
+    if json.dumps(name, ensure_ascii=False) in text:
+        return []
+    alias = ToolNames([name]).wire(name)
+    return [
+        f"the API refuses the name {name!r}, so it is sent as {alias!r} (or with a digest when "
+        "that alias is taken); its calls are mapped back to the canonical name"
+    ]

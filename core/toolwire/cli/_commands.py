@@ -1,0 +1,391 @@
+"""The ``toolwire`` command line: plugins, tools, run, doctor, init.
+
+Imports stay lazy: ``--help``, ``plugins`` and ``tools list`` never import aiohttp, a provider
+SDK or a plugin that is not enabled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from .._version import __version__
+
+if TYPE_CHECKING:
+    from ..host._host import Host
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+WIRES = ("openai-chat", "openai-responses", "anthropic-messages", "prompted")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolwire",
+        description="A plugin-based host for LLM tool calling.",
+    )
+    parser.add_argument("--version", action="version", version=f"toolwire {__version__}")
+    parser.add_argument(
+        "--config",
+        metavar="PATH",
+        help="config file (default: $TOOLWIRE_CONFIG or ./toolwire.toml)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("plugins", help="list installed plugins: enabled, loaded, failures")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    tools = sub.add_parser("tools", help="list, show and call tools")
+    tools_sub = tools.add_subparsers(dest="tools_command", metavar="ACTION")
+    p = tools_sub.add_parser("list", help="the tools of the enabled plugins")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = tools_sub.add_parser("show", help="a tool exactly as a provider receives it")
+    p.add_argument("name")
+    p.add_argument("--wire", choices=WIRES, help="render for this API (default: canonical JSON)")
+    p.add_argument(
+        "--dialect",
+        choices=("json", "xml", "ptype"),
+        help="prompted dialect (with --wire prompted)",
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p = tools_sub.add_parser("call", help="run one tool with JSON arguments, no model")
+    p.add_argument("name")
+    p.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object")
+    p.add_argument("--json", action="store_true", help="print the result object as JSON")
+
+    p = sub.add_parser("run", help="run one conversation with the configured provider")
+    p.add_argument("prompt")
+    p.add_argument("--json", action="store_true", help="print the run as JSON")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--approve-all", action="store_true", help="approve every deferred call")
+    group.add_argument("--deny-all", action="store_true", help="deny every deferred call")
+
+    p = sub.add_parser("doctor", help="check the config, the plugins and every tool")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = sub.add_parser("init", help="write a toolwire.toml enabling the installed plugins")
+    p.add_argument(
+        "--path", default="toolwire.toml", help="where to write (default: ./toolwire.toml)"
+    )
+    p.add_argument("--force", action="store_true", help="overwrite an existing file")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``toolwire`` console script; returns the exit code."""
+    parser = _parser()
+    from ._plugin_commands import run_plugin_command
+
+    code = run_plugin_command(parser, argv)
+    if code is not None:
+        return code
+    args = parser.parse_args(argv)
+    out, err = sys.stdout, sys.stderr
+    if args.command is None:
+        parser.print_help(out)
+        return EXIT_OK
+    if args.command == "tools" and args.tools_command is None:
+        parser.parse_args([*(argv or sys.argv[1:]), "--help"])
+    if args.command == "init":
+        return _init(args, out, err)
+    from ..config import ConfigError
+
+    try:
+        if args.command == "plugins":
+            return _plugins(args, out, err)
+        if args.command == "tools":
+            return _tools(args, out, err)
+        if args.command == "run":
+            return _run(args, out, err)
+        if args.command == "doctor":
+            return _doctor(args, out, err)
+    except ConfigError as exc:
+        print(f"toolwire: config error: {exc}", file=err)
+        return EXIT_USAGE
+    parser.error(f"unknown command {args.command!r}")
+    return EXIT_USAGE  # pragma: no cover - parser.error exits
+
+
+def _load(args: argparse.Namespace) -> Host:
+    from ..host._host import Host
+
+    return Host.load(args.config)
+
+
+def _print_json(data: Any, out: TextIO) -> None:
+    out.write(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    out.write("\n")
+
+
+# -- plugins -----------------------------------------------------------------------------------
+
+
+def _plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    host = _load(args)
+    infos = host.plugins
+    if args.json:
+        _print_json([p.to_json() for p in infos], out)
+        return EXIT_OK
+    if not infos:
+        out.write("No toolwire plugins are installed.\n")
+        return EXIT_OK
+    for info in infos:
+        state = "enabled" if info.enabled else "disabled"
+        if info.enabled:
+            state += ", loaded" if info.loaded else ", NOT loaded"
+        dist = f"{info.distribution} {info.version}" if info.distribution else "registered directly"
+        out.write(f"{info.name:<16} {dist:<32} {state}\n")
+        if info.error:
+            out.write(f"  error: {info.error}\n")
+    return EXIT_OK
+
+
+# -- tools -------------------------------------------------------------------------------------
+
+
+def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    host = _load(args)
+    registered = host.tools  # collected now: registration failures are reported before the listing
+    _report_failures(host, err)
+    if args.tools_command == "list":
+        tools = list(registered.values())
+        if args.json:
+            rows = [
+                {
+                    "name": t.name,
+                    "plugin": t.plugin,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                }
+                for t in tools
+            ]
+            _print_json(rows, out)
+        elif not tools:
+            out.write("No tools: enable a tool plugin in toolwire.toml ([plugins] enable).\n")
+        else:
+            width = max(len(t.name) for t in tools)
+            for t in tools:
+                summary = t.description.splitlines()[0] if t.description else ""
+                out.write(f"{t.name:<{width}}  [{t.plugin}]  {summary}\n")
+        return EXIT_OK
+    tool = registered.get(args.name)
+    if tool is None:
+        known = ", ".join(registered) or "none"
+        print(f"toolwire: no tool named {args.name!r}; tools: {known}", file=err)
+        return EXIT_FAILED
+    if args.tools_command == "show":
+        return _tools_show(host, tool, args, out, err)
+    return _tools_call(host, tool, args, out, err)
+
+
+def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    spec = tool.function_spec()
+    if args.wire is None:
+        data: Any = {
+            "name": spec.name,
+            "title": tool.title,
+            "icon": tool.icon,
+            "description": spec.description,
+            "parameters": spec.parameters,
+            "strict": spec.strict,
+            "plugin": tool.plugin,
+        }
+        if tool.schema_notes:
+            data["schema_notes"] = list(tool.schema_notes)
+        _print_json(data, out)
+        return EXIT_OK
+    if args.wire == "prompted":
+        from ..prompted import render_prompted_tools
+
+        text = render_prompted_tools((spec,), args.dialect or host.config.provider.tool_dialect)
+        if args.json:
+            _print_json({"wire": "prompted", "text": text}, out)
+        else:
+            out.write(text if text.endswith("\n") else text + "\n")
+        return EXIT_OK
+    from ..host._host import HostError
+
+    try:
+        adapter = host.create_adapter(args.wire)
+    except HostError as exc:
+        print(f"toolwire: cannot render for {args.wire}: {exc}", file=err)
+        return EXIT_FAILED
+    inner = getattr(adapter, "inner", adapter)
+    rendered = inner.render_tools((spec,))
+    _print_json(rendered, out)
+    from ..adapters._names import wire_notes
+
+    for note in (*wire_notes(spec.name, rendered), *tool.schema_notes):
+        err.write(f"note: {note}\n")  # stdout stays the exact body; notes are for people
+    return EXIT_OK
+
+
+def _tools_call(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        arguments = json.loads(args.args)
+    except json.JSONDecodeError as exc:
+        print(f"toolwire: --args is not valid JSON: {exc}", file=err)
+        return EXIT_USAGE
+    if not isinstance(arguments, dict):
+        print(f"toolwire: --args must be a JSON object, got {type(arguments).__name__}", file=err)
+        return EXIT_USAGE
+    import asyncio
+
+    from ..loop import call_tool
+
+    async def go() -> Any:
+        try:
+            return await call_tool(host, tool.name, arguments)
+        finally:
+            await host.aclose()
+
+    result = asyncio.run(go())
+    if args.json:
+        _print_json(result_to_json(result), out)
+    else:
+        text = result.model_text()
+        stream = out if result.is_ok else err
+        if not result.is_ok:
+            stream.write(f"{result.status.value}: ")
+        stream.write(text if text.endswith("\n") else text + "\n")
+    return EXIT_OK if result.is_ok else EXIT_FAILED
+
+
+def result_to_json(result: Any) -> dict[str, Any]:
+    """The documented ``tools call --json`` shape of a ToolResult (artifacts left out)."""
+    return {
+        "status": result.status.value,
+        "content": result.content,
+        "data": result.data,
+        "sources": [{"url": s.url, "title": s.title} for s in result.sources],
+        "retryable": result.retryable,
+        "metadata": dict(result.metadata),
+        "required_trust": result.required_trust.label if result.required_trust else None,
+    }
+
+
+def _report_failures(host: Host, err: TextIO) -> None:
+    for info in host.plugins:
+        if info.enabled and info.error:
+            print(f"toolwire: plugin {info.describe()} failed: {info.error}", file=err)
+
+
+# -- run ---------------------------------------------------------------------------------------
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    host = _load(args)
+    _report_failures(host, err)
+    from ._render import run_cli
+
+    return run_cli(
+        host,
+        args.prompt,
+        json_output=args.json,
+        approve_all=args.approve_all,
+        deny_all=args.deny_all,
+        stdin=sys.stdin,
+        stdout=out,
+    )
+
+
+# -- doctor ------------------------------------------------------------------------------------
+
+
+def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..tools import lint_tool
+
+    host = _load(args)
+    tools = host.tools
+    report: dict[str, Any] = {
+        "config": {"file": host.config.source, "ok": True},
+        "plugins": [p.to_json() for p in host.plugins],
+        "tools": [],
+    }
+    for name, tool in tools.items():
+        findings = [
+            {"code": f.code, "message": f.message, "severity": getattr(f, "severity", "warning")}
+            for f in lint_tool(tool)
+        ]
+        report["tools"].append({"name": name, "plugin": tool.plugin, "findings": findings})
+    failed = [p for p in host.plugins if p.enabled and p.error]
+    if args.json:
+        _print_json(report, out)
+    else:
+        out.write(f"config: {host.config.source or 'defaults (no toolwire.toml found)'}\n")
+        for info in host.plugins:
+            mark = "FAIL" if info.error and info.enabled else ("ok" if info.enabled else "off")
+            out.write(f"plugin {info.describe()}: {mark}\n")
+            if info.error and info.enabled:
+                out.write(f"  {info.error}\n")
+        for entry in report["tools"]:
+            status = "ok" if not entry["findings"] else f"{len(entry['findings'])} finding(s)"
+            out.write(f"tool {entry['name']} [{entry['plugin']}]: {status}\n")
+            for finding in entry["findings"]:
+                out.write(f"  {finding['code']}: {finding['message']}\n")
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+# -- init --------------------------------------------------------------------------------------
+
+
+def _init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ..host._discovery import discover
+
+    path = Path(args.path)
+    if path.exists() and not args.force:
+        # Leaving an existing config alone is success, so `toolwire init && toolwire run …` chains.
+        out.write(f"{path} exists; left unchanged (use --force to rewrite it)\n")
+        return EXIT_OK
+    installed = discover()
+    path.write_text(render_init_config(sorted(installed)), encoding="utf-8")
+    names = ", ".join(sorted(installed)) or "none"
+    out.write(f"wrote {path} (enabled plugins: {names})\n")
+    return EXIT_OK
+
+
+def render_init_config(plugins: Sequence[str]) -> str:
+    """The commented ``toolwire.toml`` that ``toolwire init`` writes."""
+    enable = ", ".join(json.dumps(p) for p in plugins)
+    lines = [
+        "# toolwire configuration. Reference: docs/config.md",
+        "",
+        "[plugins]",
+        "# Installed plugins to load. Nothing a package installs reaches a model unless it is",
+        "# enabled here (or in $TOOLWIRE_PLUGINS, which overrides this list).",
+        f"enable = [{enable}]",
+        "",
+        "[provider]",
+        "# The API adapter: openai-chat, openai-responses, anthropic-messages, llamacpp, or",
+        "# scripted (the in-box test model). Unset: llamacpp when that plugin is enabled, else",
+        "# scripted.",
+        '# adapter = "openai-chat"',
+        "stream = true                            # show the answer as it is written",
+        '# base_url = "http://localhost:11434/v1"   # OpenAI-compatible hosts end in /v1',
+        '# model = "qwen3:4b"',
+        '# api_key_env = "OPENAI_API_KEY"          # the variable holding the key (never stored)',
+        '# trust = "medium"                        # low | medium | high | self_hosted',
+        "",
+        "[loop]",
+        "max_rounds = 10",
+        "max_tool_calls = 50",
+        "concurrency = 1                          # calls of one turn run at once",
+        'unknown_tool = "return_error"            # return_error | fail | rewrite:<tool>',
+        "",
+        "[tools]",
+        "# Which tools models are offered; leave out to offer every tool of the enabled plugins.",
+        '# enable = ["calculator"]',
+        "# deny = []",
+        "",
+        "[policy]",
+        '# require_approval = ["destructive", "external_spend"]',
+        "# deny = []",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,623 @@
+"""``toolwire.toml``: finding the file, structuring it into typed sections, explaining errors."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import attrs
+import cattrs
+from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+
+from ._trust import TrustLevel
+
+CONFIG_FILE_NAME = "toolwire.toml"
+CONFIG_ENV = "TOOLWIRE_CONFIG"
+PLUGINS_ENV = "TOOLWIRE_PLUGINS"
+
+T = TypeVar("T")
+
+
+class ConfigError(Exception):
+    """A config file that cannot be used; the message names the file, key path, value and fix."""
+
+    def __init__(self, message: str, *, file: str | None = None, path: str | None = None) -> None:
+        super().__init__(message)
+        self.file = file
+        self.path = path
+
+
+def _tuple_of_str(value: Any) -> tuple[str, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class PluginsConfig:
+    """``[plugins]``: which installed plugins are enabled (None = none enabled)."""
+
+    enable: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class ProviderConfig:
+    """``[provider]``: the provider a run talks to.
+
+    ``adapter`` unset means the embedded local model when the ``llamacpp`` plugin is enabled, else
+    the in-box ``scripted`` test model.
+
+    ``base_url`` means what the provider's own SDK means by it (OpenAI-compatible hosts end in
+    ``/v1``; Anthropic's is the host root). The API key is read from the environment variable named
+    by ``api_key_env`` when a request is made, and never written anywhere.
+
+    What a provider may send is bounded: ``max_response_bytes`` of a JSON answer after
+    decompression, ``max_sse_line_chars`` of one line and ``max_sse_event_chars`` of one event
+    of a stream. Past a bound the request fails with an error naming the setting.
+    """
+
+    adapter: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    trust: str = "medium"
+    native_tools: bool | None = None
+    tool_dialect: Literal["json", "xml", "ptype"] = "json"
+    enforces_strict_tool_schemas: bool | None = None
+    accepts_parallel_tool_calls: bool | None = None
+    stream: bool = False
+    max_tokens: int | None = None
+    temperature: float | None = None
+    connect_timeout: float = 10.0
+    read_timeout: float = 120.0
+    total_timeout: float = 600.0
+    max_retries: int = 3
+    max_response_bytes: int = 64 * 1024 * 1024
+    max_sse_line_chars: int = 16 * 1024 * 1024
+    max_sse_event_chars: int = 32 * 1024 * 1024
+    options: dict[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def trust_level(self) -> TrustLevel:
+        """The provider's trust level."""
+        return TrustLevel.parse(self.trust)
+
+
+@attrs.frozen(kw_only=True)
+class LoopConfig:
+    """``[loop]``: limits and admission policies of the tool-calling loop."""
+
+    max_rounds: int = 10
+    max_tool_calls: int = 50
+    concurrency: int = 1
+    deadline_seconds: float | None = None
+    unknown_tool: str = "return_error"
+    invalid_arguments: Literal["return_error", "fail"] = "return_error"
+    system_prompt: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ProfileConfig:
+    """``[profiles.<name>]``: an allow list and a deny list of tool names (deny wins)."""
+
+    allow: tuple[str, ...] | None = None
+    deny: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class ToolsConfig:
+    """``[tools]``: which tools are offered, plus each plugin's own ``[tools.<plugin>]`` settings.
+
+    ``enable`` absent means every tool of the enabled plugins.
+    """
+
+    enable: tuple[str, ...] | None = None
+    deny: tuple[str, ...] = ()
+    profile: str | None = None
+    plugin_settings: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
+class PolicyConfig:
+    """``[policy]``: approval and refusal by side effect, result size, unclassified tools."""
+
+    require_approval: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    strict: bool = False
+    max_result_bytes: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class LedgerConfig:
+    """``[ledger]``: the SQLite tool-effect ledger (None path = under the user data dir)."""
+
+    enabled: bool = True
+    path: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TraceConfig:
+    """``[trace]``: a JSONL trace of every event (None path = no trace)."""
+
+    path: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Config:
+    """The whole configuration. ``source`` is the file it came from (None = defaults)."""
+
+    plugins: PluginsConfig = PluginsConfig()
+    provider: ProviderConfig = ProviderConfig()
+    providers: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    loop: LoopConfig = LoopConfig()
+    tools: ToolsConfig = ToolsConfig()
+    profiles: Mapping[str, ProfileConfig] = attrs.field(factory=dict)
+    policy: PolicyConfig = PolicyConfig()
+    ledger: LedgerConfig = LedgerConfig()
+    trace: TraceConfig = TraceConfig()
+    source: str | None = None
+
+    def with_enabled(self, names: tuple[str, ...]) -> Config:
+        """This config with a different list of enabled plugins."""
+        return attrs.evolve(self, plugins=attrs.evolve(self.plugins, enable=names))
+
+
+# -- structuring -------------------------------------------------------------------------------
+
+_TOOLS_OWN_KEYS = frozenset({"enable", "deny", "profile"})
+_WEEK = 7 * 24 * 3600.0
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
+
+    def exact(kind: type | tuple[type, ...], convert: Any = None) -> Any:
+        def hook(value: Any, _: type) -> Any:
+            if isinstance(value, kind) and not (isinstance(value, bool) and bool not in _kinds):
+                return convert(value) if convert else value
+            raise TypeError(f"wrong type ({type(value).__name__})")
+
+        _kinds = kind if isinstance(kind, tuple) else (kind,)
+        return hook
+
+    conv.register_structure_hook(bool, exact(bool))
+    conv.register_structure_hook(int, exact(int))
+    conv.register_structure_hook(float, exact((int, float), float))
+    conv.register_structure_hook(str, exact(str))
+
+    def string_list(value: Any, _: type) -> tuple[str, ...]:
+        if not isinstance(value, list):
+            raise TypeError(f"wrong type ({type(value).__name__})")
+        for item in value:
+            if not isinstance(item, str):
+                raise TypeError(f"wrong type of item {item!r} ({type(item).__name__})")
+        return tuple(value)
+
+    conv.register_structure_hook_func(lambda t: t == tuple[str, ...], string_list)
+    return conv
+
+
+_converter = _make_converter()
+
+
+def _value_at(data: Any, path: str) -> Any:
+    """The raw value at a ``$.a.b[2]`` path of the parsed TOML, or a marker when absent."""
+    current = data
+    for key, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[1:]):
+        try:
+            current = current[int(index)] if index else current[key]
+        except (KeyError, IndexError, TypeError):
+            return _ABSENT
+    return current
+
+
+_ABSENT = object()
+
+
+def _expected_for(cls: type, path: str) -> str | None:
+    """What would be valid at ``path`` of an attrs class: the field's type or Literal choices."""
+    keys = [k for k, _ in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[1:]) if k]
+    current: Any = cls
+    field = None
+    for key in keys:
+        if not attrs.has(current):
+            return None
+        field = attrs.fields_dict(current).get(key)
+        if field is None:
+            names = ", ".join(sorted(attrs.fields_dict(current)))
+            return f"one of the keys {names}"
+        current = field.type if not isinstance(field.type, str) else _resolve_type(current, key)
+    return _describe_type(current) if field is not None else None
+
+
+def _resolve_type(cls: type, key: str) -> Any:
+    import typing
+
+    return typing.get_type_hints(cls)[key]
+
+
+def _describe_type(tp: Any) -> str:
+    import typing
+
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if tp is bool:
+        return "a boolean (true or false)"
+    if tp is int:
+        return "an integer"
+    if tp is float:
+        return "a number"
+    if tp is str:
+        return "a string"
+    if origin in (tuple, list):
+        return "a list of " + _describe_type(args[0]).removeprefix("a ").removeprefix("an ") + "s"
+    if origin in (dict, Mapping) or tp is dict:
+        return "a table"
+    if args and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        return " or ".join(_describe_type(a) for a in rest) + " (or left out)"
+    if attrs.has(tp):
+        return "a table"
+    return getattr(tp, "__name__", str(tp))
+
+
+def structure_section(
+    data: Any,
+    cls: type[T],
+    *,
+    file: str | None,
+    path: str,
+    converter: cattrs.Converter | None = None,
+) -> T:
+    """Structure one config table into ``cls``, turning cattrs errors into a ``ConfigError``.
+
+    The message names the file, the key path (``$.loop.max_rounds``), the value that was found and
+    what would be valid. Unknown keys are refused (they are almost always typos).
+    """
+    conv = converter or _converter
+    try:
+        return conv.structure(data, cls)
+    except (ClassValidationError, IterableValidationError, ForbiddenExtraKeysError) as exc:
+        raise _config_error(exc, data, cls, file=file, base=path) from None
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(_where(file, path) + f": {exc}", file=file, path=path) from None
+
+
+def _where(file: str | None, path: str) -> str:
+    return f"{file or '<config>'}: {path}"
+
+
+def _config_error(
+    exc: BaseException, data: Any, cls: type, *, file: str | None, base: str
+) -> ConfigError:
+    messages: list[str] = []
+    first_path = base
+    for line in _flatten(exc, "$"):
+        rel_path, reason = line
+        full = base + rel_path[1:]
+        if not messages:
+            first_path = full
+        value = _value_at(data, rel_path)
+        expected = _expected_for(cls, rel_path)
+        if reason.startswith("extra fields found"):
+            continue
+        if "not in literal" in reason:
+            reason = "not a valid choice"
+        shown = "" if value is _ABSENT else f" = {value!r}"
+        hint = f"; expected {expected}" if expected else ""
+        messages.append(f"{_where(file, full)}{shown}: {reason}{hint}")
+    for rel_path, keys, valid in _extra_keys(exc, "$", cls):
+        full = base + rel_path[1:]
+        if not messages:
+            first_path = full
+        for key in keys:
+            messages.append(
+                f"{_where(file, f'{full}.{key}')}: unknown key {key!r}; valid keys here: "
+                + ", ".join(valid)
+            )
+    return ConfigError(
+        "\n".join(messages) or f"{_where(file, base)}: {exc}", file=file, path=first_path
+    )
+
+
+def _flatten(exc: BaseException, path: str) -> list[tuple[str, str]]:
+    """Walk a cattrs exception group into (path, reason) pairs, skipping extra-key errors."""
+    out: list[tuple[str, str]] = []
+    if isinstance(exc, ClassValidationError | IterableValidationError):
+        with_notes, without = exc.group_exceptions()
+        for sub, note in with_notes:
+            name = getattr(note, "name", None)
+            idx = getattr(note, "index", None)
+            sub_path = f"{path}.{name}" if name is not None else f"{path}[{idx}]"
+            out.extend(_flatten(sub, sub_path))
+        for sub in without:
+            if not isinstance(sub, ForbiddenExtraKeysError):
+                out.extend(_flatten(sub, path))
+    elif isinstance(exc, ForbiddenExtraKeysError):
+        pass
+    elif isinstance(exc, KeyError):
+        out.append((path, "required key is missing"))
+    else:
+        out.append((path, str(exc)))
+    return out
+
+
+def _extra_keys(exc: BaseException, path: str, cls: Any) -> list[tuple[str, list[str], list[str]]]:
+    out: list[tuple[str, list[str], list[str]]] = []
+    if isinstance(exc, ForbiddenExtraKeysError):
+        valid = sorted(attrs.fields_dict(exc.cl)) if attrs.has(exc.cl) else []
+        out.append((path, sorted(exc.extra_fields), valid))
+    elif isinstance(exc, ClassValidationError | IterableValidationError):
+        with_notes, without = exc.group_exceptions()
+        for sub, note in with_notes:
+            name = getattr(note, "name", None)
+            idx = getattr(note, "index", None)
+            out.extend(
+                _extra_keys(sub, f"{path}.{name}" if name is not None else f"{path}[{idx}]", cls)
+            )
+        for sub in without:
+            out.extend(_extra_keys(sub, path, cls))
+    return out
+
+
+# -- loading -----------------------------------------------------------------------------------
+
+
+def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """The config file to use: ``explicit``, else ``$TOOLWIRE_CONFIG``, else ``./toolwire.toml``.
+
+    An explicit path or the environment variable naming a missing file is an error; a missing
+    ``./toolwire.toml`` means defaults.
+    """
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_file():
+            raise ConfigError(f"config file {str(path)!r} (given with --config) does not exist")
+        return path
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        path = Path(env)
+        if not path.is_file():
+            raise ConfigError(f"config file {env!r} (from ${CONFIG_ENV}) does not exist")
+        return path
+    path = Path.cwd() / CONFIG_FILE_NAME
+    return path if path.is_file() else None
+
+
+def load_config(path: str | os.PathLike[str] | None = None, *, search: bool = True) -> Config:
+    """Read and structure the config (see :func:`find_config_file`), or defaults when there is none.
+
+    ``$TOOLWIRE_PLUGINS`` (comma-separated names) overrides ``[plugins] enable``.
+    """
+    file = find_config_file(path) if (path is not None or search) else None
+    if file is None:
+        config = Config()
+    else:
+        try:
+            raw = tomllib.loads(file.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{file}: not valid TOML: {exc}", file=str(file)) from None
+        except RecursionError:
+            raise ConfigError(
+                f"{file}: arrays or tables nested too deep to read; a config nests at most "
+                f"{_MAX_NESTING} levels",
+                file=str(file),
+            ) from None
+        except OSError as exc:
+            raise ConfigError(f"{file}: cannot be read: {exc}", file=str(file)) from None
+        config = config_from_dict(raw, file=str(file))
+    env = os.environ.get(PLUGINS_ENV)
+    if env is not None:
+        names = tuple(n.strip() for n in env.split(",") if n.strip())
+        config = config.with_enabled(names)
+    return config
+
+
+_MAX_NESTING = 32
+
+
+def _check_raw(raw: Mapping[str, Any], file: str | None) -> None:
+    """Refuse what no key may hold: ``nan`` and infinities, and nesting past ``_MAX_NESTING``."""
+    stack: list[tuple[str, Any, int]] = [("$", raw, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(
+                f"{_where(file, path)} = {value!r}: expected a finite number (nan and inf are "
+                "never valid)",
+                file=file,
+                path=path,
+            )
+        if isinstance(value, Mapping | list):
+            if depth >= _MAX_NESTING:
+                raise ConfigError(
+                    f"{_where(file, path)}: nested more than {_MAX_NESTING} levels deep; no "
+                    "setting nests that far",
+                    file=file,
+                    path=path,
+                )
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            for key, item in items:
+                where = f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}"
+                stack.append((where, item, depth + 1))
+
+
+def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Config:
+    """Structure an already-parsed config table (as ``tomllib`` returns it)."""
+    _check_raw(raw, file)
+    data = dict(raw)
+    tools_raw = data.pop("tools", {})
+    if not isinstance(tools_raw, dict):
+        raise ConfigError(
+            f"{_where(file, '$.tools')} = {tools_raw!r}: expected a table",
+            file=file,
+            path="$.tools",
+        )
+    tools_own = {k: v for k, v in tools_raw.items() if k in _TOOLS_OWN_KEYS}
+    plugin_tables: dict[str, Mapping[str, Any]] = {}
+    for key, value in tools_raw.items():
+        if key in _TOOLS_OWN_KEYS:
+            continue
+        if not isinstance(value, dict):
+            raise ConfigError(
+                f"{_where(file, f'$.tools.{key}')} = {value!r}: unknown key {key!r}; [tools] takes "
+                "enable, deny, profile, and [tools.<plugin>] tables of plugin settings",
+                file=file,
+                path=f"$.tools.{key}",
+            )
+        plugin_tables[key] = value
+    providers_raw = data.pop("providers", {})
+    if not isinstance(providers_raw, dict) or any(
+        not isinstance(v, dict) for v in providers_raw.values()
+    ):
+        raise ConfigError(
+            f"{_where(file, '$.providers')}: expected [providers.<plugin>] tables",
+            file=file,
+            path="$.providers",
+        )
+    profiles_raw = data.pop("profiles", {})
+    if not isinstance(profiles_raw, dict):
+        raise ConfigError(
+            f"{_where(file, '$.profiles')} = {profiles_raw!r}: expected [profiles.<name>] tables",
+            file=file,
+            path="$.profiles",
+        )
+    profiles = {
+        name: structure_section(table, ProfileConfig, file=file, path=f"$.profiles.{name}")
+        for name, table in profiles_raw.items()
+    }
+    config = _structure_sections(data, file)
+    tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
+    tools = attrs.evolve(tools, plugin_settings=plugin_tables)
+    _check_values(config, tools, profiles, file)
+    return attrs.evolve(
+        config,
+        tools=tools,
+        providers=dict(providers_raw),
+        profiles=profiles,
+        source=file,
+    )
+
+
+_SECTIONS: dict[str, type] = {
+    "plugins": PluginsConfig,
+    "provider": ProviderConfig,
+    "loop": LoopConfig,
+    "policy": PolicyConfig,
+    "ledger": LedgerConfig,
+    "trace": TraceConfig,
+}
+
+
+def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
+    """Structure each table the file has on its own: a section the file leaves out costs nothing
+    (cattrs generates a structuring function per class, which is most of a small config's load
+    time), and every section's problems are still reported together."""
+    problems: list[tuple[str, str | None]] = []
+    valid = ", ".join(sorted([*_SECTIONS, "profiles", "providers", "tools"]))
+    for key in sorted(set(data) - set(_SECTIONS)):
+        message = f"{_where(file, f'$.{key}')}: unknown key {key!r}; valid keys here: {valid}"
+        problems.append((message, f"$.{key}"))
+    sections: dict[str, Any] = {}
+    for key, cls in _SECTIONS.items():
+        if key not in data:
+            continue
+        if not isinstance(data[key], dict):
+            path = f"$.{key}"
+            message = f"{_where(file, path)} = {data[key]!r}: expected a table [{key}]"
+            problems.append((message, path))
+            continue
+        try:
+            sections[key] = structure_section(data[key], cls, file=file, path=f"$.{key}")
+        except ConfigError as exc:
+            problems.append((str(exc), exc.path))
+    if problems:
+        message = "\n".join(text for text, _ in problems)
+        raise ConfigError(message, file=file, path=problems[0][1])
+    return Config(**sections)
+
+
+def _check_values(
+    config: Config, tools: ToolsConfig, profiles: Mapping[str, ProfileConfig], file: str | None
+) -> None:
+    def bad(path: str, value: Any, expected: str) -> ConfigError:
+        return ConfigError(
+            f"{_where(file, path)} = {value!r}: expected {expected}", file=file, path=path
+        )
+
+    def within(path: str, value: float | None, low: float, high: float, what: str) -> None:
+        if value is not None and not low <= value <= high:
+            raise bad(path, value, f"{what} from {low:g} to {high:g}")
+
+    loop = config.loop
+    if loop.max_rounds < 1:
+        raise bad("$.loop.max_rounds", loop.max_rounds, "an integer of at least 1")
+    if loop.max_tool_calls < 0:
+        raise bad("$.loop.max_tool_calls", loop.max_tool_calls, "an integer of at least 0")
+    if loop.concurrency < 1:
+        raise bad("$.loop.concurrency", loop.concurrency, "an integer of at least 1")
+    within("$.loop.max_rounds", loop.max_rounds, 1, 10_000, "an integer")
+    within("$.loop.max_tool_calls", loop.max_tool_calls, 0, 100_000, "an integer")
+    within("$.loop.concurrency", loop.concurrency, 1, 256, "an integer")
+    if loop.deadline_seconds is not None and loop.deadline_seconds <= 0:
+        raise bad("$.loop.deadline_seconds", loop.deadline_seconds, "a positive number of seconds")
+    within("$.loop.deadline_seconds", loop.deadline_seconds, 0.001, _WEEK, "seconds")
+    provider = config.provider
+    for key in ("connect_timeout", "read_timeout", "total_timeout"):
+        within(f"$.provider.{key}", getattr(provider, key), 0.001, _WEEK, "seconds")
+    within("$.provider.max_retries", provider.max_retries, 0, 100, "an integer")
+    within("$.provider.max_tokens", provider.max_tokens, 1, 10_000_000, "an integer")
+    within("$.provider.temperature", provider.temperature, 0, 2, "a number")
+    within("$.provider.max_response_bytes", provider.max_response_bytes, 1024, 2**32, "bytes")
+    for key in ("max_sse_line_chars", "max_sse_event_chars"):
+        within(f"$.provider.{key}", getattr(provider, key), 1024, 2**31, "characters")
+    within("$.policy.max_result_bytes", config.policy.max_result_bytes, 1, 2**30, "bytes")
+    if loop.unknown_tool not in ("return_error", "fail") and not re.fullmatch(
+        r"rewrite:[a-z][a-z0-9_]{0,63}", loop.unknown_tool
+    ):
+        raise bad(
+            "$.loop.unknown_tool",
+            loop.unknown_tool,
+            "'return_error', 'fail' or 'rewrite:<tool name>'",
+        )
+    try:
+        TrustLevel.parse(config.provider.trust)
+    except ValueError:
+        raise bad(
+            "$.provider.trust",
+            config.provider.trust,
+            "one of " + ", ".join(level.label for level in TrustLevel),
+        ) from None
+    side_effects = ("read_only", "writes_files", "network", "destructive", "external_spend")
+    for key in ("require_approval", "deny"):
+        for i, effect in enumerate(getattr(config.policy, key)):
+            if effect not in side_effects:
+                raise bad(f"$.policy.{key}[{i}]", effect, "one of " + ", ".join(side_effects))
+    if tools.profile is not None and tools.profile not in profiles:
+        known = ", ".join(sorted(profiles)) or "none are defined"
+        raise bad(
+            "$.tools.profile", tools.profile, f"the name of a [profiles.<name>] table ({known})"
+        )
+
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "LedgerConfig",
+    "LoopConfig",
+    "PluginsConfig",
+    "PolicyConfig",
+    "ProfileConfig",
+    "ProviderConfig",
+    "ToolsConfig",
+    "TraceConfig",
+    "config_from_dict",
+    "find_config_file",
+    "load_config",
+    "structure_section",
+]

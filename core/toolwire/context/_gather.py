@@ -1,0 +1,114 @@
+"""Asking every plugin for context passages, and putting them into the request."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from .._trust import TrustLevel
+from ..events import Event, PluginFailed
+from ..messages import Message, TextPart, UserMessage
+from ..tools._result import Source
+from ._records import ContextRequest, RequestContext
+
+
+@attrs.frozen(kw_only=True)
+class GatheredContext:
+    """Every plugin's context for one request, merged: texts in plugin order, sources without
+    repeats, and the strictest trust requirement."""
+
+    texts: tuple[str, ...] = ()
+    sources: tuple[Source, ...] = ()
+    required_trust: TrustLevel | None = None
+
+    def apply(self, messages: tuple[Message, ...]) -> tuple[Message, ...]:
+        """``messages`` with the texts put before the latest user message's own text.
+
+        The conversation itself is not changed: the context goes into this request only.
+        """
+        if not self.texts:
+            return messages
+        for index in range(len(messages) - 1, -1, -1):
+            message = messages[index]
+            if isinstance(message, UserMessage):
+                own = (
+                    (TextPart(message.content),)
+                    if isinstance(message.content, str)
+                    else message.content
+                )
+                parts = (*(TextPart(text + "\n\n") for text in self.texts), *own)
+                return (*messages[:index], UserMessage(parts), *messages[index + 1 :])
+        return messages
+
+
+NOTHING = GatheredContext()
+
+
+async def gather_request_context(
+    hook: Any, request: ContextRequest, emit: Callable[[Event], None]
+) -> GatheredContext:
+    """Ask each ``toolwire_request_context`` implementation alone, and merge the answers.
+
+    An implementation that raises, answers something other than a :class:`RequestContext` (or an
+    awaitable of one, or None), or answers context requiring more trust than the provider has,
+    costs only itself: a ``PluginFailed`` event names it.
+    """
+    caller = hook.toolwire_request_context
+    impls: Sequence[Any] = caller.get_hookimpls()
+    if not impls:
+        return NOTHING
+    texts: list[str] = []
+    sources: dict[str, Source] = {}
+    trust: TrustLevel | None = None
+    # pluggy calls the last registered implementation first; keep that order.
+    for impl in reversed(impls):
+        try:
+            answer: Any = impl.function(*(_argument(request, name) for name in impl.argnames))
+            if inspect.isawaitable(answer):
+                answer = await answer
+            if answer is not None and not isinstance(answer, RequestContext):
+                raise TypeError(
+                    f"returned a {type(answer).__name__}; expected a "
+                    "toolwire.context.RequestContext or None"
+                )
+            needed = answer.required_trust if answer is not None else None
+            if needed is not None and needed > request.provider_trust:
+                # Fail closed: the text would reach a provider its sources do not allow.
+                raise PermissionError(
+                    f"its context requires a provider trusted at least {needed.label!r} and "
+                    f"the provider is {request.provider_trust.label!r}; it was left out"
+                )
+        except Exception as exc:
+            text = str(exc)
+            emit(
+                PluginFailed(
+                    run_id=request.run_id,
+                    round=request.round,
+                    plugin=impl.plugin_name,
+                    hook="toolwire_request_context",
+                    error=f"{type(exc).__name__}: {text}" if text else type(exc).__name__,
+                )
+            )
+            continue
+        if answer is None or not answer.text.strip():
+            continue
+        texts.append(answer.text)
+        for source in answer.sources:
+            sources.setdefault(source.url, source)
+        needed = answer.required_trust
+        if needed is not None and (trust is None or needed > trust):
+            trust = needed
+    if not texts:
+        return NOTHING
+    return GatheredContext(
+        texts=tuple(texts), sources=tuple(sources.values()), required_trust=trust
+    )
+
+
+def _argument(request: ContextRequest, name: str) -> Any:
+    if name != "request":
+        raise TypeError(f"toolwire_request_context has no argument {name!r}; it takes 'request'")
+    return request

@@ -1,0 +1,325 @@
+"""``Host``: one plugin manager, the enabled plugins, the tool registry and the provider adapter."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import pluggy
+
+from .. import hookspecs
+from .._defaults import DEFAULT_PLUGINS
+from .._markers import PROJECT_NAME
+from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
+from ..tools import Tool, ToolDefinitionError
+from ._configure import configure_plugins
+from ._discovery import (
+    PluginInfo,
+    describe_exception,
+    discover,
+    load_entry_point,
+    register_plugin,
+)
+from ._observers import Observers
+from ._registry import Registry
+
+if TYPE_CHECKING:
+    from ..adapters import ProviderAdapter
+    from ..events import Event
+    from ..http._transport import Transport
+    from ..loop import Decision, Run
+    from ..loop._protocol import Pipeline
+    from ..messages import Message
+
+
+DEFAULT_LOCAL_PLUGIN = "llamacpp"
+
+
+class HostError(Exception):
+    """The host cannot do what was asked (no such adapter, no such tool …); the message says why."""
+
+
+class Host:
+    """The toolwire host: plugins, tools, provider adapter and the tool-calling loop.
+
+    Create one with :meth:`Host.load`. Every host has its own plugin manager, so several hosts can
+    live in one process. Close it with :meth:`aclose` (or ``async with``). Plugins keep per-host
+    state in :attr:`stash` (never in module globals) and close it through :meth:`on_close`.
+    """
+
+    def __init__(
+        self,
+        config: Config,
+        plugin_manager: pluggy.PluginManager,
+        plugins: Sequence[PluginInfo],
+    ) -> None:
+        self.config = config
+        self.plugin_manager = plugin_manager
+        self.hook = plugin_manager.hook
+        self.plugins: list[PluginInfo] = list(plugins)
+        self._settings: dict[str, Any] = {}
+        self._adapter: ProviderAdapter | None = None
+        self._transport: Transport | None = None
+        self._pipeline: Pipeline | None = None
+        self._observers = Observers(self.hook, self.plugin_info)
+        self._registry = Registry(
+            self.hook,
+            plugin_info=self.plugin_info,
+            plugin_settings=self.plugin_settings,
+            report_failure=self._fail,
+        )
+        self.stash: dict[Any, Any] = {}
+        self._closers: list[Callable[[], Awaitable[None]]] = []
+
+    # -- construction ----------------------------------------------------------------------
+
+    @classmethod
+    def load(
+        cls,
+        config: Config | str | os.PathLike[str] | None = None,
+        *,
+        plugins: Iterable[object] = (),
+    ) -> Host:
+        """Discover installed plugins, enable those the config names, and register them.
+
+        :param config: a :class:`Config`, a path to a config file, or None to find one
+            (``--config``, ``$TOOLWIRE_CONFIG``, ``./toolwire.toml``) or use defaults.
+        :param plugins: plugin objects (modules or instances with hookimpls) registered directly,
+            in addition to the enabled entry-point plugins.
+        :raises ConfigError: when the config is invalid or enables a plugin that is not installed.
+        """
+        if not isinstance(config, Config):
+            config = load_config(config)
+        pm = pluggy.PluginManager(PROJECT_NAME)
+        pm.add_hookspecs(hookspecs)
+        infos: list[PluginInfo] = []
+        for module_name in DEFAULT_PLUGINS:
+            module = importlib.import_module(module_name)
+            pm.register(module, name=module_name)
+        installed = discover()
+        enabled = config.plugins.enable
+        for index, name in enumerate(enabled):
+            if name not in installed:
+                known = ", ".join(sorted(installed)) or "none are installed"
+                raise ConfigError(
+                    f"{config.source or '<config>'}: $.plugins.enable[{index}] = {name!r}: no "
+                    f"installed plugin has this name; installed plugins: {known}",
+                    file=config.source,
+                    path=f"$.plugins.enable[{index}]",
+                )
+        for name, (_ep, info) in sorted(installed.items()):
+            info.enabled = name in enabled
+            infos.append(info)
+        for name in enabled:
+            ep, info = installed[name]
+            obj = load_entry_point(ep, info)
+            if obj is not None:
+                register_plugin(pm, obj, info)
+        for obj in plugins:
+            name = getattr(obj, "__name__", None) or f"{type(obj).__name__}-{id(obj):x}"
+            info = PluginInfo(name=str(name), enabled=True, loaded=True)
+            register_plugin(pm, obj, info)
+            infos.append(info)
+        host = cls(config, pm, infos)
+        configure_plugins(host)
+        return host
+
+    # -- plugins and settings --------------------------------------------------------------
+
+    def plugin_info(self, name: str) -> PluginInfo | None:
+        """The record of the plugin named ``name``."""
+        return next((p for p in self.plugins if p.name == name), None)
+
+    def plugin_settings(self, plugin: str | None) -> Any:
+        """A plugin's settings from ``[tools.<plugin>]`` (or ``[providers.<plugin>]``), structured
+        into its settings class when it declares one.
+
+        :raises ConfigError: when the section does not fit the plugin's settings class.
+        """
+        if plugin is None:
+            return None
+        if plugin in self._settings:
+            return self._settings[plugin]
+        raw: Mapping[str, Any] = self.config.tools.plugin_settings.get(plugin) or {}
+        section = f"$.tools.{plugin}"
+        if not raw and plugin in self.config.providers:
+            raw = self.config.providers[plugin]
+            section = f"$.providers.{plugin}"
+        settings_cls = self.hook.toolwire_settings_class(plugin_name=plugin)
+        settings: Any = dict(raw)
+        if settings_cls is not None:
+            settings = structure_section(
+                dict(raw), settings_cls, file=self.config.source, path=section
+            )
+        self._settings[plugin] = settings
+        return settings
+
+    # -- tools -----------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        """Every registered tool by name (each with ``plugin`` set), collected on first use."""
+        return self._registry.tools
+
+    def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
+        """Register a tool directly (for embedding and tests); a taken name is an error."""
+        self._registry.add_tool(tool, plugin=plugin)
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool; later rounds of running loops no longer offer it."""
+        self._registry.remove_tool(name)
+
+    def _fail(self, info: PluginInfo | None, plugin: str, hook: str, exc: BaseException) -> None:
+        message = (
+            f"{hook}: {describe_exception(exc)}"
+            if not isinstance(exc, ToolDefinitionError | ConfigError)
+            else f"{hook}: {exc}"
+        )
+        if info is not None:
+            info.error = f"{info.error}; {message}" if info.error else message
+        from ..events import PluginFailed
+
+        self.emit(PluginFailed(run_id="", plugin=plugin, hook=hook, error=message))
+
+    # -- events ----------------------------------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        """Deliver an event to every ``toolwire_event`` implementation.
+
+        An observer that raises is reported once (to the others) and never stops a run.
+        """
+        self._observers.emit(event)
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The fast paths of this host, chosen on first use from its registered hooks."""
+        if self._pipeline is None:
+            from ._pipeline import choose_pipeline
+
+            self._pipeline = choose_pipeline(self.hook, self.config)
+        return self._pipeline
+
+    # -- providers -------------------------------------------------------------------------
+
+    def adapter_classes(self) -> Mapping[str, type[ProviderAdapter]]:
+        """Every registered adapter class by API name."""
+        return self._registry.adapter_classes()
+
+    @property
+    def provider_config(self) -> ProviderConfig:
+        """``[provider]`` with the adapter resolved: when none is configured, the embedded model
+        if the ``llamacpp`` plugin is enabled and loaded, else the in-box scripted test model."""
+        provider = self.config.provider
+        if provider.adapter is None:
+            info = self.plugin_info(DEFAULT_LOCAL_PLUGIN)
+            local = info is not None and info.enabled and info.loaded
+            provider = attrs.evolve(provider, adapter="llamacpp" if local else "scripted")
+        return provider
+
+    def create_adapter(self, api: str | None = None) -> ProviderAdapter:
+        """A new adapter for ``api`` (default: the configured one), wrapped for prompted tools
+        when the provider has no native tool channel."""
+        provider = self.provider_config
+        if api is not None and api != provider.adapter:
+            provider = attrs.evolve(provider, adapter=api)
+        classes = self.adapter_classes()
+        adapter_cls = classes.get(provider.adapter or "")
+        if adapter_cls is None:
+            known = ", ".join(classes) or "none"
+            raise HostError(
+                f"no provider adapter named {provider.adapter!r} is registered; registered "
+                f"adapters: {known} (install and enable the plugin that provides it)"
+            )
+        adapter = adapter_cls(provider, self.transport)
+        from ..prompted import wrap_adapter
+
+        return wrap_adapter(adapter, provider)
+
+    async def get_adapter(self) -> ProviderAdapter:
+        """The configured provider's adapter, created on first use."""
+        if self._adapter is None:
+            self._adapter = self.create_adapter()
+        return self._adapter
+
+    @property
+    def transport(self) -> Transport:
+        """The host's HTTP transport (one aiohttp session, created on first request)."""
+        if self._transport is None:
+            from ..http._transport import Transport
+
+            self._transport = Transport(self.config.provider, emit=self.emit)
+        return self._transport
+
+    # -- running ---------------------------------------------------------------------------
+
+    async def run(self, prompt: str | Sequence[Message], **options: Any) -> Run:
+        """Run one conversation to its end (an answer, a limit, or deferred calls).
+
+        Options are those of :meth:`toolwire.loop.ToolCallingLoop.run`.
+        """
+        from ..loop import ToolCallingLoop
+
+        return await ToolCallingLoop(self).run(prompt, **options)
+
+    def run_sync(self, prompt: str | Sequence[Message], **options: Any) -> Run:
+        """:meth:`run` from synchronous code (starts and closes an event loop)."""
+        import asyncio
+
+        async def main() -> Run:
+            try:
+                return await self.run(prompt, **options)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(main())
+
+    async def resume(self, run: Run, decisions: Mapping[str, Decision]) -> Run:
+        """Continue a run that ended with deferred calls, with a decision per call id."""
+        from ..loop import ToolCallingLoop
+
+        return await ToolCallingLoop(self).resume(run, decisions)
+
+    def stream(self, prompt: str | Sequence[Message], **options: Any) -> AsyncIterator[Event]:
+        """Run a conversation, yielding every event as it happens."""
+        from ..loop import ToolCallingLoop
+
+        return ToolCallingLoop(self).stream(prompt, **options)
+
+    def on_close(self, callback: Callable[[], Awaitable[None]]) -> None:
+        """Have :meth:`aclose` await ``callback`` (latest first): plugins close what they keep in
+        :attr:`stash` (sessions, caches) with the host."""
+        self._closers.append(callback)
+
+    async def aclose(self) -> None:
+        """Close what plugins registered with :meth:`on_close`, the adapter and the transport.
+
+        A closer that raises is reported and does not keep the others from running.
+        """
+        closers, self._closers = self._closers, []
+        for callback in reversed(closers):
+            try:
+                await callback()
+            except Exception as exc:
+                from ..events import PluginFailed
+
+                self.emit(
+                    PluginFailed(
+                        run_id="", plugin="host", hook="on_close", error=describe_exception(exc)
+                    )
+                )
+        self.stash.clear()
+        adapter, self._adapter = self._adapter, None
+        if adapter is not None:
+            await adapter.aclose()
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            await transport.aclose()
+
+    async def __aenter__(self) -> Host:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

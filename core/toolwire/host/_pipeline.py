@@ -1,0 +1,48 @@
+"""The fast paths of one host, chosen once from the hook implementations it has registered."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from .._defaults import execute as _execute
+from .._defaults import offer as _offer
+from .._defaults import policy as _policy
+from .._defaults import trace as _trace
+from ..loop._protocol import Pipeline
+
+if TYPE_CHECKING:
+    import pluggy
+
+    from ..config import Config
+
+_DEFAULT_OFFER = _offer.__name__
+_DEFAULT_EXECUTE = _execute.__name__
+_DEFAULT_POLICY = _policy.__name__
+
+
+def choose_pipeline(hook: pluggy.HookRelay, config: Config) -> Pipeline:
+    """The :class:`~toolwire.loop.Pipeline` for a host with these hooks and this config."""
+    return Pipeline(
+        direct_resolve=_only_defaults(hook.toolwire_resolve_function),
+        direct_instructions=_only_defaults(hook.toolwire_system_prompt_instructions),
+        direct_execution=_direct_execution(hook),
+        refusal_reason=functools.partial(_policy.refusal_reason, policy=config.policy),
+        approval_reason=functools.partial(_policy.approval_reason, policy=config.policy),
+        begin_trace=functools.partial(_trace.begin, config.trace),
+        end_trace=_trace.end,
+    )
+
+
+def _only_defaults(caller: Any) -> bool:
+    impls = caller.get_hookimpls()
+    return len(impls) == 1 and impls[0].plugin_name == _DEFAULT_OFFER
+
+
+def _direct_execution(hook: pluggy.HookRelay) -> bool | None:
+    """None when plugins implement ``toolwire_execute_tool`` (call the hook); otherwise whether
+    the built-in policy middleware is among the built-in implementations (run them inline)."""
+    names = {impl.plugin_name for impl in hook.toolwire_execute_tool.get_hookimpls()}
+    if _DEFAULT_EXECUTE not in names or not names <= {_DEFAULT_EXECUTE, _DEFAULT_POLICY}:
+        return None
+    return _DEFAULT_POLICY in names

@@ -1,0 +1,729 @@
+"""The HTTP transport of provider adapters: one aiohttp session, timeouts, retries and SSE.
+
+aiohttp is imported here only, and the host imports this module lazily, so commands that never
+talk to a provider do not pay for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import json
+import logging
+import os
+import random as _random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+from urllib.parse import urlsplit
+
+import aiohttp
+import attrs
+
+from .._redact import redact_json, redact_raw, redact_text
+from ..config import ProviderConfig
+from ..events import Event, ProviderRetry
+from ._errors import ProviderError
+from ._keys import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
+from ._sse import SSEDecoder, SSEEvent, SSELimitExceeded, aiter_sse
+
+if TYPE_CHECKING:
+    from ..events import EmitEvent
+
+__all__ = [
+    "ANTHROPIC_KEY_HEADER",
+    "ApiKeyHeader",
+    "BEARER_KEY_HEADER",
+    "RETRYABLE_STATUSES",
+    "Transport",
+    "provider_message",
+]
+
+T = TypeVar("T")
+
+RETRYABLE_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
+"""HTTP statuses worth sending again: rate limits and transient server failures."""
+
+_log = logging.getLogger("toolwire.transport")
+_ERROR_BODY_LIMIT: Final = 64 * 1024
+
+
+StreamConsumer = Callable[[AsyncIterator[SSEEvent], "EmitEvent"], Awaitable[T]]
+
+
+class _Failure(Exception):
+    """One failed attempt: the error to raise if no retry follows, and the server's wish."""
+
+    def __init__(self, error: ProviderError, *, retry_after: float | None = None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+class Transport:
+    """Sends provider requests over one aiohttp session per host.
+
+    The session is created on the first request and closed by :meth:`aclose` (the host closes its
+    transport when it closes). Every request:
+
+    - reads the API key from the environment variable the provider config names, when the request
+      is made; the key goes into one header and nowhere else (errors, events and logs never hold
+      it, and a provider message that echoes it is redacted);
+    - uses the config's ``connect_timeout`` and ``read_timeout`` per attempt and ``total_timeout``
+      for all attempts together, streaming included;
+    - is sent again, up to ``max_retries`` times, after HTTP 429, 500, 502, 503 or 504 or a
+      connection failure, waiting as the server's ``Retry-After`` (seconds or an HTTP date) or
+      ``retry-after-ms`` says, else an exponential backoff with jitter; ``x-should-retry`` from the
+      server overrides the status; each retry is announced as a :class:`ProviderRetry` event;
+    - for streams, is sent again only while nothing was delivered: once the consumer has emitted
+      an event, a failure ends the request with a :class:`ProviderError`.
+    - never follows a redirect (the request carries the key): a 3xx is an error naming the
+      Location;
+    - reads at most ``max_response_bytes`` of a JSON answer after decompression, and stream lines
+      and events of at most ``max_sse_line_chars`` and ``max_sse_event_chars``; the key is redacted
+      from every answer and event before anyone reads them.
+
+    :param config: the provider config used when a call does not pass its own.
+    :param emit: where :class:`ProviderRetry` events go when a call does not pass its own ``emit``.
+    :param sleep: the coroutine used to wait between attempts (tests pass a fake one).
+    :param random: a source of floats in [0, 1) for the jitter.
+    :param environ: where API keys are looked up (default ``os.environ``).
+    :param backoff_base: the first backoff delay in seconds; it doubles per attempt.
+    :param backoff_cap: the longest backoff delay in seconds (Retry-After may ask for more).
+    """
+
+    def __init__(
+        self,
+        config: ProviderConfig | None = None,
+        *,
+        emit: Callable[[Event], None] | None = None,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        random: Callable[[], float] = _random.random,
+        environ: Mapping[str, str] | None = None,
+        backoff_base: float = 0.5,
+        backoff_cap: float = 8.0,
+    ) -> None:
+        self.config = config if config is not None else ProviderConfig()
+        self._emit = emit
+        self._sleep = sleep
+        self._random = random
+        self._environ = environ
+        self._backoff_base = backoff_base
+        self._backoff_cap = backoff_cap
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    # -- session ------------------------------------------------------------------------------
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise RuntimeError("this Transport was closed; the host creates a new one on demand")
+        if self._session is None or self._session.closed:
+            self._session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=None),
+                raise_for_status=False,
+            )
+        return self._session
+
+    async def aclose(self) -> None:
+        """Close the session (idempotent)."""
+        self._closed = True
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            await session.close()
+
+    async def __aenter__(self) -> Transport:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    def api_key(self, env_name: str | None, *, api: str) -> str | None:
+        """The API key from the environment variable ``env_name`` (None when no name is given).
+
+        :raises ProviderError: when the variable is named but not set (the message names the
+            variable, never a value).
+        """
+        if not env_name:
+            return None
+        environ = os.environ if self._environ is None else self._environ
+        key = environ.get(env_name, "").strip()
+        if not key:
+            raise ProviderError(
+                f"{api}: the environment variable {env_name} (named by provider.api_key_env) is "
+                "not set or empty; set it to your API key, or remove api_key_env for a host that "
+                "needs no key",
+                api=api,
+            )
+        return key
+
+    def _headers(
+        self,
+        headers: Mapping[str, str] | None,
+        key: str | None,
+        key_header: ApiKeyHeader | None,
+        *,
+        stream: bool,
+    ) -> dict[str, str]:
+        out = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream" if stream else "application/json",
+        }
+        if headers:
+            out.update(headers)
+        if key is not None:
+            header = key_header or BEARER_KEY_HEADER
+            out[header.name] = header.prefix + key
+        return out
+
+    # -- public requests ----------------------------------------------------------------------
+
+    async def post_json(
+        self,
+        url: str,
+        body: Mapping[str, Any],
+        *,
+        api: str,
+        config: ProviderConfig | None = None,
+        key_env: str | None = None,
+        key_header: ApiKeyHeader | None = None,
+        headers: Mapping[str, str] | None = None,
+        emit: EmitEvent | None = None,
+        run_id: str = "",
+        round: int | None = None,
+        give_up: Callable[[ProviderError], bool] | None = None,
+    ) -> Any:
+        """POST ``body`` as JSON and return the parsed JSON answer.
+
+        :param url: the full endpoint URL.
+        :param body: the request body (serialised once, before the first attempt).
+        :param api: the adapter's API name, used in errors and events.
+        :param config: timeouts and retries (default: the transport's config).
+        :param key_env: the environment variable holding the API key (None: no key is sent).
+        :param key_header: how the key is sent (default ``Authorization: Bearer``).
+        :param headers: extra headers (never logged).
+        :param emit: where :class:`ProviderRetry` events go (default: the transport's).
+        :param run_id: the run the request belongs to, for events.
+        :param round: the round the request belongs to, for events.
+        :param give_up: says of a retryable error that sending again is pointless (a host that
+            answers 500 to a feature it lacks).
+        :raises ProviderError: for a 4xx answer, for failures left after the retries, for a
+            total timeout, and for an answer that is not JSON.
+        """
+        cfg = config or self.config
+        key = self.api_key(key_env, api=api)
+        data = _encode(body)
+        request_headers = self._headers(headers, key, key_header, stream=False)
+
+        async def attempt(_: int) -> Any:
+            session = self._get_session()
+            try:
+                async with session.post(
+                    url,
+                    data=data,
+                    headers=request_headers,
+                    timeout=_timeout(cfg),
+                    allow_redirects=False,
+                ) as response:
+                    if response.status >= 300:
+                        raise await _status_failure(response, api, url, key)
+                    raw = redact_raw(await _read_capped(response, cfg, api, url), key)
+            except aiohttp.ClientError as exc:
+                raise _connection_failure(exc, api, url) from None
+            except TimeoutError as exc:
+                raise _connection_failure(exc, api, url) from None
+            try:
+                return redact_json(json.loads(raw), key)
+            except RecursionError:
+                raise _Failure(
+                    ProviderError(
+                        f"{api}: the answer from {_where(url)} is JSON nested too deep to read",
+                        api=api,
+                        status=200,
+                    )
+                ) from None
+            except ValueError:
+                text = raw[:200].decode("utf-8", "replace")
+                raise _Failure(
+                    ProviderError(
+                        f"{api}: the answer from {_where(url)} is not JSON: {_redact(text, key)!r}",
+                        api=api,
+                        status=200,
+                    )
+                ) from None
+
+        return await self._with_retries(attempt, cfg, api, url, emit, run_id, round, give_up)
+
+    async def consume_sse(
+        self,
+        url: str,
+        body: Mapping[str, Any],
+        consume: StreamConsumer[T],
+        *,
+        api: str,
+        config: ProviderConfig | None = None,
+        key_env: str | None = None,
+        key_header: ApiKeyHeader | None = None,
+        headers: Mapping[str, str] | None = None,
+        emit: EmitEvent | None = None,
+        run_id: str = "",
+        round: int | None = None,
+        give_up: Callable[[ProviderError], bool] | None = None,
+    ) -> T:
+        """POST ``body`` and hand the server-sent events of the answer to ``consume``.
+
+        ``consume(events, emit)`` reads the events and returns the result of this call; it must
+        send every event it produces through the ``emit`` it is given, which is how the transport
+        knows whether anything was delivered. A failure before that (a connection cut, a read
+        timeout, or a :class:`ProviderError` with ``retryable=True`` raised by ``consume`` for an
+        error event) sends the request again with a fresh ``consume`` call; a failure after it
+        raises a :class:`ProviderError` saying the stream broke after delivering content.
+
+        The other parameters are those of :meth:`post_json`.
+        """
+        cfg = config or self.config
+        key = self.api_key(key_env, api=api)
+        data = _encode(body)
+        request_headers = self._headers(headers, key, key_header, stream=True)
+        target = emit or self._emit or _discard
+
+        async def attempt(_: int) -> T:
+            delivered = False
+
+            def tracking_emit(event: Event) -> None:
+                nonlocal delivered
+                delivered = True
+                target(event)
+
+            session = self._get_session()
+            try:
+                async with session.post(
+                    url,
+                    data=data,
+                    headers=request_headers,
+                    timeout=_timeout(cfg),
+                    allow_redirects=False,
+                ) as response:
+                    if response.status >= 300:
+                        raise await _status_failure(response, api, url, key)
+                    _check_event_stream(response, api, url)
+                    decoder = SSEDecoder(
+                        max_line=cfg.max_sse_line_chars, max_event=cfg.max_sse_event_chars
+                    )
+                    events = _checked_events(
+                        aiter_sse(response.content.iter_any(), decoder), key, api, url
+                    )
+                    return await consume(events, tracking_emit)
+            except _Failure:
+                raise
+            except ProviderError as exc:
+                if delivered or not exc.retryable:
+                    raise
+                raise _Failure(exc) from None
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                failure = _connection_failure(exc, api, url)
+                if delivered:
+                    raise ProviderError(
+                        f"{api}: the stream from {_where(url)} broke after content was delivered "
+                        f"({failure.error.provider_message}); the turn is incomplete and is not "
+                        "sent again",
+                        api=api,
+                        status=200,
+                    ) from None
+                raise failure from None
+
+        return await self._with_retries(attempt, cfg, api, url, emit, run_id, round, give_up)
+
+    async def stream_sse(
+        self,
+        url: str,
+        body: Mapping[str, Any],
+        *,
+        api: str,
+        config: ProviderConfig | None = None,
+        key_env: str | None = None,
+        key_header: ApiKeyHeader | None = None,
+        headers: Mapping[str, str] | None = None,
+        emit: EmitEvent | None = None,
+        run_id: str = "",
+        round: int | None = None,
+        give_up: Callable[[ProviderError], bool] | None = None,
+    ) -> AsyncIterator[SSEEvent]:
+        """POST ``body`` and yield the server-sent events of the answer.
+
+        The simple form of :meth:`consume_sse`: the request is sent again only while no event has
+        been yielded; after the first event, a failure raises :class:`ProviderError`.
+        """
+        queue: asyncio.Queue[SSEEvent | BaseException | None] = asyncio.Queue(maxsize=1)
+
+        async def consume(events: AsyncIterator[SSEEvent], mark: EmitEvent) -> None:
+            first = True
+            async for event in events:
+                if first:
+                    first = False
+                    mark(_DELIVERED)
+                await queue.put(event)
+            await queue.put(None)
+
+        def forward(event: Event) -> None:
+            if event is not _DELIVERED:
+                (emit or self._emit or _discard)(event)
+
+        async def run() -> None:
+            try:
+                await self.consume_sse(
+                    url,
+                    body,
+                    consume,
+                    api=api,
+                    config=config,
+                    key_env=key_env,
+                    key_header=key_header,
+                    headers=headers,
+                    emit=forward,
+                    run_id=run_id,
+                    round=round,
+                    give_up=give_up,
+                )
+            except Exception as exc:
+                await queue.put(exc)
+
+        task = asyncio.ensure_future(run())
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    # -- retries ------------------------------------------------------------------------------
+
+    async def _with_retries(
+        self,
+        attempt: Callable[[int], Awaitable[T]],
+        cfg: ProviderConfig,
+        api: str,
+        url: str,
+        emit: EmitEvent | None,
+        run_id: str,
+        round: int | None,
+        give_up: Callable[[ProviderError], bool] | None,
+    ) -> T:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + cfg.total_timeout
+        attempts = 1 + max(0, cfg.max_retries)
+        number = 1
+        while True:
+            if _log.isEnabledFor(logging.DEBUG):
+                _log.debug("%s: POST %s (attempt %d)", api, _where(url), number)
+            try:
+                async with asyncio.timeout_at(deadline):
+                    return await attempt(number)
+            except _Failure as failure:
+                error = failure.error
+                if error.retryable and give_up is not None and give_up(error):
+                    raise _with_message(error, str(error), retryable=False) from None
+                if not error.retryable or number >= attempts:
+                    if error.retryable and attempts > 1:
+                        raise _with_message(
+                            error, f"{error} (gave up after {attempts} attempts)"
+                        ) from None
+                    raise error from None
+                delay = self._delay(number, failure.retry_after)
+                if loop.time() + delay > deadline:
+                    raise _with_message(
+                        error,
+                        f"{error} (not sent again: waiting {delay:.1f} s would pass the total "
+                        f"timeout of {cfg.total_timeout:g} s)",
+                    ) from None
+                reason = error.provider_message or str(error)
+                _log.info(
+                    "%s: retrying %s in %.2f s after %s (attempt %d of %d)",
+                    api,
+                    _where(url),
+                    delay,
+                    f"HTTP {error.status}" if error.status else "a connection failure",
+                    number + 1,
+                    attempts,
+                )
+                (emit or self._emit or _discard)(
+                    ProviderRetry(
+                        run_id=run_id,
+                        round=round,
+                        api=api,
+                        status=error.status,
+                        delay=delay,
+                        attempt=number + 1,
+                        reason=reason,
+                    )
+                )
+                await self._sleep(delay)
+                number += 1
+            except TimeoutError:
+                raise ProviderError(
+                    f"{api}: no complete answer from {_where(url)} within the total timeout of "
+                    f"{cfg.total_timeout:g} s (provider.total_timeout)",
+                    api=api,
+                ) from None
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return max(0.0, retry_after)
+        delay: float = min(self._backoff_cap, self._backoff_base * 2.0 ** (attempt - 1))
+        return delay * (1.0 - 0.25 * self._random())
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+class _Delivered(Event):
+    pass
+
+
+_DELIVERED: Final = _Delivered(run_id="")
+
+
+def _discard(event: Event) -> None:
+    return None
+
+
+def _encode(body: Mapping[str, Any]) -> bytes:
+    # json's defaults are its fastest path (a shared encoder); the ASCII escapes it writes are
+    # decoded by the server before any model sees the text, so they cost no tokens.
+    return json.dumps(body).encode("ascii")
+
+
+def _timeout(cfg: ProviderConfig) -> aiohttp.ClientTimeout:
+    return aiohttp.ClientTimeout(
+        total=None, sock_connect=cfg.connect_timeout, sock_read=cfg.read_timeout
+    )
+
+
+def _where(url: str) -> str:
+    """Host and path of a URL, without query or credentials."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return host + parts.path
+
+
+_redact = redact_text
+
+
+async def _read_capped(
+    response: aiohttp.ClientResponse, cfg: ProviderConfig, api: str, url: str
+) -> bytes:
+    """The body of ``response`` after decompression, refused past ``max_response_bytes``.
+
+    aiohttp decompresses a bounded amount per chunk, so counting the chunks bounds memory even
+    for a small compressed body that expands to gigabytes.
+    """
+    limit = cfg.max_response_bytes
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            response.close()
+            raise _Failure(
+                ProviderError(
+                    f"{api}: the answer from {_where(url)} is larger than {limit} bytes after "
+                    "decompression (provider.max_response_bytes); it was not read further",
+                    api=api,
+                    status=response.status,
+                )
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _checked_events(
+    events: AsyncIterator[SSEEvent], key: str | None, api: str, url: str
+) -> AsyncIterator[SSEEvent]:
+    """The events of a stream with the API key redacted from their data, and limits explained.
+
+    This is where every streamed provider text enters the host, so an error event that echoes
+    the key (escaped or not) cannot carry it into messages, events or traces.
+    """
+    try:
+        async for event in events:
+            data = event.data
+            redacted = redact_text(data, key)
+            if "\\u" in redacted and key:
+                redacted = _redacted_json_text(redacted, key)
+            yield event if redacted is data else attrs.evolve(event, data=redacted)
+    except SSELimitExceeded as exc:
+        setting = "max_sse_line_chars" if exc.what == "line" else "max_sse_event_chars"
+        raise ProviderError(
+            f"{api}: the stream from {_where(url)} has {'an' if exc.what == 'event' else 'a'} "
+            f"{exc.what} longer than {exc.limit} "
+            f"characters (provider.{setting}); it was stopped",
+            api=api,
+            status=200,
+        ) from None
+
+
+def _redacted_json_text(data: str, key: str) -> str:
+    """JSON text with ``key`` redacted even where the sender spelled it with escapes."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError):
+        return data
+    redacted = redact_json(value, key)
+    return data if redacted is value else json.dumps(redacted, ensure_ascii=False)
+
+
+def _with_message(
+    error: ProviderError, message: str, *, retryable: bool | None = None
+) -> ProviderError:
+    copy = type(error)(
+        message,
+        api=error.api,
+        status=error.status,
+        retryable=error.retryable if retryable is None else retryable,
+        provider_message=error.provider_message,
+    )
+    return copy
+
+
+def provider_message(payload: Any) -> str | None:
+    """The human message inside a provider's error body, whatever its shape.
+
+    Understands ``{"error": {"message": …}}`` (OpenAI, Anthropic), ``{"error": "…"}`` (Ollama,
+    llama.cpp), ``{"message": …}`` and ``{"detail": …}`` (vLLM, FastAPI servers) and lists of
+    those; returns None when nothing fits.
+    """
+    if isinstance(payload, str):
+        return payload.strip() or None
+    if isinstance(payload, list):
+        for item in payload:
+            found = provider_message(item)
+            if found:
+                return found
+        return None
+    if not isinstance(payload, dict):
+        return None
+    for field in ("error", "message", "detail", "msg"):
+        if field in payload:
+            found = provider_message(payload[field])
+            if found:
+                return found
+    return None
+
+
+async def _status_failure(
+    response: aiohttp.ClientResponse, api: str, url: str, key: str | None
+) -> _Failure:
+    status = response.status
+    if status < 400:
+        return _redirect_failure(response, api, url)
+    try:
+        raw = await response.content.read(_ERROR_BODY_LIMIT)
+    except (aiohttp.ClientError, TimeoutError):
+        raw = b""
+    text = raw.decode("utf-8", "replace")
+    try:
+        message = provider_message(json.loads(text))
+    except ValueError:
+        message = None
+    if message is None:
+        message = " ".join(text.split())[:500] or None
+    if message is not None:
+        message = _redact(message, key)
+    should_retry = response.headers.get("x-should-retry", "").strip().lower()
+    retryable = status in RETRYABLE_STATUSES
+    if should_retry == "true":
+        retryable = True
+    elif should_retry == "false":
+        retryable = False
+    reason = response.reason or ""
+    text_out = f"{api}: HTTP {status}{' ' + reason if reason else ''} from {_where(url)}"
+    if message:
+        text_out += f": {message}"
+    error = ProviderError(
+        text_out, api=api, status=status, retryable=retryable, provider_message=message
+    )
+    return _Failure(error, retry_after=_retry_after(response.headers))
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait the server asked for: ``retry-after-ms``, else ``Retry-After`` (seconds or date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("Retry-After")
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _connection_failure(exc: BaseException, api: str, url: str) -> _Failure:
+    if isinstance(exc, TimeoutError):
+        what = "timed out (provider.connect_timeout / provider.read_timeout)"
+    elif isinstance(exc, aiohttp.ClientPayloadError):
+        what = "the answer was cut off"
+    elif isinstance(exc, aiohttp.ServerDisconnectedError):
+        what = "the server closed the connection"
+    elif isinstance(exc, aiohttp.ClientConnectorError):
+        what = f"cannot connect ({exc.os_error.strerror or type(exc.os_error).__name__})"
+    elif isinstance(exc, aiohttp.ClientConnectionError):
+        what = f"connection failed ({type(exc).__name__})"
+    else:
+        what = f"request failed ({type(exc).__name__}: {exc})"
+    message = f"{api}: {_where(url)}: {what}"
+    return _Failure(ProviderError(message, api=api, retryable=True, provider_message=what))
+
+
+def _redirect_failure(response: aiohttp.ClientResponse, api: str, url: str) -> _Failure:
+    """A redirect, refused: provider requests carry the API key and never follow one."""
+    from ..net._errors import shown_url
+
+    location = response.headers.get("Location")
+    where = f"to {shown_url(location)}" if location else "without a Location"
+    return _Failure(
+        ProviderError(
+            f"{api}: {_where(url)} answered HTTP {response.status}, a redirect {where}; provider "
+            "requests do not follow redirects (they carry the API key): set provider.base_url "
+            "to the final address",
+            api=api,
+            status=response.status,
+        )
+    )
+
+
+def _check_event_stream(response: aiohttp.ClientResponse, api: str, url: str) -> None:
+    content_type = response.headers.get("Content-Type", "")
+    if content_type and "json" in content_type.lower():
+        raise _Failure(
+            ProviderError(
+                f"{api}: {_where(url)} answered a streaming request with {content_type} instead of "
+                "an event stream; set provider.stream = false for this host",
+                api=api,
+                status=response.status,
+            )
+        )

@@ -1,0 +1,155 @@
+"""The state of a run while it goes: the run's accumulating record and each call's slot."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import attrs
+
+from .._trust import TrustLevel
+from ..events import Event
+from ..messages import Message, SystemMessage, ToolCall, Usage
+from ..tools._result import Source, ToolResult
+from ._run import Decision, DeferredRequest, Outcome, Run, RunOptions, StopReason, ToolCallRecord
+
+if TYPE_CHECKING:
+    from ..tools import Tool
+
+
+Approver: TypeAlias = Callable[[DeferredRequest], Decision | Awaitable[Decision | None] | None]
+"""Decides a call that needs approval while the run goes on; None defers it (ends the run)."""
+
+
+class CallSlot:
+    """The working state of one call of the current turn."""
+
+    __slots__ = (
+        "arguments",
+        "attempts",
+        "call",
+        "deferred",
+        "duration",
+        "key",
+        "outcome",
+        "request",
+        "result",
+        "tool",
+    )
+
+    def __init__(self, call: ToolCall) -> None:
+        self.call = call  # as the model sent it
+        self.request = call  # what admission looks at (edited arguments after an approval)
+        self.tool: Tool | None = None
+        self.arguments: Mapping[str, Any] | None = None
+        self.result: ToolResult | None = None
+        self.outcome: Outcome | None = None
+        self.deferred: DeferredRequest | None = None
+        self.attempts = 0
+        self.duration: float | None = None
+        self.key: str | None = None
+
+    def answer(self, outcome: Outcome, result: ToolResult) -> None:
+        self.outcome = outcome
+        self.result = result
+
+    def record(self, round: int) -> ToolCallRecord:
+        return ToolCallRecord(
+            call=self.call,
+            round=round,
+            outcome=self.outcome or "not_run",
+            result=self.result,
+            tool=self.tool.name if self.tool is not None else None,
+            arguments=self.arguments,
+            attempts=self.attempts,
+            duration=self.duration,
+        )
+
+
+class RunState:
+    """Everything a run accumulates; turned into a :class:`Run` at the end."""
+
+    def __init__(self, run_id: str, options: RunOptions, messages: list[Message]) -> None:
+        self.run_id = run_id
+        self.options = options
+        self.base_system: str | None = options.system_prompt
+        self.messages = messages
+        self.records: list[ToolCallRecord] = []
+        self.events: list[Event] = []
+        self.sources: dict[str, Source] = {}
+        self.rounds = 0
+        self.used = 0
+        self.required_trust: TrustLevel | None = None
+        self.trust_origin: str | None = None
+        self.usage = Usage()
+        self.deadline: float | None = None
+        self.approval: Approver | None = None
+        self.cancel: asyncio.Event | None = None
+        self.cancelled_flag: asyncio.Event | None = None
+        self.seen: dict[str, str] = {}
+        self.stop: StopReason | None = None
+        self.detail: str | None = None
+        self.error: BaseException | None = None
+        self.deferred: list[DeferredRequest] = []
+        self.text = ""
+        self.sink: Callable[[Event], None] | None = None
+        self.budget_hit = False
+        self.deadline_hit = False
+        self.call_names: dict[str, str] = {}
+        self.forced_choice_used = False
+        self.settings: dict[str | None, Any] = {}
+        self.direct_execution: bool | None = None
+        self.snapshot_pending = False  # write a snapshot with the turn's first ledger row
+        self.ledger_written = False  # this run wrote started rows (its snapshot must be final)
+        self.turn_started = False  # the current turn wrote a started row
+        self.snapshot_used = 0
+        self.services: Mapping[str, Any] | None = (
+            None  # the tools' services, with the run's emitter
+        )
+
+    def finish(self, reason: StopReason, detail: str | None = None) -> None:
+        if self.stop is None:
+            self.stop = reason
+            self.detail = detail
+
+    @property
+    def cancel_requested(self) -> bool:
+        return self.cancel is not None and self.cancel.is_set()
+
+    def add_usage(self, usage: Usage | None) -> None:
+        if usage is None:
+            return
+
+        def plus(a: int | None, b: int | None) -> int | None:
+            return b if a is None else a if b is None else a + b
+
+        u = self.usage
+        self.usage = Usage(
+            input_tokens=plus(u.input_tokens, usage.input_tokens),
+            output_tokens=plus(u.output_tokens, usage.output_tokens),
+            cache_read_tokens=plus(u.cache_read_tokens, usage.cache_read_tokens),
+            total_tokens=plus(u.total_tokens, usage.total_tokens),
+        )
+
+    def build(self, *, stop: StopReason | None = None) -> Run:
+        messages: tuple[Message, ...] = tuple(self.messages)
+        if self.base_system:
+            messages = (SystemMessage(self.base_system), *messages)
+        return Run(
+            id=self.run_id,
+            messages=messages,
+            stop_reason=stop or self.stop or "interrupted",
+            detail=self.detail if stop is None else None,
+            text=self.text,
+            tool_calls=tuple(self.records),
+            sources=tuple(self.sources.values()),
+            events=tuple(self.events),
+            deferred=tuple(self.deferred),
+            required_trust=self.required_trust,
+            usage=self.usage,
+            rounds=self.rounds,
+            tool_calls_used=self.used,
+            options=attrs.evolve(self.options, system_prompt=self.base_system),
+            error=self.error,
+        )

@@ -1,0 +1,538 @@
+"""Events of a host's runs as spans and metrics, by the GenAI semantic conventions.
+
+One run is an ``invoke_agent`` span; each model request of a round a ``chat {model}`` span and
+each tool call an ``execute_tool {name}`` span, both children of the run's span (so concurrent
+calls are siblings). Spans are found by run id, round and call id, never through the current
+context, so calls running concurrently cannot nest into one another.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from opentelemetry import trace
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+
+import toolwire
+from toolwire.events import (
+    ContentFiltered,
+    DuplicateSuppressed,
+    Event,
+    InvalidArguments,
+    LimitReached,
+    PluginFailed,
+    ProviderRetry,
+    RequestSent,
+    ResponseReceived,
+    RoundFinished,
+    RunFinished,
+    RunStarted,
+    ToolBlockedEvent,
+    ToolCompleted,
+    ToolDeferred,
+    ToolDenied,
+    ToolFailed,
+    ToolOmitted,
+    ToolProgress,
+    ToolStarted,
+    UnknownTool,
+)
+from toolwire.messages import AssistantMessage, TextPart, ToolCall
+
+from . import _conventions as c
+from ._pipeline import Pipeline
+
+if TYPE_CHECKING:
+    from toolwire import Host, ToolResult
+
+# Stop reasons that are the run's normal ends; any other one marks the run span as an error.
+_NORMAL_STOPS = frozenset({"answered", "deferred"})
+_MAX_CAPTURED = 16_384
+
+
+@attrs.define
+class _Chat:
+    span: Span
+    started: float
+    attributes: dict[str, Any]
+    answered: bool = False
+
+
+@attrs.define
+class _Call:
+    span: Span
+    name: str
+    round: int | None
+    started: float | None = None
+    refusal: str | None = None
+
+
+@attrs.define
+class _Run:
+    span: Span
+    context: Context
+    provider: str
+    model: str | None
+    chats: dict[int, _Chat] = attrs.field(factory=dict)
+    calls: dict[str, _Call] = attrs.field(factory=dict)
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class TelemetryObserver:
+    """One host's ``toolwire_event`` observer: spans and metrics of every run of that host."""
+
+    def __init__(self, host: Host, pipeline: Pipeline, *, capture: bool, agent_name: str) -> None:
+        self._host = host
+        self._pipeline = pipeline
+        self._tracer = pipeline.tracer
+        self._capture = capture
+        self._agent_name = agent_name
+        self._runs: dict[str, _Run] = {}
+        self._tools: dict[str, tuple[object, dict[str, Any]]] = {}
+        provider = host.config.provider
+        self._server = c.server_attributes(provider.base_url)
+        key = os.environ.get(provider.api_key_env or "", "") if provider.api_key_env else ""
+        self._secrets = tuple(s for s in (key,) if len(s) >= 8)
+        meter = pipeline.meter
+        self._token_usage = meter.create_histogram(
+            c.TOKEN_USAGE,
+            unit="{token}",
+            description="Number of input and output tokens used.",
+            explicit_bucket_boundaries_advisory=c.TOKEN_BUCKETS,
+        )
+        self._request_duration = meter.create_histogram(
+            c.OPERATION_DURATION,
+            unit="s",
+            description="GenAI operation duration.",
+            explicit_bucket_boundaries_advisory=c.DURATION_BUCKETS,
+        )
+        self._tool_duration = meter.create_histogram(
+            c.TOOL_DURATION,
+            unit="s",
+            description="Duration of tool executions.",
+            explicit_bucket_boundaries_advisory=c.DURATION_BUCKETS,
+        )
+        self._handlers: dict[type[Event], Callable[[Any], None]] = {
+            RunStarted: self._run_started,
+            RunFinished: self._run_finished,
+            RequestSent: self._request_sent,
+            ProviderRetry: self._provider_retry,
+            ResponseReceived: self._response_received,
+            RoundFinished: self._round_finished,
+            UnknownTool: self._admission_refused,
+            InvalidArguments: self._admission_refused,
+            DuplicateSuppressed: self._admission_refused,
+            ToolStarted: self._tool_started,
+            ToolProgress: self._tool_progress,
+            ToolCompleted: self._tool_settled,
+            ToolFailed: self._tool_settled,
+            ToolBlockedEvent: self._tool_settled,
+            ToolDenied: self._tool_settled,
+            ToolDeferred: self._tool_deferred,
+            ToolOmitted: self._run_note,
+            LimitReached: self._run_note,
+            PluginFailed: self._run_note,
+            ContentFiltered: self._run_note,
+        }
+
+    @toolwire.hookimpl
+    def toolwire_event(self, event: Event) -> None:
+        """Turn one event into span and metric updates (stream deltas are skipped)."""
+        handler = self._handlers.get(type(event))
+        if handler is not None:
+            handler(event)
+
+    def close(self) -> None:
+        """End what is still open (a run interrupted by the host's close), then flush."""
+        for run_id in list(self._runs):
+            self._end_run(self._runs.pop(run_id), "interrupted", "the host closed during the run")
+        self._pipeline.close()
+
+    # -- run ---------------------------------------------------------------------------------
+
+    def _run_started(self, event: RunStarted) -> None:
+        provider = c.provider_name(event.api)
+        attributes: dict[str, Any] = {
+            c.OPERATION: "invoke_agent",
+            c.PROVIDER: provider,
+            c.AGENT_NAME: self._agent_name,
+            c.CONVERSATION_ID: event.run_id,
+            "toolwire.api": event.api,
+            "toolwire.run.resumed": event.resumed,
+        }
+        if event.model:
+            attributes[c.REQUEST_MODEL] = event.model
+        span = self._tracer.start_span(
+            f"invoke_agent {self._agent_name}", kind=SpanKind.INTERNAL, attributes=attributes
+        )
+        self._runs[event.run_id] = _Run(
+            span=span,
+            context=trace.set_span_in_context(span),
+            provider=provider,
+            model=event.model,
+        )
+
+    def _run_finished(self, event: RunFinished) -> None:
+        run = self._runs.pop(event.run_id, None)
+        if run is not None:
+            self._end_run(run, event.stop_reason, event.detail)
+
+    def _end_run(self, run: _Run, stop: str, detail: str | None) -> None:
+        failed = stop not in _NORMAL_STOPS
+        for number, chat in sorted(run.chats.items()):
+            # A request that got no answer ends with the run's reason (error, cancelled …).
+            self._end_chat(run, chat, error=stop if failed else "no_response", detail=detail)
+            run.chats.pop(number)
+        for call in run.calls.values():
+            # Calls still open when the run ended were cut off (cancelled, deadline).
+            if stop in {"cancelled", "interrupted"}:
+                reason = "cancelled"
+            else:
+                reason = stop if failed else "unanswered"
+            self._fail(call.span, reason, detail)
+            self._end_call(run, call, reason)
+        run.calls.clear()
+        span = run.span
+        span.set_attribute("toolwire.run.stop_reason", stop)
+        if run.input_tokens or run.output_tokens:
+            span.set_attribute(c.INPUT_TOKENS, run.input_tokens)
+            span.set_attribute(c.OUTPUT_TOKENS, run.output_tokens)
+        if stop == "deferred":
+            span.add_event("toolwire.run.deferred", {"toolwire.detail": detail or ""})
+        if failed:
+            self._fail(span, stop, detail)
+        span.end()
+
+    def _run_note(self, event: Any) -> None:
+        run = self._runs.get(event.run_id)
+        if run is None:
+            return
+        attributes = {
+            f"toolwire.{field.name}": _scalar(getattr(event, field.name))
+            for field in attrs.fields(type(event))
+            if field.name not in {"run_id"} and getattr(event, field.name) is not None
+        }
+        if isinstance(event, ContentFiltered) and not self._capture:
+            # The filter's report may quote the content it changed.
+            attributes.pop("toolwire.report", None)
+        target = run.span
+        call_id = getattr(event, "call_id", None)
+        if call_id is not None and call_id in run.calls:
+            target = run.calls[call_id].span
+        target.add_event(f"toolwire.{event.kind}", self._scrubbed(attributes))
+
+    # -- model requests ----------------------------------------------------------------------
+
+    def _request_sent(self, event: RequestSent) -> None:
+        run = self._runs.get(event.run_id)
+        if run is None or event.round is None:
+            return
+        model = event.model or run.model
+        attributes: dict[str, Any] = {
+            c.OPERATION: "chat",
+            c.PROVIDER: run.provider,
+            **self._server,
+        }
+        if model:
+            attributes[c.REQUEST_MODEL] = model
+        span = self._tracer.start_span(
+            f"chat {model}" if model else "chat",
+            context=run.context,
+            kind=SpanKind.CLIENT,
+            attributes={
+                **attributes,
+                "toolwire.round": event.round,
+                "toolwire.request.stream": event.stream,
+                "toolwire.request.tools": event.tools,
+            },
+        )
+        run.chats[event.round] = _Chat(
+            span=span, started=time.perf_counter(), attributes=attributes
+        )
+
+    def _provider_retry(self, event: ProviderRetry) -> None:
+        chat = self._chat(event)
+        if chat is not None:
+            chat.span.add_event(
+                "toolwire.provider_retry",
+                {
+                    "http.response.status_code": event.status if event.status is not None else 0,
+                    "toolwire.retry.delay": event.delay,
+                    "toolwire.retry.attempt": event.attempt,
+                    "toolwire.retry.reason": event.reason,
+                },
+            )
+
+    def _response_received(self, event: ResponseReceived) -> None:
+        run = self._runs.get(event.run_id)
+        chat = self._chat(event)
+        if run is None or chat is None:
+            return
+        message = event.message
+        span = chat.span
+        if message.model:
+            span.set_attribute(c.RESPONSE_MODEL, message.model)
+            chat.attributes[c.RESPONSE_MODEL] = message.model
+        if message.finish_reason:
+            span.set_attribute(c.FINISH_REASONS, (message.finish_reason,))
+        usage = event.usage or message.usage
+        if usage is not None:
+            for name, value, kind in (
+                (c.INPUT_TOKENS, usage.input_tokens, "input"),
+                (c.OUTPUT_TOKENS, usage.output_tokens, "output"),
+            ):
+                if value is None:
+                    continue
+                span.set_attribute(name, value)
+                self._token_usage.record(value, {**chat.attributes, c.TOKEN_TYPE: kind})
+            if usage.cache_read_tokens is not None:
+                span.set_attribute(c.CACHE_READ_TOKENS, usage.cache_read_tokens)
+            run.input_tokens += usage.input_tokens or 0
+            run.output_tokens += usage.output_tokens or 0
+        if self._capture:
+            span.set_attribute(c.OUTPUT_MESSAGES, self._clip(_output_messages(message)))
+        chat.answered = True
+        self._end_chat(run, chat)
+        run.chats.pop(event.round or 0, None)
+
+    def _round_finished(self, event: RoundFinished) -> None:
+        # Every call of a finished round has its result. A call refused at admission (unknown
+        # tool, arguments returned as invalid, a suppressed duplicate) gets no event of its own
+        # after the refusal: its span ends here. A round that ends without an answer keeps its
+        # chat span open until RunFinished, which follows at once and says why.
+        run = self._runs.get(event.run_id)
+        if run is None:
+            return
+        for call_id, call in list(run.calls.items()):
+            if call.round == event.round and call.started is None:
+                reason = call.refusal or "not_run"
+                call.span.set_attribute("toolwire.tool.status", "refused")
+                self._fail(call.span, reason, None)
+                del run.calls[call_id]
+                self._end_call(run, call, reason)
+
+    def _chat(self, event: Event) -> _Chat | None:
+        run = self._runs.get(event.run_id)
+        if run is None or event.round is None:
+            return None
+        return run.chats.get(event.round)
+
+    def _end_chat(
+        self, run: _Run, chat: _Chat, *, error: str | None = None, detail: str | None = None
+    ) -> None:
+        attributes = chat.attributes
+        if not chat.answered and error is not None:
+            self._fail(chat.span, error, detail)
+            attributes = {**attributes, c.ERROR_TYPE: error}
+        self._request_duration.record(time.perf_counter() - chat.started, attributes)
+        chat.span.end()
+
+    # -- tool calls --------------------------------------------------------------------------
+
+    def _call(self, run_id: str, call_id: str, name: str, round: int | None) -> _Call | None:
+        """The call's span, started now if this is the first event about the call."""
+        run = self._runs.get(run_id)
+        if run is None:
+            return None
+        call = run.calls.get(call_id)
+        if call is None:
+            span = self._tracer.start_span(
+                f"execute_tool {name}",
+                context=run.context,
+                kind=SpanKind.INTERNAL,
+                attributes={**self._tool_attributes(name), c.TOOL_CALL_ID: call_id},
+            )
+            call = run.calls[call_id] = _Call(span=span, name=name, round=round)
+        return call
+
+    def _tool_attributes(self, name: str) -> dict[str, Any]:
+        """The attributes every span of the tool ``name`` carries (kept per registered tool)."""
+        tool = self._host.tools.get(name)
+        known = self._tools.get(name)
+        if known is not None and known[0] is tool:
+            return known[1]
+        attributes: dict[str, Any] = {
+            c.OPERATION: "execute_tool",
+            c.TOOL_NAME: name,
+            c.TOOL_TYPE: "function",
+        }
+        if tool is not None and tool.description:
+            attributes[c.TOOL_DESCRIPTION] = tool.description
+        if tool is not None:  # names a model invented are not kept
+            self._tools[name] = (tool, attributes)
+        return attributes
+
+    def _admission_refused(
+        self, event: UnknownTool | InvalidArguments | DuplicateSuppressed
+    ) -> None:
+        call = self._call(event.run_id, event.call_id, event.name, event.round)
+        if call is None:
+            return
+        attributes: dict[str, Any] = {}
+        if isinstance(event, UnknownTool):
+            attributes = {"toolwire.offered": event.offered, "toolwire.action": event.action}
+        elif isinstance(event, InvalidArguments):
+            attributes = {"toolwire.recovery": event.recovery}
+            if self._capture:
+                attributes["toolwire.reason"] = self._clip(event.reason)
+        else:
+            attributes = {"toolwire.first_call_id": event.first_call_id}
+        call.span.add_event(f"toolwire.{event.kind}", attributes)
+        if not (isinstance(event, InvalidArguments) and event.recovery == "repaired"):
+            call.refusal = event.kind
+
+    def _tool_started(self, event: ToolStarted) -> None:
+        call = self._call(event.run_id, event.call_id, event.name, event.round)
+        if call is None:
+            return
+        call.started = time.perf_counter()
+        if self._capture:
+            # The loop redacts sensitive arguments before the event is built.
+            call.span.set_attribute(c.TOOL_ARGUMENTS, self._clip(_json(event.arguments)))
+
+    def _tool_progress(self, event: ToolProgress) -> None:
+        run = self._runs.get(event.run_id)
+        call = run.calls.get(event.call_id) if run is not None else None
+        if call is not None:
+            attributes: dict[str, Any] = {"toolwire.message": self._clip(event.message)}
+            if event.fraction is not None:
+                attributes["toolwire.fraction"] = event.fraction
+            call.span.add_event("toolwire.tool_progress", attributes)
+
+    def _tool_settled(
+        self, event: ToolCompleted | ToolFailed | ToolBlockedEvent | ToolDenied
+    ) -> None:
+        run = self._runs.get(event.run_id)
+        call = self._call(event.run_id, event.call_id, event.name, event.round)
+        if run is None or call is None:
+            return
+        result = event.result
+        span = call.span
+        status = str(result.status)
+        error: str | None = None
+        if isinstance(event, ToolFailed):
+            error = _failure_type(result)
+            status = error if error in {"cancelled", "timeout", "deadline"} else status
+        elif isinstance(event, ToolBlockedEvent | ToolDenied):
+            error = status
+            span.add_event(f"toolwire.tool_{status}", self._message(result))
+        span.set_attribute("toolwire.tool.status", status)
+        if self._capture and result.is_ok:
+            span.set_attribute(c.TOOL_RESULT, self._clip(_result_text(result)))
+        if error is not None:
+            if result.exception is not None:
+                span.add_event(
+                    "exception",
+                    {
+                        "exception.type": type(result.exception).__qualname__,
+                        **self._message(result, "exception.message"),
+                    },
+                )
+            self._fail(span, error, result.content if self._capture else None)
+        run.calls.pop(event.call_id, None)
+        self._end_call(run, call, error)
+
+    def _tool_deferred(self, event: ToolDeferred) -> None:
+        run = self._runs.get(event.run_id)
+        call = self._call(event.run_id, event.call_id, event.name, event.round)
+        if run is None or call is None:
+            return
+        call.span.set_attribute("toolwire.tool.status", "deferred")
+        call.span.add_event("toolwire.tool_deferred", {"toolwire.reason": event.reason})
+        run.calls.pop(event.call_id, None)
+        call.span.end()
+
+    def _end_call(self, run: _Run, call: _Call, error: str | None) -> None:
+        if call.started is not None:
+            attributes: dict[str, Any] = {
+                c.OPERATION: "execute_tool",
+                c.TOOL_NAME: call.name,
+                c.PROVIDER: run.provider,
+            }
+            if error is not None:
+                attributes[c.ERROR_TYPE] = error
+            self._tool_duration.record(time.perf_counter() - call.started, attributes)
+        call.span.end()
+
+    # -- shared ------------------------------------------------------------------------------
+
+    def _fail(self, span: Span, error: str, detail: str | None) -> None:
+        span.set_attribute(c.ERROR_TYPE, error)
+        description = f"{error}: {self._clip(detail, 1024)}" if detail else error
+        span.set_status(Status(StatusCode.ERROR, description))
+
+    def _message(self, result: ToolResult, key: str = "toolwire.message") -> dict[str, str]:
+        """The result's message as an event attribute, only when content is captured."""
+        if self._capture and result.content:
+            return {key: self._clip(result.content)}
+        return {}
+
+    def _clip(self, text: str | None, limit: int = _MAX_CAPTURED) -> str:
+        text = self._scrub(text or "")
+        return text if len(text) <= limit else text[:limit] + "…"
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, "[redacted]")
+        return text
+
+    def _scrubbed(self, attributes: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: self._scrub(v) if isinstance(v, str) else v for k, v in attributes.items()}
+
+
+def _failure_type(result: ToolResult) -> str:
+    """``error.type`` of a failed call: the exception's class, or what stopped the call."""
+    if result.exception is not None:
+        return type(result.exception).__qualname__
+    text = result.content or ""
+    # The loop's wording for calls it stopped itself (toolwire.loop: _run_call and _invoke).
+    if text.startswith("Cancelled:"):
+        return "cancelled"
+    if " timed out after " in text:
+        return "timeout"
+    if "deadline passed" in text:
+        return "deadline"
+    return "tool_error"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+
+
+def _result_text(result: ToolResult) -> str:
+    if result.content is not None:
+        return result.content
+    return _json(result.data)
+
+
+def _output_messages(message: AssistantMessage) -> str:
+    """The assistant turn in the conventions' output-message shape (text and tool calls)."""
+    parts: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            parts.append({"type": "text", "content": part.text})
+        elif isinstance(part, ToolCall):
+            arguments = part.arguments if part.arguments is not None else part.raw_arguments
+            parts.append(
+                {"type": "tool_call", "id": part.id, "name": part.name, "arguments": arguments}
+            )
+    out: dict[str, Any] = {"role": "assistant", "parts": parts}
+    if message.finish_reason:
+        out["finish_reason"] = message.finish_reason
+    return _json([out])
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+        return value
+    return str(value)

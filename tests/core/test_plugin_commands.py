@@ -1,0 +1,91 @@
+"""Plugin CLI commands: ``toolwire_cli_commands`` and ``toolwire.CliCommand``."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+import toolwire
+from toolwire import CliCommand, Config, Host
+from toolwire.cli._plugin_commands import _run, plugin_commands
+
+
+def _hello(args: argparse.Namespace, host: Host) -> int:
+    print(f"hello {args.who}")
+    return 3
+
+
+async def _async_hello(args: argparse.Namespace, host: Host) -> int:
+    print("async hello")
+    return 0
+
+
+class Greeter:
+    @toolwire.hookimpl
+    def toolwire_cli_commands(self) -> list[CliCommand]:
+        return [
+            CliCommand(
+                name="hello",
+                help="greet",
+                run=_hello,
+                configure=lambda parser: parser.add_argument("who"),
+            ),
+            CliCommand(name="ahello", help="greet asynchronously", run=_async_hello),
+        ]
+
+
+class Clash:
+    @toolwire.hookimpl
+    def toolwire_cli_commands(self) -> list[object]:
+        return [CliCommand(name="hello", help="again", run=_hello), "not a command"]
+
+
+def test_commands_are_collected_and_clashes_reported(capsys: pytest.CaptureFixture[str]):
+    host = Host.load(Config(), plugins=[Greeter(), Clash()])
+    commands = plugin_commands(host)
+    assert sorted(commands) == ["ahello", "hello"]
+    assert commands["hello"].help == "greet"
+    err = capsys.readouterr().err
+    assert "'hello' is already added" in err
+    assert "'not a command', which is not a toolwire.CliCommand" in err
+
+
+def test_sync_and_async_commands_run_and_close_the_host(capsys: pytest.CaptureFixture[str]):
+    closed: list[str] = []
+
+    async def note() -> None:
+        closed.append("closed")
+
+    host = Host.load(Config(), plugins=[Greeter()])
+    host.on_close(note)
+    commands = plugin_commands(host)
+    parser = argparse.ArgumentParser()
+    assert commands["hello"].configure is not None
+    commands["hello"].configure(parser)
+    assert _run(commands["hello"], parser.parse_args(["world"]), host) == 3
+    assert capsys.readouterr().out == "hello world\n"
+    assert closed == ["closed"]
+    host = Host.load(Config(), plugins=[Greeter()])
+    assert _run(plugin_commands(host)["ahello"], argparse.Namespace(), host) == 0
+    assert capsys.readouterr().out == "async hello\n"
+
+
+def test_a_command_name_must_be_a_word():
+    with pytest.raises(ValueError, match="'two words'"):
+        CliCommand(name="two words", help="", run=_hello)
+
+
+def test_builtin_commands_never_load_plugins(monkeypatch: pytest.MonkeyPatch):
+    from toolwire.cli import _commands as _cli
+
+    def refuse(*args: object, **kwargs: object) -> Host:
+        raise AssertionError("a built-in command loaded the host for plugin commands")
+
+    monkeypatch.setattr(Host, "load", classmethod(lambda cls, *a, **k: refuse()))
+    from toolwire.cli._plugin_commands import run_plugin_command
+
+    parser = _cli._parser()
+    assert run_plugin_command(parser, ["plugins"]) is None
+    assert run_plugin_command(parser, ["--config", "x.toml", "tools", "list"]) is None
+    assert run_plugin_command(parser, ["--help"]) is None

@@ -1,0 +1,99 @@
+"""The package's surface, its plugin, and ``python -m toolwire_webui`` as a real process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import toolwire_webui
+from toolwire import Host, load_config
+from toolwire_webui import WebUISettings, serve_command
+
+
+def test_the_exported_names_are_exactly_the_intended_ones():
+    assert toolwire_webui.__all__ == sorted(toolwire_webui.__all__)
+    assert set(toolwire_webui.__all__) == {
+        "ConversationRecord",
+        "ConversationStore",
+        "PageSettings",
+        "WebServer",
+        "WebUISettings",
+        "check_bind",
+        "create_app",
+        "default_database_path",
+        "serve",
+        "serve_command",
+    }
+    for name in toolwire_webui.__all__:
+        assert getattr(toolwire_webui, name) is not None
+
+
+def test_the_plugin_is_discovered_and_structures_its_settings(tmp_path: Path):
+    config = tmp_path / "toolwire.toml"
+    config.write_text(
+        '[plugins]\nenable = ["webui"]\n[tools.webui]\nport = 9000\ncards_collapsed = false\n',
+        encoding="utf-8",
+    )
+    host = Host.load(load_config(config))
+    info = host.plugin_info("webui")
+    assert info is not None
+    assert info.loaded
+    assert host.plugin_settings("webui") == WebUISettings(port=9000, cards_collapsed=False)
+
+
+def test_a_misspelt_setting_is_refused_naming_the_key(tmp_path: Path):
+    config = tmp_path / "toolwire.toml"
+    config.write_text('[plugins]\nenable = ["webui"]\n[tools.webui]\nprot = 9000\n')
+    host = Host.load(load_config(config))
+    with pytest.raises(Exception, match="prot"):
+        host.plugin_settings("webui")
+
+
+def test_a_public_bind_without_a_token_exits_2_naming_the_address(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TOOLWIRE_WEBUI_TOKEN", raising=False)
+    assert serve_command(["--host", "0.0.0.0", "--database", ":memory:"]) == 2
+    err = capsys.readouterr().err
+    assert "'0.0.0.0'" in err
+    assert "token" in err
+
+
+def test_python_m_toolwire_webui_serves_until_interrupted(tmp_path: Path):
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    env.pop("TOOLWIRE_CONFIG", None)
+    with subprocess.Popen(
+        [sys.executable, "-m", "toolwire_webui", "--port", "0"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as process:
+        _interrupt_after_one_page(process)
+    assert process.returncode == 0
+    assert (tmp_path / "toolwire" / "webui.sqlite3").exists()
+
+
+def _interrupt_after_one_page(process: subprocess.Popen[str]) -> None:
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("toolwire web chat on http://127.0.0.1:"), line
+        url = line.split(" on ", 1)[1].strip()
+        with urllib.request.urlopen(url, timeout=10) as response:
+            page = response.read().decode("utf-8")
+        assert '<meta name="csrf-token"' in page
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
