@@ -58,9 +58,7 @@ def index_command(
     commands = parser.add_subparsers(dest="command", required=True)
     index = commands.add_parser("index", help="build or update the index, incrementally")
     index.add_argument("--config", help="the toolwire.toml to read (default: the usual search)")
-    index.add_argument(
-        "--source", action="append", dest="sources", metavar="ID", help="index only this source"
-    )
+    add_index_arguments(index)
     try:
         options = parser.parse_args(argv)
     except SystemExit as exc:
@@ -73,6 +71,26 @@ def index_command(
     except (toolwire.ConfigError, ValueError, TypeError) as exc:
         print(f"error: {exc}", file=err)
         return 2
+    return index_and_report(settings, options.sources, out=out, err=err)
+
+
+def add_index_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``index``: which sources to index (default: every configured one)."""
+    parser.add_argument(
+        "--source", action="append", dest="sources", metavar="ID", help="index only this source"
+    )
+
+
+def index_and_report(
+    settings: SourcesSettings,
+    sources: Sequence[str] | None,
+    *,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Index ``sources`` (None: all) of ``settings``, report each, and return the exit status."""
+    out = out or sys.stdout
+    err = err or sys.stderr
     if not settings.sources:
         print(
             "error: no data source is configured; add one under [tools.sources.sources.<id>] "
@@ -83,7 +101,7 @@ def index_command(
     try:
         report = index_sources(
             settings,
-            only=tuple(options.sources) if options.sources else None,
+            only=tuple(sources) if sources else None,
             progress=_ProgressBar(err),
         )
     except ValueError as exc:

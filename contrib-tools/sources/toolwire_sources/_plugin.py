@@ -29,3 +29,27 @@ def toolwire_tools(settings: Any) -> list[Tool]:
 async def toolwire_request_context(request: ContextRequest) -> RequestContext | None:
     """Classic retrieval whenever ``semantic_search`` is not offered."""
     return await classic_context(request)
+
+
+@toolwire.hookimpl
+def toolwire_cli_commands() -> list[toolwire.CliCommand]:
+    """``toolwire sources index``: build or update the index of the configured sources."""
+    import argparse
+
+    from ._cli import add_index_arguments, index_and_report
+
+    def configure(parser: argparse.ArgumentParser) -> None:
+        commands = parser.add_subparsers(dest="sources_command", required=True)
+        add_index_arguments(
+            commands.add_parser("index", help="build or update the index, incrementally")
+        )
+
+    def run(args: argparse.Namespace, host: toolwire.Host) -> int:
+        settings = SourcesSettings.coerce(host.plugin_settings(PLUGIN_NAME))
+        return index_and_report(settings, args.sources)
+
+    return [
+        toolwire.CliCommand(
+            name="sources", help="index the data sources", configure=configure, run=run
+        )
+    ]

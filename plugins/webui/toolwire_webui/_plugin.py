@@ -1,5 +1,5 @@
-"""The ``webui`` plugin: the settings of ``[tools.webui]`` (the server itself is started by
-``toolwire serve`` or ``python -m toolwire_webui``)."""
+"""The ``webui`` plugin: the settings of ``[tools.webui]`` and the ``toolwire serve`` command
+(``python -m toolwire_webui`` serves without the plugin enabled)."""
 
 from __future__ import annotations
 
@@ -29,3 +29,18 @@ class WebUISettings:
 def toolwire_settings_class(plugin_name: str) -> type | None:
     """``[tools.webui]`` is structured into :class:`WebUISettings`."""
     return WebUISettings if plugin_name == PLUGIN_NAME else None
+
+
+@toolwire.hookimpl
+def toolwire_cli_commands() -> list[toolwire.CliCommand]:
+    """``toolwire serve``: the web chat, on the host ``toolwire`` loaded."""
+    from ._server import add_serve_arguments, serve_parsed
+
+    return [
+        toolwire.CliCommand(
+            name="serve",
+            help="serve the web chat (loopback by default)",
+            configure=add_serve_arguments,
+            run=lambda args, host: serve_parsed(args, host),
+        )
+    ]

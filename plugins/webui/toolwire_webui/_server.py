@@ -10,7 +10,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from aiohttp import web
 
@@ -209,6 +209,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Serve the web chat: live tool-call cards you can watch and steer.",
     )
     parser.add_argument("--config", help="the toolwire.toml to use")
+    add_serve_arguments(parser)
+    return parser
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``toolwire serve`` (all but ``--config``, which ``toolwire`` itself takes)."""
     parser.add_argument("--host", help="address to bind (default 127.0.0.1; others need a token)")
     parser.add_argument("--port", type=int, help="port to bind (default 8765)")
     parser.add_argument(
@@ -218,20 +224,28 @@ def _parser() -> argparse.ArgumentParser:
     cards = parser.add_mutually_exclusive_group()
     cards.add_argument("--expanded-cards", dest="collapsed", action="store_false", default=None)
     cards.add_argument("--collapsed-cards", dest="collapsed", action="store_true")
-    return parser
 
 
 def serve_command(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int:
-    """``toolwire serve [--host H] [--port P] [--token T] …``: parse, serve, return an exit code.
+    """``python -m toolwire_webui [--config F] [--host H] [--port P] …``: return an exit code.
 
-    This is what the ``toolwire serve`` command runs; ``python -m toolwire_webui`` runs it too.
+    ``toolwire serve`` (the plugin's command, when ``webui`` is enabled) takes the same options.
     """
-    err = err or sys.stderr
     args = _parser().parse_args(argv)
-    config: Any = Path(args.config) if args.config else None
+    return serve_parsed(args, Path(args.config) if args.config else None, err=err)
+
+
+def serve_parsed(
+    args: argparse.Namespace,
+    toolwire_host: Host | Config | str | os.PathLike[str] | None,
+    *,
+    err: TextIO | None = None,
+) -> int:
+    """Serve with the options :func:`add_serve_arguments` parsed; return an exit code."""
+    err = err or sys.stderr
     try:
         serve(
-            config,
+            toolwire_host,
             host=args.host,
             port=args.port,
             token=args.token,

@@ -87,3 +87,16 @@ def test_python_dash_m_runs_the_command(tmp_path: Path, corpus: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "notes: 3 added" in done.stdout
+
+
+def test_toolwire_sources_index_is_a_plugin_command(tmp_path: Path, corpus: Path) -> None:
+    config = _config(tmp_path, corpus)
+    toolwire = [sys.executable, "-m", "toolwire", "--config", str(config), "sources", "index"]
+    done = subprocess.run([*toolwire, "--source", "notes"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "notes: 3 added, 0 updated, 0 unchanged, 0 removed" in done.stdout
+    assert "work:" not in done.stdout
+    again = subprocess.run(toolwire, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert "notes: 0 added, 0 updated, 3 unchanged, 0 removed" in again.stdout
+    assert "work: 1 added" in again.stdout

@@ -97,3 +97,38 @@ def _interrupt_after_one_page(process: subprocess.Popen[str]) -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_toolwire_serve_is_the_plugin_command(tmp_path: Path):
+    (tmp_path / "toolwire.toml").write_text('[plugins]\nenable = ["webui"]\n')
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path), "PYTHONUNBUFFERED": "1"}
+    env.pop("TOOLWIRE_CONFIG", None)
+    env.pop("TOOLWIRE_PLUGINS", None)
+    with subprocess.Popen(
+        [sys.executable, "-m", "toolwire", "serve", "--port", "0"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    ) as process:
+        _interrupt_after_one_page(process)
+    assert process.returncode == 0
+    assert (tmp_path / "toolwire" / "webui.sqlite3").exists()
+
+
+def test_toolwire_serve_refuses_a_public_bind_without_a_token(tmp_path: Path):
+    (tmp_path / "toolwire.toml").write_text('[plugins]\nenable = ["webui"]\n')
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path)}
+    env.pop("TOOLWIRE_CONFIG", None)
+    env.pop("TOOLWIRE_WEBUI_TOKEN", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "toolwire", "serve", "--host", "0.0.0.0", "--port", "0"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "token" in done.stderr
