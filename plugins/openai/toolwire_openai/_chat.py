@@ -339,7 +339,9 @@ class ChatStream:
             for call in delta.get("tool_calls") or ():
                 self._call_delta(call)
             legacy = delta.get("function_call")
-            if isinstance(legacy, Mapping):
+            # llama-cpp-python's server sends each call delta twice, as `tool_calls` and as the
+            # legacy `function_call`: the legacy field counts only on its own.
+            if isinstance(legacy, Mapping) and not delta.get("tool_calls"):
                 self._call_delta({"index": 0, "function": legacy})
             if choice.get("finish_reason"):
                 self._finish = choice["finish_reason"]

@@ -580,3 +580,19 @@ def test_render_tools_is_exactly_what_the_request_carries(base_url: str | None) 
     functions = (WEATHER, OPEN_DICT)
     body = render_chat_request(req(functions=functions), config)
     assert adapter.render_tools(functions) == body["tools"]
+
+
+def test_a_call_sent_both_as_tool_calls_and_function_call_counts_once() -> None:
+    # llama-cpp-python's server repeats every call delta in the legacy `function_call` field.
+    def both(function: dict[str, Any], **fields: Any) -> dict[str, Any]:
+        return {"function_call": function, **call_delta(0, function=function, **fields)}
+
+    message, _ = play(
+        [
+            chunk(both({"name": "add", "arguments": '{"a": '}, id="c1", type="function")),
+            chunk(both({"arguments": "2}"})),
+            chunk({}, "tool_calls"),
+            "[DONE]",
+        ]
+    )
+    assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [("c1", "add", {"a": 2})]
