@@ -107,3 +107,13 @@ async def test_tool_refusal() -> None:
     assert result.is_failure
     assert result.content is not None
     assert result.content.startswith("Cannot convert kilograms (mass) to kilometres (length)")
+
+
+@pytest.mark.parametrize(
+    ("spoken", "symbol"),
+    [("cups", "cup"), ("a day", "d"), ("an hour", "h"), ("the week", "wk"), ("in miles", "mi")],
+)
+def test_units_as_people_write_them(spoken: str, symbol: str) -> None:
+    from toolwire_basics._units import find_unit
+
+    assert find_unit(spoken).symbol == symbol
