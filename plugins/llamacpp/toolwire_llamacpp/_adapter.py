@@ -33,6 +33,7 @@ from toolwire.prompted import (
 )
 from toolwire.tools import FunctionSpec
 
+from ._copies import Copies
 from ._grammar import Choice, tool_grammar
 from ._runtime import ChatTurn, LoadedModel, Piece
 from ._settings import LlamaCppSettings, check_runtime, resolve_model_path
@@ -102,8 +103,16 @@ class LlamaCppAdapter(ProviderAdapter):
         functions = offered if choice != "none" else ()
         grammar = None
         if offered and self.settings.constrain:
+            copies = None
+            if self.settings.copy_arguments:
+                copies = Copies.from_texts(
+                    m.text for m in request.messages if isinstance(m, UserMessage)
+                )
             grammar = tool_grammar(
-                functions, choice, max_string_length=self.settings.max_string_length
+                functions,
+                choice,
+                max_string_length=self.settings.max_string_length,
+                copies=copies,
             ).text
         call_id = _free_call_id(request)
         reader = OutputReader(request, emit, call_id)

@@ -1,0 +1,82 @@
+"""What a call's arguments may copy from the user's words: spans of words, and numbers.
+
+A small model fills arguments best by copying: held to spans of the user's message, a time-zone
+argument becomes ``Tokyo`` instead of the description's example, and a number becomes one the
+user wrote instead of one the model made up.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+
+import attrs
+
+MAX_SPAN_WORDS = 12
+"""The longest span of words a string argument may copy."""
+
+MAX_SPANS = 600
+"""The most spans offered (the shortest are kept): a long message keeps the grammar small."""
+
+_EDGE = "\"'`“”‘’()[]{}.,;:!?"
+_NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])-?\d+(?:\.\d+)?")
+_ONE = re.compile(r"\b(?:a|an|one)\b", re.IGNORECASE)
+
+
+@attrs.frozen
+class Copies:
+    """The spans and numbers of some text, as JSON literals for a grammar.
+
+    ``spans`` are JSON strings of 1 to :data:`MAX_SPAN_WORDS` consecutive words (edge
+    punctuation trimmed, so ``Tokyo?`` gives ``Tokyo``); ``numbers`` are JSON numbers written in
+    the text (``2,480`` is ``2480``, ``17.5%`` is ``17.5``), with ``1`` when the text says
+    ``a``, ``an`` or ``one`` ("seconds in a week").
+    """
+
+    spans: tuple[str, ...] = ()
+    numbers: tuple[str, ...] = ()
+
+    @classmethod
+    def from_texts(cls, texts: Iterable[str]) -> Copies:
+        """The copies of every text in ``texts``, in order, without repeats."""
+        spans: dict[str, None] = {}
+        numbers: dict[str, None] = {}
+        for text in texts:
+            for span in _spans(text):
+                spans.setdefault(json.dumps(span, ensure_ascii=False))
+            for match in _NUMBER.finditer(text):
+                numbers.setdefault(_json_number(match[0]))
+            if _ONE.search(text):
+                numbers.setdefault("1")
+        kept = sorted(spans, key=len)[:MAX_SPANS]
+        order = {span: index for index, span in enumerate(spans)}
+        return cls(
+            spans=tuple(sorted(kept, key=order.__getitem__)),
+            numbers=tuple(numbers),
+        )
+
+    def integers(self) -> tuple[str, ...]:
+        """The numbers that are whole."""
+        return tuple(n for n in self.numbers if re.fullmatch(r"-?\d+", n))
+
+
+def _json_number(text: str) -> str:
+    plain = text.replace(",", "")
+    if "." in plain:
+        value = float(plain)
+        return str(int(value)) if value.is_integer() else repr(value)
+    return str(int(plain))
+
+
+def _spans(text: str) -> Iterable[str]:
+    words = [w for w in text.split() if w.strip(_EDGE)]
+    for start in range(len(words)):
+        for end in range(start + 1, min(start + MAX_SPAN_WORDS, len(words)) + 1):
+            span = " ".join(words[start:end])
+            # Trim what only frames the span: quotes, brackets that are not matched, end marks.
+            trimmed = span.strip(_EDGE.replace("(", "").replace(")", ""))
+            if trimmed.count("(") != trimmed.count(")"):
+                trimmed = trimmed.strip("()")
+            if trimmed:
+                yield trimmed
