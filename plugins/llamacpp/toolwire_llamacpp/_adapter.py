@@ -34,7 +34,7 @@ from toolwire.prompted import (
 from toolwire.tools import FunctionSpec
 
 from ._copies import Copies
-from ._grammar import Choice, tool_grammar
+from ._grammar import Choice, statement_grammar, tool_grammar
 from ._runtime import ChatTurn, LoadedModel, Piece
 from ._settings import LlamaCppSettings, check_runtime, resolve_model_path
 from ._stream import OutputReader
@@ -114,6 +114,9 @@ class LlamaCppAdapter(ProviderAdapter):
                 max_string_length=self.settings.max_string_length,
                 copies=copies,
             ).text
+        statement = self.statement(request, choice)
+        if statement is not None:
+            grammar = statement_grammar(statement).text
         call_id = _free_call_id(request)
         reader = OutputReader(request, emit, call_id)
         last = Piece(text="")
@@ -180,6 +183,30 @@ class LlamaCppAdapter(ProviderAdapter):
             if all(result.is_ok for result in results):
                 return "none"
         return "auto"
+
+    def statement(self, request: ModelRequest, choice: Choice) -> str | None:
+        """The results the answer states (``answer_step`` ``result``), or None.
+
+        Only for an answer that ``call_policy`` ``alternate`` asked for after results that all
+        succeeded: the choice is ``none`` while the request offers tools.
+        """
+        if (
+            self.settings.answer_step != "result"
+            or self.settings.call_policy != "alternate"
+            or choice != "none"
+            or request.tool_choice != "auto"
+            or not request.functions
+        ):
+            return None
+        results = []
+        for message in reversed(request.messages):
+            if not isinstance(message, ToolResultMessage):
+                break
+            results.append(message.result)
+        if not results or not all(r.is_ok for r in results):
+            return None
+        text = " ".join(" ".join(r.model_text().split()) for r in reversed(results))
+        return text or None
 
     def conversation(
         self, request: ModelRequest, functions: Sequence[FunctionSpec]

@@ -69,10 +69,86 @@ def _json_number(text: str) -> str:
     return str(int(plain))
 
 
+# Words that bind to a number or to each other in a calculation ("17.5% of 2480", "2 to the 20th
+# power", "the square root of 1764", "4, 8 and 15"), and words that bind to the next one as a unit.
+_ARITHMETIC = frozenset(
+    [
+        "of",
+        "percent",
+        "%",
+        "times",
+        "x",
+        "*",
+        "/",
+        "+",
+        "-",
+        "^",
+        "**",
+        "by",
+        "divided",
+        "multiplied",
+        "plus",
+        "minus",
+        "squared",
+        "cubed",
+        "to",
+        "the",
+        "power",
+        "raised",
+        "root",
+        "square",
+        "cube",
+        "factorial",
+        "and",
+        "average",
+        "mean",
+        "sum",
+        "product",
+        "add",
+        "multiply",
+        "divide",
+        "subtract",
+        "over",
+        "mod",
+        "modulo",
+    ]
+)
+_UNIT_PREFIXES = frozenset({"square", "cubic", "sq", "fluid", "imperial", "us", "nautical"})
+_NUMERIC = re.compile(r"^[-+(]*\d")
+
+
+def _bare(word: str) -> str:
+    return word.strip(_EDGE).lower()
+
+
+def _joined(left: str, right: str) -> bool:
+    """True when the boundary between two words falls inside a phrase and a span may not cut it:
+    a calculation, a name of several capitalised words (New York), a unit of two words."""
+    if left[-1] in ".?!;:":
+        return False
+    a, b = _bare(left), _bare(right)
+    if not a or not b:
+        return False
+    if a in _UNIT_PREFIXES:
+        return True
+    calc_a = a in _ARITHMETIC or _NUMERIC.match(a) is not None
+    calc_b = b in _ARITHMETIC or _NUMERIC.match(b) is not None
+    if calc_a and calc_b:
+        return True
+    named = left.strip(_EDGE)[:1].isupper() and right.strip(_EDGE)[:1].isupper()
+    return named and left[-1] != ","
+
+
 def _spans(text: str) -> Iterable[str]:
+    """Runs of 1 to :data:`MAX_SPAN_WORDS` words that do not cut a phrase (see :func:`_joined`)."""
     words = [w for w in text.split() if w.strip(_EDGE)]
+    joined = [_joined(words[i], words[i + 1]) for i in range(len(words) - 1)]
     for start in range(len(words)):
+        if start > 0 and joined[start - 1]:
+            continue
         for end in range(start + 1, min(start + MAX_SPAN_WORDS, len(words)) + 1):
+            if end < len(words) and joined[end - 1]:
+                continue
             span = " ".join(words[start:end])
             # Trim what only frames the span: quotes, brackets that are not matched, end marks.
             trimmed = span.strip(_EDGE.replace("(", "").replace(")", ""))

@@ -183,6 +183,21 @@ def test_explicit_choices_are_kept(adapter: LlamaCppAdapter) -> None:
     assert adapter.effective_choice(named, (CALC,)) == "calculator"
 
 
+def test_an_answer_after_successful_results_states_them(adapter: LlamaCppAdapter) -> None:
+    request = _request(UserMessage("What is 2+2?"), _CALL, _result(ok=True))
+    assert adapter.statement(request, adapter.effective_choice(request, (CALC,))) == "4"
+    failed = _request(UserMessage("What is 2+2?"), _CALL, _result(ok=False))
+    assert adapter.statement(failed, adapter.effective_choice(failed, (CALC,))) is None
+    assert adapter.statement(_request(UserMessage("hi")), "required") is None
+
+
+def test_the_model_words_the_answer_when_asked(runtime: None, fake_model: Path) -> None:
+    cls = LlamaCppAdapter.configured(LlamaCppSettings(answer_step="model"))
+    adapter = cls(ProviderConfig(adapter="llamacpp", model=str(fake_model)))
+    request = _request(UserMessage("What is 2+2?"), _CALL, _result(ok=True))
+    assert adapter.statement(request, "none") is None
+
+
 def test_model_policy_leaves_auto_alone(runtime: None, fake_model: Path) -> None:
     cls = LlamaCppAdapter.configured(LlamaCppSettings(call_policy="model"))
     adapter = cls(ProviderConfig(adapter="llamacpp", model=str(fake_model)))
