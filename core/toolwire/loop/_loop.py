@@ -53,6 +53,7 @@ from .._messages import (
 from .._relaxed_json import parse_arguments
 from .._trust import TrustLevel
 from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
+from ..adapters._outcome import answer_outcome
 from ..tools._context import ToolContext
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import Source, ToolBlocked, ToolResult, ToolStatus
@@ -923,7 +924,11 @@ class ToolCallingLoop:
                 calls.append(call)
         if not calls:
             state.text = message.text
-            state.finish("answered")
+            state.finish(
+                *answer_outcome(
+                    message, api=adapter.api, max_tokens=self.config.provider.max_tokens
+                )
+            )
             self._emit(state, RoundFinished(run_id=state.run_id, round=round))
             return
         slots = [_Slot(call) for call in calls]
