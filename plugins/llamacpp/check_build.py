@@ -34,7 +34,7 @@ def main() -> int:
         print(
             "toolwire-llamacpp needs llama-cpp-python, which pip compiles from source, and no C++ "
             f"compiler was found (looked for {', '.join(names)}). Install one first: {how}. "
-            "The build then takes about 7 minutes on two cores (pip keeps the wheel for next time).",
+            "The build then takes about 7 minutes on two cores (pip keeps the wheel for later).",
             file=sys.stderr,
         )
         return 1

@@ -42,13 +42,13 @@ StopReason: TypeAlias = Literal[
 ]
 """Why a run ended.
 
-``answered``: the model answered without calls. ``truncated``: the answer was cut off at the
-provider's token limit. ``empty``: the answer had no text and no calls. ``deferred``: calls wait for decisions (see
+``answered``: the model answered without calls. ``deferred``: calls wait for decisions (see
 :meth:`ToolCallingLoop.resume`). ``max_rounds`` / ``max_tool_calls`` / ``deadline``: a limit of
 ``[loop]`` was reached. ``cancelled``: the run was cancelled. ``error``: the provider failed.
 ``fail_policy``: an admission policy set to ``fail`` stopped the run. ``trust``: the provider is
 below the trust level the run's results require. ``interrupted``: the process ended while the
-run was in progress (only seen on runs loaded from the ledger).
+run was in progress (only seen on runs loaded from the ledger). ``truncated``: the answer was
+cut off at the provider's token limit. ``empty``: the answer had no text and no calls.
 """
 
 Outcome: TypeAlias = Literal[
