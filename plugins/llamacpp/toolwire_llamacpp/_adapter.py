@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
@@ -182,6 +183,9 @@ class LlamaCppAdapter(ProviderAdapter):
                 results.append(message.result)
             if all(result.is_ok for result in results):
                 return "none"
+            if _repeated_refusal(request.messages):
+                # The same call was refused twice: a third try would be refused again.
+                return "none"
         return "auto"
 
     def statement(self, request: ModelRequest, choice: Choice) -> str | None:
@@ -240,6 +244,27 @@ class LlamaCppAdapter(ProviderAdapter):
     async def aclose(self) -> None:
         """Free the model."""
         await self.model.aclose()
+
+
+def _repeated_refusal(messages: Sequence[Message]) -> bool:
+    """True when a call that failed was made, with the same arguments, and failed before."""
+    failed: list[tuple[str, str]] = []
+    calls: dict[str, tuple[str, str]] = {}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                if call.arguments is not None:
+                    key = json.dumps(call.arguments, sort_keys=True)
+                else:
+                    key = call.raw_arguments or ""
+                calls[call.id] = (call.name, key)
+        elif (
+            isinstance(message, ToolResultMessage)
+            and not message.result.is_ok
+            and message.call_id in calls
+        ):
+            failed.append(calls[message.call_id])
+    return bool(failed) and failed.count(failed[-1]) >= 2
 
 
 def _free_call_id(request: ModelRequest) -> str:

@@ -176,6 +176,25 @@ def test_a_failed_result_leaves_the_choice_to_the_model(adapter: LlamaCppAdapter
     assert adapter.effective_choice(request, (CALC,)) == "auto"
 
 
+def test_the_same_call_refused_twice_is_not_tried_a_third_time(adapter: LlamaCppAdapter) -> None:
+    def call(n: int, expression: str) -> AssistantMessage:
+        return AssistantMessage(
+            parts=(ToolCall(id=f"c{n}", name="calculator", arguments={"expression": expression}),)
+        )
+
+    def refused(n: int) -> ToolResultMessage:
+        error = ToolResult.error("Cannot evaluate the expression")
+        return ToolResultMessage(call_id=f"c{n}", name="calculator", result=error)
+
+    user = UserMessage("What is 2+2?")
+    once = _request(user, call(1, "2+"), refused(1))
+    assert adapter.effective_choice(once, (CALC,)) == "auto"
+    other = _request(user, call(1, "2+"), refused(1), call(2, "2 +"), refused(2))
+    assert adapter.effective_choice(other, (CALC,)) == "auto"
+    twice = _request(user, call(1, "2+"), refused(1), call(2, "2+"), refused(2))
+    assert adapter.effective_choice(twice, (CALC,)) == "none"
+
+
 def test_explicit_choices_are_kept(adapter: LlamaCppAdapter) -> None:
     user = UserMessage("What is 2+2?")
     assert adapter.effective_choice(_request(user, choice="none"), ()) == "none"
