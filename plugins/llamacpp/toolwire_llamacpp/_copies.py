@@ -29,9 +29,9 @@ class Copies:
     """The spans and numbers of some text, as JSON literals for a grammar.
 
     ``spans`` are JSON strings of 1 to :data:`MAX_SPAN_WORDS` consecutive words (edge
-    punctuation trimmed, so ``Tokyo?`` gives ``Tokyo``); ``numbers`` are JSON numbers written in
-    the text (``2,480`` is ``2480``, ``17.5%`` is ``17.5``), with ``1`` when the text says
-    ``a``, ``an`` or ``one`` ("seconds in a week").
+    punctuation trimmed, so ``Tokyo?`` gives ``Tokyo``; a bare number is left to ``numbers``);
+    ``numbers`` are JSON numbers written in the text (``2,480`` is ``2480``, ``17.5%`` is
+    ``17.5``), with ``1`` when the text says ``a``, ``an`` or ``one`` ("seconds in a week").
     """
 
     spans: tuple[str, ...] = ()
@@ -115,6 +115,7 @@ _ARITHMETIC = frozenset(
 )
 _UNIT_PREFIXES = frozenset({"square", "cubic", "sq", "fluid", "imperial", "us", "nautical"})
 _NUMERIC = re.compile(r"^[-+(]*\d")
+_BARE_NUMBER = re.compile(r"-?[\d,]*\d(?:\.\d+)?")
 
 
 def _bare(word: str) -> str:
@@ -154,5 +155,6 @@ def _spans(text: str) -> Iterable[str]:
             trimmed = span.strip(_EDGE.replace("(", "").replace(")", ""))
             if trimmed.count("(") != trimmed.count(")"):
                 trimmed = trimmed.strip("()")
-            if trimmed:
+            # A bare number is a number's to copy: as a string it is never the word wanted.
+            if trimmed and _BARE_NUMBER.fullmatch(trimmed) is None:
                 yield trimmed
