@@ -18,8 +18,8 @@ questions that need no tool) through the host with the basics tools, and reports
 often the right tool was called first (tool choice), how often that first call's arguments were
 accepted (argument validity), and how many answers were correct. ``--no-crutches`` offers every
 tool in every round (``offer = "always"``) and leaves tool choice to the model
-(``call_policy = "model"``); ``--limit N`` asks the first N of each kind; ``--json FILE`` writes
-every question's outcome.
+(``call_policy = "model"``); ``--limit N`` asks the first N of each kind; ``--only
+convert_units,none`` asks only those kinds; ``--json FILE`` writes every question's outcome.
 """
 
 from __future__ import annotations
@@ -167,7 +167,9 @@ def _show(row: dict[str, Any]) -> None:
     print(f"    answer: {row['answer']!r}")
 
 
-async def _ask_all(crutches: bool, limit: int | None, threads: int) -> list[dict[str, Any]]:
+async def _ask_all(
+    crutches: bool, limit: int | None, threads: int, only: set[str] | None = None
+) -> list[dict[str, Any]]:
     from local_model_questions import questions
 
     import toolwire_basics._plugin as basics
@@ -175,6 +177,8 @@ async def _ask_all(crutches: bool, limit: int | None, threads: int) -> list[dict
     from toolwire._config import config_from_dict
 
     asked = questions()
+    if only:
+        asked = [q for q in asked if (q.tool or "none") in only]
     if limit is not None:
         kept: dict[str | None, int] = {}
         chosen = []
@@ -275,10 +279,12 @@ def main() -> int:
     parser.add_argument("--limit", type=int, help="ask at most N questions of each kind")
     parser.add_argument("--threads", type=int, default=1, help="threads for --questions")
     parser.add_argument("--json", help="write each question's outcome to this file")
+    parser.add_argument("--only", help="ask only these kinds: tool names, or none, comma-separated")
     args = parser.parse_args()
     if args.questions:
         crutches = not args.no_crutches
-        rows = asyncio.run(_ask_all(crutches, args.limit, args.threads))
+        only = set(args.only.split(",")) if args.only else None
+        rows = asyncio.run(_ask_all(crutches, args.limit, args.threads, only))
         if args.json:
             with open(args.json, "w", encoding="utf-8") as out:
                 json.dump(rows, out, indent=1, default=str)

@@ -161,7 +161,7 @@ def parse_wall_time(text: str, zone: zoneinfo.ZoneInfo, *, today: date) -> datet
     :raises TimeZoneError: for text that is not such a time, a time carrying its own offset, or a
         time that does not exist in the zone (skipped by a daylight-saving change).
     """
-    value = text.strip()
+    value = _without_own_zone(text.strip(), zone)
     wall = _time_of_day(value)
     if wall is not None:
         moment = datetime.combine(today, wall)
@@ -186,6 +186,23 @@ def parse_wall_time(text: str, zone: zoneinfo.ZoneInfo, *, today: date) -> datet
             "daylight saving time begins; give a time outside the skipped hour"
         )
     return local
+
+
+def _without_own_zone(value: str, zone: zoneinfo.ZoneInfo) -> str:
+    """``23:00 UTC`` as ``23:00`` when the trailing place is the zone the time is said to be in."""
+    match = re.fullmatch(r"(.*?\d(?:\s*[AaPp]\.?[Mm]\.?)?)\s+([^\d]+)", value)
+    if match is None:
+        return value
+    try:
+        named = find_zone(match[2])
+    except TimeZoneError:
+        return value
+    same = all(
+        datetime(2024, month, 15, tzinfo=named).utcoffset()
+        == datetime(2024, month, 15, tzinfo=zone).utcoffset()
+        for month in (1, 7)
+    )
+    return match[1] if same else value
 
 
 def _time_of_day(value: str) -> time | None:

@@ -298,8 +298,10 @@ _SPOKEN_PREFIX = re.compile(r"^(?:an?|one|the|of|in|into|to)\s+", re.IGNORECASE)
 
 def _as_spoken(key: str) -> str:
     """A unit as people say it, reduced to a name the table knows: ``a day`` is ``day``, ``cups``
-    is ``cup``, ``kilometers?`` is ``kilometers``."""
+    is ``cup``, ``kilometers?`` is ``kilometers``, ``30 cm`` is ``cm``."""
     text = _SPOKEN_PREFIX.sub("", key.strip(" .,;:!?")).strip()
+    # "30 cm", "3 weeks": the quantity came along with the unit.
+    text = re.sub(r"^-?\d[\d,]*(?:\.\d+)?\s+(?=\D)", "", text)
     if text == key and len(text) > 3 and text.endswith("s") and text[:-1].isalpha():
         return text[:-1]
     return text

@@ -183,3 +183,15 @@ async def test_current_time_defaults_to_utc() -> None:
     result = await current_time.invoke({})
     assert result.content is not None
     assert result.content.endswith(" in UTC.")
+
+
+def test_a_time_may_name_its_own_zone_again() -> None:
+    from datetime import date
+
+    from toolwire_basics._clock import parse_wall_time
+
+    utc = find_zone("UTC")
+    assert parse_wall_time("23:00 UTC", utc, today=date(2025, 1, 1)).hour == 23
+    assert parse_wall_time("3pm London", find_zone("London"), today=date(2025, 1, 1)).hour == 15
+    with pytest.raises(TimeZoneError, match="not understood"):
+        parse_wall_time("23:00 Tokyo", utc, today=date(2025, 1, 1))

@@ -117,3 +117,10 @@ def test_units_as_people_write_them(spoken: str, symbol: str) -> None:
     from toolwire_basics._units import find_unit
 
     assert find_unit(spoken).symbol == symbol
+
+
+def test_a_quantity_copied_with_its_unit_is_read_as_the_unit() -> None:
+    from toolwire_basics._units import find_unit
+
+    assert find_unit("30 cm").symbol == "cm"
+    assert find_unit("3 weeks").symbol == "wk"
