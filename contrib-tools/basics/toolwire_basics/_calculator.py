@@ -12,6 +12,8 @@ from typing import Any, TypeAlias
 
 import attrs
 
+from ._words import from_words
+
 Number: TypeAlias = int | float
 
 MAX_EXPRESSION_LENGTH = 500
@@ -153,8 +155,7 @@ _NODE_NAMES: dict[type[ast.AST], str] = {
 
 SYNTAX_HELP = (
     "numbers, + - * / // % ** (or ^ for powers), parentheses, a trailing % for percent "
-    "(17.5% * 2480 or 17.5% of 2480), the constants pi, e, tau and the functions "
-    + ", ".join(FUNCTIONS)
+    "(8% * 150 or 8% of 150), the constants pi, e, tau and the functions " + ", ".join(FUNCTIONS)
 )
 """What an expression may contain, as told to the model in refusals."""
 
@@ -170,7 +171,8 @@ def evaluate(expression: str) -> Number:
 
 
 def parse(expression: str) -> tuple[ast.Expression, str]:
-    """Parse ``expression`` (after rewriting ``^``, ``×``, ``÷`` and percent) into an AST.
+    """Parse ``expression`` (after rewriting words of arithmetic, ``^``, ``×``, ``÷`` and percent)
+    into an AST.
 
     :returns: the tree and the rewritten source, for naming parts in refusals.
     :raises CalculationError: when the text is empty, too long, or not an expression.
@@ -183,7 +185,7 @@ def parse(expression: str) -> tuple[ast.Expression, str]:
             f"the expression is {len(text)} characters long; at most {MAX_EXPRESSION_LENGTH} "
             "are accepted: split the calculation into steps"
         )
-    source = _rewrite(text)
+    source = _rewrite(from_words(text))
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:

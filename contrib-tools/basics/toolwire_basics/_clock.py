@@ -46,10 +46,10 @@ def _cities() -> dict[str, list[str]]:
 
 
 def find_zone(name: str) -> zoneinfo.ZoneInfo:
-    """The IANA zone called ``name`` (case does not matter; ``UTC`` and ``GMT`` are accepted).
+    """The IANA zone called ``name`` (case does not matter; ``UTC`` and ``GMT`` are accepted), or
+    the zone of a place named as people name it: ``Tokyo``, ``New York``, ``Paris time``, ``Japan``.
 
-    :raises TimeZoneError: for an unknown name, listing close IANA names (a bare city such as
-        ``Paris`` is answered with its zone, ``Europe/Paris``).
+    :raises TimeZoneError: for an unknown name, listing close IANA names.
     """
     key = name.strip()
     if not key:
@@ -58,9 +58,65 @@ def find_zone(name: str) -> zoneinfo.ZoneInfo:
             "'America/New_York' or 'UTC'"
         )
     canonical = _ALIASES.get(key.lower()) or _folded_names().get(key.lower().replace(" ", "_"))
+    if canonical is None:
+        canonical = _place(key)
     if canonical is not None:
         return zoneinfo.ZoneInfo(canonical)
     raise TimeZoneError(f"unknown time zone {name!r}. {_suggest(key)}")
+
+
+# Places people name that are not the city of an IANA zone, with the zone they keep.
+_PLACES = {
+    "atlanta": "America/New_York",
+    "bangalore": "Asia/Kolkata",
+    "barcelona": "Europe/Madrid",
+    "beijing": "Asia/Shanghai",
+    "boston": "America/New_York",
+    "california": "America/Los_Angeles",
+    "china": "Asia/Shanghai",
+    "dallas": "America/Chicago",
+    "delhi": "Asia/Kolkata",
+    "england": "Europe/London",
+    "france": "Europe/Paris",
+    "frankfurt": "Europe/Berlin",
+    "germany": "Europe/Berlin",
+    "houston": "America/Chicago",
+    "india": "Asia/Kolkata",
+    "italy": "Europe/Rome",
+    "japan": "Asia/Tokyo",
+    "kyoto": "Asia/Tokyo",
+    "miami": "America/New_York",
+    "milan": "Europe/Rome",
+    "montreal": "America/Toronto",
+    "mumbai": "Asia/Kolkata",
+    "munich": "Europe/Berlin",
+    "new delhi": "Asia/Kolkata",
+    "osaka": "Asia/Tokyo",
+    "san francisco": "America/Los_Angeles",
+    "seattle": "America/Los_Angeles",
+    "spain": "Europe/Madrid",
+    "uk": "Europe/London",
+    "united kingdom": "Europe/London",
+    "washington": "America/New_York",
+    "washington dc": "America/New_York",
+}
+
+_PLACE_NOISE = re.compile(r"^(?:in|at|the)\s+|\s+(?:time|local time|time zone)$|[?.!]+$", re.I)
+
+
+def _place(key: str) -> str | None:
+    """The zone of a place named as people name it: a zone's city (``Tokyo``, ``New York``), a
+    well-known city or country of one zone, ``Paris time``, ``London, UK``; None when unsure."""
+    text = key.lower().split(",")[0].strip()
+    previous = None
+    while previous != text:
+        previous, text = text, _PLACE_NOISE.sub("", text).strip()
+    if text in _ALIASES:
+        return _ALIASES[text]
+    if text in _PLACES:
+        return _PLACES[text]
+    zones = _cities().get(text.replace("_", " "), [])
+    return zones[0] if len(zones) == 1 else None
 
 
 def _suggest(key: str) -> str:
@@ -114,7 +170,7 @@ def parse_wall_time(text: str, zone: zoneinfo.ZoneInfo, *, today: date) -> datet
     :raises TimeZoneError: for text that is not such a time, a time carrying its own offset, or a
         time that does not exist in the zone (skipped by a daylight-saving change).
     """
-    value = text.strip()
+    value = _without_own_zone(text.strip(), zone)
     wall = _time_of_day(value)
     if wall is not None:
         moment = datetime.combine(today, wall)
@@ -139,6 +195,23 @@ def parse_wall_time(text: str, zone: zoneinfo.ZoneInfo, *, today: date) -> datet
             "daylight saving time begins; give a time outside the skipped hour"
         )
     return local
+
+
+def _without_own_zone(value: str, zone: zoneinfo.ZoneInfo) -> str:
+    """``23:00 UTC`` as ``23:00`` when the trailing place is the zone the time is said to be in."""
+    match = re.fullmatch(r"(.*?\d(?:\s*[AaPp]\.?[Mm]\.?)?)\s+([^\d]+)", value)
+    if match is None:
+        return value
+    try:
+        named = find_zone(match[2])
+    except TimeZoneError:
+        return value
+    same = all(
+        datetime(2024, month, 15, tzinfo=named).utcoffset()
+        == datetime(2024, month, 15, tzinfo=zone).utcoffset()
+        for month in (1, 7)
+    )
+    return match[1] if same else value
 
 
 def _time_of_day(value: str) -> time | None:

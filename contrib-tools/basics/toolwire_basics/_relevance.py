@@ -45,6 +45,9 @@ _TIME_OF_DAY = re.compile(r"\b\d{1,2}(:\d{2}|\s*[ap]\.?m\b)|\bnoon\b|\bmidnight\
 _ZONE_WORDS = re.compile(r"\btime\s*zones?\b|\btimezones?\b|\butc\b|\bgmt\b|\b[A-Z][a-z]+/[A-Z]")
 _QUANTITY = re.compile(r"(\d+(?:[.,]\d+)?)\s*([^\W\d][\w°/²³^.-]*(?:\s+[a-z]+)?|°\s*[CFKR]\b)")
 _CONVERT = re.compile(r"\b(convert\w*|in|into|to|how many|how much)\b", re.IGNORECASE)
+# "a week", "an hour", "one mile": a quantity of one, written as a word.
+_ONE_OF = re.compile(r"\b(?:a|an|one|per)\s+([^\W\d][\w°/²³^.-]*)", re.IGNORECASE)
+_HOW_MANY = re.compile(r"\bhow many\s+([^\W\d][\w°/²³^.-]*)", re.IGNORECASE)
 
 
 def user_text(request: OfferRequest) -> str:
@@ -72,10 +75,23 @@ def wants_convert_time(text: str) -> bool:
 
 
 def wants_convert_units(text: str) -> bool:
-    """A number followed by a unit, and words of conversion."""
+    """A number (or "a", "an", "one") followed by a unit, and words of conversion; or "how many"
+    followed by a unit ("How many seconds are there in a week?")."""
     if _CONVERT.search(text) is None:
         return False
-    return any(_unit_of(match) for match in _QUANTITY.finditer(text))
+    if any(_unit_of(match) for match in _QUANTITY.finditer(text)):
+        return True
+    return any(_is_unit(m[1]) for m in _ONE_OF.finditer(text)) and any(
+        _is_unit(m[1]) for m in _HOW_MANY.finditer(text)
+    )
+
+
+def _is_unit(word: str) -> bool:
+    try:
+        find_unit(word.rstrip("?.,!"))
+    except UnitError:
+        return False
+    return True
 
 
 def _unit_of(match: re.Match[str]) -> bool:

@@ -18,19 +18,21 @@ def _sentence(exc: Exception) -> str:
     return text[:1].upper() + text[1:]
 
 
+# Descriptions carry no sample values: small models copy examples and defaults into their calls.
 @toolwire.tool(side_effects="read_only", idempotent=True, resolver=offer_when_relevant)
 def calculator(
     expression: Annotated[
         str,
-        "The arithmetic to evaluate, e.g. '17.5% * 2480', '(3 + 4) ** 2 / 7' or 'sqrt(2) * pi'. "
-        "Numbers, + - * / // % ** (^ also means power), parentheses, a trailing % for percent, "
-        "the constants pi, e, tau and the functions sqrt, cbrt, abs, round, min, max, exp, log "
-        "(natural, or log(x, base)), ln, log10, log2, sin, cos, tan (radians), asin, acos, "
-        "atan, atan2, sinh, cosh, tanh, degrees, radians, hypot, floor, ceil, trunc, factorial, "
-        "gcd, lcm.",
+        "The calculation, in the user's own words or as an expression. Words of arithmetic are "
+        "understood (percent of, times, divided by, plus, minus, squared, cubed, to the power "
+        "of, square root of, average of, factorial), and so are numbers, + - * / // % ** (^ also "
+        "means power), parentheses, a trailing % for percent, the constants pi, e, tau and the "
+        "functions sqrt, cbrt, abs, round, min, max, exp, log (natural, or log(x, base)), ln, "
+        "log10, log2, sin, cos, tan (radians), asin, acos, atan, atan2, sinh, cosh, tanh, "
+        "degrees, radians, hypot, floor, ceil, trunc, factorial, gcd, lcm.",
     ],
 ) -> ToolResult:
-    """Evaluate an arithmetic expression exactly and return its value.
+    """Evaluate a calculation exactly and return its value.
 
     Use it for any arithmetic instead of working it out in your head. No variables: write the
     numbers themselves.
@@ -46,14 +48,14 @@ def calculator(
 @toolwire.tool(side_effects="read_only", idempotent=True, resolver=offer_when_relevant)
 def current_time(
     timezone: Annotated[
-        str,
-        "IANA time zone name, e.g. 'Europe/Paris', 'America/New_York', 'Asia/Tokyo'; "
-        "'UTC' by default.",
-    ] = "UTC",
+        str | None,
+        "The place the user asked about, as they named it (a city, a country or an IANA time "
+        "zone name). Leave it out when they named none: the time is then given in UTC.",
+    ] = None,
 ) -> ToolResult:
-    """Tell the current date, time and weekday in a time zone."""
+    """Tell the current date, time and weekday in a place or time zone."""
     try:
-        zone = find_zone(timezone)
+        zone = find_zone(timezone or "UTC")
     except TimeZoneError as exc:
         return ToolResult.error(_sentence(exc))
     moment = now_in(zone)
@@ -66,11 +68,13 @@ def current_time(
 def convert_time(
     time: Annotated[
         str,
-        "The wall-clock time to convert: 'YYYY-MM-DD HH:MM' (e.g. '2025-03-14 15:30'), or "
-        "'HH:MM' (24-hour) or '3pm' for today in from_timezone.",
+        "The wall-clock time as the user wrote it: a time of day (24-hour HH:MM, or with am/pm) "
+        "for today in from_timezone, or a date and time written YYYY-MM-DD HH:MM.",
     ],
-    from_timezone: Annotated[str, "IANA time zone the time is in, e.g. 'Europe/London'."],
-    to_timezone: Annotated[str, "IANA time zone to convert to, e.g. 'Asia/Tokyo'."],
+    from_timezone: Annotated[
+        str, "The place (city, country or IANA time zone) whose clock shows that time."
+    ],
+    to_timezone: Annotated[str, "The place (city, country or IANA time zone) to convert to."],
 ) -> ToolResult:
     """Convert a date and time from one time zone to another (daylight saving time included)."""
     try:
@@ -104,10 +108,11 @@ def convert_units(
     value: Annotated[float, "The quantity to convert, in from_unit."],
     from_unit: Annotated[
         str,
-        "Unit of the value: a symbol or name such as 'km', 'mile', 'lb', '°F', 'l', 'gal', "
-        "'km/h', 'GiB', 'kWh', 'psi'.",
+        "The unit the user gave the quantity in, as they wrote it (a symbol, a name or a plural).",
     ],
-    to_unit: Annotated[str, "Unit to convert to; it must measure the same kind of quantity."],
+    to_unit: Annotated[
+        str, "The unit the user wants, as they wrote it; the same kind of quantity as from_unit."
+    ],
 ) -> ToolResult:
     """Convert a quantity from one unit to another of the same kind.
 

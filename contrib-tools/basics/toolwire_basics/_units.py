@@ -295,6 +295,20 @@ def _normalise(name: str) -> str:
     return text
 
 
+_SPOKEN_PREFIX = re.compile(r"^(?:an?|one|the|of|in|into|to)\s+", re.IGNORECASE)
+
+
+def _as_spoken(key: str) -> str:
+    """A unit as people say it, reduced to a name the table knows: ``a day`` is ``day``, ``cups``
+    is ``cup``, ``kilometers?`` is ``kilometers``, ``30 cm`` is ``cm``."""
+    text = _SPOKEN_PREFIX.sub("", key.strip(" .,;:!?")).strip()
+    # "30 cm", "3 weeks": the quantity came along with the unit.
+    text = re.sub(r"^-?\d[\d,]*(?:\.\d+)?\s+(?=\D)", "", text)
+    if text == key and len(text) > 3 and text.endswith("s") and text[:-1].isalpha():
+        return text[:-1]
+    return text
+
+
 def _index() -> tuple[dict[str, Unit], dict[str, list[Unit]]]:
     exact: dict[str, Unit] = {}
     folded: dict[str, list[Unit]] = {}
@@ -339,6 +353,12 @@ def find_unit(name: str) -> Unit:
             f"the unit {name!r} is ambiguous (case matters here): use one of "
             + _describe(candidates)
         )
+    spoken = _as_spoken(key)
+    if spoken != key:
+        try:
+            return find_unit(spoken)
+        except UnitError:
+            pass
     close = difflib.get_close_matches(key, list(_EXACT), n=4, cutoff=0.75)
     suggestion = ""
     if close:

@@ -75,7 +75,8 @@ class Transport:
     - is sent again, up to ``max_retries`` times, after HTTP 429, 500, 502, 503 or 504 or a
       connection failure, waiting as the server's ``Retry-After`` (seconds or an HTTP date) or
       ``retry-after-ms`` says, else an exponential backoff with jitter; ``x-should-retry`` from the
-      server overrides the status; each retry is announced as a :class:`ProviderRetry` event;
+      server overrides the status; each retry is announced as a :class:`ProviderRetry` event; a
+      500 that repeats the previous attempt's message word for word is not sent again;
     - for streams, is sent again only while nothing was delivered: once the consumer has emitted
       an event, a failure ends the request with a :class:`ProviderError`.
     - never follows a redirect (the request carries the key): a 3xx is an error naming the
@@ -423,6 +424,7 @@ class Transport:
         deadline = loop.time() + cfg.total_timeout
         attempts = 1 + max(0, cfg.max_retries)
         number = 1
+        previous: ProviderError | None = None
         while True:
             if _log.isEnabledFor(logging.DEBUG):
                 _log.debug("%s: POST %s (attempt %d)", api, _where(url), number)
@@ -433,6 +435,18 @@ class Transport:
                 error = failure.error
                 if error.retryable and give_up is not None and give_up(error):
                     raise _with_message(error, str(error), retryable=False) from None
+                if (
+                    error.retryable
+                    and failure.retry_after is None
+                    and _same_internal_error(error, previous)
+                ):
+                    raise _with_message(
+                        error,
+                        f"{error} (not sent again: the server failed the same way twice, so the "
+                        "request itself is the cause, not a passing fault)",
+                        retryable=False,
+                    ) from None
+                previous = error
                 if not error.retryable or number >= attempts:
                     if error.retryable and attempts > 1:
                         raise _with_message(
@@ -655,6 +669,21 @@ async def _status_failure(
         text_out, api=api, status=status, retryable=retryable, provider_message=message
     )
     return _Failure(error, retry_after=_retry_after(response.headers))
+
+
+def _same_internal_error(error: ProviderError, previous: ProviderError | None) -> bool:
+    """True when an HTTP 500 repeats the previous attempt's word for word: a deterministic fault.
+
+    Overloads and gateways answer 502, 503 or 504 and are always sent again; a 500 with the same
+    message twice (a template that cannot read the request, a validation error) will not pass.
+    """
+    return (
+        previous is not None
+        and error.status == 500
+        and previous.status == 500
+        and error.provider_message is not None
+        and error.provider_message == previous.provider_message
+    )
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

@@ -17,6 +17,7 @@ import attrs
 from .._json.relaxed import parse_arguments
 from .._trust import TrustLevel
 from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
+from ..adapters._outcome import answer_outcome
 from ..config import Config
 from ..context._gather import gather_request_context
 from ..context._records import ContextRequest
@@ -743,7 +744,7 @@ class ToolCallingLoop:
         message = await self._ask_model(state, adapter, request)
         if message is None:
             return 0
-        calls = self._take_answer(state, round, message)
+        calls = self._take_answer(state, round, message, adapter.api)
         if not calls:
             return 0
         slots = [CallSlot(call) for call in calls]
@@ -880,7 +881,7 @@ class ToolCallingLoop:
         return message
 
     def _take_answer(
-        self, state: RunState, round: int, message: AssistantMessage
+        self, state: RunState, round: int, message: AssistantMessage, api: str
     ) -> list[ToolCall]:
         """Record the model's answer; the calls the host must answer (none: the run answered)."""
         state.messages.append(message)
@@ -904,7 +905,9 @@ class ToolCallingLoop:
                 calls.append(call)
         if not calls:
             state.text = message.text
-            state.finish("answered")
+            state.finish(
+                *answer_outcome(message, api=api, max_tokens=self.config.provider.max_tokens)
+            )
         return calls
 
     async def _resume_turn(

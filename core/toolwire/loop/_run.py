@@ -28,6 +28,8 @@ from ._codec import (
 
 StopReason: TypeAlias = Literal[
     "answered",
+    "truncated",
+    "empty",
     "deferred",
     "max_rounds",
     "max_tool_calls",
@@ -45,7 +47,8 @@ StopReason: TypeAlias = Literal[
 ``[loop]`` was reached. ``cancelled``: the run was cancelled. ``error``: the provider failed.
 ``fail_policy``: an admission policy set to ``fail`` stopped the run. ``trust``: the provider is
 below the trust level the run's results require. ``interrupted``: the process ended while the
-run was in progress (only seen on runs loaded from the ledger).
+run was in progress (only seen on runs loaded from the ledger). ``truncated``: the answer was
+cut off at the provider's token limit. ``empty``: the answer had no text and no calls.
 """
 
 Outcome: TypeAlias = Literal[

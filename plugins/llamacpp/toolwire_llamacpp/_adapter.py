@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -33,7 +34,8 @@ from toolwire.prompted import (
 )
 from toolwire.tools import FunctionSpec
 
-from ._grammar import Choice, tool_grammar
+from ._copies import Copies
+from ._grammar import Choice, statement_grammar, tool_grammar
 from ._runtime import ChatTurn, LoadedModel, Piece
 from ._settings import LlamaCppSettings, check_runtime, resolve_model_path
 from ._stream import OutputReader
@@ -102,9 +104,20 @@ class LlamaCppAdapter(ProviderAdapter):
         functions = offered if choice != "none" else ()
         grammar = None
         if offered and self.settings.constrain:
+            copies = None
+            if self.settings.copy_arguments:
+                copies = Copies.from_texts(
+                    m.text for m in request.messages if isinstance(m, UserMessage)
+                )
             grammar = tool_grammar(
-                functions, choice, max_string_length=self.settings.max_string_length
+                functions,
+                choice,
+                max_string_length=self.settings.max_string_length,
+                copies=copies,
             ).text
+        statement = self.statement(request, choice)
+        if statement is not None:
+            grammar = statement_grammar(statement).text
         call_id = _free_call_id(request)
         reader = OutputReader(request, emit, call_id)
         last = Piece(text="")
@@ -170,7 +183,34 @@ class LlamaCppAdapter(ProviderAdapter):
                 results.append(message.result)
             if all(result.is_ok for result in results):
                 return "none"
+            if _repeated_refusal(request.messages):
+                # The same call was refused twice: a third try would be refused again.
+                return "none"
         return "auto"
+
+    def statement(self, request: ModelRequest, choice: Choice) -> str | None:
+        """The results the answer states (``answer_step`` ``result``), or None.
+
+        Only for an answer that ``call_policy`` ``alternate`` asked for after results that all
+        succeeded: the choice is ``none`` while the request offers tools.
+        """
+        if (
+            self.settings.answer_step != "result"
+            or self.settings.call_policy != "alternate"
+            or choice != "none"
+            or request.tool_choice != "auto"
+            or not request.functions
+        ):
+            return None
+        results = []
+        for message in reversed(request.messages):
+            if not isinstance(message, ToolResultMessage):
+                break
+            results.append(message.result)
+        if not results or not all(r.is_ok for r in results):
+            return None
+        text = " ".join(" ".join(r.model_text().split()) for r in reversed(results))
+        return text or None
 
     def conversation(
         self, request: ModelRequest, functions: Sequence[FunctionSpec]
@@ -204,6 +244,27 @@ class LlamaCppAdapter(ProviderAdapter):
     async def aclose(self) -> None:
         """Free the model."""
         await self.model.aclose()
+
+
+def _repeated_refusal(messages: Sequence[Message]) -> bool:
+    """True when a call that failed was made, with the same arguments, and failed before."""
+    failed: list[tuple[str, str]] = []
+    calls: dict[str, tuple[str, str]] = {}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                if call.arguments is not None:
+                    key = json.dumps(call.arguments, sort_keys=True)
+                else:
+                    key = call.raw_arguments or ""
+                calls[call.id] = (call.name, key)
+        elif (
+            isinstance(message, ToolResultMessage)
+            and not message.result.is_ok
+            and message.call_id in calls
+        ):
+            failed.append(calls[message.call_id])
+    return bool(failed) and failed.count(failed[-1]) >= 2
 
 
 def _free_call_id(request: ModelRequest) -> str:

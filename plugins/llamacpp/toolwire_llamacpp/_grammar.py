@@ -21,6 +21,8 @@ import attrs
 
 from toolwire.tools import FunctionSpec
 
+from ._copies import Copies
+
 Choice: TypeAlias = Literal["auto", "required", "none"] | str
 """``auto`` (answer or call), ``required`` (a call), ``none`` (an answer) or one tool's name."""
 
@@ -29,9 +31,10 @@ CALL_CLOSE = "</tool_call>"
 
 # Text an answer may never contain: the opening of a call (an answer that holds one would be
 # parsed as a call), of a result envelope or anything like them (small models imitate both, with
-# names of their own), and of a chat-template marker. An answer also never starts with "<", so
+# names of their own), of any closing tag (answers ended in `</tool_result>`), and of a
+# chat-template marker. An answer also never starts with "<", so
 # the first character tells an answer from a call.
-FORBIDDEN_IN_ANSWER: tuple[str, ...] = ("<tool", "<|")
+FORBIDDEN_IN_ANSWER: tuple[str, ...] = ("<tool", "<|", "</")
 
 MAX_ENUMERATED_INTEGERS = 256
 """An integer with both bounds whose range is at most this wide is written as the list of values."""
@@ -120,6 +123,15 @@ class ToolGrammar:
     allows_call: bool = True
 
 
+def statement_grammar(statement: str) -> ToolGrammar:
+    """A grammar whose one string is ``statement``: an answer that states a tool's result as the
+    tool wrote it (a small model retelling a result gets numbers, units and zones wrong)."""
+    text = " ".join(statement.split())
+    if not text:
+        raise GrammarError("the statement to answer with is empty")
+    return ToolGrammar(text=f"root ::= {_literal(text)}\n", allows_call=False)
+
+
 def build_grammar(functions: Sequence[FunctionSpec], choice: Choice = "auto") -> str:
     """The GBNF text for answering or calling one of ``functions`` (see :func:`tool_grammar`)."""
     return tool_grammar(functions, choice).text
@@ -130,6 +142,7 @@ def tool_grammar(
     choice: Choice = "auto",
     *,
     max_string_length: int | None = None,
+    copies: Copies | None = None,
 ) -> ToolGrammar:
     """A grammar whose every string is a final answer, or one call of one of ``functions``.
 
@@ -139,6 +152,10 @@ def tool_grammar(
     :param max_string_length: the most characters of a string argument whose schema sets no
         ``maxLength`` (a budget that stops a small model rambling inside a string); None for
         no limit.
+    :param copies: when given, a string argument (without ``enum``, ``const``, ``pattern`` or
+        ``format``) can only be one of ``copies.spans``, and a number one of ``copies.numbers``
+        (an integer one of the whole ones), so the model copies the user's words instead of
+        inventing values; a kind of value with nothing to copy stays free.
     :raises GrammarError: for a call choice without functions, or a name that is not offered.
     """
     if choice == "none":
@@ -154,7 +171,7 @@ def tool_grammar(
             raise GrammarError(f"tool choice {choice!r} is not an offered tool; offered: {offered}")
     if not chosen:
         raise GrammarError(f"tool choice {choice!r} needs at least one offered tool")
-    builder = _Builder(max_string_length)
+    builder = _Builder(max_string_length, copies)
     calls: list[str] = []
     for function in chosen:
         builder.begin_tool(function.name, function.parameters)
@@ -271,8 +288,9 @@ _GENERIC_FOR_TYPE = {
 class _Builder:
     """Collects named rules (deduplicated by body) and notes on unconstrained schema parts."""
 
-    def __init__(self, max_string_length: int | None = None) -> None:
+    def __init__(self, max_string_length: int | None = None, copies: Copies | None = None) -> None:
         self.max_string_length = max_string_length
+        self.copies = copies
         self.rules: dict[str, str] = {}
         self.by_body: dict[str, str] = {}
         self.used_primitives: set[str] = set()
@@ -508,6 +526,12 @@ class _Builder:
         low = max(low, 0)
         if high is not None and high < low:
             return None
+        copied = self.copied(
+            () if "pattern" in schema or "format" in schema else self.copies_of("spans"),
+            lambda literal: low <= len(json.loads(literal)) <= (high if high is not None else 1e9),
+        )
+        if copied is not None:
+            return copied
         if high is None and self.max_string_length is not None:
             high = max(low, self.max_string_length)
         if low == 0 and high is None:
@@ -516,7 +540,25 @@ class _Builder:
         count = f"{{{low},}}" if high is None else f"{{{low},{high}}}"
         return self.rule(f"{self.tool}-string", f'"\\"" json-char{count} "\\""')
 
+    def copies_of(self, kind: str) -> tuple[str, ...]:
+        if self.copies is None:
+            return ()
+        if kind == "integers":
+            return self.copies.integers()
+        values: tuple[str, ...] = getattr(self.copies, kind)
+        return values
+
+    def copied(self, literals: Sequence[str], fits: Any) -> str | None:
+        """A rule admitting only the JSON ``literals`` that ``fits``; None when none does."""
+        kept = [literal for literal in literals if fits(literal)]
+        if not kept:
+            return None
+        return self.rule(f"{self.tool}-copy", " | ".join(_literal(k) for k in kept))
+
     def type_integer(self, schema: Mapping[str, Any], path: str) -> str | None:
+        copied = self.copied(self.copies_of("integers"), lambda v: _within(int(v), schema))
+        if copied is not None:
+            return copied
         low, high, exact = _integer_bounds(schema)
         if not exact:
             self.note(path, "this integer's 'multipleOf' or non-numeric bounds are not enforced")
@@ -536,6 +578,9 @@ class _Builder:
         return self.primitive("json-int")
 
     def type_number(self, schema: Mapping[str, Any], path: str) -> str | None:
+        copied = self.copied(self.copies_of("numbers"), lambda v: _within(float(v), schema))
+        if copied is not None:
+            return copied
         bounds = [
             k for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum") if k in schema
         ]
@@ -678,6 +723,25 @@ class _Builder:
             return self.rule(f"{self.tool}-members", f"{written} | {skipped}")
 
         return first(0)
+
+
+def _within(value: float, schema: Mapping[str, Any]) -> bool:
+    """``value`` is inside the numeric bounds of ``schema`` (bounds that are not numbers pass)."""
+
+    def bound(key: str) -> float | None:
+        found = schema.get(key)
+        if isinstance(found, bool) or not isinstance(found, int | float):
+            return None
+        return float(found)
+
+    low, high = bound("minimum"), bound("maximum")
+    above, below = bound("exclusiveMinimum"), bound("exclusiveMaximum")
+    return (
+        (low is None or value >= low)
+        and (high is None or value <= high)
+        and (above is None or value > above)
+        and (below is None or value < below)
+    )
 
 
 def _nested(expressions: list[str]) -> str:

@@ -47,7 +47,13 @@ class LlamaCppSettings:
     ``auto`` to the model. ``constrain`` False lets the model
     write calls without the grammar (parsed all the same). ``max_string_length`` caps string
     arguments whose schema sets no ``maxLength`` (None: no cap), so a small model cannot ramble
-    inside one until ``max_tokens``. ``chat_format`` ``auto`` uses the model's own chat template
+    inside one until ``max_tokens``. ``copy_arguments`` True holds string arguments to spans of
+    the user's words and numbers to the numbers they wrote (see
+    :func:`~toolwire_llamacpp.tool_grammar`): a small model copies well and invents badly.
+    ``answer_step`` ``result``: when ``call_policy`` ``alternate`` asks for an answer after
+    results that all succeeded, the answer states those results as the tools wrote them;
+    ``model`` lets the model word it (and misread it).
+    ``chat_format`` ``auto`` uses the model's own chat template
     when the file has one, else ChatML. ``repeat_penalty`` stays 1.0: calls repeat quotes and
     braces by nature.
     """
@@ -64,6 +70,8 @@ class LlamaCppSettings:
     max_string_length: int | None = 100
     call_policy: Literal["alternate", "model"] = "alternate"
     constrain: bool = True
+    copy_arguments: bool = True
+    answer_step: Literal["result", "model"] = "result"
     chat_format: Literal["auto", "chatml"] = "auto"
 
     def merged(self, options: Mapping[str, Any], **overrides: Any) -> LlamaCppSettings:

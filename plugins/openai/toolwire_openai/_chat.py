@@ -120,9 +120,9 @@ def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
     ]
     if not text and not calls:
         return None
-    out: dict[str, Any] = {"role": "assistant"}
-    if text or not calls:
-        out["content"] = text
+    # `content` is always a string, "" beside calls: OpenAI accepts both null and "", but hosts
+    # that read the history with a chat template (llama-cpp-python) fail on a missing or null one.
+    out: dict[str, Any] = {"role": "assistant", "content": text}
     if calls:
         out["tool_calls"] = calls
     return out
@@ -168,9 +168,10 @@ def render_chat_request(
 ) -> dict[str, Any]:
     """The whole request body for ``request`` under the ``[provider]`` config ``config``.
 
-    ``tool_choice`` is sent when it is not ``auto`` (the default of every host), and
-    ``parallel_tool_calls: false`` when the loop runs calls one by one and the host accepts the
-    flag. ``[provider] options`` and the request's options are merged in last, so any body field
+    ``tool_choice`` is sent whenever tools are, ``auto`` included: some hosts (llama-cpp-python's
+    server) read a missing one as "no tools". ``parallel_tool_calls: false`` is sent when the loop
+    runs calls one by one and the host accepts the flag. ``[provider] options`` and the request's
+    options are merged in last, so any body field
     (``seed``, ``reasoning_effort`` …) can be set. ``tools`` is the rendered ``tools`` array when
     the caller has it already.
     """
@@ -187,8 +188,7 @@ def render_chat_request(
         if tools is None:
             tools = render_chat_tools(request.functions, binds_strict=profile.binds_strict)
         body["tools"] = tools
-        if request.tool_choice != "auto":
-            body["tool_choice"] = _tool_choice(request.tool_choice)
+        body["tool_choice"] = _tool_choice(request.tool_choice)
         if request.parallel_tool_calls is False and profile.accepts_parallel:
             body["parallel_tool_calls"] = False
     if config.max_tokens is not None:
@@ -345,7 +345,9 @@ class ChatStream:
             for call in wire_objects(delta.get("tool_calls"), "delta.tool_calls", API):
                 self._call_delta(call)
             legacy = delta.get("function_call")
-            if isinstance(legacy, Mapping):
+            # llama-cpp-python's server sends each call delta twice, as `tool_calls` and as the
+            # legacy `function_call`: the legacy field counts only on its own.
+            if isinstance(legacy, Mapping) and not delta.get("tool_calls"):
                 self._call_delta({"index": 0, "function": legacy})
             if choice.get("finish_reason"):
                 self._finish = choice["finish_reason"]

@@ -35,10 +35,35 @@ def test_finds_zones(name: str, key: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("place", "zone"),
+    [
+        ("Paris", "Europe/Paris"),
+        ("New York", "America/New_York"),
+        ("new york", "America/New_York"),
+        ("Tokyo time", "Asia/Tokyo"),
+        ("in Sydney", "Australia/Sydney"),
+        ("London, UK", "Europe/London"),
+        ("San Francisco", "America/Los_Angeles"),
+        ("Mumbai", "Asia/Kolkata"),
+        ("Japan", "Asia/Tokyo"),
+    ],
+)
+def test_places_are_read_as_people_name_them(place: str, zone: str) -> None:
+    found = find_zone(place)
+    # Legacy names (Japan) are links to the same rules.
+    moment = datetime(2025, 7, 14, 12, 0, tzinfo=UTC)
+    assert moment.astimezone(found).utcoffset() == moment.astimezone(find_zone(zone)).utcoffset()
+
+
+def test_a_city_of_several_zones_is_not_guessed() -> None:
+    with pytest.raises(TimeZoneError):
+        find_zone("Springfield")
+
+
+@pytest.mark.parametrize(
     ("name", "fragments"),
     [
-        ("Paris", ["unknown time zone 'Paris'", "'Europe/Paris'"]),
-        ("New York", ["'America/New_York'"]),
+        ("Pariss", ["unknown time zone 'Pariss'", "'Europe/Paris'"]),
         ("America/NewYork", ["'America/New_York'"]),
         ("Tokio", ["'Asia/Tokyo'"]),
         ("UTC+2", ["rather than an offset", "daylight saving"]),
@@ -131,11 +156,11 @@ async def test_convert_time_tool_notes_a_repeated_hour() -> None:
 
 async def test_convert_time_tool_refusal() -> None:
     result = await convert_time.invoke(
-        {"time": "10:00", "from_timezone": "London", "to_timezone": "UTC"}
+        {"time": "10:00", "from_timezone": "Londn", "to_timezone": "UTC"}
     )
     assert result.is_failure
     assert result.content == (
-        "Unknown time zone 'London'. Did you mean 'Europe/London'? Time zones are IANA names "
+        "Unknown time zone 'Londn'. Did you mean 'Europe/London'? Time zones are IANA names "
         "written Region/City."
     )
 
@@ -183,3 +208,15 @@ async def test_a_time_at_the_edge_of_the_calendar_is_refused_clearly(
     )
     assert result.status.value == "error"
     assert "edge of the calendar (years 1 to 9999)" in (result.content or "")
+
+
+def test_a_time_may_name_its_own_zone_again() -> None:
+    from datetime import date
+
+    from toolwire_basics._clock import parse_wall_time
+
+    utc = find_zone("UTC")
+    assert parse_wall_time("23:00 UTC", utc, today=date(2025, 1, 1)).hour == 23
+    assert parse_wall_time("3pm London", find_zone("London"), today=date(2025, 1, 1)).hour == 15
+    with pytest.raises(TimeZoneError, match="not understood"):
+        parse_wall_time("23:00 Tokyo", utc, today=date(2025, 1, 1))

@@ -28,6 +28,9 @@ TOOLS = [calculator, convert_time, convert_units, current_time]
         ("Convert 9am London time to Tokyo time.", ["current_time", "convert_time"]),
         ("When is 14:30 Europe/Paris in UTC?", ["current_time", "convert_time"]),
         ("Hello, who are you?", []),
+        ("How many seconds are there in a week?", ["current_time", "convert_units"]),
+        ("How many hours are in 3 weeks?", ["convert_units"]),
+        ("How many legs does a dog have?", []),
     ],
 )
 def test_relevant_tools(text: str, expected: list[str]) -> None:

@@ -128,3 +128,20 @@ async def test_the_tool_never_answers_infinity() -> None:
     result = await convert_units.invoke({"value": 1e308, "from_unit": "km", "to_unit": "mm"})
     assert result.status.value == "error"
     assert "inf" not in (result.content or "").split()
+
+
+@pytest.mark.parametrize(
+    ("spoken", "symbol"),
+    [("cups", "cup"), ("a day", "d"), ("an hour", "h"), ("the week", "wk"), ("in miles", "mi")],
+)
+def test_units_as_people_write_them(spoken: str, symbol: str) -> None:
+    from toolwire_basics._units import find_unit
+
+    assert find_unit(spoken).symbol == symbol
+
+
+def test_a_quantity_copied_with_its_unit_is_read_as_the_unit() -> None:
+    from toolwire_basics._units import find_unit
+
+    assert find_unit("30 cm").symbol == "cm"
+    assert find_unit("3 weeks").symbol == "wk"

@@ -176,11 +176,45 @@ def test_a_failed_result_leaves_the_choice_to_the_model(adapter: LlamaCppAdapter
     assert adapter.effective_choice(request, (CALC,)) == "auto"
 
 
+def test_the_same_call_refused_twice_is_not_tried_a_third_time(adapter: LlamaCppAdapter) -> None:
+    def call(n: int, expression: str) -> AssistantMessage:
+        return AssistantMessage(
+            parts=(ToolCall(id=f"c{n}", name="calculator", arguments={"expression": expression}),)
+        )
+
+    def refused(n: int) -> ToolResultMessage:
+        error = ToolResult.error("Cannot evaluate the expression")
+        return ToolResultMessage(call_id=f"c{n}", name="calculator", result=error)
+
+    user = UserMessage("What is 2+2?")
+    once = _request(user, call(1, "2+"), refused(1))
+    assert adapter.effective_choice(once, (CALC,)) == "auto"
+    other = _request(user, call(1, "2+"), refused(1), call(2, "2 +"), refused(2))
+    assert adapter.effective_choice(other, (CALC,)) == "auto"
+    twice = _request(user, call(1, "2+"), refused(1), call(2, "2+"), refused(2))
+    assert adapter.effective_choice(twice, (CALC,)) == "none"
+
+
 def test_explicit_choices_are_kept(adapter: LlamaCppAdapter) -> None:
     user = UserMessage("What is 2+2?")
     assert adapter.effective_choice(_request(user, choice="none"), ()) == "none"
     named = _request(user, choice=NamedToolChoice("calculator"))
     assert adapter.effective_choice(named, (CALC,)) == "calculator"
+
+
+def test_an_answer_after_successful_results_states_them(adapter: LlamaCppAdapter) -> None:
+    request = _request(UserMessage("What is 2+2?"), _CALL, _result(ok=True))
+    assert adapter.statement(request, adapter.effective_choice(request, (CALC,))) == "4"
+    failed = _request(UserMessage("What is 2+2?"), _CALL, _result(ok=False))
+    assert adapter.statement(failed, adapter.effective_choice(failed, (CALC,))) is None
+    assert adapter.statement(_request(UserMessage("hi")), "required") is None
+
+
+def test_the_model_words_the_answer_when_asked(runtime: None, fake_model: Path) -> None:
+    cls = LlamaCppAdapter.configured(LlamaCppSettings(answer_step="model"))
+    adapter = cls(ProviderConfig(adapter="llamacpp", model=str(fake_model)))
+    request = _request(UserMessage("What is 2+2?"), _CALL, _result(ok=True))
+    assert adapter.statement(request, "none") is None
 
 
 def test_model_policy_leaves_auto_alone(runtime: None, fake_model: Path) -> None:

@@ -332,7 +332,7 @@ def test_choices(choice: str, accepted: list[str], refused: list[str]) -> None:
     [
         CALC_CALL.replace("<tool_call>", "<tool_call>\n").replace("</tool_call>", "\n</tool_call>"),
         '<tool_call>{"name":"calculator","arguments":{"expression":"2"}}</tool_call>',
-        "A < B and <b>bold</b>, 3 <= 4 <",
+        "A < B and <b>bold, 3 <= 4 <",
         "Two\nlines",
     ],
 )
@@ -351,6 +351,7 @@ def test_accepted_forms(text: str) -> None:
         "<b>an answer starting with a tag</b>",
         "see <tool>",
         '<tool_result id="1">',
+        "The answer is 434.</tool_result>",
         "<|im_end|>",
         CALC_CALL + " and more",
         CALC_CALL + CLOCK_CALL,
@@ -369,6 +370,68 @@ def test_errors_name_the_problem() -> None:
         tool_grammar([CALC], "search")
     with pytest.raises(GrammarError, match="needs at least one offered tool"):
         tool_grammar([], "required")
+
+
+def test_copied_arguments_are_spans_and_numbers_of_the_users_words() -> None:
+    from toolwire_llamacpp._copies import Copies
+
+    units = FunctionSpec(
+        name="convert_units",
+        description="",
+        parameters={
+            "type": "object",
+            "properties": {
+                "value": {"type": "number"},
+                "from_unit": {"type": "string"},
+                "to_unit": {"type": "string"},
+            },
+            "required": ["value", "from_unit", "to_unit"],
+        },
+    )
+    copies = Copies.from_texts(["Convert 5 miles to kilometers?"])
+    grammar = Grammar(tool_grammar([units, CLOCK], "required", copies=copies).text)
+    good = {"value": 5, "from_unit": "miles", "to_unit": "kilometers"}
+    assert grammar.accepts(_call_text("convert_units", good))
+    # Words the user did not write, and numbers they did not write, cannot be produced.
+    assert not grammar.accepts(_call_text("convert_units", {**good, "to_unit": "km"}))
+    assert not grammar.accepts(_call_text("convert_units", {**good, "value": 8}))
+    assert not grammar.accepts(_call_text("convert_units", {**good, "to_unit": "kilometers?"}))
+    assert grammar.accepts(_call_text("current_time", {"timezone": "Convert 5 miles"}))
+    assert not grammar.accepts(_call_text("current_time", {"timezone": "UTC"}))
+
+
+def test_a_kind_of_value_with_nothing_to_copy_stays_free() -> None:
+    from toolwire_llamacpp._copies import Copies
+
+    count = FunctionSpec(
+        name="count",
+        description="",
+        parameters={"type": "object", "properties": {"n": {"type": "integer", "minimum": 0}}},
+    )
+    copies = Copies.from_texts(["hello there"])
+    assert copies.numbers == ()
+    grammar = Grammar(tool_grammar([CALC, count], "required", copies=copies).text)
+    assert grammar.accepts(_call_text("calculator", {"expression": "hello there"}))
+    assert not grammar.accepts(_call_text("calculator", {"expression": "2 + 2"}))
+    assert grammar.accepts(_call_text("count", {"n": 7}))
+    written = Copies.from_texts(["How many seconds are in a week, 2,480 or 17.5% or -3?"])
+    assert written.numbers == ("2480", "17.5", "-3", "1")
+    assert written.integers() == ("2480", "-3", "1")
+    # Bounds still hold: -3 is not a count.
+    bounded = Grammar(tool_grammar([count], "required", copies=written).text)
+    assert bounded.accepts(_call_text("count", {"n": 2480}))
+    assert not bounded.accepts(_call_text("count", {"n": -3}))
+
+
+def test_a_statement_grammar_admits_only_the_statement() -> None:
+    from toolwire_llamacpp._grammar import statement_grammar
+
+    grammar = Grammar(statement_grammar('17.5% of 2480 = 434 "exactly"\n').text)
+    assert grammar.accepts('17.5% of 2480 = 434 "exactly"')
+    assert not grammar.accepts("17.5% of 2480 = 0.175")
+    assert not grammar.accepts("")
+    with pytest.raises(GrammarError, match="empty"):
+        statement_grammar("  ")
 
 
 def test_long_strings_are_capped_when_asked() -> None:

@@ -190,7 +190,7 @@ def test_a_request_needs_a_model() -> None:
 @pytest.mark.parametrize(
     ("choice", "wire"),
     [
-        ("auto", None),
+        ("auto", "auto"),
         ("none", "none"),
         ("required", "required"),
         (NamedToolChoice("weather"), {"type": "function", "function": {"name": "weather"}}),
@@ -302,7 +302,8 @@ def test_argument_text_going_back() -> None:
     (message,) = render_chat_messages([AssistantMessage(parts=(unparsed, repaired, verbatim))])
     texts = [c["function"]["arguments"] for c in message["tool_calls"]]
     assert texts == ["{}", '{"a":1}', '{ "a" : 1 }']
-    assert "content" not in message
+    # A string, never absent or null: chat templates of local hosts read it.
+    assert message["content"] == ""
 
 
 def test_fields_a_host_attached_to_a_call_go_back() -> None:
@@ -579,3 +580,19 @@ def test_render_tools_is_exactly_what_the_request_carries(base_url: str | None) 
     functions = (WEATHER, OPEN_DICT)
     body = render_chat_request(req(functions=functions), config)
     assert adapter.render_tools(functions) == body["tools"]
+
+
+def test_a_call_sent_both_as_tool_calls_and_function_call_counts_once() -> None:
+    # llama-cpp-python's server repeats every call delta in the legacy `function_call` field.
+    def both(function: dict[str, Any], **fields: Any) -> dict[str, Any]:
+        return {"function_call": function, **call_delta(0, function=function, **fields)}
+
+    message, _ = play(
+        [
+            chunk(both({"name": "add", "arguments": '{"a": '}, id="c1", type="function")),
+            chunk(both({"arguments": "2}"})),
+            chunk({}, "tool_calls"),
+            "[DONE]",
+        ]
+    )
+    assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [("c1", "add", {"a": 2})]

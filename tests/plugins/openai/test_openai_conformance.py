@@ -16,7 +16,7 @@ class TestOpenAIChatConformance(AdapterConformance):
     plugin = toolwire_openai._plugin
     server = FakeOpenAIChatServer
     tool_choice_wire: ClassVar[dict[str, Any]] = {
-        "auto": ABSENT,
+        "auto": "auto",
         "none": "none",
         "required": "required",
         "named": {"type": "function", "function": {"name": "add"}},

@@ -1,0 +1,89 @@
+"""Arithmetic as people write it: ``2 to the 20th power``, ``square root of 1764``, ``37 times 43``.
+
+:func:`from_words` turns such a phrase into calculator notation, so a small model can pass the
+user's own words to the calculator instead of translating them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_NUM = r"-?\d+(?:\.\d+)?%?"
+_OPERAND = rf"(?:{_NUM}|\([^()]*\))"
+_LIST = rf"({_NUM}(?:\s*,\s*{_NUM})*(?:,?\s+and\s+{_NUM}))"
+
+_LEAD = re.compile(
+    r"^(?:(?:what|how much)(?:\s+is|'s)|calculate|compute|evaluate|work out|find|tell me)\s+",
+    re.IGNORECASE,
+)
+_ARTICLE = re.compile(r"\bthe\s+", re.IGNORECASE)
+
+
+def _numbers(text: str) -> list[str]:
+    return re.findall(_NUM, text)
+
+
+def _mean(match: re.Match[str]) -> str:
+    values = _numbers(match[1])
+    return f"({' + '.join(values)}) / {len(values)}"
+
+
+def _sum(match: re.Match[str]) -> str:
+    return f"({' + '.join(_numbers(match[1]))})"
+
+
+def _product(match: re.Match[str]) -> str:
+    return f"({' * '.join(_numbers(match[1]))})"
+
+
+_Rule = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
+
+_RULES: tuple[_Rule, ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), replacement)
+    for pattern, replacement in (
+        (rf"\b(?:average|mean) of {_LIST}", _mean),
+        (rf"\bsum of {_LIST}", _sum),
+        (rf"^add {_LIST}", _sum),
+        (rf"\bproduct of {_LIST}", _product),
+        (rf"^multiply ({_OPERAND}) (?:by|and) ({_OPERAND})", r"\1 * \2"),
+        (rf"^divide ({_OPERAND}) by ({_OPERAND})", r"\1 / \2"),
+        (rf"^subtract ({_OPERAND}) from ({_OPERAND})", r"\2 - \1"),
+        (rf"\bsquare root of ({_OPERAND})", r"sqrt(\1)"),
+        (rf"\bcube root of ({_OPERAND})", r"cbrt(\1)"),
+        (rf"\bfactorial of ({_OPERAND})", r"factorial(\1)"),
+        (rf"({_OPERAND}) factorial\b", r"factorial(\1)"),
+        (rf"({_OPERAND})!", r"factorial(\1)"),
+        (rf"({_OPERAND}) to (?:the )?(\d+)(?:st|nd|rd|th)? power\b", r"\1 ** \2"),
+        (
+            rf"({_OPERAND}) (?:to (?:the )?power(?: of)?|raised to(?: (?:the )?power of)?) "
+            rf"({_OPERAND})",
+            r"\1 ** \2",
+        ),
+        (rf"({_OPERAND}) squared\b", r"\1 ** 2"),
+        (rf"({_OPERAND}) cubed\b", r"\1 ** 3"),
+        (r"\s*\bpercent\b", "%"),
+        (r"\b(?:multiplied by|times)\b", "*"),
+        (r"\b(?:divided by|over)\b", "/"),
+        (r"\bplus\b", "+"),
+        (r"\bminus\b", "-"),
+        (r"\b(?:modulo|mod)\b", "%"),
+        (r"(?<=\d)\s*x\s*(?=[\d(])", " * "),
+    )
+)
+
+
+def from_words(text: str) -> str:
+    """``text`` with its words of arithmetic written as operators and functions.
+
+    Text without such words comes back unchanged, so refusals quote what was written.
+    """
+    if not re.search(r"[a-z]{2}|\d\s*x\s*[\d(]|!", text, re.IGNORECASE):
+        return text
+    out = text.strip().rstrip("?. ")
+    out = _LEAD.sub("", out)
+    out = _ARTICLE.sub("", out)
+    for pattern, replacement in _RULES:
+        out = pattern.sub(replacement, out)
+    out = re.sub(r"\s+", " ", out).strip()
+    return out if out != text.strip() else text

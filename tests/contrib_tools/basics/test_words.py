@@ -1,0 +1,61 @@
+"""Arithmetic as people write it, read by the calculator."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from toolwire_basics import CalculationError, calculator, evaluate
+from toolwire_basics._words import from_words
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("17.5% of 2480", 434),
+        ("15 percent of 80", 12),
+        ("37 times 43", 1591),
+        ("256 multiplied by 12", 3072),
+        ("Multiply 128 by 64", 8192),
+        ("1024 divided by 16", 64),
+        ("Divide 945 by 7", 135),
+        ("4821 plus 3967", 8788),
+        ("10000 minus 3457", 6543),
+        ("Add 123, 456 and 789", 1368),
+        ("the sum of 250 and 175", 425),
+        ("subtract 3 from 10", 7),
+        ("2 to the 20th power", 2**20),
+        ("3 to the power of 7", 3**7),
+        ("2 raised to the power of 10", 1024),
+        ("15 squared", 225),
+        ("12 cubed", 1728),
+        ("the square root of 1764", 42),
+        ("square root of (40 + 9)", 7),
+        ("the cube root of 27", 3),
+        ("the average of 4, 8, 15, 16, 23 and 42", 18),
+        ("the mean of 10, 20 and 60", 30),
+        ("5 factorial", 120),
+        ("81 divided by 9 plus 6", 15),
+        ("What is 45 percent of 1200?", 540),
+        ("3 x 4", 12),
+    ],
+)
+def test_words_of_arithmetic(text: str, value: float) -> None:
+    assert math.isclose(evaluate(text), value)
+
+
+def test_notation_without_words_is_left_as_written() -> None:
+    assert from_words("(3 + 4) ** 2 / 7") == "(3 + 4) ** 2 / 7"
+    assert from_words("sqrt(2) * pi") == "sqrt(2) * pi"
+
+
+def test_words_that_are_not_arithmetic_are_still_refused() -> None:
+    with pytest.raises(CalculationError, match="is not a valid arithmetic expression"):
+        evaluate("the price of 3 apples")
+
+
+async def test_the_tool_reports_the_words_it_was_given() -> None:
+    result = await calculator.invoke({"expression": "2 to the 20th power"})
+    assert result.is_ok
+    assert result.content == "2 to the 20th power = 1048576"

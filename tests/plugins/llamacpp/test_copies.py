@@ -1,0 +1,46 @@
+"""The spans and numbers a call's arguments may copy from the user's words."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toolwire_llamacpp._copies import MAX_SPANS, Copies
+
+
+def spans(text: str) -> set[str]:
+    return {json.loads(s) for s in Copies.from_texts([text]).spans}
+
+
+@pytest.mark.parametrize(
+    ("text", "whole", "cut"),
+    [
+        ("What is 17.5% of 2480?", "17.5% of 2480", "17.5%"),
+        ("What's 15 percent of 80?", "15 percent of 80", "15 percent"),
+        ("What is 2 to the 20th power?", "2 to the 20th power", "2 to the 20th"),
+        ("What is the square root of 1764?", "the square root of 1764", "root of 1764"),
+        ("What is 9:00 in New York in London time?", "New York", "New"),
+        ("How many square feet is 20 square meters?", "square feet", "feet"),
+        ("Add 123, 456 and 789.", "Add 123, 456 and 789", "123, 456"),
+    ],
+)
+def test_spans_do_not_cut_a_phrase(text: str, whole: str, cut: str) -> None:
+    found = spans(text)
+    assert whole in found
+    assert cut not in found
+
+
+def test_edges_are_trimmed_and_bare_numbers_left_to_numbers() -> None:
+    found = spans('Convert "5 miles" to kilometers?')
+    assert "kilometers" in found
+    assert "kilometers?" not in found
+    assert "5" not in found
+    assert Copies.from_texts(['Convert "5 miles" to kilometers?']).numbers == ("5",)
+
+
+def test_a_long_message_keeps_the_shortest_spans() -> None:
+    long = " ".join(f"word{i}" for i in range(200))
+    copies = Copies.from_texts([long])
+    assert len(copies.spans) == MAX_SPANS
+    assert '"word0"' in copies.spans
