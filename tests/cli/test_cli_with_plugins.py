@@ -60,6 +60,17 @@ def test_show_prompted_prints_the_system_prompt_text(
     assert "expression" in text
 
 
+def test_show_prompted_says_how_many_calls_a_run_asks_for(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+):
+    assert main(["tools", "show", "calculator", "--wire", "prompted"]) == 0
+    assert "Make at most one call per reply." in capsys.readouterr().out
+    config = workdir / "toolwire.toml"
+    config.write_text(config.read_text() + "[loop]\nconcurrency = 2\n", encoding="utf-8")
+    assert main(["tools", "show", "calculator", "--wire", "prompted"]) == 0
+    assert "You may make several calls in one reply" in capsys.readouterr().out
+
+
 def test_strict_projection_when_the_host_binds_output(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ):

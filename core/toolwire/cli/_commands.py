@@ -203,7 +203,12 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
     if args.wire == "prompted":
         from ..prompted import render_prompted_tools
 
-        text = render_prompted_tools((spec,), args.dialect or host.config.provider.tool_dialect)
+        # As a run sends it: serial execution (`[loop] concurrency = 1`) asks for one call a reply.
+        text = render_prompted_tools(
+            (spec,),
+            args.dialect or host.config.provider.tool_dialect,
+            several_calls=host.config.loop.concurrency > 1,
+        )
         if args.json:
             _print_json({"wire": "prompted", "text": text}, out)
         else:
@@ -354,7 +359,7 @@ def render_init_config(plugins: Sequence[str]) -> str:
     """The commented ``toolwire.toml`` that ``toolwire init`` writes."""
     enable = ", ".join(json.dumps(p) for p in plugins)
     lines = [
-        "# toolwire configuration. Reference: docs/config.md",
+        "# toolwire configuration. Reference: docs/user-guide.md (the config section)",
         "",
         "[plugins]",
         "# Installed plugins to load. Nothing a package installs reaches a model unless it is",
