@@ -211,12 +211,14 @@ class Host:
     @property
     def provider_config(self) -> ProviderConfig:
         """``[provider]`` with the adapter resolved: when none is configured, the embedded model
-        if the ``llamacpp`` plugin is enabled and loaded, else the in-box scripted test model."""
+        if the ``llamacpp`` plugin is enabled and loaded, else none (the in-box scripted test
+        model answers only when asked for by name, ``adapter = "scripted"``: it calls every tool
+        it is offered, side effects included)."""
         provider = self.config.provider
         if provider.adapter is None:
             info = self.plugin_info(DEFAULT_LOCAL_PLUGIN)
-            local = info is not None and info.enabled and info.loaded
-            provider = attrs.evolve(provider, adapter="llamacpp" if local else "scripted")
+            if info is not None and info.enabled and info.loaded:
+                provider = attrs.evolve(provider, adapter=DEFAULT_LOCAL_PLUGIN)
         return provider
 
     def create_adapter(self, api: str | None = None) -> ProviderAdapter:
@@ -226,7 +228,13 @@ class Host:
         if api is not None and api != provider.adapter:
             provider = attrs.evolve(provider, adapter=api)
         classes = self.adapter_classes()
-        adapter_cls = classes.get(provider.adapter or "")
+        if provider.adapter is None:
+            raise HostError(
+                "no provider is configured: set [provider] adapter (one of "
+                f"{', '.join(sorted(classes)) or 'none'}) with its base_url and model, or enable "
+                "the llamacpp plugin for the embedded model"
+            )
+        adapter_cls = classes.get(provider.adapter)
         if adapter_cls is None:
             known = ", ".join(classes) or "none"
             raise HostError(

@@ -288,6 +288,7 @@ from toolwire import Host
 from toolwire.config import config_from_dict
 config = config_from_dict({
     "plugins": {"enable": ["otel"]},
+    "provider": {"adapter": "scripted"},
     "ledger": {"enabled": False},
     "tools": {"otel": {"endpoint": sys.argv[1], "metrics_exporter": "none"}},
 })

@@ -12,8 +12,8 @@ import textwrap
 NOT_ENABLED = """
 import json, sys
 from toolwire import Config, Host
-from toolwire.config import PluginsConfig
-host = Host.load(Config(plugins=PluginsConfig(enable=("openai",))))
+from toolwire.config import PluginsConfig, ProviderConfig
+host = Host.load(Config(plugins=PluginsConfig(enable=("openai",)), provider=ProviderConfig(adapter="scripted")))
 run = host.run_sync("hello")
 print(json.dumps({"otel": info.loaded if (info := host.plugin_info("otel")) else None,
                   "modules": sorted(m for m in sys.modules if m.startswith("opentelemetry"))}))
@@ -36,7 +36,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from toolwire import Config, Host
-from toolwire.config import PluginsConfig
+from toolwire.config import PluginsConfig, ProviderConfig
 
 exporter = InMemorySpanExporter()
 provider = TracerProvider()
@@ -44,7 +44,9 @@ provider.add_span_processor(SimpleSpanProcessor(exporter))
 trace.set_tracer_provider(provider)
 tracer = trace.get_tracer("application")
 
-host = Host.load(Config(plugins=PluginsConfig(enable=("otel",))))
+host = Host.load(
+    Config(plugins=PluginsConfig(enable=("otel",)), provider=ProviderConfig(adapter="scripted"))
+)
 with tracer.start_as_current_span("request handler") as outer:
     run = host.run_sync("hello")
 # The host closed at the end of run_sync; the application's provider must still work.
