@@ -13,7 +13,9 @@ NOT_ENABLED = """
 import json, sys
 from toolwire import Config, Host
 from toolwire.config import PluginsConfig, ProviderConfig
-host = Host.load(Config(plugins=PluginsConfig(enable=("openai",)), provider=ProviderConfig(adapter="scripted")))
+host = Host.load(
+    Config(plugins=PluginsConfig(enable=("openai",)), provider=ProviderConfig(adapter="scripted"))
+)
 run = host.run_sync("hello")
 print(json.dumps({"otel": info.loaded if (info := host.plugin_info("otel")) else None,
                   "modules": sorted(m for m in sys.modules if m.startswith("opentelemetry"))}))
