@@ -14,16 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._json.relaxed import parse_arguments
 from .._trust import TrustLevel
 from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
 from ..config import Config
 from ..context._gather import gather_request_context
 from ..context._records import ContextRequest
 from ..events import (
-    DuplicateSuppressed,
     Event,
-    InvalidArguments,
     LimitReached,
     PluginFailed,
     RequestSent,
@@ -42,7 +39,6 @@ from ..events import (
     ToolFailed,
     ToolProgress,
     ToolStarted,
-    UnknownTool,
 )
 from ..messages import (
     AssistantMessage,
@@ -55,6 +51,14 @@ from ..messages import (
 from ..tools._context import ToolContext
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import ToolBlocked, ToolResult, ToolStatus
+from ._admission import (
+    AdmissionContext,
+    Admitted,
+    NeedsDecision,
+    Refused,
+    admit,
+    duplicate_key,
+)
 from ._cancel import RunCancelled, answer_cancelled, until_cancelled
 from ._codec import redact_arguments
 from ._ledger import Ledger, LedgerEntry, ledger_for
@@ -81,48 +85,11 @@ if TYPE_CHECKING:
     from ..tools import Tool
 
 _ANY_TOOL_CHOICE = ("auto", "none", "required")
-_SHOWN_ARGUMENTS = 400
 
 
 def _describe(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _canonical(arguments: Mapping[str, Any]) -> str:
-    return json.dumps(
-        arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
-    )
-
-
-def _duplicate_key(tool: Tool, arguments: Mapping[str, Any]) -> str:
-    """The tool name and the canonical JSON of the arguments, schema defaults filled in (so
-    ``{"q": "a"}`` and ``{"q": "a", "limit": 3}`` with ``limit`` defaulting to 3 are one call)."""
-    properties = tool.parameters.get("properties")
-    if isinstance(properties, Mapping):
-        defaults = {
-            name: spec["default"]
-            for name, spec in properties.items()
-            if name not in arguments and isinstance(spec, Mapping) and "default" in spec
-        }
-        if defaults:
-            arguments = {**defaults, **arguments}
-    return tool.name + "\x00" + _canonical(arguments)
-
-
-def _shown(call: ToolCall) -> str:
-    if call.arguments is not None:
-        text = json.dumps(call.arguments, ensure_ascii=False, default=str)
-    else:
-        text = call.raw_arguments or ""
-    return text if len(text) <= _SHOWN_ARGUMENTS else text[:_SHOWN_ARGUMENTS] + "…"
-
-
-@attrs.frozen
-class _Refused:
-    """A check of admission answered the call; ``fail`` is set when that stops the run."""
-
-    fail: str | None
 
 
 class ToolCallingLoop:
@@ -460,7 +427,7 @@ class ToolCallingLoop:
             ):
                 tool = self.host.tools.get(record.tool)
                 if tool is not None and not tool.allow_duplicates:
-                    key = _duplicate_key(tool, record.arguments)
+                    key = duplicate_key(tool, record.arguments)
                     state.seen.setdefault(key, record.call.id)
         return state
 
@@ -488,60 +455,6 @@ class ToolCallingLoop:
         )
         self._emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
         return offer
-
-    def _repaired_name(
-        self, state: RunState, round: int, call: ToolCall, offer: Offer
-    ) -> Tool | None:
-        """The offered tool an unknown name means except for case or as an alias, announced."""
-        from ..tools._names import match_tool_name
-
-        matched = match_tool_name(call.name, offer.names)
-        if matched is None:
-            return None
-        self._emit(
-            state,
-            UnknownTool(
-                run_id=state.run_id,
-                round=round,
-                call_id=call.id,
-                name=call.name,
-                offered=offer.names,
-                action=f"repaired:{matched}",
-            ),
-        )
-        return offer.tools[matched]
-
-    def _refuse_arguments(
-        self,
-        state: RunState,
-        round: int,
-        slot: CallSlot,
-        *,
-        name: str,
-        reason: str,
-        message: str,
-        stop_detail: str,
-    ) -> str | None:
-        """Answer a call whose arguments could not be read or were invalid, with an event.
-
-        Returns why the run stops when ``[loop] invalid_arguments`` is ``fail``, else None.
-        """
-        failing = self.config.loop.invalid_arguments == "fail"
-        self._emit(
-            state,
-            InvalidArguments(
-                run_id=state.run_id,
-                round=round,
-                call_id=slot.request.id,
-                name=name,
-                recovery="failed" if failing else "returned",
-                reason=reason,
-            ),
-        )
-        slot.answer("invalid_arguments", ToolResult.error(message))
-        if failing:
-            return f"{stop_detail} and [loop] invalid_arguments is 'fail'"
-        return None
 
     def _emit(self, state: RunState, event: Event) -> None:
         if isinstance(event, ToolCallArgumentsDelta) and event.partial_arguments is not None:
@@ -1132,310 +1045,110 @@ class ToolCallingLoop:
         count: bool = True,
         approved: bool = False,
     ) -> str | None:
-        """Admit one call, fail-closed; returns a reason when a ``fail`` policy stops the run.
+        """Admit one call through :func:`admit` and apply the verdict; returns a reason when a
+        ``fail`` policy stops the run.
 
-        The checks run in order: limits (when ``count``), the tool, the arguments, duplicates,
-        external tools, then approval. A call approved with edited arguments goes through the
-        checks again, as approved. On return the slot is answered (refused), deferred, or
-        admitted (``tool`` and ``arguments`` set, no result yet).
+        On return the slot is answered (refused), deferred, or admitted (``tool`` and
+        ``arguments`` set, no result yet). A call approved with edited arguments is admitted
+        again, as approved and without counting it twice.
         """
-        if count and not self._take_budget(state, round, slot):
-            return None
         while True:
-            tool = self._admitted_tool(state, round, slot, offer)
-            if isinstance(tool, _Refused):
-                return tool.fail
-            slot.tool = tool
-            arguments = self._admitted_arguments(state, round, slot, tool)
-            if isinstance(arguments, _Refused):
-                return arguments.fail
-            slot.arguments = arguments
-            if self._suppressed_duplicate(state, round, slot, tool, arguments):
+            verdict = admit(slot.request, offer, self._admission(state, round, count, approved))
+            for event in verdict.events:
+                self._emit(state, event)
+            if verdict.counted:
+                state.used += 1
+            if isinstance(verdict, Refused):
+                self._refuse(state, slot, verdict)
+                return verdict.fail
+            slot.tool = verdict.tool
+            slot.arguments = verdict.arguments
+            if isinstance(verdict, Admitted):
+                self._remember(state, slot, verdict.key)
                 return None
-            if tool.external:
-                self._defer(
-                    state,
-                    round,
-                    slot,
-                    "external",
-                    f"{tool.name} is an external tool: the caller runs it and supplies the result",
-                )
+            if verdict.reason == "external":
+                self._defer(state, round, slot, verdict.request)
                 return None
-            if approved or not await self._approve(state, round, slot, tool, arguments):
+            edited = await self._decide(state, round, slot, verdict)
+            if edited is None:
                 return None
-            approved = True
+            slot.request = edited
+            slot.tool = None
+            slot.arguments = None
+            count, approved = False, True
 
-    def _take_budget(self, state: RunState, round: int, slot: CallSlot) -> bool:
-        """Count the call against the run's limits; False when it was answered instead."""
-        loop_config = self.config.loop
-        if state.cancel_requested:
-            slot.answer(
-                "cancelled",
-                ToolResult.error("Cancelled: the run was cancelled before this call ran."),
-            )
-            return False
-        if self._deadline_passed(state):
-            state.deadline_hit = True
-            slot.answer(
-                "limit",
-                ToolResult.error(
-                    "Not run: the run's deadline passed before this call could start."
-                ),
-            )
-            return False
-        if state.used >= loop_config.max_tool_calls:
-            if not state.budget_hit:
-                self._emit(
-                    state,
-                    LimitReached(
-                        run_id=state.run_id,
-                        round=round,
-                        limit="max_tool_calls",
-                        value=loop_config.max_tool_calls,
-                    ),
-                )
+    def _admission(
+        self, state: RunState, round: int, count: bool, approved: bool
+    ) -> AdmissionContext:
+        """What admission reads about the run, taken now."""
+        return AdmissionContext(
+            run_id=state.run_id,
+            round=round,
+            loop=self.config.loop,
+            used=state.used,
+            budget_hit=state.budget_hit,
+            cancel_requested=count and state.cancel_requested,
+            deadline_passed=count and self._deadline_passed(state),
+            seen=state.seen,
+            refusal_reason=self._pipeline.refusal_reason,
+            approval_reason=self._pipeline.approval_reason,
+            count=count,
+            approved=approved,
+        )
+
+    def _refuse(self, state: RunState, slot: CallSlot, verdict: Refused) -> None:
+        if verdict.tool is not None:
+            slot.tool = verdict.tool
+        if verdict.arguments is not None:
+            slot.arguments = verdict.arguments
+        if verdict.budget_hit:
             state.budget_hit = True
-            slot.answer(
-                "limit",
-                ToolResult.error(
-                    f"Not run: this run reached its limit of {loop_config.max_tool_calls} tool "
-                    "call(s). Answer with what you have."
-                ),
-            )
-            return False
-        state.used += 1
-        return True
+        if verdict.deadline_hit:
+            state.deadline_hit = True
+        slot.answer(verdict.outcome, verdict.result)
 
-    def _admitted_tool(
-        self, state: RunState, round: int, slot: CallSlot, offer: Offer
-    ) -> Tool | _Refused:
-        """The offered tool the call names (or ``[loop] unknown_tool``'s rewrite)."""
-        call = slot.request
-        name = call.name
-        if not name and call.invalid_reason is not None:
-            # A call written in the text that could not even be read for a tool name (prompted
-            # dialects): the model needs the reader's reason, not "unknown tool ''".
-            available = ", ".join(offer.names) if offer.names else "none in this round"
-            return _Refused(
-                self._refuse_arguments(
-                    state,
-                    round,
-                    slot,
-                    name=name,
-                    reason=call.invalid_reason,
-                    message=f"Could not read a tool call: {call.invalid_reason}. "
-                    f"Available tools: {available}.",
-                    stop_detail="a tool call could not be read",
-                )
-            )
-        tool = offer.tools.get(name)
-        if tool is None and self.config.loop.unknown_tool != "fail":
-            tool = self._repaired_name(state, round, call, offer)
-        if tool is not None:
-            return tool
-        policy = self.config.loop.unknown_tool
-        target = policy.removeprefix("rewrite:") if policy.startswith("rewrite:") else None
-        rewritten = offer.tools.get(target) if target is not None else None
-        action = policy if rewritten is not None or target is None else "return_error"
-        self._emit(
-            state,
-            UnknownTool(
-                run_id=state.run_id,
-                round=round,
-                call_id=call.id,
-                name=name,
-                offered=offer.names,
-                action=action,
-            ),
-        )
-        if rewritten is not None:
-            return rewritten
-        available = ", ".join(offer.names) if offer.names else "none in this round"
-        message = (
-            f"Unknown tool {name!r} (called with arguments {_shown(call)}). "
-            f"Available tools: {available}."
-        )
-        slot.answer("unknown_tool", ToolResult.error(message))
-        if policy == "fail":
-            return _Refused(
-                f"the model called the unknown tool {name!r} and [loop] unknown_tool is 'fail'"
-            )
-        return _Refused(None)
-
-    def _admitted_arguments(
-        self, state: RunState, round: int, slot: CallSlot, tool: Tool
-    ) -> Mapping[str, Any] | _Refused:
-        """The call's arguments, repaired when unreadable and validated against the schema."""
-        call = slot.request
-        arguments = call.arguments
-        if arguments is None or call.invalid_reason is not None:
-            repaired = self._repaired_arguments(state, round, slot, tool)
-            if isinstance(repaired, _Refused):
-                return repaired
-            arguments = repaired
-        try:
-            return tool.validate(arguments)
-        except ArgumentsInvalid as exc:
-            slot.arguments = arguments
-            return _Refused(
-                self._refuse_arguments(
-                    state,
-                    round,
-                    slot,
-                    name=tool.name,
-                    reason="; ".join(exc.problems),
-                    message=str(exc),
-                    stop_detail=f"the arguments of a {tool.name} call were invalid",
-                )
-            )
-
-    def _repaired_arguments(
-        self, state: RunState, round: int, slot: CallSlot, tool: Tool
-    ) -> Mapping[str, Any] | _Refused:
-        """Arguments that did not arrive as a JSON object, parsed with the conservative repairs."""
-        call = slot.request
-        raw = call.raw_arguments if call.raw_arguments is not None else ""
-        try:
-            parsed = parse_arguments(raw)
-        except (ValueError, TypeError) as exc:
-            reason = getattr(exc, "reason", None) or str(exc)
-            if call.invalid_reason and call.invalid_reason not in reason:
-                # The adapter's reason (e.g. a prompted dialect's "the call is not closed")
-                # often says more than a JSON parser's complaint about text that was never JSON.
-                reason = f"{reason} ({call.invalid_reason})"
-            return _Refused(
-                self._refuse_arguments(
-                    state,
-                    round,
-                    slot,
-                    name=tool.name,
-                    # The parser quotes the text, which may hold a sensitive value.
-                    reason="the text is not a JSON object (details withheld: the tool has "
-                    "sensitive arguments)"
-                    if tool.sensitive_arguments
-                    else reason,
-                    message=f"Could not parse the arguments of {tool.name} as a JSON object: "
-                    f"{reason}. Send the arguments as one JSON object matching the tool's "
-                    "parameters.",
-                    stop_detail=f"the arguments of a {tool.name} call could not be parsed",
-                )
-            )
-        self._emit(
-            state,
-            InvalidArguments(
-                run_id=state.run_id,
-                round=round,
-                call_id=call.id,
-                name=tool.name,
-                recovery="repaired",
-                reason="repaired: " + (", ".join(parsed.repairs) or "re-parsed the text"),
-            ),
-        )
-        return parsed.arguments
-
-    def _suppressed_duplicate(
-        self,
-        state: RunState,
-        round: int,
-        slot: CallSlot,
-        tool: Tool,
-        arguments: Mapping[str, Any],
-    ) -> bool:
-        """True when an identical call ran earlier in the run (the slot is answered)."""
-        if tool.allow_duplicates:
-            return False
-        key = _duplicate_key(tool, arguments)
-        first = state.seen.get(key)
-        if first is None:
+    def _remember(self, state: RunState, slot: CallSlot, key: str | None) -> None:
+        """Record the admitted call's duplicate key (forgotten again if it does not succeed)."""
+        if key is not None:
             state.seen[key] = slot.request.id
             slot.key = key
-            return False
-        self._emit(
-            state,
-            DuplicateSuppressed(
-                run_id=state.run_id,
-                round=round,
-                call_id=slot.request.id,
-                name=tool.name,
-                first_call_id=first,
-            ),
-        )
-        slot.answer(
-            "duplicate",
-            ToolResult.error(
-                f"Not run: this call is identical to call {first} earlier in this run "
-                "(same tool, same arguments). Use that result instead of repeating it."
-            ),
-        )
-        return True
 
-    async def _approve(
-        self,
-        state: RunState,
-        round: int,
-        slot: CallSlot,
-        tool: Tool,
-        arguments: Mapping[str, Any],
-    ) -> bool:
-        """Apply ``[policy]`` approval to an admitted call; True when it was approved with edited
-        arguments (``slot.request`` holds them) and must be admitted again."""
-        if self._pipeline.refusal_reason(tool) is not None:
-            return False  # the policy middleware blocks it; asking first would be pointless
-        reason = self._pipeline.approval_reason(tool)
-        if reason is None:
-            return False
-        call = slot.request
-        request = DeferredRequest(
-            call_id=call.id,
-            tool=tool.name,
-            arguments=arguments,
-            reason="approval",
-            detail=reason,
-            round=round,
-        )
+    async def _decide(
+        self, state: RunState, round: int, slot: CallSlot, verdict: NeedsDecision
+    ) -> ToolCall | None:
+        """Ask the run's approver about a call ``[policy]`` wants approved and apply the answer;
+        returns the edited call when it was approved with other arguments."""
         decision: Any = None
         if state.approval is not None:
-            decision = state.approval(request)
+            decision = state.approval(verdict.request)
             if inspect.isawaitable(decision):
                 decision = await decision
+        name = verdict.tool.name
         if decision is None:
-            self._defer(state, round, slot, "approval", reason)
+            self._defer(state, round, slot, verdict.request)
         elif isinstance(decision, Deny):
-            self._forget(state, slot)
-            self._deny(state, round, slot, tool.name, decision.message)
+            self._deny(state, round, slot, name, decision.message)
         elif isinstance(decision, Supply):
-            self._forget(state, slot)
             slot.answer("supplied", decision.result)
-            self._settle_events(state, round, slot, tool.name)
+            self._settle_events(state, round, slot, name)
         elif isinstance(decision, Approve):
             if decision.arguments is not None:
-                self._forget(state, slot)
-                slot.request = edited_call(call, tool.name, decision.arguments)
-                slot.tool = None
-                slot.arguments = None
-                return True
+                return edited_call(slot.request, name, decision.arguments)
+            self._remember(state, slot, verdict.key)
         else:
             raise TypeError(
                 f"the approval callback returned {decision!r}; expected Approve, Deny, Supply "
                 "or None"
             )
-        return False
+        return None
 
     def _forget(self, state: RunState, slot: CallSlot) -> None:
         if slot.key is not None and state.seen.get(slot.key) == slot.call.id:
             del state.seen[slot.key]
         slot.key = None
 
-    def _defer(self, state: RunState, round: int, slot: CallSlot, reason: Any, detail: str) -> None:
-        assert slot.tool is not None
-        slot.deferred = DeferredRequest(
-            call_id=slot.call.id,
-            tool=slot.tool.name,
-            arguments=slot.arguments or {},
-            reason=reason,
-            detail=detail,
-            round=round,
-        )
+    def _defer(self, state: RunState, round: int, slot: CallSlot, request: DeferredRequest) -> None:
+        slot.deferred = request
         slot.outcome = "deferred"
         self._forget(state, slot)
         self._emit(
@@ -1444,8 +1157,8 @@ class ToolCallingLoop:
                 run_id=state.run_id,
                 round=round,
                 call_id=slot.call.id,
-                name=slot.tool.name,
-                reason=detail,
+                name=request.tool,
+                reason=request.detail,
             ),
         )
 
