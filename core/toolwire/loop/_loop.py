@@ -6,10 +6,9 @@ import asyncio
 import inspect
 import json
 import threading
-import time
 import types
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -59,8 +58,9 @@ from ._admission import (
     admit,
     duplicate_key,
 )
-from ._cancel import RunCancelled, answer_cancelled, until_cancelled
+from ._cancel import answer_cancelled
 from ._codec import redact_arguments
+from ._execution import Attempt, LedgerRow, describe, record_start, with_ledger, with_retries
 from ._ledger import Ledger, LedgerEntry, ledger_for
 from ._offer import Offer, Selection, resolve_offer
 from ._protocol import LoopHost
@@ -70,7 +70,6 @@ from ._run import (
     Decision,
     DeferredRequest,
     Deny,
-    Outcome,
     Run,
     RunOptions,
     Supply,
@@ -85,11 +84,6 @@ if TYPE_CHECKING:
     from ..tools import Tool
 
 _ANY_TOOL_CHOICE = ("auto", "none", "required")
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class ToolCallingLoop:
@@ -589,7 +583,7 @@ class ToolCallingLoop:
                     plugin="toolwire.ledger",
                     hook="ledger",
                     error=f"the run could not be stored in {str(self.ledger.path)!r}: "
-                    f"{_describe(exc)}",
+                    f"{describe(exc)}",
                 ),
             )
 
@@ -770,7 +764,7 @@ class ToolCallingLoop:
             else:
                 state.error = exc
                 state.finish(
-                    "error", f"the {adapter.api} adapter failed in round {round}: {_describe(exc)}"
+                    "error", f"the {adapter.api} adapter failed in round {round}: {describe(exc)}"
                 )
             return None
         except ProviderError as exc:
@@ -780,7 +774,7 @@ class ToolCallingLoop:
         except Exception as exc:
             state.error = exc
             state.finish(
-                "error", f"the {adapter.api} adapter raised in round {round}: {_describe(exc)}"
+                "error", f"the {adapter.api} adapter raised in round {round}: {describe(exc)}"
             )
             return None
         if not isinstance(message, AssistantMessage):
@@ -1229,71 +1223,40 @@ class ToolCallingLoop:
         )
         context = self._context(state, round, tool, call, messages)
         ledger = self.ledger
-        idempotent = tool.policy.idempotent
-        if ledger is not None and not idempotent:
-            snapshot: str | None = None
-            if state.snapshot_pending:
-                state.snapshot_pending = False
-                interrupted = state.build(stop="interrupted")
-                snapshot = self._snapshot(
-                    attrs.evolve(interrupted, tool_calls_used=state.snapshot_used)
-                )
-            try:
-                ledger.started(
-                    run_id,
-                    round,
-                    call.id,
-                    tool.name,
-                    arguments,
-                    idempotent=False,
-                    snapshot=snapshot,
-                )
-                state.ledger_written = state.turn_started = True
-            except Exception as exc:
-                # Fail closed: a call the ledger cannot record does not run.
-                slot.answer(
-                    "not_run",
-                    ToolResult.error(
-                        f"Not run: the tool-effect ledger {str(ledger.path)!r} cannot record "
-                        f"the call ({_describe(exc)})."
-                    ),
-                )
+        row = LedgerRow(
+            run_id=run_id,
+            round=round,
+            call_id=call.id,
+            tool=tool.name,
+            arguments=arguments,
+            idempotent=tool.policy.idempotent,
+        )
+        if ledger is not None and not row.idempotent:
+            refused = record_start(ledger, row, self._pending_snapshot(state))
+            if refused is not None:
+                slot.answer("not_run", refused)
                 self._settle_events(state, round, slot, tool.name)
                 return
-        started = time.perf_counter()
-        result: ToolResult | None = None
-        outcome: Outcome = "executed"
-        try:
-            attempts = 0
-            while True:
-                attempts += 1
-                slot.attempts = attempts
-                result = await self._invoke(state, tool, call, arguments, context)
-                if (
-                    result.status is ToolStatus.ERROR
-                    and result.retryable
-                    and attempts <= tool.policy.max_retries
-                ):
-                    delay = min(self.retry_backoff * 2 ** (attempts - 1), self.retry_backoff_max)
-                    await asyncio.sleep(delay)
-                    continue
-                break
-        except RunCancelled:
-            result = ToolResult.error(f"Cancelled: the run was cancelled while {tool.name} ran.")
-            outcome = "cancelled"
-        except asyncio.CancelledError:
-            result = ToolResult.error(f"Cancelled: the run was cancelled while {tool.name} ran.")
-            slot.answer("cancelled", result)
-            raise
-        finally:
-            slot.duration = time.perf_counter() - started
-            if result is not None and ledger is not None:
-                ledger.settled(
-                    run_id, round, call.id, tool.name, arguments, result, idempotent=idempotent
-                )
-        result = self._limit_size(tool, result)
-        slot.answer(outcome, result)
+            state.ledger_written = state.turn_started = True
+        one = self._attempt(state, tool, call, arguments, context)
+        result, outcome = await with_ledger(
+            ledger,
+            row,
+            slot,
+            lambda: with_retries(
+                one, slot, backoff=self.retry_backoff, backoff_max=self.retry_backoff_max
+            ),
+        )
+        slot.answer(outcome, self._limit_size(tool, result))
         self._settle_events(state, round, slot, tool.name)
+
+    def _pending_snapshot(self, state: RunState) -> str | None:
+        """The run as it stands, once per turn, to store with the turn's first ledger row."""
+        if not state.snapshot_pending:
+            return None
+        state.snapshot_pending = False
+        interrupted = state.build(stop="interrupted")
+        return self._snapshot(attrs.evolve(interrupted, tool_calls_used=state.snapshot_used))
 
     def _context(
         self,
@@ -1351,18 +1314,17 @@ class ToolCallingLoop:
             )
         return state.services
 
-    async def _invoke(
+    def _attempt(
         self,
         state: RunState,
         tool: Tool,
         call: ToolCall,
         arguments: Mapping[str, Any],
         context: ToolContext,
-    ) -> ToolResult:
-        """One attempt: the execution hook under the tool's timeout and the run's deadline.
-
-        When the only implementations of ``toolwire_execute_tool`` are the built-in ones, they
-        are done inline (same behaviour, without the hook machinery on every call).
+    ) -> Attempt:
+        """One attempt at the call: the execution hook under the tool's timeout and the run's
+        deadline. When the only implementations of ``toolwire_execute_tool`` are the built-in
+        ones, they are done inline (same behaviour, without the hook machinery on every call).
         """
         timeout = tool.policy.timeout
         deadline_bound = False
@@ -1370,48 +1332,33 @@ class ToolCallingLoop:
             remaining = state.deadline - asyncio.get_running_loop().time()
             if timeout is None or remaining < timeout:
                 timeout, deadline_bound = max(remaining, 0.0), True
-        cancel = state.cancel
-        try:
-            direct = state.direct_execution
+        direct = state.direct_execution
+        refusal_reason = self._pipeline.refusal_reason
+        hook = self.host.hook
+
+        def send() -> Awaitable[Any] | None:
             if direct is None:
-                awaitable = self.host.hook.toolwire_execute_tool(call=call, context=context)
-            else:
-                if direct:  # the default policy middleware, inline
-                    reason = self._pipeline.refusal_reason(tool)
-                    if reason is not None:
-                        raise ToolBlocked(reason)
-                awaitable = tool.invoke_validated(arguments, context)
-            if awaitable is None:
-                return ToolResult.error(
-                    f"No implementation of toolwire_execute_tool ran the tool {tool.name!r}."
+                awaitable: Awaitable[Any] | None = hook.toolwire_execute_tool(
+                    call=call, context=context
                 )
-            if cancel is not None:
-                awaitable = until_cancelled(awaitable, cancel)
-            if timeout is None:
-                result = await awaitable
-            else:
-                try:
-                    async with asyncio.timeout(timeout):
-                        result = await awaitable
-                except TimeoutError:
-                    if deadline_bound:
-                        state.deadline_hit = True
-                        return ToolResult.error(
-                            f"Tool {tool.name} was stopped: the run's deadline passed while it ran."
-                        )
-                    return ToolResult.error(f"Tool {tool.name} timed out after {timeout:g} s.")
-        except ToolBlocked as exc:
-            return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
-        except (RunCancelled, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            return ToolResult.error(f"Tool execution failed: {_describe(exc)}", exception=exc)
-        if not isinstance(result, ToolResult):
-            return ToolResult.error(
-                f"Tool execution failed: toolwire_execute_tool produced a "
-                f"{type(result).__name__}, not a ToolResult."
-            )
-        return result
+                return awaitable
+            if direct:  # the default policy middleware, inline
+                reason = refusal_reason(tool)
+                if reason is not None:
+                    raise ToolBlocked(reason)
+            return tool.invoke_validated(arguments, context)
+
+        def on_deadline() -> None:
+            state.deadline_hit = True
+
+        return Attempt(
+            tool=tool,
+            send=send,
+            timeout=timeout,
+            deadline_bound=deadline_bound,
+            cancel=state.cancel,
+            on_deadline=on_deadline,
+        )
 
     def _limit_size(self, tool: Tool, result: ToolResult) -> ToolResult:
         limits = [
