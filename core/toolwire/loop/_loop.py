@@ -893,8 +893,8 @@ class ToolCallingLoop:
         if entry is not None and not entry.idempotent:
             slot.tool = self.host.tools.get(entry.tool)
             slot.arguments = entry.arguments
-            slot.deferred = interrupted_request(entry.tool, call.id, entry.arguments, round)
-            slot.outcome = "deferred"
+            interrupted = interrupted_request(entry.tool, call.id, entry.arguments, round)
+            slot.defer(interrupted)
             self._emit(
                 state,
                 ToolDeferred(
@@ -902,7 +902,7 @@ class ToolCallingLoop:
                     round=round,
                     call_id=call.id,
                     name=entry.tool,
-                    reason=slot.deferred.detail,
+                    reason=interrupted.detail,
                 ),
             )
             return slot, None
@@ -921,8 +921,7 @@ class ToolCallingLoop:
         """Apply the caller's decision on a deferred call; True when it goes to admission."""
         slot.arguments = request.arguments
         if decision is None:
-            slot.deferred = request
-            slot.outcome = "deferred"
+            slot.defer(request)
             slot.tool = offer.tools.get(request.tool) or self.host.tools.get(request.tool)
         elif isinstance(decision, Deny):
             self._deny(state, round, slot, request.tool, decision.message)
@@ -961,7 +960,6 @@ class ToolCallingLoop:
             if fail is not None:
                 for slot, _ in to_admit:
                     if slot.result is None:
-                        slot.deferred = None
                         slot.answer("not_run", _not_run(fail))
                 state.finish("fail_policy", fail)
             else:
@@ -1142,8 +1140,7 @@ class ToolCallingLoop:
         slot.key = None
 
     def _defer(self, state: RunState, round: int, slot: CallSlot, request: DeferredRequest) -> None:
-        slot.deferred = request
-        slot.outcome = "deferred"
+        slot.defer(request)
         self._forget(state, slot)
         self._emit(
             state,
