@@ -173,12 +173,12 @@ def record_start(ledger: Ledger, row: LedgerRow, snapshot: str | None) -> ToolRe
 
 async def with_ledger(
     ledger: Ledger | None,
-    row: LedgerRow,
+    row: LedgerRow | None,
     slot: CallSlot,
     send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]],
 ) -> tuple[ToolResult, Outcome]:
-    """Run ``send`` timed into ``slot.duration``; the result goes to the ledger as the call's
-    ``settled`` row (also when the task is cancelled and the slot was answered)."""
+    """Run ``send`` timed into ``slot.duration``; with a ledger, the result goes to it as the
+    call's ``settled`` row (also when the task is cancelled and the slot was answered)."""
     started = time.perf_counter()
     result: ToolResult | None = None
     try:
@@ -187,7 +187,7 @@ async def with_ledger(
         slot.duration = time.perf_counter() - started
         if result is None:
             result = slot.result
-        if result is not None and ledger is not None:
+        if result is not None and ledger is not None and row is not None:
             ledger.settled(
                 row.run_id,
                 row.round,

@@ -1220,15 +1220,17 @@ class ToolCallingLoop:
         )
         context = self._context(state, round, tool, call, messages)
         ledger = self.ledger
-        row = LedgerRow(
-            run_id=run_id,
-            round=round,
-            call_id=call.id,
-            tool=tool.name,
-            arguments=arguments,
-            idempotent=tool.policy.idempotent,
-        )
-        if ledger is not None and not row.idempotent:
+        row = None
+        if ledger is not None:  # no row to build per call without a ledger
+            row = LedgerRow(
+                run_id=run_id,
+                round=round,
+                call_id=call.id,
+                tool=tool.name,
+                arguments=arguments,
+                idempotent=tool.policy.idempotent,
+            )
+        if ledger is not None and row is not None and not row.idempotent:
             refused = record_start(ledger, row, self._pending_snapshot(state))
             if refused is not None:
                 slot.answer("not_run", refused)
