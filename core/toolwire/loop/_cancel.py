@@ -42,7 +42,6 @@ def answer_cancelled(slots: Sequence[CallSlot]) -> None:
     """Answer every call still without a result (deferred ones too) as cancelled."""
     for slot in slots:
         if slot.result is None:
-            slot.deferred = None
             slot.answer(
                 "cancelled",
                 ToolResult.error("Cancelled: the run was cancelled before this call finished."),

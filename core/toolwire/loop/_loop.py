@@ -6,15 +6,13 @@ import asyncio
 import inspect
 import json
 import threading
-import time
 import types
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._json.relaxed import parse_arguments
 from .._trust import TrustLevel
 from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError, ToolChoice
 from ..adapters._outcome import answer_outcome
@@ -22,9 +20,7 @@ from ..config import Config
 from ..context._gather import gather_request_context
 from ..context._records import ContextRequest
 from ..events import (
-    DuplicateSuppressed,
     Event,
-    InvalidArguments,
     LimitReached,
     PluginFailed,
     RequestSent,
@@ -43,7 +39,6 @@ from ..events import (
     ToolFailed,
     ToolProgress,
     ToolStarted,
-    UnknownTool,
 )
 from ..messages import (
     AssistantMessage,
@@ -56,8 +51,17 @@ from ..messages import (
 from ..tools._context import ToolContext
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import ToolBlocked, ToolResult, ToolStatus
-from ._cancel import RunCancelled, answer_cancelled, until_cancelled
+from ._admission import (
+    AdmissionContext,
+    Admitted,
+    NeedsDecision,
+    Refused,
+    admit,
+    duplicate_key,
+)
+from ._cancel import answer_cancelled
 from ._codec import redact_arguments
+from ._execution import Attempt, LedgerRow, describe, record_start, with_ledger, with_retries
 from ._ledger import Ledger, LedgerEntry, ledger_for
 from ._offer import Offer, Selection, resolve_offer
 from ._protocol import LoopHost
@@ -67,7 +71,6 @@ from ._run import (
     Decision,
     DeferredRequest,
     Deny,
-    Outcome,
     Run,
     RunOptions,
     Supply,
@@ -82,48 +85,6 @@ if TYPE_CHECKING:
     from ..tools import Tool
 
 _ANY_TOOL_CHOICE = ("auto", "none", "required")
-_SHOWN_ARGUMENTS = 400
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _canonical(arguments: Mapping[str, Any]) -> str:
-    return json.dumps(
-        arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
-    )
-
-
-def _duplicate_key(tool: Tool, arguments: Mapping[str, Any]) -> str:
-    """The tool name and the canonical JSON of the arguments, schema defaults filled in (so
-    ``{"q": "a"}`` and ``{"q": "a", "limit": 3}`` with ``limit`` defaulting to 3 are one call)."""
-    properties = tool.parameters.get("properties")
-    if isinstance(properties, Mapping):
-        defaults = {
-            name: spec["default"]
-            for name, spec in properties.items()
-            if name not in arguments and isinstance(spec, Mapping) and "default" in spec
-        }
-        if defaults:
-            arguments = {**defaults, **arguments}
-    return tool.name + "\x00" + _canonical(arguments)
-
-
-def _shown(call: ToolCall) -> str:
-    if call.arguments is not None:
-        text = json.dumps(call.arguments, ensure_ascii=False, default=str)
-    else:
-        text = call.raw_arguments or ""
-    return text if len(text) <= _SHOWN_ARGUMENTS else text[:_SHOWN_ARGUMENTS] + "…"
-
-
-@attrs.frozen
-class _Refused:
-    """A check of admission answered the call; ``fail`` is set when that stops the run."""
-
-    fail: str | None
 
 
 class ToolCallingLoop:
@@ -461,7 +422,7 @@ class ToolCallingLoop:
             ):
                 tool = self.host.tools.get(record.tool)
                 if tool is not None and not tool.allow_duplicates:
-                    key = _duplicate_key(tool, record.arguments)
+                    key = duplicate_key(tool, record.arguments)
                     state.seen.setdefault(key, record.call.id)
         return state
 
@@ -489,60 +450,6 @@ class ToolCallingLoop:
         )
         self._emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
         return offer
-
-    def _repaired_name(
-        self, state: RunState, round: int, call: ToolCall, offer: Offer
-    ) -> Tool | None:
-        """The offered tool an unknown name means except for case or as an alias, announced."""
-        from ..tools._names import match_tool_name
-
-        matched = match_tool_name(call.name, offer.names)
-        if matched is None:
-            return None
-        self._emit(
-            state,
-            UnknownTool(
-                run_id=state.run_id,
-                round=round,
-                call_id=call.id,
-                name=call.name,
-                offered=offer.names,
-                action=f"repaired:{matched}",
-            ),
-        )
-        return offer.tools[matched]
-
-    def _refuse_arguments(
-        self,
-        state: RunState,
-        round: int,
-        slot: CallSlot,
-        *,
-        name: str,
-        reason: str,
-        message: str,
-        stop_detail: str,
-    ) -> str | None:
-        """Answer a call whose arguments could not be read or were invalid, with an event.
-
-        Returns why the run stops when ``[loop] invalid_arguments`` is ``fail``, else None.
-        """
-        failing = self.config.loop.invalid_arguments == "fail"
-        self._emit(
-            state,
-            InvalidArguments(
-                run_id=state.run_id,
-                round=round,
-                call_id=slot.request.id,
-                name=name,
-                recovery="failed" if failing else "returned",
-                reason=reason,
-            ),
-        )
-        slot.answer("invalid_arguments", ToolResult.error(message))
-        if failing:
-            return f"{stop_detail} and [loop] invalid_arguments is 'fail'"
-        return None
 
     def _emit(self, state: RunState, event: Event) -> None:
         if isinstance(event, ToolCallArgumentsDelta) and event.partial_arguments is not None:
@@ -677,7 +584,7 @@ class ToolCallingLoop:
                     plugin="toolwire.ledger",
                     hook="ledger",
                     error=f"the run could not be stored in {str(self.ledger.path)!r}: "
-                    f"{_describe(exc)}",
+                    f"{describe(exc)}",
                 ),
             )
 
@@ -858,7 +765,7 @@ class ToolCallingLoop:
             else:
                 state.error = exc
                 state.finish(
-                    "error", f"the {adapter.api} adapter failed in round {round}: {_describe(exc)}"
+                    "error", f"the {adapter.api} adapter failed in round {round}: {describe(exc)}"
                 )
             return None
         except ProviderError as exc:
@@ -868,7 +775,7 @@ class ToolCallingLoop:
         except Exception as exc:
             state.error = exc
             state.finish(
-                "error", f"the {adapter.api} adapter raised in round {round}: {_describe(exc)}"
+                "error", f"the {adapter.api} adapter raised in round {round}: {describe(exc)}"
             )
             return None
         if not isinstance(message, AssistantMessage):
@@ -989,8 +896,8 @@ class ToolCallingLoop:
         if entry is not None and not entry.idempotent:
             slot.tool = self.host.tools.get(entry.tool)
             slot.arguments = entry.arguments
-            slot.deferred = interrupted_request(entry.tool, call.id, entry.arguments, round)
-            slot.outcome = "deferred"
+            interrupted = interrupted_request(entry.tool, call.id, entry.arguments, round)
+            slot.defer(interrupted)
             self._emit(
                 state,
                 ToolDeferred(
@@ -998,7 +905,7 @@ class ToolCallingLoop:
                     round=round,
                     call_id=call.id,
                     name=entry.tool,
-                    reason=slot.deferred.detail,
+                    reason=interrupted.detail,
                 ),
             )
             return slot, None
@@ -1017,8 +924,7 @@ class ToolCallingLoop:
         """Apply the caller's decision on a deferred call; True when it goes to admission."""
         slot.arguments = request.arguments
         if decision is None:
-            slot.deferred = request
-            slot.outcome = "deferred"
+            slot.defer(request)
             slot.tool = offer.tools.get(request.tool) or self.host.tools.get(request.tool)
         elif isinstance(decision, Deny):
             self._deny(state, round, slot, request.tool, decision.message)
@@ -1057,7 +963,6 @@ class ToolCallingLoop:
             if fail is not None:
                 for slot, _ in to_admit:
                     if slot.result is None:
-                        slot.deferred = None
                         slot.answer("not_run", _not_run(fail))
                 state.finish("fail_policy", fail)
             else:
@@ -1135,311 +1040,110 @@ class ToolCallingLoop:
         count: bool = True,
         approved: bool = False,
     ) -> str | None:
-        """Admit one call, fail-closed; returns a reason when a ``fail`` policy stops the run.
+        """Admit one call through :func:`admit` and apply the verdict; returns a reason when a
+        ``fail`` policy stops the run.
 
-        The checks run in order: limits (when ``count``), the tool, the arguments, duplicates,
-        external tools, then approval. A call approved with edited arguments goes through the
-        checks again, as approved. On return the slot is answered (refused), deferred, or
-        admitted (``tool`` and ``arguments`` set, no result yet).
+        On return the slot is answered (refused), deferred, or admitted (``tool`` and
+        ``arguments`` set, no result yet). A call approved with edited arguments is admitted
+        again, as approved and without counting it twice.
         """
-        if count and not self._take_budget(state, round, slot):
-            return None
         while True:
-            tool = self._admitted_tool(state, round, slot, offer)
-            if isinstance(tool, _Refused):
-                return tool.fail
-            slot.tool = tool
-            arguments = self._admitted_arguments(state, round, slot, tool)
-            if isinstance(arguments, _Refused):
-                return arguments.fail
-            slot.arguments = arguments
-            if self._suppressed_duplicate(state, round, slot, tool, arguments):
+            verdict = admit(slot.request, offer, self._admission(state, round, count, approved))
+            for event in verdict.events:
+                self._emit(state, event)
+            if verdict.counted:
+                state.used += 1
+            if isinstance(verdict, Refused):
+                self._refuse(state, slot, verdict)
+                return verdict.fail
+            slot.tool = verdict.tool
+            slot.arguments = verdict.arguments
+            if isinstance(verdict, Admitted):
+                self._remember(state, slot, verdict.key)
                 return None
-            if tool.external:
-                self._defer(
-                    state,
-                    round,
-                    slot,
-                    "external",
-                    f"{tool.name} is an external tool: the caller runs it and supplies the result",
-                )
+            if verdict.reason == "external":
+                self._defer(state, round, slot, verdict.request)
                 return None
-            if approved or not await self._approve(state, round, slot, tool, arguments):
+            edited = await self._decide(state, round, slot, verdict)
+            if edited is None:
                 return None
-            approved = True
+            slot.request = edited
+            slot.tool = None
+            slot.arguments = None
+            count, approved = False, True
 
-    def _take_budget(self, state: RunState, round: int, slot: CallSlot) -> bool:
-        """Count the call against the run's limits; False when it was answered instead."""
-        loop_config = self.config.loop
-        if state.cancel_requested:
-            slot.answer(
-                "cancelled",
-                ToolResult.error("Cancelled: the run was cancelled before this call ran."),
-            )
-            return False
-        if self._deadline_passed(state):
-            state.deadline_hit = True
-            slot.answer(
-                "limit",
-                ToolResult.error(
-                    "Not run: the run's deadline passed before this call could start."
-                ),
-            )
-            return False
-        if state.used >= loop_config.max_tool_calls:
-            if not state.budget_hit:
-                self._emit(
-                    state,
-                    LimitReached(
-                        run_id=state.run_id,
-                        round=round,
-                        limit="max_tool_calls",
-                        value=loop_config.max_tool_calls,
-                    ),
-                )
+    def _admission(
+        self, state: RunState, round: int, count: bool, approved: bool
+    ) -> AdmissionContext:
+        """What admission reads about the run, taken now."""
+        return AdmissionContext(
+            run_id=state.run_id,
+            round=round,
+            loop=self.config.loop,
+            used=state.used,
+            budget_hit=state.budget_hit,
+            cancel_requested=count and state.cancel_requested,
+            deadline_passed=count and self._deadline_passed(state),
+            seen=state.seen,
+            refusal_reason=self._pipeline.refusal_reason,
+            approval_reason=self._pipeline.approval_reason,
+            count=count,
+            approved=approved,
+        )
+
+    def _refuse(self, state: RunState, slot: CallSlot, verdict: Refused) -> None:
+        if verdict.tool is not None:
+            slot.tool = verdict.tool
+        if verdict.arguments is not None:
+            slot.arguments = verdict.arguments
+        if verdict.budget_hit:
             state.budget_hit = True
-            slot.answer(
-                "limit",
-                ToolResult.error(
-                    f"Not run: this run reached its limit of {loop_config.max_tool_calls} tool "
-                    "call(s). Answer with what you have."
-                ),
-            )
-            return False
-        state.used += 1
-        return True
+        if verdict.deadline_hit:
+            state.deadline_hit = True
+        slot.answer(verdict.outcome, verdict.result)
 
-    def _admitted_tool(
-        self, state: RunState, round: int, slot: CallSlot, offer: Offer
-    ) -> Tool | _Refused:
-        """The offered tool the call names (or ``[loop] unknown_tool``'s rewrite)."""
-        call = slot.request
-        name = call.name
-        if not name and call.invalid_reason is not None:
-            # A call written in the text that could not even be read for a tool name (prompted
-            # dialects): the model needs the reader's reason, not "unknown tool ''".
-            available = ", ".join(offer.names) if offer.names else "none in this round"
-            return _Refused(
-                self._refuse_arguments(
-                    state,
-                    round,
-                    slot,
-                    name=name,
-                    reason=call.invalid_reason,
-                    message=f"Could not read a tool call: {call.invalid_reason}. "
-                    f"Available tools: {available}.",
-                    stop_detail="a tool call could not be read",
-                )
-            )
-        tool = offer.tools.get(name)
-        if tool is None and self.config.loop.unknown_tool != "fail":
-            tool = self._repaired_name(state, round, call, offer)
-        if tool is not None:
-            return tool
-        policy = self.config.loop.unknown_tool
-        target = policy.removeprefix("rewrite:") if policy.startswith("rewrite:") else None
-        rewritten = offer.tools.get(target) if target is not None else None
-        action = policy if rewritten is not None or target is None else "return_error"
-        self._emit(
-            state,
-            UnknownTool(
-                run_id=state.run_id,
-                round=round,
-                call_id=call.id,
-                name=name,
-                offered=offer.names,
-                action=action,
-            ),
-        )
-        if rewritten is not None:
-            return rewritten
-        available = ", ".join(offer.names) if offer.names else "none in this round"
-        message = (
-            f"Unknown tool {name!r} (called with arguments {_shown(call)}). "
-            f"Available tools: {available}."
-        )
-        slot.answer("unknown_tool", ToolResult.error(message))
-        if policy == "fail":
-            return _Refused(
-                f"the model called the unknown tool {name!r} and [loop] unknown_tool is 'fail'"
-            )
-        return _Refused(None)
-
-    def _admitted_arguments(
-        self, state: RunState, round: int, slot: CallSlot, tool: Tool
-    ) -> Mapping[str, Any] | _Refused:
-        """The call's arguments, repaired when unreadable and validated against the schema."""
-        call = slot.request
-        arguments = call.arguments
-        if arguments is None or call.invalid_reason is not None:
-            repaired = self._repaired_arguments(state, round, slot, tool)
-            if isinstance(repaired, _Refused):
-                return repaired
-            arguments = repaired
-        try:
-            return tool.validate(arguments)
-        except ArgumentsInvalid as exc:
-            slot.arguments = arguments
-            return _Refused(
-                self._refuse_arguments(
-                    state,
-                    round,
-                    slot,
-                    name=tool.name,
-                    reason="; ".join(exc.problems),
-                    message=str(exc),
-                    stop_detail=f"the arguments of a {tool.name} call were invalid",
-                )
-            )
-
-    def _repaired_arguments(
-        self, state: RunState, round: int, slot: CallSlot, tool: Tool
-    ) -> Mapping[str, Any] | _Refused:
-        """Arguments that did not arrive as a JSON object, parsed with the conservative repairs."""
-        call = slot.request
-        raw = call.raw_arguments if call.raw_arguments is not None else ""
-        try:
-            parsed = parse_arguments(raw)
-        except (ValueError, TypeError) as exc:
-            reason = getattr(exc, "reason", None) or str(exc)
-            if call.invalid_reason and call.invalid_reason not in reason:
-                # The adapter's reason (e.g. a prompted dialect's "the call is not closed")
-                # often says more than a JSON parser's complaint about text that was never JSON.
-                reason = f"{reason} ({call.invalid_reason})"
-            return _Refused(
-                self._refuse_arguments(
-                    state,
-                    round,
-                    slot,
-                    name=tool.name,
-                    # The parser quotes the text, which may hold a sensitive value.
-                    reason="the text is not a JSON object (details withheld: the tool has "
-                    "sensitive arguments)"
-                    if tool.sensitive_arguments
-                    else reason,
-                    message=f"Could not parse the arguments of {tool.name} as a JSON object: "
-                    f"{reason}. Send the arguments as one JSON object matching the tool's "
-                    "parameters.",
-                    stop_detail=f"the arguments of a {tool.name} call could not be parsed",
-                )
-            )
-        self._emit(
-            state,
-            InvalidArguments(
-                run_id=state.run_id,
-                round=round,
-                call_id=call.id,
-                name=tool.name,
-                recovery="repaired",
-                reason="repaired: " + (", ".join(parsed.repairs) or "re-parsed the text"),
-            ),
-        )
-        return parsed.arguments
-
-    def _suppressed_duplicate(
-        self,
-        state: RunState,
-        round: int,
-        slot: CallSlot,
-        tool: Tool,
-        arguments: Mapping[str, Any],
-    ) -> bool:
-        """True when an identical call ran earlier in the run (the slot is answered)."""
-        if tool.allow_duplicates:
-            return False
-        key = _duplicate_key(tool, arguments)
-        first = state.seen.get(key)
-        if first is None:
+    def _remember(self, state: RunState, slot: CallSlot, key: str | None) -> None:
+        """Record the admitted call's duplicate key (forgotten again if it does not succeed)."""
+        if key is not None:
             state.seen[key] = slot.request.id
             slot.key = key
-            return False
-        self._emit(
-            state,
-            DuplicateSuppressed(
-                run_id=state.run_id,
-                round=round,
-                call_id=slot.request.id,
-                name=tool.name,
-                first_call_id=first,
-            ),
-        )
-        slot.answer(
-            "duplicate",
-            ToolResult.error(
-                f"Not run: this call is identical to call {first} earlier in this run "
-                "(same tool, same arguments). Use that result instead of repeating it."
-            ),
-        )
-        return True
 
-    async def _approve(
-        self,
-        state: RunState,
-        round: int,
-        slot: CallSlot,
-        tool: Tool,
-        arguments: Mapping[str, Any],
-    ) -> bool:
-        """Apply ``[policy]`` approval to an admitted call; True when it was approved with edited
-        arguments (``slot.request`` holds them) and must be admitted again."""
-        if self._pipeline.refusal_reason(tool) is not None:
-            return False  # the policy middleware blocks it; asking first would be pointless
-        reason = self._pipeline.approval_reason(tool)
-        if reason is None:
-            return False
-        call = slot.request
-        request = DeferredRequest(
-            call_id=call.id,
-            tool=tool.name,
-            arguments=arguments,
-            reason="approval",
-            detail=reason,
-            round=round,
-        )
+    async def _decide(
+        self, state: RunState, round: int, slot: CallSlot, verdict: NeedsDecision
+    ) -> ToolCall | None:
+        """Ask the run's approver about a call ``[policy]`` wants approved and apply the answer;
+        returns the edited call when it was approved with other arguments."""
         decision: Any = None
         if state.approval is not None:
-            decision = state.approval(request)
+            decision = state.approval(verdict.request)
             if inspect.isawaitable(decision):
                 decision = await decision
+        name = verdict.tool.name
         if decision is None:
-            self._defer(state, round, slot, "approval", reason)
+            self._defer(state, round, slot, verdict.request)
         elif isinstance(decision, Deny):
-            self._forget(state, slot)
-            self._deny(state, round, slot, tool.name, decision.message)
+            self._deny(state, round, slot, name, decision.message)
         elif isinstance(decision, Supply):
-            self._forget(state, slot)
             slot.answer("supplied", decision.result)
-            self._settle_events(state, round, slot, tool.name)
+            self._settle_events(state, round, slot, name)
         elif isinstance(decision, Approve):
             if decision.arguments is not None:
-                self._forget(state, slot)
-                slot.request = edited_call(call, tool.name, decision.arguments)
-                slot.tool = None
-                slot.arguments = None
-                return True
+                return edited_call(slot.request, name, decision.arguments)
+            self._remember(state, slot, verdict.key)
         else:
             raise TypeError(
                 f"the approval callback returned {decision!r}; expected Approve, Deny, Supply "
                 "or None"
             )
-        return False
+        return None
 
     def _forget(self, state: RunState, slot: CallSlot) -> None:
         if slot.key is not None and state.seen.get(slot.key) == slot.call.id:
             del state.seen[slot.key]
         slot.key = None
 
-    def _defer(self, state: RunState, round: int, slot: CallSlot, reason: Any, detail: str) -> None:
-        assert slot.tool is not None
-        slot.deferred = DeferredRequest(
-            call_id=slot.call.id,
-            tool=slot.tool.name,
-            arguments=slot.arguments or {},
-            reason=reason,
-            detail=detail,
-            round=round,
-        )
-        slot.outcome = "deferred"
+    def _defer(self, state: RunState, round: int, slot: CallSlot, request: DeferredRequest) -> None:
+        slot.defer(request)
         self._forget(state, slot)
         self._emit(
             state,
@@ -1447,8 +1151,8 @@ class ToolCallingLoop:
                 run_id=state.run_id,
                 round=round,
                 call_id=slot.call.id,
-                name=slot.tool.name,
-                reason=detail,
+                name=request.tool,
+                reason=request.detail,
             ),
         )
 
@@ -1519,71 +1223,42 @@ class ToolCallingLoop:
         )
         context = self._context(state, round, tool, call, messages)
         ledger = self.ledger
-        idempotent = tool.policy.idempotent
-        if ledger is not None and not idempotent:
-            snapshot: str | None = None
-            if state.snapshot_pending:
-                state.snapshot_pending = False
-                interrupted = state.build(stop="interrupted")
-                snapshot = self._snapshot(
-                    attrs.evolve(interrupted, tool_calls_used=state.snapshot_used)
-                )
-            try:
-                ledger.started(
-                    run_id,
-                    round,
-                    call.id,
-                    tool.name,
-                    arguments,
-                    idempotent=False,
-                    snapshot=snapshot,
-                )
-                state.ledger_written = state.turn_started = True
-            except Exception as exc:
-                # Fail closed: a call the ledger cannot record does not run.
-                slot.answer(
-                    "not_run",
-                    ToolResult.error(
-                        f"Not run: the tool-effect ledger {str(ledger.path)!r} cannot record "
-                        f"the call ({_describe(exc)})."
-                    ),
-                )
+        row = None
+        if ledger is not None:  # no row to build per call without a ledger
+            row = LedgerRow(
+                run_id=run_id,
+                round=round,
+                call_id=call.id,
+                tool=tool.name,
+                arguments=arguments,
+                idempotent=tool.policy.idempotent,
+            )
+        if ledger is not None and row is not None and not row.idempotent:
+            refused = record_start(ledger, row, self._pending_snapshot(state))
+            if refused is not None:
+                slot.answer("not_run", refused)
                 self._settle_events(state, round, slot, tool.name)
                 return
-        started = time.perf_counter()
-        result: ToolResult | None = None
-        outcome: Outcome = "executed"
-        try:
-            attempts = 0
-            while True:
-                attempts += 1
-                slot.attempts = attempts
-                result = await self._invoke(state, tool, call, arguments, context)
-                if (
-                    result.status is ToolStatus.ERROR
-                    and result.retryable
-                    and attempts <= tool.policy.max_retries
-                ):
-                    delay = min(self.retry_backoff * 2 ** (attempts - 1), self.retry_backoff_max)
-                    await asyncio.sleep(delay)
-                    continue
-                break
-        except RunCancelled:
-            result = ToolResult.error(f"Cancelled: the run was cancelled while {tool.name} ran.")
-            outcome = "cancelled"
-        except asyncio.CancelledError:
-            result = ToolResult.error(f"Cancelled: the run was cancelled while {tool.name} ran.")
-            slot.answer("cancelled", result)
-            raise
-        finally:
-            slot.duration = time.perf_counter() - started
-            if result is not None and ledger is not None:
-                ledger.settled(
-                    run_id, round, call.id, tool.name, arguments, result, idempotent=idempotent
-                )
-        result = self._limit_size(tool, result)
-        slot.answer(outcome, result)
+            state.ledger_written = state.turn_started = True
+        one = self._attempt(state, tool, call, arguments, context)
+        result, outcome = await with_ledger(
+            ledger,
+            row,
+            slot,
+            lambda: with_retries(
+                one, slot, backoff=self.retry_backoff, backoff_max=self.retry_backoff_max
+            ),
+        )
+        slot.answer(outcome, self._limit_size(tool, result))
         self._settle_events(state, round, slot, tool.name)
+
+    def _pending_snapshot(self, state: RunState) -> str | None:
+        """The run as it stands, once per turn, to store with the turn's first ledger row."""
+        if not state.snapshot_pending:
+            return None
+        state.snapshot_pending = False
+        interrupted = state.build(stop="interrupted")
+        return self._snapshot(attrs.evolve(interrupted, tool_calls_used=state.snapshot_used))
 
     def _context(
         self,
@@ -1641,18 +1316,17 @@ class ToolCallingLoop:
             )
         return state.services
 
-    async def _invoke(
+    def _attempt(
         self,
         state: RunState,
         tool: Tool,
         call: ToolCall,
         arguments: Mapping[str, Any],
         context: ToolContext,
-    ) -> ToolResult:
-        """One attempt: the execution hook under the tool's timeout and the run's deadline.
-
-        When the only implementations of ``toolwire_execute_tool`` are the built-in ones, they
-        are done inline (same behaviour, without the hook machinery on every call).
+    ) -> Attempt:
+        """One attempt at the call: the execution hook under the tool's timeout and the run's
+        deadline. When the only implementations of ``toolwire_execute_tool`` are the built-in
+        ones, they are done inline (same behaviour, without the hook machinery on every call).
         """
         timeout = tool.policy.timeout
         deadline_bound = False
@@ -1660,48 +1334,33 @@ class ToolCallingLoop:
             remaining = state.deadline - asyncio.get_running_loop().time()
             if timeout is None or remaining < timeout:
                 timeout, deadline_bound = max(remaining, 0.0), True
-        cancel = state.cancel
-        try:
-            direct = state.direct_execution
+        direct = state.direct_execution
+        refusal_reason = self._pipeline.refusal_reason
+        hook = self.host.hook
+
+        def send() -> Awaitable[Any] | None:
             if direct is None:
-                awaitable = self.host.hook.toolwire_execute_tool(call=call, context=context)
-            else:
-                if direct:  # the default policy middleware, inline
-                    reason = self._pipeline.refusal_reason(tool)
-                    if reason is not None:
-                        raise ToolBlocked(reason)
-                awaitable = tool.invoke_validated(arguments, context)
-            if awaitable is None:
-                return ToolResult.error(
-                    f"No implementation of toolwire_execute_tool ran the tool {tool.name!r}."
+                awaitable: Awaitable[Any] | None = hook.toolwire_execute_tool(
+                    call=call, context=context
                 )
-            if cancel is not None:
-                awaitable = until_cancelled(awaitable, cancel)
-            if timeout is None:
-                result = await awaitable
-            else:
-                try:
-                    async with asyncio.timeout(timeout):
-                        result = await awaitable
-                except TimeoutError:
-                    if deadline_bound:
-                        state.deadline_hit = True
-                        return ToolResult.error(
-                            f"Tool {tool.name} was stopped: the run's deadline passed while it ran."
-                        )
-                    return ToolResult.error(f"Tool {tool.name} timed out after {timeout:g} s.")
-        except ToolBlocked as exc:
-            return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
-        except (RunCancelled, asyncio.CancelledError):
-            raise
-        except Exception as exc:
-            return ToolResult.error(f"Tool execution failed: {_describe(exc)}", exception=exc)
-        if not isinstance(result, ToolResult):
-            return ToolResult.error(
-                f"Tool execution failed: toolwire_execute_tool produced a "
-                f"{type(result).__name__}, not a ToolResult."
-            )
-        return result
+                return awaitable
+            if direct:  # the default policy middleware, inline
+                reason = refusal_reason(tool)
+                if reason is not None:
+                    raise ToolBlocked(reason)
+            return tool.invoke_validated(arguments, context)
+
+        def on_deadline() -> None:
+            state.deadline_hit = True
+
+        return Attempt(
+            tool=tool,
+            send=send,
+            timeout=timeout,
+            deadline_bound=deadline_bound,
+            cancel=state.cancel,
+            on_deadline=on_deadline,
+        )
 
     def _limit_size(self, tool: Tool, result: ToolResult) -> ToolResult:
         limits = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -15,6 +15,7 @@ from ..config import Config
 from ..events import Event, PluginFailed, ToolOmitted
 from ..messages import Message
 from ..tools._spec import FunctionSpec
+from ._execution import describe
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
@@ -125,127 +126,126 @@ async def resolve_offer(
     (``toolwire_system_prompt_instructions``) follow the base prompt in the same order; a raising
     implementation costs only that tool's instructions, with a ``PluginFailed`` event.
     """
-    config = host.config
-    provider = config.provider
-    trust = provider_trust
     capabilities = adapter.capabilities
-    max_name = capabilities.max_tool_name_length
-    hook = host.hook
-    resolve = hook.toolwire_resolve_function
     # With only the built-in implementations, ask the tools directly (same answers, no hook
     # machinery per tool and round).
     pipeline = host.pipeline
-    direct_resolve = pipeline.direct_resolve
-    direct_instructions = pipeline.direct_instructions
+    resolve = _resolver(host.hook.toolwire_resolve_function, direct=pipeline.direct_resolve)
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
     requests: list[OfferRequest] = []
     for tool in selection.candidates(host.tools):
-        if len(tool.name) > max_name:
-            emit(
-                ToolOmitted(
-                    run_id=run_id,
-                    round=round,
-                    tool=tool.name,
-                    reason=f"its name is {len(tool.name)} characters long; the {adapter.api} "
-                    f"adapter accepts at most {max_name}",
-                )
+        reason = _unfit(tool, provider_trust, capabilities.max_tool_name_length, adapter.api)
+        spec: FunctionSpec | str | None = None
+        if reason is None:
+            request = OfferRequest(
+                run_id=run_id,
+                round=round,
+                messages=messages,
+                api=adapter.api,
+                model=host.config.provider.model,
+                provider_trust=provider_trust,
+                native_tools=capabilities.native_tools,
+                settings=_settings_of(host, tool),
             )
+            spec = await resolve(tool, request)
+        if not isinstance(spec, FunctionSpec):
+            reason = reason or spec or ""
+            emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=reason))
             continue
-        needed = tool.min_provider_trust
-        if needed is not None and TrustLevel.parse(needed) > trust:
-            emit(
-                ToolOmitted(
-                    run_id=run_id,
-                    round=round,
-                    tool=tool.name,
-                    reason="it needs a provider trusted at least "
-                    f"{TrustLevel.parse(needed).label!r}; the provider is {trust.label!r}",
-                )
-            )
-            continue
-        request = OfferRequest(
-            run_id=run_id,
-            round=round,
-            messages=messages,
-            api=adapter.api,
-            model=provider.model,
-            provider_trust=trust,
-            native_tools=capabilities.native_tools,
-            settings=_settings_of(host, tool),
+        functions.append(spec if spec.tool is not None else attrs.evolve(spec, tool=tool))
+        tools[spec.name] = tool
+        requests.append(request)
+    instructions = await _instructions(
+        host, tools, functions, requests, direct=pipeline.direct_instructions, emit=emit
+    )
+    return Offer(
+        functions=tuple(functions),
+        tools=tools,
+        system_prompt=_system_prompt(base_system_prompt, instructions),
+    )
+
+
+def _unfit(tool: Tool, trust: TrustLevel, max_name: int, api: str) -> str | None:
+    """Why ``tool`` cannot be offered to this adapter and provider at all, or None."""
+    if len(tool.name) > max_name:
+        return (
+            f"its name is {len(tool.name)} characters long; the {api} "
+            f"adapter accepts at most {max_name}"
         )
+    needed = tool.min_provider_trust
+    if needed is not None and TrustLevel.parse(needed) > trust:
+        return (
+            "it needs a provider trusted at least "
+            f"{TrustLevel.parse(needed).label!r}; the provider is {trust.label!r}"
+        )
+    return None
+
+
+def _resolver(
+    hook: Callable[..., Any], *, direct: bool
+) -> Callable[[Tool, OfferRequest], Awaitable[FunctionSpec | str]]:
+    """Resolve one tool for a request: its function spec, or why it is left out."""
+
+    async def resolve(tool: Tool, request: OfferRequest) -> FunctionSpec | str:
         try:
-            spec: Any = (
-                tool.resolve(request) if direct_resolve else resolve(tool=tool, request=request)
-            )
+            spec: Any = tool.resolve(request) if direct else hook(tool=tool, request=request)
             if inspect.isawaitable(spec):
                 spec = await spec
         except Exception as exc:
-            emit(
-                ToolOmitted(
-                    run_id=run_id,
-                    round=round,
-                    tool=tool.name,
-                    reason=f"toolwire_resolve_function raised {_describe(exc)}",
-                )
-            )
-            continue
+            return f"toolwire_resolve_function raised {describe(exc)}"
         if spec is None or spec is NOT_OFFERED:
-            emit(
-                ToolOmitted(
-                    run_id=run_id,
-                    round=round,
-                    tool=tool.name,
-                    reason="nothing to offer for this request (toolwire_resolve_function "
-                    f"returned {'NOT_OFFERED' if spec is NOT_OFFERED else 'None'})",
-                )
+            return (
+                "nothing to offer for this request (toolwire_resolve_function "
+                f"returned {'NOT_OFFERED' if spec is NOT_OFFERED else 'None'})"
             )
-            continue
         if not isinstance(spec, FunctionSpec):
-            emit(
-                ToolOmitted(
-                    run_id=run_id,
-                    round=round,
-                    tool=tool.name,
-                    reason=f"toolwire_resolve_function returned {type(spec).__name__}, "
-                    "not a FunctionSpec",
-                )
-            )
-            continue
-        if spec.tool is None:
-            spec = attrs.evolve(spec, tool=tool)
-        functions.append(spec)
-        tools[spec.name] = tool
-        requests.append(request)
+            return f"toolwire_resolve_function returned {type(spec).__name__}, not a FunctionSpec"
+        return spec
+
+    return resolve
+
+
+async def _instructions(
+    host: LoopHost,
+    tools: Mapping[str, Tool],
+    functions: list[FunctionSpec],
+    requests: list[OfferRequest],
+    *,
+    direct: bool,
+    emit: Callable[[Event], None],
+) -> list[str]:
+    """The offered tools' instructions in offer order; a raising implementation costs only that
+    tool's instructions, with a ``PluginFailed`` event."""
     instructions: list[str] = []
-    instruct = hook.toolwire_system_prompt_instructions
+    instruct = host.hook.toolwire_system_prompt_instructions
     for spec, request in zip(functions, requests, strict=True):
         tool = tools[spec.name]
         try:
-            text: Any = (
-                tool.instructions if direct_instructions else instruct(tool=tool, request=request)
-            )
+            text: Any = tool.instructions if direct else instruct(tool=tool, request=request)
             if inspect.isawaitable(text):
                 text = await text
         except Exception as exc:
             emit(
                 PluginFailed(
-                    run_id=run_id,
-                    round=round,
+                    run_id=request.run_id,
+                    round=request.round,
                     plugin=tool.plugin or "",
                     hook="toolwire_system_prompt_instructions",
-                    error=f"instructions of tool {tool.name!r} left out: {_describe(exc)}",
+                    error=f"instructions of tool {tool.name!r} left out: {describe(exc)}",
                 )
             )
             continue
         if isinstance(text, str) and text.strip():
             instructions.append(text.strip())
-    system_prompt = base_system_prompt
-    if instructions:
-        system_prompt = "\n\n".join(
-            [base_system_prompt, *instructions] if base_system_prompt else instructions
-        )
-    return Offer(functions=tuple(functions), tools=tools, system_prompt=system_prompt)
+    return instructions
+
+
+def _system_prompt(base: str | None, instructions: list[str]) -> str | None:
+    """The base prompt followed by the offered tools' instructions."""
+    if not instructions:
+        return base
+    return "\n\n".join([base, *instructions] if base else instructions)
 
 
 def _settings_of(host: LoopHost, tool: Tool) -> Any:
@@ -253,8 +253,3 @@ def _settings_of(host: LoopHost, tool: Tool) -> Any:
         return host.plugin_settings(tool.plugin)
     except Exception:
         return None
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

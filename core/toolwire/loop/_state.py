@@ -51,8 +51,15 @@ class CallSlot:
         self.key: str | None = None
 
     def answer(self, outcome: Outcome, result: ToolResult) -> None:
+        """Give the call its result (a call that waited for a decision waits no more)."""
         self.outcome = outcome
         self.result = result
+        self.deferred = None
+
+    def defer(self, request: DeferredRequest) -> None:
+        """Leave the call without a result until the caller decides ``request``."""
+        self.outcome = "deferred"
+        self.deferred = request
 
     def record(self, round: int) -> ToolCallRecord:
         return ToolCallRecord(

@@ -493,7 +493,7 @@ def _failure_type(result: ToolResult) -> str:
     if result.exception is not None:
         return type(result.exception).__qualname__
     text = result.content or ""
-    # The loop's wording for calls it stopped itself (toolwire.loop: _run_call and _invoke).
+    # The loop's wording for calls it stopped itself (toolwire.loop._execution.capture).
     if text.startswith("Cancelled:"):
         return "cancelled"
     if " timed out after " in text:

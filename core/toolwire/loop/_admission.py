@@ -1,0 +1,409 @@
+"""Admission of one tool call: pure checks that return a verdict with the events it implies.
+
+Nothing here emits, awaits or changes the run: :func:`admit` reads an :class:`AdmissionContext`
+(a snapshot of what the checks need) and returns :class:`Admitted`, :class:`Refused` or
+:class:`NeedsDecision`; the loop applies the verdict (emits its events, answers or defers the
+slot, counts the call, records the duplicate key, asks the approver).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+
+import attrs
+
+from .._json.relaxed import parse_arguments
+from ..events import DuplicateSuppressed, Event, InvalidArguments, LimitReached, UnknownTool
+from ..tools._errors import ArgumentsInvalid
+from ..tools._names import match_tool_name
+from ..tools._result import ToolResult
+from ._run import DeferredRequest, Outcome
+
+if TYPE_CHECKING:
+    from ..config import LoopConfig
+    from ..messages import ToolCall
+    from ..tools import Tool
+    from ._offer import Offer
+
+_SHOWN_ARGUMENTS = 400
+
+
+def canonical(arguments: Mapping[str, Any]) -> str:
+    """The arguments as compact JSON with sorted keys (one text per value)."""
+    return json.dumps(
+        arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+    )
+
+
+def duplicate_key(tool: Tool, arguments: Mapping[str, Any]) -> str:
+    """The tool name and the canonical JSON of the arguments, schema defaults filled in (so
+    ``{"q": "a"}`` and ``{"q": "a", "limit": 3}`` with ``limit`` defaulting to 3 are one call)."""
+    properties = tool.parameters.get("properties")
+    if isinstance(properties, Mapping):
+        defaults = {
+            name: spec["default"]
+            for name, spec in properties.items()
+            if name not in arguments and isinstance(spec, Mapping) and "default" in spec
+        }
+        if defaults:
+            arguments = {**defaults, **arguments}
+    return tool.name + "\x00" + canonical(arguments)
+
+
+def _shown(call: ToolCall) -> str:
+    if call.arguments is not None:
+        text = json.dumps(call.arguments, ensure_ascii=False, default=str)
+    else:
+        text = call.raw_arguments or ""
+    return text if len(text) <= _SHOWN_ARGUMENTS else text[:_SHOWN_ARGUMENTS] + "…"
+
+
+def _available(offer: Offer) -> str:
+    return ", ".join(offer.names) if offer.names else "none in this round"
+
+
+@attrs.frozen(kw_only=True)
+class AdmissionContext:
+    """What the checks read about the run, taken just before one call is admitted."""
+
+    run_id: str
+    round: int
+    loop: LoopConfig
+    used: int = 0
+    """Tool calls the run has counted so far."""
+    budget_hit: bool = False
+    """The run already announced that it reached ``[loop] max_tool_calls``."""
+    cancel_requested: bool = False
+    deadline_passed: bool = False
+    seen: Mapping[str, str] = attrs.field(factory=dict)
+    """Duplicate key → id of the first call that had it."""
+    refusal_reason: Callable[[Tool], str | None] = lambda tool: None
+    approval_reason: Callable[[Tool], str | None] = lambda tool: None
+    count: bool = True
+    """Count the call against the limits (not for a call approved on resume or edited)."""
+    approved: bool = False
+    """The call was approved already: do not ask again."""
+
+
+@attrs.frozen(kw_only=True)
+class Admitted:
+    """The call runs: ``tool`` with the validated ``arguments``; ``key`` is its duplicate key to
+    record (None for tools that allow duplicates)."""
+
+    tool: Tool
+    arguments: Mapping[str, Any]
+    key: str | None = None
+    events: tuple[Event, ...] = ()
+    counted: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class Refused:
+    """The call is answered without running: ``outcome`` and ``result`` go to its slot, with what
+    admission learned of ``tool`` and ``arguments``; ``fail`` says why the run stops (a ``fail``
+    policy), ``budget_hit``/``deadline_hit`` which limit the run reached."""
+
+    outcome: Outcome
+    result: ToolResult
+    tool: Tool | None = None
+    arguments: Mapping[str, Any] | None = None
+    fail: str | None = None
+    budget_hit: bool = False
+    deadline_hit: bool = False
+    events: tuple[Event, ...] = ()
+    counted: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class NeedsDecision:
+    """The call waits for a decision: ``"approval"`` (ask the run's approver, else defer) or
+    ``"external"`` (the caller runs the tool and supplies the result); ``key`` is the duplicate
+    key to record when it is approved as is."""
+
+    reason: Literal["approval", "external"]
+    request: DeferredRequest
+    tool: Tool
+    arguments: Mapping[str, Any]
+    key: str | None = None
+    events: tuple[Event, ...] = ()
+    counted: bool = False
+
+
+Verdict: TypeAlias = Admitted | Refused | NeedsDecision
+
+
+def check_limits(ctx: AdmissionContext) -> Refused | None:
+    """Cancellation, the deadline and ``[loop] max_tool_calls``; None when the call may count."""
+    if ctx.cancel_requested:
+        message = "Cancelled: the run was cancelled before this call ran."
+        return Refused(outcome="cancelled", result=ToolResult.error(message))
+    if ctx.deadline_passed:
+        message = "Not run: the run's deadline passed before this call could start."
+        return Refused(outcome="limit", result=ToolResult.error(message), deadline_hit=True)
+    limit = ctx.loop.max_tool_calls
+    if ctx.used < limit:
+        return None
+    events: tuple[Event, ...] = ()
+    if not ctx.budget_hit:
+        events = (
+            LimitReached(run_id=ctx.run_id, round=ctx.round, limit="max_tool_calls", value=limit),
+        )
+    message = (
+        f"Not run: this run reached its limit of {limit} tool call(s). Answer with what you have."
+    )
+    return Refused(
+        outcome="limit", result=ToolResult.error(message), budget_hit=True, events=events
+    )
+
+
+def _refuse_arguments(
+    ctx: AdmissionContext,
+    call: ToolCall,
+    *,
+    name: str,
+    reason: str,
+    message: str,
+    stop_detail: str,
+    tool: Tool | None = None,
+    arguments: Mapping[str, Any] | None = None,
+    events: tuple[Event, ...] = (),
+) -> Refused:
+    """A call whose arguments could not be read or were invalid (``[loop] invalid_arguments``)."""
+    failing = ctx.loop.invalid_arguments == "fail"
+    event = InvalidArguments(
+        run_id=ctx.run_id,
+        round=ctx.round,
+        call_id=call.id,
+        name=name,
+        recovery="failed" if failing else "returned",
+        reason=reason,
+    )
+    return Refused(
+        outcome="invalid_arguments",
+        result=ToolResult.error(message),
+        tool=tool,
+        arguments=arguments,
+        fail=f"{stop_detail} and [loop] invalid_arguments is 'fail'" if failing else None,
+        events=(*events, event),
+    )
+
+
+def repaired_name(ctx: AdmissionContext, call: ToolCall, offer: Offer) -> tuple[Tool, Event] | None:
+    """The offered tool an unknown name means except for case or as an alias, with its event."""
+    matched = match_tool_name(call.name, offer.names)
+    if matched is None:
+        return None
+    event = UnknownTool(
+        run_id=ctx.run_id,
+        round=ctx.round,
+        call_id=call.id,
+        name=call.name,
+        offered=offer.names,
+        action=f"repaired:{matched}",
+    )
+    return offer.tools[matched], event
+
+
+def check_tool(
+    ctx: AdmissionContext, call: ToolCall, offer: Offer
+) -> tuple[Tool, tuple[Event, ...]] | Refused:
+    """The offered tool the call names (repaired, or ``[loop] unknown_tool``'s rewrite)."""
+    name = call.name
+    if not name and call.invalid_reason is not None:
+        # A call written in the text that could not even be read for a tool name (prompted
+        # dialects): the model needs the reader's reason, not "unknown tool ''".
+        return _refuse_arguments(
+            ctx,
+            call,
+            name=name,
+            reason=call.invalid_reason,
+            message=f"Could not read a tool call: {call.invalid_reason}. "
+            f"Available tools: {_available(offer)}.",
+            stop_detail="a tool call could not be read",
+        )
+    policy = ctx.loop.unknown_tool
+    tool = offer.tools.get(name)
+    if tool is not None:
+        return tool, ()
+    if policy != "fail":
+        repaired = repaired_name(ctx, call, offer)
+        if repaired is not None:
+            return repaired[0], (repaired[1],)
+    target = policy.removeprefix("rewrite:") if policy.startswith("rewrite:") else None
+    rewritten = offer.tools.get(target) if target is not None else None
+    action = policy if rewritten is not None or target is None else "return_error"
+    event = UnknownTool(
+        run_id=ctx.run_id,
+        round=ctx.round,
+        call_id=call.id,
+        name=name,
+        offered=offer.names,
+        action=action,
+    )
+    if rewritten is not None:
+        return rewritten, (event,)
+    message = (
+        f"Unknown tool {name!r} (called with arguments {_shown(call)}). "
+        f"Available tools: {_available(offer)}."
+    )
+    fail = None
+    if policy == "fail":
+        fail = f"the model called the unknown tool {name!r} and [loop] unknown_tool is 'fail'"
+    return Refused(
+        outcome="unknown_tool", result=ToolResult.error(message), fail=fail, events=(event,)
+    )
+
+
+def check_parse(
+    ctx: AdmissionContext, call: ToolCall, tool: Tool
+) -> tuple[Mapping[str, Any], tuple[Event, ...]] | Refused:
+    """The call's arguments as an object, parsed with the conservative repairs when they did not
+    arrive as a JSON object."""
+    if call.arguments is not None and call.invalid_reason is None:
+        return call.arguments, ()
+    raw = call.raw_arguments if call.raw_arguments is not None else ""
+    try:
+        parsed = parse_arguments(raw)
+    except (ValueError, TypeError) as exc:
+        reason = getattr(exc, "reason", None) or str(exc)
+        if call.invalid_reason and call.invalid_reason not in reason:
+            # The adapter's reason (e.g. a prompted dialect's "the call is not closed")
+            # often says more than a JSON parser's complaint about text that was never JSON.
+            reason = f"{reason} ({call.invalid_reason})"
+        return _refuse_arguments(
+            ctx,
+            call,
+            name=tool.name,
+            # The parser quotes the text, which may hold a sensitive value.
+            reason="the text is not a JSON object (details withheld: the tool has "
+            "sensitive arguments)"
+            if tool.sensitive_arguments
+            else reason,
+            message=f"Could not parse the arguments of {tool.name} as a JSON object: "
+            f"{reason}. Send the arguments as one JSON object matching the tool's "
+            "parameters.",
+            stop_detail=f"the arguments of a {tool.name} call could not be parsed",
+            tool=tool,
+        )
+    event = InvalidArguments(
+        run_id=ctx.run_id,
+        round=ctx.round,
+        call_id=call.id,
+        name=tool.name,
+        recovery="repaired",
+        reason="repaired: " + (", ".join(parsed.repairs) or "re-parsed the text"),
+    )
+    return parsed.arguments, (event,)
+
+
+def check_validation(
+    ctx: AdmissionContext, call: ToolCall, tool: Tool, arguments: Mapping[str, Any]
+) -> Mapping[str, Any] | Refused:
+    """The arguments validated against the tool's schema (defaults and coercions applied)."""
+    try:
+        return tool.validate(arguments)
+    except ArgumentsInvalid as exc:
+        return _refuse_arguments(
+            ctx,
+            call,
+            name=tool.name,
+            reason="; ".join(exc.problems),
+            message=str(exc),
+            stop_detail=f"the arguments of a {tool.name} call were invalid",
+            tool=tool,
+            arguments=arguments,
+        )
+
+
+def check_duplicate(
+    ctx: AdmissionContext, call: ToolCall, tool: Tool, arguments: Mapping[str, Any]
+) -> str | Refused | None:
+    """The call's duplicate key (None when the tool allows duplicates), or its refusal when an
+    identical call ran earlier in the run."""
+    if tool.allow_duplicates:
+        return None
+    key = duplicate_key(tool, arguments)
+    first = ctx.seen.get(key)
+    if first is None:
+        return key
+    event = DuplicateSuppressed(
+        run_id=ctx.run_id, round=ctx.round, call_id=call.id, name=tool.name, first_call_id=first
+    )
+    message = (
+        f"Not run: this call is identical to call {first} earlier in this run "
+        "(same tool, same arguments). Use that result instead of repeating it."
+    )
+    return Refused(
+        outcome="duplicate",
+        result=ToolResult.error(message),
+        tool=tool,
+        arguments=arguments,
+        events=(event,),
+    )
+
+
+def check_approval(
+    ctx: AdmissionContext, call: ToolCall, tool: Tool, arguments: Mapping[str, Any]
+) -> tuple[Literal["approval", "external"], DeferredRequest] | None:
+    """Whether the call waits for a decision: an external tool, or ``[policy]`` approval (unless
+    approved already, or refused by the policy anyway, when asking first would be pointless)."""
+    if tool.external:
+        detail = f"{tool.name} is an external tool: the caller runs it and supplies the result"
+        kind: Literal["approval", "external"] = "external"
+    else:
+        if ctx.approved or ctx.refusal_reason(tool) is not None:
+            return None
+        reason = ctx.approval_reason(tool)
+        if reason is None:
+            return None
+        detail, kind = reason, "approval"
+    request = DeferredRequest(
+        call_id=call.id,
+        tool=tool.name,
+        arguments=arguments,
+        reason=kind,
+        detail=detail,
+        round=ctx.round,
+    )
+    return kind, request
+
+
+def admit(call: ToolCall, offer: Offer, ctx: AdmissionContext) -> Verdict:
+    """Admit one call, fail-closed: limits (when ``ctx.count``), the tool, parsing, validation,
+    duplicates, then external tools and approval. Pure: the caller applies the verdict."""
+    counted = False
+    if ctx.count:
+        limited = check_limits(ctx)
+        if limited is not None:
+            return limited
+        counted = True
+    checked = check_tool(ctx, call, offer)
+    if isinstance(checked, Refused):
+        return attrs.evolve(checked, counted=counted)
+    tool, events = checked
+    parsed = check_parse(ctx, call, tool)
+    if isinstance(parsed, Refused):
+        return attrs.evolve(parsed, events=(*events, *parsed.events), counted=counted)
+    raw_arguments, repairs = parsed
+    events = (*events, *repairs)
+    arguments = check_validation(ctx, call, tool, raw_arguments)
+    if isinstance(arguments, Refused):
+        return attrs.evolve(arguments, events=(*events, *arguments.events), counted=counted)
+    key = check_duplicate(ctx, call, tool, arguments)
+    if isinstance(key, Refused):
+        return attrs.evolve(key, events=(*events, *key.events), counted=counted)
+    decision = check_approval(ctx, call, tool, arguments)
+    if decision is not None:
+        reason, request = decision
+        return NeedsDecision(
+            reason=reason,
+            request=request,
+            tool=tool,
+            arguments=arguments,
+            key=key,
+            events=events,
+            counted=counted,
+        )
+    return Admitted(tool=tool, arguments=arguments, key=key, events=events, counted=counted)

@@ -1,0 +1,200 @@
+"""Execution of one admitted call, in layers like an HTTP client's send pipeline.
+
+From the outside in: :func:`with_ledger` writes the call's ``started`` row (fail closed) and its
+``settled`` row, :func:`with_retries` repeats a retryable failure with backoff, and
+:func:`attempt` makes one attempt under the tool's timeout and the run's deadline. An exception
+becomes a :class:`ToolResult` in one place only, :func:`capture`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+from ..tools._result import ToolBlocked, ToolResult, ToolStatus
+from ._cancel import RunCancelled, until_cancelled
+from ._run import Outcome
+
+if TYPE_CHECKING:
+    from ..tools import Tool
+    from ._ledger import Ledger
+    from ._state import CallSlot
+
+Stage = Literal["attempt", "ledger"]
+
+
+def describe(exc: BaseException) -> str:
+    """The exception's type and message, as one line for a person or a model."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@attrs.frozen(kw_only=True)
+class Attempt:
+    """What one attempt at a call needs: ``send`` starts the tool (the execution hook, or the
+    tool inline) and returns what to await, or None when no implementation ran it."""
+
+    tool: Tool
+    send: Callable[[], Awaitable[Any] | None]
+    timeout: float | None = None
+    """Seconds the attempt may take: the tool's timeout, or what is left of the run's deadline."""
+    deadline_bound: bool = False
+    """``timeout`` is what is left of the run's deadline."""
+    cancel: asyncio.Event | None = None
+    on_deadline: Callable[[], None] = lambda: None
+    """Called when the run's deadline stopped the attempt."""
+
+
+def capture(
+    exc: BaseException,
+    tool: str,
+    *,
+    stage: Stage = "attempt",
+    timeout: float | None = None,
+    deadline_bound: bool = False,
+    ledger: str | None = None,
+) -> ToolResult:
+    """The result the model gets for a call that raised ``exc`` (the only place where an
+    exception becomes a result): a policy's block, a timeout, the run's deadline, the run's
+    cancellation, the ledger that could not record the call, or the tool's own failure."""
+    if stage == "ledger":
+        return ToolResult.error(
+            f"Not run: the tool-effect ledger {ledger!r} cannot record the call ({describe(exc)})."
+        )
+    if isinstance(exc, ToolBlocked):
+        return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
+    if isinstance(exc, RunCancelled | asyncio.CancelledError):
+        return ToolResult.error(f"Cancelled: the run was cancelled while {tool} ran.")
+    if isinstance(exc, TimeoutError) and timeout is not None:
+        if deadline_bound:
+            return ToolResult.error(
+                f"Tool {tool} was stopped: the run's deadline passed while it ran."
+            )
+        return ToolResult.error(f"Tool {tool} timed out after {timeout:g} s.")
+    return ToolResult.error(f"Tool execution failed: {describe(exc)}", exception=exc)
+
+
+def _checked(result: Any) -> ToolResult:
+    if not isinstance(result, ToolResult):
+        return ToolResult.error(
+            f"Tool execution failed: toolwire_execute_tool produced a "
+            f"{type(result).__name__}, not a ToolResult."
+        )
+    return result
+
+
+async def attempt(a: Attempt) -> ToolResult:
+    """One attempt: ``send`` under the timeout, stopped early when the run is cancelled
+    (:class:`RunCancelled` and task cancellation propagate)."""
+    name = a.tool.name
+    try:
+        awaitable = a.send()
+        if awaitable is None:
+            return ToolResult.error(
+                f"No implementation of toolwire_execute_tool ran the tool {name!r}."
+            )
+        if a.cancel is not None:
+            awaitable = until_cancelled(awaitable, a.cancel)
+        if a.timeout is None:
+            return _checked(await awaitable)
+        try:
+            async with asyncio.timeout(a.timeout):
+                return _checked(await awaitable)
+        except TimeoutError as exc:
+            if a.deadline_bound:
+                a.on_deadline()
+            return capture(exc, name, timeout=a.timeout, deadline_bound=a.deadline_bound)
+    except (RunCancelled, asyncio.CancelledError):
+        raise
+    except Exception as exc:
+        return capture(exc, name)
+
+
+async def with_retries(
+    a: Attempt, slot: CallSlot, *, backoff: float, backoff_max: float
+) -> tuple[ToolResult, Outcome]:
+    """Attempts until one does not fail retryably or the tool's ``max_retries`` are used
+    (``slot.attempts`` counts them). A cancelled run answers the call as cancelled; when the
+    task itself is cancelled the slot is answered so, then the cancellation propagates."""
+    attempts = 0
+    try:
+        while True:
+            attempts += 1
+            slot.attempts = attempts
+            result = await attempt(a)
+            if (
+                result.status is ToolStatus.ERROR
+                and result.retryable
+                and attempts <= a.tool.policy.max_retries
+            ):
+                await asyncio.sleep(min(backoff * 2 ** (attempts - 1), backoff_max))
+                continue
+            return result, "executed"
+    except RunCancelled as exc:
+        return capture(exc, a.tool.name), "cancelled"
+    except asyncio.CancelledError as exc:
+        slot.answer("cancelled", capture(exc, a.tool.name))
+        raise
+
+
+@attrs.frozen(kw_only=True)
+class LedgerRow:
+    """The identity of a call's rows in the tool-effect ledger."""
+
+    run_id: str
+    round: int
+    call_id: str
+    tool: str
+    arguments: Mapping[str, Any]
+    idempotent: bool
+
+
+def record_start(ledger: Ledger, row: LedgerRow, snapshot: str | None) -> ToolResult | None:
+    """Commit the ``started`` row of a call with side effects; the refusal when the ledger cannot
+    record it (fail closed: such a call does not run)."""
+    try:
+        ledger.started(
+            row.run_id,
+            row.round,
+            row.call_id,
+            row.tool,
+            row.arguments,
+            idempotent=False,
+            snapshot=snapshot,
+        )
+    except Exception as exc:
+        return capture(exc, row.tool, stage="ledger", ledger=str(ledger.path))
+    return None
+
+
+async def with_ledger(
+    ledger: Ledger | None,
+    row: LedgerRow | None,
+    slot: CallSlot,
+    send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]],
+) -> tuple[ToolResult, Outcome]:
+    """Run ``send`` timed into ``slot.duration``; with a ledger, the result goes to it as the
+    call's ``settled`` row (also when the task is cancelled and the slot was answered)."""
+    started = time.perf_counter()
+    result: ToolResult | None = None
+    try:
+        result, outcome = await send()
+    finally:
+        slot.duration = time.perf_counter() - started
+        if result is None:
+            result = slot.result
+        if result is not None and ledger is not None and row is not None:
+            ledger.settled(
+                row.run_id,
+                row.round,
+                row.call_id,
+                row.tool,
+                row.arguments,
+                result,
+                idempotent=row.idempotent,
+            )
+    return result, outcome
