@@ -110,7 +110,10 @@ async def attempt(a: Attempt) -> ToolResult:
             return capture(exc, name, timeout=a.timeout, deadline_bound=a.deadline_bound)
     except (RunCancelled, asyncio.CancelledError):
         raise
-    except Exception as exc:
+    except BaseException as exc:
+        # SystemExit, KeyboardInterrupt or GeneratorExit raised by a tool or a middleware is its
+        # own failure, not the host's: a real Ctrl-C reaches an asyncio run as the cancellation
+        # of its task, which propagates above.
         return capture(exc, name)
 
 

@@ -831,7 +831,14 @@ class Tool:
             return ToolResult.error(str(named), exception=exc)
         except _InjectionMissing as exc:
             return ToolResult.error(f"Tool execution failed: {exc}", exception=exc)
-        except Exception as exc:
+        except BaseException as exc:
+            # SystemExit, KeyboardInterrupt or GeneratorExit from a tool is the tool's failure:
+            # caught here, before it can pass through a generator-based middleware. A real Ctrl-C
+            # reaches an asyncio run as the cancellation of its task, which propagates.
+            import asyncio  # already loaded: a tool is running
+
+            if isinstance(exc, asyncio.CancelledError):
+                raise
             message = self._redact(f"{type(exc).__name__}: {exc}", arguments)
             return ToolResult.error(f"Tool execution failed: {message}", exception=exc)
         try:
