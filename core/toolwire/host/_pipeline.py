@@ -27,6 +27,7 @@ def choose_pipeline(hook: pluggy.HookRelay, config: Config) -> Pipeline:
         direct_resolve=_only_defaults(hook.toolwire_resolve_function),
         direct_instructions=_only_defaults(hook.toolwire_system_prompt_instructions),
         direct_execution=_direct_execution(hook),
+        request_context=bool(hook.toolwire_request_context.get_hookimpls()),
         refusal_reason=functools.partial(_policy.refusal_reason, policy=config.policy),
         approval_reason=functools.partial(_policy.approval_reason, policy=config.policy),
         begin_trace=functools.partial(_trace.begin, config.trace),

@@ -670,6 +670,8 @@ class ToolCallingLoop:
     ) -> tuple[Message, ...]:
         """The round's messages with the context plugins contribute (``toolwire_request_context``);
         their sources join the run's, and their trust requirement tightens the run's."""
+        if not self._pipeline.request_context:
+            return messages
         context = await gather_request_context(
             self.host.hook,
             ContextRequest(

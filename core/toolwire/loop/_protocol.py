@@ -30,6 +30,8 @@ class Pipeline:
     direct_execution: bool | None
     """None: call ``toolwire_execute_tool``; else run the tool inline, True with the built-in
     ``[policy]`` check before it."""
+    request_context: bool
+    """A plugin implements ``toolwire_request_context``: gather each round's context."""
     refusal_reason: Callable[[Tool], str | None]
     """Why ``[policy]`` refuses every call of a tool (None when it does not)."""
     approval_reason: Callable[[Tool], str | None]
