@@ -124,6 +124,22 @@ class RunState:
     def cancel_requested(self) -> bool:
         return self.cancel is not None and self.cancel.is_set()
 
+    def deadline_passed(self) -> bool:
+        """The run's deadline is set and has passed."""
+        return self.deadline is not None and asyncio.get_running_loop().time() >= self.deadline
+
+    def remember(self, slot: CallSlot, key: str | None) -> None:
+        """Record the admitted call's duplicate key (forgotten again if it does not succeed)."""
+        if key is not None:
+            self.seen[key] = slot.request.id
+            slot.key = key
+
+    def forget(self, slot: CallSlot) -> None:
+        """Drop the call's duplicate key: a call that did not succeed may be made again."""
+        if slot.key is not None and self.seen.get(slot.key) == slot.call.id:
+            del self.seen[slot.key]
+        slot.key = None
+
     def add_usage(self, usage: Usage | None) -> None:
         if usage is None:
             return
