@@ -76,9 +76,9 @@ def admission_context(
         round=round,
         loop=view.config.loop,
         used=state.used,
-        budget_hit=state.budget_hit,
-        cancel_requested=count and state.cancel_requested,
-        deadline_passed=count and state.deadline_passed(),
+        budget_hit=state.turn.budget_hit,
+        cancel_requested=count and state.control.cancel_requested,
+        deadline_passed=count and state.control.deadline_passed(),
         seen=state.seen,
         refusal_reason=pipeline.refusal_reason,
         approval_reason=pipeline.approval_reason,
@@ -94,9 +94,9 @@ def refuse(state: RunState, slot: CallSlot, verdict: Refused) -> None:
     if verdict.arguments is not None:
         slot.arguments = verdict.arguments
     if verdict.budget_hit:
-        state.budget_hit = True
+        state.turn.budget_hit = True
     if verdict.deadline_hit:
-        state.deadline_hit = True
+        state.turn.deadline_hit = True
     slot.answer(verdict.outcome, verdict.result)
 
 
@@ -106,8 +106,8 @@ async def decide(
     """Ask the run's approver about a call ``[policy]`` wants approved and apply the answer;
     returns the edited call when it was approved with other arguments."""
     decision: Any = None
-    if state.approval is not None:
-        decision = state.approval(verdict.request)
+    if state.control.approval is not None:
+        decision = state.control.approval(verdict.request)
         if inspect.isawaitable(decision):
             decision = await decision
     name = verdict.tool.name

@@ -122,8 +122,8 @@ class ToolCallingLoop:
             stream=stream,
             run_id=run_id,
         )
-        state.approval = approval
-        state.cancel = cancel
+        state.control.approval = approval
+        state.control.cancel = cancel
         return await self._drive(state, resumed=False, decisions=None)
 
     def _prepare_stream(
@@ -145,8 +145,8 @@ class ToolCallingLoop:
         )
         if options:
             raise TypeError(f"stream() got unknown option(s): {', '.join(sorted(options))}")
-        state.approval = approval
-        state.cancel = cancel
+        state.control.approval = approval
+        state.control.cancel = cancel
         return state
 
     async def resume(
@@ -200,8 +200,8 @@ class ToolCallingLoop:
                     "the host cannot run: answer it with Supply(result) or Deny(message)"
                 )
         state = restore(self.host.tools, run)
-        state.approval = approval
-        state.cancel = cancel
+        state.control.approval = approval
+        state.control.cancel = cancel
         return await self._drive(state, resumed=True, decisions=decisions)
 
     def stream(self, prompt_or_messages: str | Sequence[Message], **options: Any) -> RunStream:
@@ -269,7 +269,7 @@ class ToolCallingLoop:
             known = ", ".join(self.host.tools) or "none are registered"
             raise KeyError(f"no tool named {name!r}; registered tools: {known}")
         state = RunState(run_id or f"call_{uuid.uuid4().hex}", RunOptions(), [])
-        state.cancelled_flag = asyncio.Event()
+        state.control.cancelled_flag = asyncio.Event()
         view = self._view()
         slot = CallSlot(ToolCall(id="call_1", name=name, arguments=dict(arguments)))
         slot.tool = tool
@@ -294,8 +294,8 @@ class ToolCallingLoop:
         view = self._view()
         deadline_seconds = self.config.loop.deadline_seconds
         if deadline_seconds is not None:
-            state.deadline = asyncio.get_running_loop().time() + deadline_seconds
-        state.cancelled_flag = state.cancel or asyncio.Event()
+            state.control.deadline = asyncio.get_running_loop().time() + deadline_seconds
+        state.control.cancelled_flag = state.control.cancel or asyncio.Event()
         trace_token = view.pipeline.begin_trace()
         state.stop = None
         state.detail = None
@@ -318,7 +318,7 @@ class ToolCallingLoop:
                     await run_round(view, state, adapter)
             except asyncio.CancelledError as exc:
                 cancelled = exc
-                state.cancelled_flag.set()
+                state.control.cancelled_flag.set()
                 state.finish("cancelled", "the task running the run was cancelled")
             run = state.build()
             self.last_run = run

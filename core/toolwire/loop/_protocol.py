@@ -126,5 +126,5 @@ class LoopView:
         else:
             state.events.append(event)
         self.host.emit(event)
-        if state.sink is not None:
-            state.sink(event)
+        if state.control.sink is not None:
+            state.control.sink(event)

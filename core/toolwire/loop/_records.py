@@ -118,7 +118,7 @@ def restore(registered: Mapping[str, Tool], run: Run) -> RunState:
     state.required_trust = run.required_trust
     state.usage = run.usage
     state.deferred = list(run.deferred)
-    state.forced_choice_used = run.rounds > 0
+    state.turn.forced_choice_used = run.rounds > 0
     for record in run.tool_calls:
         if (
             record.outcome == "executed"
@@ -141,11 +141,11 @@ def snapshot(run: Run) -> str:
 
 def pending_snapshot(state: RunState) -> str | None:
     """The run as it stands, once per turn, to store with the turn's first ledger row."""
-    if not state.snapshot_pending:
+    if not state.turn.snapshot_pending:
         return None
-    state.snapshot_pending = False
+    state.turn.snapshot_pending = False
     interrupted = state.build(stop="interrupted")
-    return snapshot(attrs.evolve(interrupted, tool_calls_used=state.snapshot_used))
+    return snapshot(attrs.evolve(interrupted, tool_calls_used=state.turn.snapshot_used))
 
 
 def store(view: LoopView, state: RunState, run: Run | None) -> None:

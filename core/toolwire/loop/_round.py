@@ -57,7 +57,7 @@ async def run_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
 def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> bool:
     """False (the run finished) when cancellation, a limit or trust forbid another round."""
     loop_config = view.config.loop
-    if state.cancel_requested:
+    if state.control.cancel_requested:
         state.finish("cancelled", "the run was cancelled")
         return False
     if state.rounds >= loop_config.max_rounds:
@@ -76,7 +76,7 @@ def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
             "([loop] max_rounds)",
         )
         return False
-    if state.deadline_passed():
+    if state.control.deadline_passed():
         deadline_reached(view, state)
         return False
     provider_trust = view.trust
@@ -107,8 +107,8 @@ async def play_round(view: LoopView, state: RunState, adapter: ProviderAdapter, 
     if not calls:
         return 0
     slots = [CallSlot(call) for call in calls]
-    state.snapshot_used = state.used
-    state.snapshot_pending = view.ledger is not None
+    state.turn.snapshot_used = state.used
+    state.turn.snapshot_pending = view.ledger is not None
     await turn(view, state, round, slots, offer)
     return len(calls)
 
@@ -186,9 +186,9 @@ def model_request(
     tool choice cannot be met by this offer (the run finished with an error)."""
     config = view.config
     choice = state.options.tool_choice
-    if state.forced_choice_used and choice != "none":
+    if state.turn.forced_choice_used and choice != "none":
         choice = "auto"
-    state.forced_choice_used = True
+    state.turn.forced_choice_used = True
     if isinstance(choice, NamedToolChoice) and choice.name not in offer.tools:
         state.finish(
             "error",
@@ -234,13 +234,13 @@ async def ask_model(
     round = request.round
     emit = adapter_emitter(view, state, round)
     try:
-        if state.deadline is None:
+        if state.control.deadline is None:
             message = await adapter.complete(request, emit)
         else:
-            async with asyncio.timeout_at(state.deadline):
+            async with asyncio.timeout_at(state.control.deadline):
                 message = await adapter.complete(request, emit)
     except TimeoutError as exc:
-        if state.deadline_passed():
+        if state.control.deadline_passed():
             deadline_reached(view, state)
         else:
             state.error = exc
@@ -275,9 +275,9 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
         if event.run_id != run_id or event.round != round:
             event = attrs.evolve(event, run_id=run_id, round=round)
         if isinstance(event, ToolCallStarted):
-            state.call_names[event.call_id] = event.name
+            state.turn.call_names[event.call_id] = event.name
         elif isinstance(event, ToolCallArgumentsDelta):
-            name = state.call_names.get(event.call_id)
+            name = state.turn.call_names.get(event.call_id)
             if name is not None and sensitive(host.tools, name):
                 event = attrs.evolve(event, delta="", partial_arguments=None)
         elif isinstance(event, ToolCallCompleted):

@@ -47,7 +47,7 @@ async def execute(view: LoopView, state: RunState, round: int, slots: list[CallS
         return
     messages = tuple(state.messages)
     limit = view.config.loop.concurrency
-    state.direct_execution = view.pipeline.direct_execution
+    state.turn.direct_execution = view.pipeline.direct_execution
     running: set[asyncio.Task[None]] = set()
     try:
         for group in schedule(slots, limit=limit, sequential=_sequential):
@@ -62,8 +62,8 @@ async def execute(view: LoopView, state: RunState, round: int, slots: list[CallS
             while running:
                 running = await _reap(running, asyncio.ALL_COMPLETED)
     except asyncio.CancelledError:
-        assert state.cancelled_flag is not None
-        state.cancelled_flag.set()
+        assert state.control.cancelled_flag is not None
+        state.control.cancelled_flag.set()
         for task in running:
             task.cancel()
         if running:
@@ -131,7 +131,7 @@ async def run_call(
             slot.answer("not_run", refused)
             settle_events(view, state, round, slot, tool.name)
             return
-        state.ledger_written = state.turn_started = True
+        state.ledger_written = state.turn.turn_started = True
     one = attempt_of(view, state, tool, call, arguments, context)
     result, outcome = await with_ledger(
         ledger,
@@ -173,13 +173,13 @@ def tool_context(
             view.event_loop.call_soon_threadsafe(view.emit, state, event)
 
     plugin = tool.plugin
-    settings = state.settings.get(plugin, _NO_SETTINGS)
+    settings = state.control.settings.get(plugin, _NO_SETTINGS)
     if settings is _NO_SETTINGS:
         try:
             settings = view.host.plugin_settings(plugin)
         except Exception:
             settings = None
-        state.settings[plugin] = settings
+        state.control.settings[plugin] = settings
     return ToolContext(
         tool=tool,
         call_id=call_id,
@@ -190,18 +190,18 @@ def tool_context(
         provider_trust=view.trust,
         services=run_services(view, state),
         progress=progress,
-        cancelled=state.cancelled_flag,
+        cancelled=state.control.cancelled_flag,
     )
 
 
 def run_services(view: LoopView, state: RunState) -> Mapping[str, Any]:
     """The host's services plus ``emit``, which records an event in this run (a tool's
     untrusted-content warning belongs to the run, not only to observers)."""
-    if state.services is None:
-        state.services = types.MappingProxyType(
+    if state.control.services is None:
+        state.control.services = types.MappingProxyType(
             {**view.services, "emit": lambda event: view.emit(state, event)}
         )
-    return state.services
+    return state.control.services
 
 
 def attempt_of(
@@ -218,11 +218,11 @@ def attempt_of(
     """
     timeout = tool.policy.timeout
     deadline_bound = False
-    if state.deadline is not None:
-        remaining = state.deadline - asyncio.get_running_loop().time()
+    if state.control.deadline is not None:
+        remaining = state.control.deadline - asyncio.get_running_loop().time()
         if timeout is None or remaining < timeout:
             timeout, deadline_bound = max(remaining, 0.0), True
-    direct = state.direct_execution
+    direct = state.turn.direct_execution
     refusal_reason = view.pipeline.refusal_reason
     hook = view.host.hook
 
@@ -239,14 +239,14 @@ def attempt_of(
         return tool.invoke_validated(arguments, context)
 
     def on_deadline() -> None:
-        state.deadline_hit = True
+        state.turn.deadline_hit = True
 
     return Attempt(
         tool=tool,
         send=send,
         timeout=timeout,
         deadline_bound=deadline_bound,
-        cancel=state.cancel,
+        cancel=state.control.cancel,
         on_deadline=on_deadline,
     )
 

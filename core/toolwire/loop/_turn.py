@@ -87,23 +87,23 @@ def close_turn(
         if slot.deferred is not None:
             state.deferred.append(slot.deferred)
     rebuild_results(state, turn, round)
-    if state.turn_started and view.ledger is not None:
-        state.turn_started = False
+    if state.turn.turn_started and view.ledger is not None:
+        state.turn.turn_started = False
         store(view, state, None)  # the turn's side effects are settled: say so now
     if state.deferred:
         listed = ", ".join(f"{d.tool} ({d.call_id}: {d.reason})" for d in state.deferred)
         state.finish("deferred", f"waiting for a decision on: {listed}")
-    elif state.cancel_requested or (
-        state.cancelled_flag is not None and state.cancelled_flag.is_set()
+    elif state.control.cancel_requested or (
+        state.control.cancelled_flag is not None and state.control.cancelled_flag.is_set()
     ):
         state.finish("cancelled", "the run was cancelled")
-    elif state.budget_hit:
+    elif state.turn.budget_hit:
         state.finish(
             "max_tool_calls",
             f"the run reached its limit of {view.config.loop.max_tool_calls} tool call(s) "
             "([loop] max_tool_calls)",
         )
-    elif state.deadline_hit:
+    elif state.turn.deadline_hit:
         deadline_reached(view, state)
 
 
