@@ -296,7 +296,7 @@ class ToolCallingLoop:
         if deadline_seconds is not None:
             state.control.deadline = asyncio.get_running_loop().time() + deadline_seconds
         state.control.cancelled_flag = state.control.cancel or asyncio.Event()
-        trace_token = view.pipeline.begin_trace()
+        trace_token = view.pipeline.begin_trace(state.run_id)
         state.stop = None
         state.detail = None
         state.error = None

@@ -43,8 +43,9 @@ class Pipeline:
     """Why ``[policy]`` refuses every call of a tool (None when it does not)."""
     approval_reason: Callable[[Tool], str | None]
     """Why ``[policy]`` wants a call of a tool approved first (None when it does not)."""
-    begin_trace: Callable[[], Any]
-    """Start the run's trace (per ``[trace]``); returns what :attr:`end_trace` takes."""
+    begin_trace: Callable[[str], Any]
+    """Start the trace of the run with this id (per ``[trace]``); returns what :attr:`end_trace`
+    takes."""
     end_trace: Callable[[Any], None]
     """Close the trace :attr:`begin_trace` started."""
 
