@@ -1,5 +1,13 @@
 """Built-in hook implementations; every host registers them ``trylast`` so plugins override them."""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..config import Config
+
 DEFAULT_PLUGINS: tuple[str, ...] = (
     "toolwire._defaults.offer",
     "toolwire._defaults.execute",
@@ -8,3 +16,16 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "toolwire._defaults.scripted",
     "toolwire._defaults.untrusted",
 )
+
+
+def default_plugins(config: Config) -> list[tuple[str, object]]:
+    """The built-in plugins of a host with ``config``, each with its registration name (one of
+    :data:`DEFAULT_PLUGINS`): the modules, and the host's own ``Trace``."""
+    from .trace import NAME as TRACE
+    from .trace import Trace
+
+    plugins: list[tuple[str, object]] = []
+    for name in DEFAULT_PLUGINS:
+        plugin = Trace(config.trace) if name == TRACE else importlib.import_module(name)
+        plugins.append((name, plugin))
+    return plugins

@@ -1,15 +1,15 @@
 """Default plugin: a JSONL trace of every event of a run, written to ``[trace] path``.
 
-The loop opens a trace for each run whose config names a path (:func:`begin`) and closes it when
-the run ends (:func:`end`); the trace is found through a context variable, so concurrent runs of
-different hosts in one process each write their own file. Events emitted outside a run (plugin
-failures while the host starts) are not traced. Block the plugin
+Each host registers one :class:`Trace`, built from its ``[trace]`` section, under the name
+``toolwire._defaults.trace``. The loop begins a trace for each run (:meth:`Trace.begin`) and ends
+it when the run ends (:meth:`Trace.end`); events are written to the file of the run they name, so
+concurrent runs, of one host or of several, each write their own. Events emitted outside a run
+(plugin failures while the host starts) are not traced. Block the plugin
 ``toolwire._defaults.trace`` to turn tracing off whatever the config says.
 """
 
 from __future__ import annotations
 
-import contextvars
 import json
 import time
 from pathlib import Path
@@ -20,6 +20,9 @@ from .._markers import hookimpl
 if TYPE_CHECKING:
     from ..config import TraceConfig
     from ..events import Event
+
+NAME = "toolwire._defaults.trace"
+"""The name a host registers its :class:`Trace` under."""
 
 
 class TraceFile:
@@ -47,31 +50,36 @@ class TraceFile:
             file.close()
 
 
-_current: contextvars.ContextVar[TraceFile | None] = contextvars.ContextVar(
-    "toolwire_trace", default=None
-)
+class Trace:
+    """The trace of one host's runs, per its ``[trace]`` section (no path: nothing is traced).
 
+    :param config: the host's ``[trace]`` section.
+    """
 
-def begin(config: TraceConfig) -> contextvars.Token[TraceFile | None] | None:
-    """Start tracing the run in the current context when ``config.path`` is set."""
-    if not config.path:
-        return None
-    return _current.set(TraceFile(config.path))
+    def __init__(self, config: TraceConfig) -> None:
+        self.path = config.path or None
+        self._runs: dict[str, TraceFile] = {}
 
+    def begin(self, run_id: str) -> str | None:
+        """Start tracing the run ``run_id``; returns what :meth:`end` takes (None when there is
+        no path, or the run is traced already)."""
+        if self.path is None or run_id in self._runs:
+            return None
+        self._runs[run_id] = TraceFile(self.path)
+        return run_id
 
-def end(token: contextvars.Token[TraceFile | None] | None) -> None:
-    """Close the current run's trace and restore the previous one."""
-    if token is None:
-        return
-    trace = _current.get()
-    _current.reset(token)
-    if trace is not None:
-        trace.close()
+    def end(self, token: str | None) -> None:
+        """Close the trace :meth:`begin` started."""
+        if token is None:
+            return
+        trace = self._runs.pop(token, None)
+        if trace is not None:
+            trace.close()
 
-
-@hookimpl(trylast=True)
-def toolwire_event(event: Event) -> None:
-    """Append the event to the current run's trace, if there is one."""
-    trace = _current.get()
-    if trace is not None:
-        trace.write(event)
+    @hookimpl(trylast=True)
+    def toolwire_event(self, event: Event) -> None:
+        """Append the event to its run's trace, if that run is traced."""
+        if self._runs:
+            trace = self._runs.get(event.run_id)
+            if trace is not None:
+                trace.write(event)

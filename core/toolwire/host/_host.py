@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -11,7 +10,7 @@ import attrs
 import pluggy
 
 from .. import hookspecs
-from .._defaults import DEFAULT_PLUGINS
+from .._defaults import default_plugins
 from .._markers import PROJECT_NAME
 from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
 from ..tools import Tool, ToolDefinitionError
@@ -96,9 +95,8 @@ class Host:
         pm = pluggy.PluginManager(PROJECT_NAME)
         pm.add_hookspecs(hookspecs)
         infos: list[PluginInfo] = []
-        for module_name in DEFAULT_PLUGINS:
-            module = importlib.import_module(module_name)
-            pm.register(module, name=module_name)
+        for name, plugin in default_plugins(config):
+            pm.register(plugin, name=name)
         installed = discover()
         enabled = config.plugins.enable
         for index, name in enumerate(enabled):

@@ -23,6 +23,7 @@ _DEFAULT_POLICY = _policy.__name__
 
 def choose_pipeline(hook: pluggy.HookRelay, config: Config) -> Pipeline:
     """The :class:`~toolwire.loop.Pipeline` for a host with these hooks and this config."""
+    trace = _trace_of(hook)
     return Pipeline(
         direct_resolve=_only_defaults(hook.toolwire_resolve_function),
         direct_instructions=_only_defaults(hook.toolwire_system_prompt_instructions),
@@ -30,8 +31,8 @@ def choose_pipeline(hook: pluggy.HookRelay, config: Config) -> Pipeline:
         request_context=bool(hook.toolwire_request_context.get_hookimpls()),
         refusal_reason=functools.partial(_policy.refusal_reason, policy=config.policy),
         approval_reason=functools.partial(_policy.approval_reason, policy=config.policy),
-        begin_trace=functools.partial(_trace.begin, config.trace),
-        end_trace=_trace.end,
+        begin_trace=trace.begin if trace is not None else _no_trace,
+        end_trace=trace.end if trace is not None else _no_trace,
     )
 
 
@@ -47,3 +48,16 @@ def _direct_execution(hook: pluggy.HookRelay) -> bool | None:
     if _DEFAULT_EXECUTE not in names or not names <= {_DEFAULT_EXECUTE, _DEFAULT_POLICY}:
         return None
     return _DEFAULT_POLICY in names
+
+
+def _trace_of(hook: pluggy.HookRelay) -> _trace.Trace | None:
+    """The host's registered :class:`~toolwire._defaults.trace.Trace` (None when it is
+    blocked)."""
+    for impl in hook.toolwire_event.get_hookimpls():
+        if impl.plugin_name == _trace.NAME and isinstance(impl.plugin, _trace.Trace):
+            return impl.plugin
+    return None
+
+
+def _no_trace(_: object) -> None:
+    return None

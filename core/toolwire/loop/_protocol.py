@@ -1,17 +1,24 @@
-"""What the loop needs from its host: a small Protocol, so the loop never imports the host."""
+"""What the loop needs from its host (a small Protocol, so the loop never imports the host), and
+what the stages of a run need from the loop (:class:`LoopView`)."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from ..events import Event, ToolCallArgumentsDelta
+
 if TYPE_CHECKING:
+    from .._trust import TrustLevel
     from ..adapters import ProviderAdapter
     from ..config import Config
-    from ..events import Event
     from ..tools import Tool
+    from ._ledger import Ledger
+    from ._state import RunState
 
 
 @attrs.frozen(kw_only=True)
@@ -36,8 +43,9 @@ class Pipeline:
     """Why ``[policy]`` refuses every call of a tool (None when it does not)."""
     approval_reason: Callable[[Tool], str | None]
     """Why ``[policy]`` wants a call of a tool approved first (None when it does not)."""
-    begin_trace: Callable[[], Any]
-    """Start the run's trace (per ``[trace]``); returns what :attr:`end_trace` takes."""
+    begin_trace: Callable[[str], Any]
+    """Start the trace of the run with this id (per ``[trace]``); returns what :attr:`end_trace`
+    takes."""
     end_trace: Callable[[Any], None]
     """Close the trace :attr:`begin_trace` started."""
 
@@ -62,3 +70,62 @@ class LoopHost(Protocol):
     def plugin_settings(self, plugin: str | None) -> Any: ...
 
     async def get_adapter(self) -> ProviderAdapter: ...
+
+
+class LoopView:
+    """The loop as the stages of one run see it: what they read, and where events go.
+
+    Built by the driver when a run starts (so a ``ledger`` or ``retry_backoff`` set on the loop
+    before the run applies to it); the stages take it explicitly instead of sharing the loop.
+    """
+
+    __slots__ = (
+        "config",
+        "event_loop",
+        "host",
+        "ledger",
+        "pipeline",
+        "retry_backoff",
+        "retry_backoff_max",
+        "services",
+        "thread",
+        "trust",
+    )
+
+    def __init__(
+        self,
+        host: LoopHost,
+        *,
+        ledger: Ledger | None,
+        retry_backoff: float,
+        retry_backoff_max: float,
+        services: Mapping[str, Any],
+    ) -> None:
+        self.host = host
+        self.config: Config = host.config
+        self.pipeline = host.pipeline
+        self.ledger = ledger
+        self.trust: TrustLevel = self.config.provider.trust_level
+        self.retry_backoff = retry_backoff
+        self.retry_backoff_max = retry_backoff_max
+        self.services = services
+        self.thread = threading.get_ident()
+        self.event_loop: asyncio.AbstractEventLoop | None = None
+
+    def bind(self) -> None:
+        """Remember the thread and event loop of the run (progress from other threads goes
+        through this loop)."""
+        self.event_loop = asyncio.get_running_loop()
+        self.thread = threading.get_ident()
+
+    def emit(self, state: RunState, event: Event) -> None:
+        """Record ``event`` in the run, then give it to the host's observers and the run's sink."""
+        if isinstance(event, ToolCallArgumentsDelta) and event.partial_arguments is not None:
+            # The partial value is the parser's live object, right only at emit time; the run
+            # keeps the delta text, from which the arguments at any point can be rebuilt.
+            state.events.append(attrs.evolve(event, partial_arguments=None))
+        else:
+            state.events.append(event)
+        self.host.emit(event)
+        if state.control.sink is not None:
+            state.control.sink(event)

@@ -1,4 +1,5 @@
-"""The state of a run while it goes: the run's accumulating record and each call's slot."""
+"""The state of a run while it goes: what becomes the run, its controls, the turn's flags, and
+each call's slot."""
 
 from __future__ import annotations
 
@@ -74,8 +75,91 @@ class CallSlot:
         )
 
 
+class RunControl:
+    """How one run is steered while it goes: its deadline, cancellation, approver, event sink,
+    and what its tools are given (services, plugin settings)."""
+
+    __slots__ = (
+        "approval",
+        "cancel",
+        "cancelled_flag",
+        "deadline",
+        "services",
+        "settings",
+        "sink",
+    )
+
+    def __init__(self) -> None:
+        self.deadline: float | None = None  # on the event loop's clock
+        self.approval: Approver | None = None
+        self.cancel: asyncio.Event | None = None  # the caller's cancel event
+        self.cancelled_flag: asyncio.Event | None = None  # set when the run is being cancelled
+        self.sink: Callable[[Event], None] | None = None  # a stream's queue
+        self.services: Mapping[str, Any] | None = None  # the tools' services, with the emitter
+        self.settings: dict[str | None, Any] = {}  # plugin settings, looked up once per plugin
+
+    @property
+    def cancel_requested(self) -> bool:
+        """The caller set the run's cancel event."""
+        return self.cancel is not None and self.cancel.is_set()
+
+    def deadline_passed(self) -> bool:
+        """The run's deadline is set and has passed."""
+        return self.deadline is not None and asyncio.get_running_loop().time() >= self.deadline
+
+
+class TurnState:
+    """The flags of the current turn (and of the round it belongs to)."""
+
+    __slots__ = (
+        "budget_hit",
+        "call_names",
+        "deadline_hit",
+        "direct_execution",
+        "forced_choice_used",
+        "snapshot_pending",
+        "snapshot_used",
+        "turn_started",
+    )
+
+    def __init__(self) -> None:
+        self.snapshot_pending = False  # write a snapshot with the turn's first ledger row
+        self.snapshot_used = 0  # the run's counted calls when the turn began (for that snapshot)
+        self.turn_started = False  # the turn wrote a started row (flush its settled rows)
+        self.forced_choice_used = False  # a forced tool choice applies to the first round only
+        self.budget_hit = False  # admission announced ``[loop] max_tool_calls``
+        self.deadline_hit = False  # the run's deadline stopped a call
+        self.call_names: dict[str, str] = {}  # streamed call id → tool name (for redaction)
+        self.direct_execution: bool | None = None  # Pipeline.direct_execution, for this turn
+
+
 class RunState:
-    """Everything a run accumulates; turned into a :class:`Run` at the end."""
+    """What a run accumulates, turned into a :class:`Run` at the end; it holds the run's
+    :class:`RunControl` and the current turn's :class:`TurnState`."""
+
+    __slots__ = (
+        "base_system",
+        "control",
+        "deferred",
+        "detail",
+        "error",
+        "events",
+        "ledger_written",
+        "messages",
+        "options",
+        "records",
+        "required_trust",
+        "rounds",
+        "run_id",
+        "seen",
+        "sources",
+        "stop",
+        "text",
+        "trust_origin",
+        "turn",
+        "usage",
+        "used",
+    )
 
     def __init__(self, run_id: str, options: RunOptions, messages: list[Message]) -> None:
         self.run_id = run_id
@@ -90,39 +174,32 @@ class RunState:
         self.required_trust: TrustLevel | None = None
         self.trust_origin: str | None = None
         self.usage = Usage()
-        self.deadline: float | None = None
-        self.approval: Approver | None = None
-        self.cancel: asyncio.Event | None = None
-        self.cancelled_flag: asyncio.Event | None = None
-        self.seen: dict[str, str] = {}
+        self.seen: dict[str, str] = {}  # duplicate key → the call id that made it
         self.stop: StopReason | None = None
         self.detail: str | None = None
         self.error: BaseException | None = None
         self.deferred: list[DeferredRequest] = []
         self.text = ""
-        self.sink: Callable[[Event], None] | None = None
-        self.budget_hit = False
-        self.deadline_hit = False
-        self.call_names: dict[str, str] = {}
-        self.forced_choice_used = False
-        self.settings: dict[str | None, Any] = {}
-        self.direct_execution: bool | None = None
-        self.snapshot_pending = False  # write a snapshot with the turn's first ledger row
         self.ledger_written = False  # this run wrote started rows (its snapshot must be final)
-        self.turn_started = False  # the current turn wrote a started row
-        self.snapshot_used = 0
-        self.services: Mapping[str, Any] | None = (
-            None  # the tools' services, with the run's emitter
-        )
+        self.control = RunControl()
+        self.turn = TurnState()
 
     def finish(self, reason: StopReason, detail: str | None = None) -> None:
         if self.stop is None:
             self.stop = reason
             self.detail = detail
 
-    @property
-    def cancel_requested(self) -> bool:
-        return self.cancel is not None and self.cancel.is_set()
+    def remember(self, slot: CallSlot, key: str | None) -> None:
+        """Record the admitted call's duplicate key (forgotten again if it does not succeed)."""
+        if key is not None:
+            self.seen[key] = slot.request.id
+            slot.key = key
+
+    def forget(self, slot: CallSlot) -> None:
+        """Drop the call's duplicate key: a call that did not succeed may be made again."""
+        if slot.key is not None and self.seen.get(slot.key) == slot.call.id:
+            del self.seen[slot.key]
+        slot.key = None
 
     def add_usage(self, usage: Usage | None) -> None:
         if usage is None:

@@ -23,7 +23,7 @@ class RunStream:
         self._loop = loop
         self._state = state
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        state.sink = self._queue.put_nowait
+        state.control.sink = self._queue.put_nowait
         self._task: asyncio.Task[Run] | None = None
         self._finished = False
         self.run: Run | None = None

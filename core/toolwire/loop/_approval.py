@@ -1,0 +1,156 @@
+"""Admission's verdict applied to a slot: refused, admitted, deferred or put to the approver.
+
+:func:`admit_call` asks :func:`~toolwire.loop._admission.admit` (pure) and applies what it
+returns; :func:`decide` asks the run's approver, :func:`defer` and :func:`deny` answer for it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any
+
+from ..events import ToolDeferred
+from ..messages import ToolCall
+from ..tools._result import ToolResult
+from ._admission import AdmissionContext, Admitted, NeedsDecision, Refused, admit
+from ._resume import edited_call
+from ._run import Approve, DeferredRequest, Deny, Supply
+from ._settle import settle_events
+from ._state import CallSlot, RunState
+
+if TYPE_CHECKING:
+    from ._offer import Offer
+    from ._protocol import LoopView
+
+
+async def admit_call(
+    view: LoopView,
+    state: RunState,
+    round: int,
+    slot: CallSlot,
+    offer: Offer,
+    *,
+    count: bool = True,
+    approved: bool = False,
+) -> str | None:
+    """Admit one call through :func:`admit` and apply the verdict; returns a reason when a
+    ``fail`` policy stops the run.
+
+    On return the slot is answered (refused), deferred, or admitted (``tool`` and
+    ``arguments`` set, no result yet). A call approved with edited arguments is admitted
+    again, as approved and without counting it twice.
+    """
+    while True:
+        verdict = admit(slot.request, offer, admission_context(view, state, round, count, approved))
+        for event in verdict.events:
+            view.emit(state, event)
+        if verdict.counted:
+            state.used += 1
+        if isinstance(verdict, Refused):
+            refuse(state, slot, verdict)
+            return verdict.fail
+        slot.tool = verdict.tool
+        slot.arguments = verdict.arguments
+        if isinstance(verdict, Admitted):
+            state.remember(slot, verdict.key)
+            return None
+        if verdict.reason == "external":
+            defer(view, state, round, slot, verdict.request)
+            return None
+        edited = await decide(view, state, round, slot, verdict)
+        if edited is None:
+            return None
+        slot.request = edited
+        slot.tool = None
+        slot.arguments = None
+        count, approved = False, True
+
+
+def admission_context(
+    view: LoopView, state: RunState, round: int, count: bool, approved: bool
+) -> AdmissionContext:
+    """What admission reads about the run, taken now."""
+    pipeline = view.pipeline
+    return AdmissionContext(
+        run_id=state.run_id,
+        round=round,
+        loop=view.config.loop,
+        used=state.used,
+        budget_hit=state.turn.budget_hit,
+        cancel_requested=count and state.control.cancel_requested,
+        deadline_passed=count and state.control.deadline_passed(),
+        seen=state.seen,
+        refusal_reason=pipeline.refusal_reason,
+        approval_reason=pipeline.approval_reason,
+        count=count,
+        approved=approved,
+    )
+
+
+def refuse(state: RunState, slot: CallSlot, verdict: Refused) -> None:
+    """Answer a refused call with the verdict's result; note the limit it hit."""
+    if verdict.tool is not None:
+        slot.tool = verdict.tool
+    if verdict.arguments is not None:
+        slot.arguments = verdict.arguments
+    if verdict.budget_hit:
+        state.turn.budget_hit = True
+    if verdict.deadline_hit:
+        state.turn.deadline_hit = True
+    slot.answer(verdict.outcome, verdict.result)
+
+
+async def decide(
+    view: LoopView, state: RunState, round: int, slot: CallSlot, verdict: NeedsDecision
+) -> ToolCall | None:
+    """Ask the run's approver about a call ``[policy]`` wants approved and apply the answer;
+    returns the edited call when it was approved with other arguments."""
+    decision: Any = None
+    if state.control.approval is not None:
+        decision = state.control.approval(verdict.request)
+        if inspect.isawaitable(decision):
+            decision = await decision
+    name = verdict.tool.name
+    if decision is None:
+        defer(view, state, round, slot, verdict.request)
+    elif isinstance(decision, Deny):
+        deny(view, state, round, slot, name, decision.message)
+    elif isinstance(decision, Supply):
+        slot.answer("supplied", decision.result)
+        settle_events(view, state, round, slot, name)
+    elif isinstance(decision, Approve):
+        if decision.arguments is not None:
+            return edited_call(slot.request, name, decision.arguments)
+        state.remember(slot, verdict.key)
+    else:
+        raise TypeError(
+            f"the approval callback returned {decision!r}; expected Approve, Deny, Supply or None"
+        )
+    return None
+
+
+def defer(
+    view: LoopView, state: RunState, round: int, slot: CallSlot, request: DeferredRequest
+) -> None:
+    """Leave the call waiting for a decision on ``request`` (``ToolDeferred``)."""
+    slot.defer(request)
+    state.forget(slot)
+    view.emit(
+        state,
+        ToolDeferred(
+            run_id=state.run_id,
+            round=round,
+            call_id=slot.call.id,
+            name=request.tool,
+            reason=request.detail,
+        ),
+    )
+
+
+def deny(
+    view: LoopView, state: RunState, round: int, slot: CallSlot, name: str, message: str
+) -> None:
+    """Answer the call as denied, ``message`` being what the model reads."""
+    slot.tool = slot.tool or view.host.tools.get(name)
+    slot.answer("denied", ToolResult.denied(message))
+    settle_events(view, state, round, slot, name)

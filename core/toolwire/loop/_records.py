@@ -1,0 +1,172 @@
+"""A run's state as it starts or is restored, and the run as the ledger stores it."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+
+from ..adapters._base import NamedToolChoice, ToolChoice
+from ..events import PluginFailed
+from ..messages import AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage
+from ._admission import duplicate_key
+from ._execution import describe
+from ._offer import Selection
+from ._run import Run, RunOptions
+from ._state import RunState
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..tools import Tool
+    from ._protocol import LoopView
+
+_ANY_TOOL_CHOICE = ("auto", "none", "required")
+
+
+def new_state(
+    config: Config,
+    registered: Mapping[str, Tool],
+    prompt: str | Sequence[Message],
+    *,
+    system_prompt: str | None,
+    tools: Sequence[str] | None,
+    profile: str | None,
+    tool_choice: ToolChoice | str,
+    stream: bool | None,
+    run_id: str | None,
+) -> RunState:
+    """The state of a new run, its arguments checked (see :meth:`ToolCallingLoop.run`)."""
+    messages = _messages(prompt)
+    base = config.loop.system_prompt
+    first = messages[0] if messages else None
+    if isinstance(first, SystemMessage):
+        messages.pop(0)
+        base = first.content
+    if system_prompt is not None:
+        base = system_prompt
+    tool_names: tuple[str, ...] | None = None
+    if tools is not None:
+        if isinstance(tools, str):
+            raise TypeError("tools= takes a list of tool names, not a str")
+        tool_names = tuple(tools)
+        unknown = [n for n in tool_names if n not in registered]
+        if unknown:
+            known = ", ".join(registered) or "none are registered"
+            raise ValueError(
+                f"tools={list(tool_names)!r} names unknown tool(s) "
+                f"{', '.join(map(repr, unknown))}; registered tools: {known}"
+            )
+    choice = _tool_choice(tool_choice)
+    options = RunOptions(
+        system_prompt=base,
+        tools=tool_names,
+        profile=profile,
+        tool_choice=choice,
+        stream=stream,
+    )
+    Selection.from_config(config, tool_names, profile)  # refuses an unknown profile now
+    return RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages)
+
+
+def _messages(prompt: str | Sequence[Message]) -> list[Message]:
+    if isinstance(prompt, str):
+        return [UserMessage(prompt)]
+    if not isinstance(prompt, Sequence):
+        raise TypeError(
+            f"the prompt must be a str or a sequence of messages, got {type(prompt).__name__}"
+        )
+    messages = [*prompt]
+    for i, message in enumerate(messages):
+        if not isinstance(
+            message, SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+        ):
+            raise TypeError(
+                f"messages[{i}] is a {type(message).__name__}; expected a message of "
+                "toolwire.messages"
+            )
+    return messages
+
+
+def _tool_choice(value: ToolChoice | str) -> ToolChoice:
+    if isinstance(value, NamedToolChoice):
+        return value
+    if value in _ANY_TOOL_CHOICE:
+        return value  # type: ignore[return-value]
+    if isinstance(value, str) and value:
+        return NamedToolChoice(value)
+    raise ValueError(
+        f"tool_choice={value!r}; expected 'auto', 'none', 'required', a tool name or "
+        "NamedToolChoice"
+    )
+
+
+def restore(registered: Mapping[str, Tool], run: Run) -> RunState:
+    """The state of a stored run, to go on with it (its duplicate keys rebuilt)."""
+    messages = list(run.messages)
+    if messages and isinstance(messages[0], SystemMessage):
+        messages.pop(0)
+    state = RunState(run.id, run.options, messages)
+    state.base_system = run.options.system_prompt
+    state.records = list(run.tool_calls)
+    state.events = list(run.events)
+    state.sources = {s.url: s for s in run.sources}
+    state.rounds = run.rounds
+    state.used = run.tool_calls_used
+    state.required_trust = run.required_trust
+    state.usage = run.usage
+    state.deferred = list(run.deferred)
+    state.turn.forced_choice_used = run.rounds > 0
+    for record in run.tool_calls:
+        if (
+            record.outcome == "executed"
+            and record.result is not None
+            and record.result.is_ok
+            and record.arguments is not None
+            and record.tool is not None
+        ):
+            tool = registered.get(record.tool)
+            if tool is not None and not tool.allow_duplicates:
+                key = duplicate_key(tool, record.arguments)
+                state.seen.setdefault(key, record.call.id)
+    return state
+
+
+def snapshot(run: Run) -> str:
+    """The run as the ledger stores it (JSON, without its events)."""
+    return json.dumps(run.to_json(events=False), ensure_ascii=False, default=str)
+
+
+def pending_snapshot(state: RunState) -> str | None:
+    """The run as it stands, once per turn, to store with the turn's first ledger row."""
+    if not state.turn.snapshot_pending:
+        return None
+    state.turn.snapshot_pending = False
+    interrupted = state.build(stop="interrupted")
+    return snapshot(attrs.evolve(interrupted, tool_calls_used=state.turn.snapshot_used))
+
+
+def store(view: LoopView, state: RunState, run: Run | None) -> None:
+    """Store the run's final snapshot (None: only the pending settled rows); a ledger that
+    fails is reported as a ``PluginFailed`` and never costs the run its result."""
+    ledger = view.ledger
+    if ledger is None:
+        return
+    try:
+        if run is None:
+            ledger.flush()
+        else:
+            ledger.save_run(run.id, snapshot(run))
+    except Exception as exc:
+        view.emit(
+            state,
+            PluginFailed(
+                run_id=state.run_id,
+                round=state.rounds or None,
+                plugin="toolwire.ledger",
+                hook="ledger",
+                error=f"the run could not be stored in {str(ledger.path)!r}: {describe(exc)}",
+            ),
+        )

@@ -1,0 +1,150 @@
+"""The unfinished turn of a stored run, answered when the run is resumed.
+
+Each call of the turn becomes a slot (:func:`resumed_slot`): answered already, decided by the
+caller (:func:`decided`), recovered from the ledger, deferred as interrupted, or admitted
+again; then the turn goes through :func:`~toolwire.loop._turn.answer_turn` like a fresh one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..events import RoundFinished, ToolDeferred
+from ..messages import ToolCall
+from ._approval import deny
+from ._resume import edited_call, interrupted_request, pending_turn, rebuild_results
+from ._round import start_round
+from ._run import Decision, DeferredRequest, Deny, Supply, ToolCallRecord
+from ._settle import settle_events
+from ._state import CallSlot, RunState
+from ._turn import answer_turn
+
+if TYPE_CHECKING:
+    from ..adapters import ProviderAdapter
+    from ._ledger import LedgerEntry
+    from ._offer import Offer
+    from ._protocol import LoopView
+
+
+async def resume_turn(
+    view: LoopView, state: RunState, adapter: ProviderAdapter, decisions: Mapping[str, Decision]
+) -> None:
+    """Answer the calls of the run's last turn that have no result yet."""
+    last = pending_turn(tuple(state.messages))
+    if last is None:
+        state.deferred = []
+        return
+    round = state.rounds
+    by_id = {r.call.id: r for r in state.records if r.round == round}
+    deferred = {d.call_id: d for d in state.deferred}
+    calls = [c for c in last.tool_calls if not c.provider_executed]
+    if all(by_id.get(c.id) is not None and by_id[c.id].result is not None for c in calls):
+        state.deferred = []
+        rebuild_results(state, last, round)
+        return
+    offer = await start_round(view, state, adapter, round, tuple(state.messages))
+    unanswered = any(
+        c.id not in deferred and (c.id not in by_id or by_id[c.id].result is None) for c in calls
+    )
+    entries = (
+        view.ledger.entries(state.run_id, round) if unanswered and view.ledger is not None else {}
+    )
+    kept = [
+        r for r in state.records if not (r.round == round and r.call.id in {c.id for c in calls})
+    ]
+    slots: list[CallSlot] = []
+    to_admit: list[tuple[CallSlot, bool]] = []
+    for call in calls:
+        slot, approved = resumed_slot(
+            view, state, round, call, offer, by_id.get(call.id), deferred, decisions, entries
+        )
+        slots.append(slot)
+        if approved is not None:
+            to_admit.append((slot, approved))
+    state.records = kept
+    state.deferred = []
+    await answer_turn(view, state, round, offer, last, slots, to_admit)
+    view.emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
+
+
+def resumed_slot(
+    view: LoopView,
+    state: RunState,
+    round: int,
+    call: ToolCall,
+    offer: Offer,
+    record: ToolCallRecord | None,
+    deferred: Mapping[str, DeferredRequest],
+    decisions: Mapping[str, Decision],
+    entries: Mapping[str, LedgerEntry],
+) -> tuple[CallSlot, bool | None]:
+    """The slot of one call of a resumed turn, and whether it goes to admission (None: it
+    is answered or deferred already; True: approved by a decision)."""
+    tools = view.host.tools
+    slot = CallSlot(call)
+    if record is not None and record.result is not None:
+        slot.tool = tools.get(record.tool) if record.tool else None
+        slot.arguments = record.arguments
+        slot.attempts = record.attempts
+        slot.duration = record.duration
+        slot.answer(record.outcome, record.result)
+        return slot, None
+    request = deferred.get(call.id)
+    if request is not None:
+        return slot, decided(view, state, round, slot, offer, request, decisions.get(call.id))
+    entry = entries.get(call.id)
+    if entry is not None and entry.settled and entry.result is not None:
+        slot.tool = tools.get(entry.tool)
+        slot.arguments = entry.arguments
+        slot.answer("recovered", entry.result)
+        settle_events(view, state, round, slot, entry.tool)
+        return slot, None
+    if entry is not None and not entry.idempotent:
+        slot.tool = tools.get(entry.tool)
+        slot.arguments = entry.arguments
+        interrupted = interrupted_request(entry.tool, call.id, entry.arguments, round)
+        slot.defer(interrupted)
+        view.emit(
+            state,
+            ToolDeferred(
+                run_id=state.run_id,
+                round=round,
+                call_id=call.id,
+                name=entry.tool,
+                reason=interrupted.detail,
+            ),
+        )
+        return slot, None
+    # Never started, or an idempotent call (those get no started row): admit it again.
+    return slot, False
+
+
+def decided(
+    view: LoopView,
+    state: RunState,
+    round: int,
+    slot: CallSlot,
+    offer: Offer,
+    request: DeferredRequest,
+    decision: Decision | None,
+) -> bool | None:
+    """Apply the caller's decision on a deferred call; True when it goes to admission."""
+    tools = view.host.tools
+    slot.arguments = request.arguments
+    if decision is None:
+        slot.defer(request)
+        slot.tool = offer.tools.get(request.tool) or tools.get(request.tool)
+    elif isinstance(decision, Deny):
+        deny(view, state, round, slot, request.tool, decision.message)
+    elif isinstance(decision, Supply):
+        slot.tool = tools.get(request.tool)
+        slot.answer("supplied", decision.result)
+        settle_events(view, state, round, slot, request.tool)
+    else:
+        arguments = decision.arguments
+        if arguments is None:
+            arguments = request.arguments
+        slot.request = edited_call(slot.call, request.tool, arguments)
+        return True
+    return None

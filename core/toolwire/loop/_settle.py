@@ -1,0 +1,292 @@
+"""Executing a turn's admitted calls and settling each one's result.
+
+:func:`execute` runs the slots in the groups :func:`~toolwire.loop._schedule.schedule` makes;
+:func:`run_call` sends one call through the layers of :mod:`toolwire.loop._execution` and
+:func:`settle_events` emits its outcome and records what it brought (sources, trust).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import types
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._trust import TrustLevel
+from ..events import (
+    Event,
+    ToolBlockedEvent,
+    ToolCompleted,
+    ToolDenied,
+    ToolFailed,
+    ToolProgress,
+    ToolStarted,
+)
+from ..messages import Message, ToolCall
+from ..tools._context import ToolContext
+from ..tools._result import ToolBlocked, ToolResult, ToolStatus
+from ._cancel import answer_cancelled
+from ._codec import redact_arguments
+from ._execution import Attempt, LedgerRow, record_start, with_ledger, with_retries
+from ._records import pending_snapshot
+from ._schedule import schedule
+from ._state import CallSlot, RunState
+
+if TYPE_CHECKING:
+    from ..tools import Tool
+    from ._protocol import LoopView
+
+_NO_SETTINGS: Any = object()
+
+
+async def execute(view: LoopView, state: RunState, round: int, slots: list[CallSlot]) -> None:
+    """Run admitted calls: serially, or up to ``[loop] concurrency`` at once with sequential
+    tools as barriers. Every slot has a result afterwards, also when cancelled."""
+    if not slots:
+        return
+    messages = tuple(state.messages)
+    limit = view.config.loop.concurrency
+    state.turn.direct_execution = view.pipeline.direct_execution
+    running: set[asyncio.Task[None]] = set()
+    try:
+        for group in schedule(slots, limit=limit, sequential=_sequential):
+            if not group.concurrent:
+                await run_call(view, state, round, group.items[0], messages)
+                continue
+            for slot in group.items:
+                while len(running) >= limit:
+                    running = await _reap(running, asyncio.FIRST_COMPLETED)
+                call = run_call(view, state, round, slot, messages)
+                running.add(asyncio.ensure_future(call))
+            while running:
+                running = await _reap(running, asyncio.ALL_COMPLETED)
+    except asyncio.CancelledError:
+        assert state.control.cancelled_flag is not None
+        state.control.cancelled_flag.set()
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+        answer_cancelled(slots)
+        raise
+    finally:
+        for slot in slots:
+            if slot.result is None:  # only when the host itself failed: still answer it
+                slot.answer(
+                    "not_run",
+                    ToolResult.error("Tool execution failed: the host could not run this call."),
+                )
+
+
+def _sequential(slot: CallSlot) -> bool:
+    assert slot.tool is not None
+    return slot.tool.policy.sequential
+
+
+async def _reap(tasks: set[asyncio.Task[None]], when: str) -> set[asyncio.Task[None]]:
+    """Wait for tasks (``FIRST_COMPLETED`` or ``ALL_COMPLETED``); the ones still running."""
+    done, pending = await asyncio.wait(tasks, return_when=when)
+    for task in done:
+        if not task.cancelled():
+            task.exception()  # retrieved: a failure here already answered its call
+    return pending
+
+
+async def run_call(
+    view: LoopView, state: RunState, round: int, slot: CallSlot, messages: tuple[Message, ...]
+) -> None:
+    """Execute one admitted call and settle its result: ``ToolStarted``, the ledger's rows,
+    retries and one attempt each, the size limits, then the outcome's events."""
+    tool = slot.tool
+    assert tool is not None
+    arguments = slot.arguments if slot.arguments is not None else {}
+    call = ToolCall(id=slot.call.id, name=tool.name, arguments=arguments)
+    run_id = state.run_id
+    view.emit(
+        state,
+        ToolStarted(
+            run_id=run_id,
+            round=round,
+            call_id=call.id,
+            name=tool.name,
+            arguments=redact_arguments(arguments, tool.sensitive_arguments),
+        ),
+    )
+    context = tool_context(view, state, round, tool, call, messages)
+    ledger = view.ledger
+    row = None
+    if ledger is not None:  # no row to build per call without a ledger
+        row = LedgerRow(
+            run_id=run_id,
+            round=round,
+            call_id=call.id,
+            tool=tool.name,
+            arguments=arguments,
+            idempotent=tool.policy.idempotent,
+        )
+    if ledger is not None and row is not None and not row.idempotent:
+        refused = record_start(ledger, row, pending_snapshot(state))
+        if refused is not None:
+            slot.answer("not_run", refused)
+            settle_events(view, state, round, slot, tool.name)
+            return
+        state.ledger_written = state.turn.turn_started = True
+    one = attempt_of(view, state, tool, call, arguments, context)
+    result, outcome = await with_ledger(
+        ledger,
+        row,
+        slot,
+        lambda: with_retries(
+            one, slot, backoff=view.retry_backoff, backoff_max=view.retry_backoff_max
+        ),
+    )
+    slot.answer(outcome, limit_size(view, tool, result))
+    settle_events(view, state, round, slot, tool.name)
+
+
+def tool_context(
+    view: LoopView,
+    state: RunState,
+    round: int,
+    tool: Tool,
+    call: ToolCall,
+    messages: tuple[Message, ...],
+) -> ToolContext:
+    """The :class:`ToolContext` a call runs with: its run, settings, services and progress."""
+    run_id = state.run_id
+    call_id = call.id
+    name = tool.name
+
+    def progress(message: str, fraction: float | None = None) -> None:
+        event = ToolProgress(
+            run_id=run_id,
+            round=round,
+            call_id=call_id,
+            name=name,
+            message=message,
+            fraction=fraction,
+        )
+        if threading.get_ident() == view.thread:
+            view.emit(state, event)
+        elif view.event_loop is not None:
+            view.event_loop.call_soon_threadsafe(view.emit, state, event)
+
+    plugin = tool.plugin
+    settings = state.control.settings.get(plugin, _NO_SETTINGS)
+    if settings is _NO_SETTINGS:
+        try:
+            settings = view.host.plugin_settings(plugin)
+        except Exception:
+            settings = None
+        state.control.settings[plugin] = settings
+    return ToolContext(
+        tool=tool,
+        call_id=call_id,
+        run_id=run_id,
+        round=round,
+        messages=messages,
+        settings=settings,
+        provider_trust=view.trust,
+        services=run_services(view, state),
+        progress=progress,
+        cancelled=state.control.cancelled_flag,
+    )
+
+
+def run_services(view: LoopView, state: RunState) -> Mapping[str, Any]:
+    """The host's services plus ``emit``, which records an event in this run (a tool's
+    untrusted-content warning belongs to the run, not only to observers)."""
+    if state.control.services is None:
+        state.control.services = types.MappingProxyType(
+            {**view.services, "emit": lambda event: view.emit(state, event)}
+        )
+    return state.control.services
+
+
+def attempt_of(
+    view: LoopView,
+    state: RunState,
+    tool: Tool,
+    call: ToolCall,
+    arguments: Mapping[str, Any],
+    context: ToolContext,
+) -> Attempt:
+    """One attempt at the call: the execution hook under the tool's timeout and the run's
+    deadline. When the only implementations of ``toolwire_execute_tool`` are the built-in
+    ones, they are done inline (same behaviour, without the hook machinery on every call).
+    """
+    timeout = tool.policy.timeout
+    deadline_bound = False
+    if state.control.deadline is not None:
+        remaining = state.control.deadline - asyncio.get_running_loop().time()
+        if timeout is None or remaining < timeout:
+            timeout, deadline_bound = max(remaining, 0.0), True
+    direct = state.turn.direct_execution
+    refusal_reason = view.pipeline.refusal_reason
+    hook = view.host.hook
+
+    def send() -> Awaitable[Any] | None:
+        if direct is None:
+            awaitable: Awaitable[Any] | None = hook.toolwire_execute_tool(
+                call=call, context=context
+            )
+            return awaitable
+        if direct:  # the default policy middleware, inline
+            reason = refusal_reason(tool)
+            if reason is not None:
+                raise ToolBlocked(reason)
+        return tool.invoke_validated(arguments, context)
+
+    def on_deadline() -> None:
+        state.turn.deadline_hit = True
+
+    return Attempt(
+        tool=tool,
+        send=send,
+        timeout=timeout,
+        deadline_bound=deadline_bound,
+        cancel=state.control.cancel,
+        on_deadline=on_deadline,
+    )
+
+
+def limit_size(view: LoopView, tool: Tool, result: ToolResult) -> ToolResult:
+    """``result`` truncated to the smaller of the tool's and ``[policy]``'s size limits."""
+    limits = [n for n in (tool.policy.max_result_bytes, view.config.policy.max_result_bytes) if n]
+    if not limits:
+        return result
+    from ..tools import truncate_result
+
+    return truncate_result(result, min(limits))
+
+
+def settle_events(view: LoopView, state: RunState, round: int, slot: CallSlot, name: str) -> None:
+    """Events, sources, trust and duplicate bookkeeping of a call that got its result."""
+    result = slot.result
+    assert result is not None
+    run_id = state.run_id
+    call_id = slot.call.id
+    status = result.status
+    event: Event
+    if status is ToolStatus.OK:
+        event = ToolCompleted(run_id=run_id, round=round, call_id=call_id, name=name, result=result)
+        for source in result.sources:
+            known = state.sources.get(source.url)
+            if known is None or (known.title is None and source.title is not None):
+                state.sources[source.url] = source
+    elif status is ToolStatus.ERROR:
+        event = ToolFailed(run_id=run_id, round=round, call_id=call_id, name=name, result=result)
+    elif status is ToolStatus.BLOCKED:
+        event = ToolBlockedEvent(
+            run_id=run_id, round=round, call_id=call_id, name=name, result=result
+        )
+    else:
+        event = ToolDenied(run_id=run_id, round=round, call_id=call_id, name=name, result=result)
+    if not result.is_ok:
+        state.forget(slot)
+    needed = result.required_trust
+    if needed is not None and (state.required_trust is None or needed > state.required_trust):
+        state.required_trust = TrustLevel.parse(needed)
+        state.trust_origin = f"{name} call {call_id}"
+    view.emit(state, event)
