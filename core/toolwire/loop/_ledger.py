@@ -67,6 +67,8 @@ class LedgerEntry:
     idempotent: bool
     settled: bool
     result: ToolResult | None = None
+    started_at: float | None = None
+    """When the call started (seconds since the epoch; None for a row written settled)."""
 
 
 class Ledger:
@@ -215,12 +217,12 @@ class Ledger:
         if self._settled:
             self.flush()
         rows = self._connect().execute(
-            "SELECT call_id, tool, arguments, idempotent, state, result FROM calls "
+            "SELECT call_id, tool, arguments, idempotent, state, result, started FROM calls "
             "WHERE run_id = ? AND round = ?",
             (run_id, round),
         )
         out: dict[str, LedgerEntry] = {}
-        for call_id, tool, arguments, idempotent, state, result in rows:
+        for call_id, tool, arguments, idempotent, state, result, started in rows:
             out[call_id] = LedgerEntry(
                 call_id=call_id,
                 round=round,
@@ -229,6 +231,7 @@ class Ledger:
                 idempotent=bool(idempotent),
                 settled=state == "settled",
                 result=result_from_json(json.loads(result)) if result else None,
+                started_at=started if state == "started" else None,
             )
         return out
 

@@ -65,7 +65,14 @@ from ._execution import Attempt, LedgerRow, describe, record_start, with_ledger,
 from ._ledger import Ledger, LedgerEntry, ledger_for
 from ._offer import Offer, Selection, resolve_offer
 from ._protocol import LoopHost
-from ._resume import edited_call, interrupted_request, pending_turn, rebuild_results
+from ._resume import (
+    edited_call,
+    interrupted_request,
+    pending_turn,
+    rebuild_results,
+    reconcile,
+    stale,
+)
 from ._run import (
     Approve,
     Decision,
@@ -213,11 +220,13 @@ class ToolCallingLoop:
         example after the process running it was killed). Each decision is
         :class:`Approve` (optionally with edited arguments, admitted again like the model's
         own), :class:`Deny` (the message goes to the model) or :class:`Supply` (the result
-        given). Calls left undecided stay deferred. A call of an interrupted turn that the
-        ledger shows settled is not run again; one that started but never settled is run again
-        when its tool is idempotent, otherwise it is deferred for approval
-        (``reason="interrupted"``). The run keeps its trust requirement and counters; the
-        deadline starts again.
+        given). Calls left undecided stay deferred. The ledger wins over the decisions: a call it
+        shows settled is never run again, whatever the decision (its stored result answers it);
+        one that started but never settled is run again when its tool is idempotent, otherwise
+        it is deferred for a fresh decision (``reason="interrupted"``) unless the decision was
+        given on that very request. A resume stores the run, to recover from, before the first
+        call it starts. The run keeps its trust requirement and counters; the deadline starts
+        again.
 
         :raises ValueError: for decisions naming unknown call ids (the message lists the
             pending ones), an :class:`Approve` of an external tool, or a run that answered.
@@ -232,6 +241,11 @@ class ToolCallingLoop:
             )
         pending = {d.call_id: d for d in run.deferred}
         unknown = sorted(set(decisions) - set(pending))
+        if unknown and self.ledger is not None:
+            # A decision on a call the ledger shows settled changes nothing: its result stands.
+            settled = {c for c, e in self.ledger.entries(run.id, run.rounds).items() if e.settled}
+            decisions = {c: d for c, d in decisions.items() if c not in settled}
+            unknown = [c for c in unknown if c not in settled]
         if unknown:
             listed = ", ".join(sorted(pending)) or "none"
             raise ValueError(
@@ -266,9 +280,11 @@ class ToolCallingLoop:
     def load(self, run_id: str) -> Run:
         """The run ``run_id`` as last stored in the ledger.
 
-        A run whose process ended in the middle comes back with stop reason ``interrupted``;
-        the calls of its last turn that started and never settled and whose tools are not
-        idempotent are listed in ``deferred`` (``reason="interrupted"``), for :meth:`resume`.
+        The ledger's rows win over the stored snapshot: a run whose process ended in the middle
+        comes back with stop reason ``interrupted``; the calls of its last turn that started and
+        never settled and whose tools are not idempotent are listed in ``deferred``
+        (``reason="interrupted"``, also when they waited on an approval that was given), and a
+        call that settled waits on nothing (its stored result answers it on :meth:`resume`).
 
         :raises ValueError: when the ledger is disabled or does not know the run.
         """
@@ -280,27 +296,7 @@ class ToolCallingLoop:
         if data is None:
             raise ValueError(f"the ledger {str(self.ledger.path)!r} has no run {run_id!r}")
         run = Run.from_json(data)
-        if run.stop_reason != "interrupted":
-            return run
-        turn = pending_turn(run.messages)
-        if turn is None:
-            return run
-        answered = {r.call.id for r in run.tool_calls if r.round == run.rounds}
-        entries = self.ledger.entries(run.id, run.rounds)
-        deferred = list(run.deferred)
-        used = run.tool_calls_used
-        for call in turn.tool_calls:
-            entry = entries.get(call.id)
-            if call.provider_executed or call.id in answered or entry is None:
-                continue
-            used += 1  # admitted before the process ended
-            if entry.settled:
-                continue
-            if not entry.idempotent:
-                deferred.append(
-                    interrupted_request(entry.tool, call.id, entry.arguments, run.rounds)
-                )
-        return attrs.evolve(run, deferred=tuple(deferred), tool_calls_used=used)
+        return reconcile(run, self.ledger.entries(run.id, run.rounds))
 
     async def call(
         self, name: str, arguments: Mapping[str, Any], *, run_id: str | None = None
@@ -836,15 +832,11 @@ class ToolCallingLoop:
             rebuild_results(state, turn, round)
             return
         offer = await self._start_round(state, adapter, round, tuple(state.messages))
-        unanswered = any(
-            c.id not in deferred and (c.id not in by_id or by_id[c.id].result is None)
-            for c in calls
-        )
-        entries = (
-            self.ledger.entries(state.run_id, round)
-            if unanswered and self.ledger is not None
-            else {}
-        )
+        entries = self.ledger.entries(state.run_id, round) if self.ledger is not None else {}
+        if self.ledger is not None:  # stored with the first started row: what to recover from
+            state.recovery = state.build(stop="interrupted")
+            state.snapshot_used = state.used
+            state.snapshot_pending = True
         kept = [
             r
             for r in state.records
@@ -861,7 +853,11 @@ class ToolCallingLoop:
                 to_admit.append((slot, approved))
         state.records = kept
         state.deferred = []
-        await self._answer_turn(state, round, offer, turn, slots, to_admit)
+        try:
+            await self._answer_turn(state, round, offer, turn, slots, to_admit)
+        finally:
+            state.recovery = None
+            state.snapshot_pending = False
         self._emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
 
     def _resumed_slot(
@@ -885,20 +881,20 @@ class ToolCallingLoop:
             slot.duration = record.duration
             slot.answer(record.outcome, record.result)
             return slot, None
-        request = deferred.get(call.id)
-        if request is not None:
-            return slot, self._decided(state, round, slot, offer, request, decisions.get(call.id))
         entry = entries.get(call.id)
         if entry is not None and entry.settled and entry.result is not None:
+            # It ran and settled: never again, whatever the decision says.
             slot.tool = self.host.tools.get(entry.tool)
             slot.arguments = entry.arguments
             slot.answer("recovered", entry.result)
             self._settle_events(state, round, slot, entry.tool)
             return slot, None
-        if entry is not None and not entry.idempotent:
+        request = deferred.get(call.id)
+        if entry is not None and stale(request, entry):
+            # It started and never settled: a decision taken before that is no answer.
             slot.tool = self.host.tools.get(entry.tool)
             slot.arguments = entry.arguments
-            interrupted = interrupted_request(entry.tool, call.id, entry.arguments, round)
+            interrupted = interrupted_request(entry, round, request)
             slot.defer(interrupted)
             self._emit(
                 state,
@@ -911,6 +907,8 @@ class ToolCallingLoop:
                 ),
             )
             return slot, None
+        if request is not None:
+            return slot, self._decided(state, round, slot, offer, request, decisions.get(call.id))
         # Never started, or an idempotent call (those get no started row): admit it again.
         return slot, False
 
@@ -1259,7 +1257,7 @@ class ToolCallingLoop:
         if not state.snapshot_pending:
             return None
         state.snapshot_pending = False
-        interrupted = state.build(stop="interrupted")
+        interrupted = state.recovery or state.build(stop="interrupted")
         return self._snapshot(attrs.evolve(interrupted, tool_calls_used=state.snapshot_used))
 
     def _context(
