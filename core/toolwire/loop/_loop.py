@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import threading
 import types
 import uuid
@@ -294,7 +293,7 @@ class ToolCallingLoop:
             )
         data = self.ledger.load_run(run_id)
         if data is None:
-            raise ValueError(f"the ledger {str(self.ledger.path)!r} has no run {run_id!r}")
+            raise ValueError(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
         run = Run.from_json(data)
         return reconcile(run, self.ledger.entries(run.id, run.rounds))
 
@@ -570,7 +569,7 @@ class ToolCallingLoop:
             if run is None:
                 self.ledger.flush()
             else:
-                self.ledger.save_run(run.id, self._snapshot(run))
+                self.ledger.save_run(run)
         except Exception as exc:  # the ledger must never cost the run its result
             self._emit(
                 state,
@@ -579,13 +578,10 @@ class ToolCallingLoop:
                     round=state.rounds or None,
                     plugin="toolwire.ledger",
                     hook="ledger",
-                    error=f"the run could not be stored in {str(self.ledger.path)!r}: "
+                    error=f"the run could not be stored in {self.ledger.location!r}: "
                     f"{describe(exc)}",
                 ),
             )
-
-    def _snapshot(self, run: Run) -> str:
-        return json.dumps(run.to_json(events=False), ensure_ascii=False, default=str)
 
     async def _round(self, state: RunState, adapter: ProviderAdapter) -> None:
         """One round: the checks before it, then offer, request, answer and turn.
@@ -834,7 +830,7 @@ class ToolCallingLoop:
         offer = await self._start_round(state, adapter, round, tuple(state.messages))
         entries = self.ledger.entries(state.run_id, round) if self.ledger is not None else {}
         if self.ledger is not None:  # stored with the first started row: what to recover from
-            state.recovery = state.build(stop="interrupted")
+            state.recovery = state.build(stop="interrupted", events=False)
             state.snapshot_used = state.used
             state.snapshot_pending = True
         kept = [
@@ -1252,13 +1248,13 @@ class ToolCallingLoop:
         slot.answer(outcome, self._limit_size(tool, result))
         self._settle_events(state, round, slot, tool.name)
 
-    def _pending_snapshot(self, state: RunState) -> str | None:
+    def _pending_snapshot(self, state: RunState) -> Run | None:
         """The run as it stands, once per turn, to store with the turn's first ledger row."""
         if not state.snapshot_pending:
             return None
         state.snapshot_pending = False
-        interrupted = state.recovery or state.build(stop="interrupted")
-        return self._snapshot(attrs.evolve(interrupted, tool_calls_used=state.snapshot_used))
+        interrupted = state.recovery or state.build(stop="interrupted", events=False)
+        return attrs.evolve(interrupted, tool_calls_used=state.snapshot_used)
 
     def _context(
         self,

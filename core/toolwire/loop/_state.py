@@ -140,7 +140,7 @@ class RunState:
             total_tokens=plus(u.total_tokens, usage.total_tokens),
         )
 
-    def build(self, *, stop: StopReason | None = None) -> Run:
+    def build(self, *, stop: StopReason | None = None, events: bool = True) -> Run:
         messages: tuple[Message, ...] = tuple(self.messages)
         if self.base_system:
             messages = (SystemMessage(self.base_system), *messages)
@@ -152,7 +152,7 @@ class RunState:
             text=self.text,
             tool_calls=tuple(self.records),
             sources=tuple(self.sources.values()),
-            events=tuple(self.events),
+            events=tuple(self.events) if events else (),
             deferred=tuple(self.deferred),
             required_trust=self.required_trust,
             usage=self.usage,

@@ -132,7 +132,7 @@ async def test_a_resume_stores_what_to_recover_from_before_the_call_starts(
     def send(to: str) -> str:
         """Send a message."""
         with sqlite3.connect(db_path) as db:
-            [(snapshot,)] = db.execute("SELECT snapshot FROM runs")
+            [(snapshot,)] = db.execute("SELECT head FROM runs")
             [(state,)] = db.execute("SELECT state FROM calls")
         seen.append((json.loads(snapshot)["stop_reason"], state))
         return "sent"
