@@ -85,7 +85,14 @@ class Ledger:
 
     @classmethod
     def open(cls, config: LedgerConfig) -> Ledger:
-        """The ledger ``[ledger]`` configures."""
+        """The ledger ``[ledger]`` configures: PostgreSQL for a ``url``, else a SQLite file.
+
+        :raises LedgerError: for a ``url`` when psycopg is not installed (``toolwire[postgres]``).
+        """
+        if config.url:
+            from ._ledger_postgres import PostgresStore
+
+            return cls(PostgresStore(config.url))
         return cls(SQLiteStore(ledger_path(config)))
 
     @property

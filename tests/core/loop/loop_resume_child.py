@@ -15,12 +15,12 @@ from toolwire.loop import Approve, ToolCallingLoop
 from toolwire.testing import ScriptedModel
 
 
-async def main(workdir: Path) -> None:
-    host = Host.load(config=make_config(workdir), plugins=[plugin(workdir)])
+async def main(workdir: Path, url: str | None) -> None:
+    host = Host.load(config=make_config(workdir, url), plugins=[plugin(workdir)])
     loop = ToolCallingLoop(host, adapter=ScriptedModel(script=SCRIPT))
     run = loop.load(RUN_ID)
     await loop.resume(run, {d.call_id: Approve() for d in run.deferred})
 
 
 if __name__ == "__main__":
-    asyncio.run(main(Path(sys.argv[1])))
+    asyncio.run(main(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None))

@@ -8,12 +8,17 @@ until the process is killed.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import toolwire
 from toolwire.config import Config, LedgerConfig
 from toolwire.testing import tool_call
+
+CHILD = Path(__file__).with_name("loop_resume_child.py")
 
 RUN_ID = "run_resume_crash"
 
@@ -26,9 +31,29 @@ def effects(workdir: Path) -> list[str]:
     return log.read_text().split() if log.exists() else []
 
 
-def make_config(workdir: Path) -> Config:
-    """The ledger in the work directory."""
-    return Config(ledger=LedgerConfig(path=str(workdir / "ledger.sqlite3")))
+def make_config(workdir: Path, url: str | None = None) -> Config:
+    """The ledger in the work directory, or the PostgreSQL database at ``url``."""
+    return Config(ledger=LedgerConfig(path=str(workdir / "ledger.sqlite3"), url=url))
+
+
+def approve_in_a_child_killed_at(workdir: Path, marker: str, url: str | None = None) -> None:
+    """Approve the deferred charge in a child process; kill it with -9 once ``marker`` exists."""
+    command = [sys.executable, str(CHILD), str(workdir), *([url] if url else [])]
+    child = subprocess.Popen(command, stderr=subprocess.PIPE)
+    assert child.stderr is not None
+    try:
+        deadline = time.monotonic() + 60
+        while not (workdir / marker).exists():
+            if child.poll() is not None:
+                raise AssertionError(f"the child ended early: {child.stderr.read()!r}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the child never reached {marker}")
+            time.sleep(0.02)
+    finally:
+        child.kill()
+        child.wait()
+        child.stderr.close()
+    assert child.returncode == -9
 
 
 def plugin(workdir: Path) -> Any:

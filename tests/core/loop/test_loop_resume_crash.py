@@ -5,21 +5,23 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from loop_resume_tools import RUN_ID, SCRIPT, effects, make_config, plugin
+from loop_resume_tools import (
+    RUN_ID,
+    SCRIPT,
+    approve_in_a_child_killed_at,
+    effects,
+    make_config,
+    plugin,
+)
 from loop_support import assert_no_orphans, make_host, scripted_loop
 
 import toolwire
 from toolwire import Host
 from toolwire.loop import Approve, Deny, Run, ToolCallingLoop
 from toolwire.testing import ScriptedModel, tool_call
-
-CHILD = Path(__file__).with_name("loop_resume_child.py")
 
 
 def _loop(workdir: Path) -> ToolCallingLoop:
@@ -34,29 +36,10 @@ async def _deferred_run(workdir: Path) -> Run:
     return run
 
 
-def _approve_in_a_child_killed_at(workdir: Path, marker: str) -> None:
-    """Approve the charge in a child process and kill it with -9 once ``marker`` exists."""
-    child = subprocess.Popen([sys.executable, str(CHILD), str(workdir)], stderr=subprocess.PIPE)
-    assert child.stderr is not None
-    try:
-        deadline = time.monotonic() + 60
-        while not (workdir / marker).exists():
-            if child.poll() is not None:
-                raise AssertionError(f"the child ended early: {child.stderr.read()!r}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the child never reached {marker}")
-            time.sleep(0.02)
-    finally:
-        child.kill()
-        child.wait()
-        child.stderr.close()
-    assert child.returncode == -9
-
-
 async def test_a_resume_killed_while_the_approved_call_runs_asks_again(tmp_path: Path) -> None:
     before = await _deferred_run(tmp_path)
     (tmp_path / "block-charge").write_text("")
-    _approve_in_a_child_killed_at(tmp_path, "charge.started")
+    approve_in_a_child_killed_at(tmp_path, "charge.started")
     assert effects(tmp_path) == ["charge"]
     (tmp_path / "block-charge").unlink()
 
@@ -89,7 +72,7 @@ async def test_a_call_settled_before_the_kill_is_never_run_again(
 ) -> None:
     before = await _deferred_run(tmp_path)
     (tmp_path / "block-wait").write_text("")
-    _approve_in_a_child_killed_at(tmp_path, "wait.started")  # the round after the charge
+    approve_in_a_child_killed_at(tmp_path, "wait.started")  # the round after the charge
     assert effects(tmp_path) == ["charge", "wait"]
     (tmp_path / "block-wait").unlink()
 
@@ -113,7 +96,7 @@ async def test_a_call_settled_before_the_kill_is_never_run_again(
 async def test_a_settled_call_is_not_denied_afterwards(tmp_path: Path) -> None:
     before = await _deferred_run(tmp_path)
     (tmp_path / "block-wait").write_text("")
-    _approve_in_a_child_killed_at(tmp_path, "wait.started")
+    approve_in_a_child_killed_at(tmp_path, "wait.started")
     (tmp_path / "block-wait").unlink()
     loop = _loop(tmp_path)
     done = await loop.resume(before, {before.deferred[0].call_id: Deny("no")})
