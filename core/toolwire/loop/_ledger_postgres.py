@@ -84,7 +84,8 @@ class PostgresStore:
             raise LedgerError(
                 f"[ledger] url = {without_password(url)!r} needs the PostgreSQL driver psycopg, "
                 "which is not installed: pip install 'toolwire[postgres]' (or remove url to use "
-                "the SQLite ledger)"
+                "the SQLite ledger)",
+                path="$.ledger.url",
             ) from None
         self._psycopg = psycopg
         self._url = url
@@ -111,7 +112,8 @@ class PostgresStore:
             if version > SCHEMA_VERSION:
                 raise LedgerError(
                     f"the ledger {self.location!r} has schema version {version}, newer than "
-                    f"this toolwire knows ({SCHEMA_VERSION}): upgrade toolwire"
+                    f"this toolwire knows ({SCHEMA_VERSION}): upgrade toolwire",
+                    path="$.ledger.url",
                 )
             for target in sorted(_MIGRATIONS):
                 if target > version:

@@ -105,7 +105,8 @@ class SQLiteStore:
                 raise LedgerError(
                     f"the ledger {self.location!r} has schema version {version}, newer than "
                     f"this toolwire knows ({SCHEMA_VERSION}): upgrade toolwire, or point "
-                    "[ledger] path at another file"
+                    "[ledger] path at another file",
+                    path="$.ledger.path",
                 )
             if version == SCHEMA_VERSION:
                 return

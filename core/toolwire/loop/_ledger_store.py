@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from ..config import ConfigError
 from ._journal import RunRecord
 
 SCHEMA_VERSION = 2
@@ -14,8 +15,9 @@ SCHEMA_VERSION = 2
 a head and append-only item rows, and calls with an attempt counter."""
 
 
-class LedgerError(RuntimeError):
-    """The ledger cannot be used as configured (a missing driver, a schema from the future)."""
+class LedgerError(ConfigError):
+    """The ledger cannot be used as ``[ledger]`` configures it (a missing driver, a schema from a
+    newer toolwire); the message names the setting and what to do."""
 
 
 class CallClaimed(RuntimeError):

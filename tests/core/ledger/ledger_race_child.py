@@ -8,8 +8,7 @@ import sys
 import time
 
 from toolwire.config import LedgerConfig
-from toolwire.loop import Ledger
-from toolwire.loop._ledger_store import CallClaimed
+from toolwire.loop import CallClaimed, Ledger
 from toolwire.tools import ToolResult
 
 

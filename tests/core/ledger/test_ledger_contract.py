@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from toolwire.config import LedgerConfig
-from toolwire.loop import Ledger, Run
-from toolwire.loop._ledger_store import SCHEMA_VERSION, CallClaimed, LedgerError
+from toolwire.loop import CallClaimed, Ledger, LedgerError, Run
+from toolwire.loop._ledger_store import SCHEMA_VERSION
 from toolwire.messages import ToolResultMessage, UserMessage
 from toolwire.tools import ToolResult
 

@@ -17,8 +17,7 @@ from loop_resume_tools import (
 
 from toolwire import Host
 from toolwire.config import ConfigError, LedgerConfig, config_from_dict
-from toolwire.loop import Approve, Ledger, ToolCallingLoop
-from toolwire.loop._ledger_store import LedgerError
+from toolwire.loop import Approve, Ledger, LedgerError, ToolCallingLoop
 from toolwire.testing import ScriptedModel
 
 
@@ -68,6 +67,8 @@ def test_a_missing_driver_names_the_setting_and_the_extra(monkeypatch: pytest.Mo
     with pytest.raises(LedgerError) as raised:
         Ledger.open(LedgerConfig(url=url))
     message = str(raised.value)
+    assert isinstance(raised.value, ConfigError)  # the CLI reports it as a config error
+    assert raised.value.path == "$.ledger.url"
     assert "[ledger] url = 'postgresql://worker:***@db.internal/toolwire'" in message
     assert "pip install 'toolwire[postgres]'" in message
     assert "hunter2" not in message

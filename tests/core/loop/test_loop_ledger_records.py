@@ -10,9 +10,8 @@ import pytest
 from loop_support import make_host, scripted_loop
 
 import toolwire
-from toolwire.loop import Approve, Ledger, Run
+from toolwire.loop import Approve, Ledger, LedgerError, Run
 from toolwire.loop._journal import LedgerCorrupt, RunJournal
-from toolwire.loop._ledger_store import LedgerError
 from toolwire.messages import ToolResultMessage, UserMessage
 from toolwire.testing import tool_call
 from toolwire.tools import ToolResult
