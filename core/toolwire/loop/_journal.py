@@ -104,6 +104,15 @@ _ENCODERS: tuple[Any, ...] = (
 )
 
 
+def _loads(run_id: str, what: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise LedgerCorrupt(
+            f"the {what} of run {run_id!r} in the ledger is not valid JSON ({exc})"
+        ) from None
+
+
 def split(data: Mapping[str, Any]) -> tuple[str, tuple[int, int, int], list[Row]]:
     """A whole run's JSON (a snapshot of schema 1) as a head, list lengths and item rows."""
     head = {k: ([] if k in KINDS else v) for k, v in data.items()}
@@ -125,13 +134,15 @@ def assemble(
 
     :raises LedgerCorrupt: when an item of a list is missing.
     """
-    data: dict[str, Any] = json.loads(head)
+    data = _loads(run_id, "head", head)
+    if not isinstance(data, dict):
+        raise LedgerCorrupt(f"the head of run {run_id!r} in the ledger is not a JSON object")
     items: dict[str, list[Any]] = {kind: [None] * n for kind, n in zip(KINDS, lengths, strict=True)}
     found = dict.fromkeys(KINDS, 0)
     for kind, seq, item in rows:
         target = items.get(kind)
         if target is not None and 0 <= seq < len(target):
-            target[seq] = json.loads(item)
+            target[seq] = _loads(run_id, f"{kind} item {seq}", item)
             found[kind] += 1
     for kind, n in zip(KINDS, lengths, strict=True):
         if found[kind] != n:

@@ -61,6 +61,7 @@ from ._admission import (
 from ._cancel import answer_cancelled
 from ._codec import redact_arguments
 from ._execution import Attempt, LedgerRow, describe, record_start, with_ledger, with_retries
+from ._journal import LedgerCorrupt
 from ._ledger import Ledger, LedgerEntry, ledger_for
 from ._offer import Offer, Selection, resolve_offer
 from ._protocol import LoopHost
@@ -285,7 +286,8 @@ class ToolCallingLoop:
         (``reason="interrupted"``, also when they waited on an approval that was given), and a
         call that settled waits on nothing (its stored result answers it on :meth:`resume`).
 
-        :raises ValueError: when the ledger is disabled or does not know the run.
+        :raises ValueError: when the ledger is disabled or does not know the run, or
+            ``LedgerCorrupt`` (a ``ValueError``) when its rows do not make up a run.
         """
         if self.ledger is None:
             raise ValueError(
@@ -294,7 +296,13 @@ class ToolCallingLoop:
         data = self.ledger.load_run(run_id)
         if data is None:
             raise ValueError(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
-        run = Run.from_json(data)
+        try:
+            run = Run.from_json(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise LedgerCorrupt(
+                f"the ledger {self.ledger.location!r} holds run {run_id!r} in a form this "
+                f"toolwire cannot read ({describe(exc)})"
+            ) from None
         return reconcile(run, self.ledger.entries(run.id, run.rounds))
 
     async def call(

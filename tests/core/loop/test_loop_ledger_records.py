@@ -137,3 +137,24 @@ async def test_a_run_with_missing_rows_is_reported_not_half_loaded(tmp_path: Pat
         db.execute("DELETE FROM run_items WHERE kind = 'messages' AND seq = 3")
     with pytest.raises(LedgerCorrupt, match=rf"holds \d+ of the \d+ messages of run '{run.id}'"):
         loop.load(run.id)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ("UPDATE runs SET head = 'not json'", r"the head of run '.*' in the ledger is not valid"),
+        ("UPDATE runs SET head = '[1, 2]'", r"the head of run '.*' in the ledger is not a JSON"),
+        ("UPDATE run_items SET item = '{' WHERE seq = 1", r"messages item 1 of run '.*' in the"),
+        ("UPDATE runs SET head = '{}'", r"holds run '.*' in a form this toolwire cannot read"),
+    ],
+)
+async def test_a_damaged_record_is_reported_naming_the_run(
+    tmp_path: Path, change: str, message: str
+) -> None:
+    host = make_host(tmp_path, _tools([]))
+    loop, _ = scripted_loop(host, SCRIPT)
+    run = await loop.run("take notes")
+    with sqlite3.connect(tmp_path / "ledger.sqlite3") as db:
+        db.execute(change)
+    with pytest.raises(LedgerCorrupt, match=message):
+        loop.load(run.id)
