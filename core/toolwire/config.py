@@ -32,6 +32,11 @@ class ConfigError(Exception):
         self.path = path
 
 
+def without_password(url: str) -> str:
+    """``url`` with its password, if any, shown as ``***`` (for messages)."""
+    return re.sub(r"//([^:/@]*):[^@/]*@", r"//\1:***@", url)
+
+
 def _tuple_of_str(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
@@ -132,10 +137,13 @@ class PolicyConfig:
 
 @attrs.frozen(kw_only=True)
 class LedgerConfig:
-    """``[ledger]``: the SQLite tool-effect ledger (None path = under the user data dir)."""
+    """``[ledger]``: the tool-effect ledger: a SQLite file (None path = under the user data
+    dir), or a shared PostgreSQL database when ``url`` is set (``postgresql://…``; needs
+    ``toolwire[postgres]``)."""
 
     enabled: bool = True
     path: str | None = None
+    url: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -577,6 +585,13 @@ def _check_values(
     for key in ("max_sse_line_chars", "max_sse_event_chars"):
         within(f"$.provider.{key}", getattr(provider, key), 1024, 2**31, "characters")
     within("$.policy.max_result_bytes", config.policy.max_result_bytes, 1, 2**30, "bytes")
+    url = config.ledger.url
+    if url is not None and not re.match(r"postgres(ql)?://", url):
+        raise bad(
+            "$.ledger.url",
+            without_password(url),
+            "a 'postgresql://…' URL (or leave it out for SQLite)",
+        )
     if loop.unknown_tool not in ("return_error", "fail") and not re.fullmatch(
         r"rewrite:[a-z][a-z0-9_]{0,63}", loop.unknown_tool
     ):

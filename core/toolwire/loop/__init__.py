@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._call import call_tool
 from ._ledger import Ledger, LedgerEntry, default_ledger_path, ledger_path
+from ._ledger_store import CallClaimed, LedgerError
 from ._loop import ToolCallingLoop
 from ._offer import NOT_OFFERED, NotOffered, Offer, Selection
 from ._run import (
@@ -44,12 +45,14 @@ __all__ = [
     "ApprovalPrompter",
     "Approve",
     "Approver",
+    "CallClaimed",
     "Decision",
     "DeferReason",
     "DeferredRequest",
     "Deny",
     "Ledger",
     "LedgerEntry",
+    "LedgerError",
     "NOT_OFFERED",
     "NotOffered",
     "Offer",

@@ -97,6 +97,11 @@ def result_from_json(data: Mapping[str, Any]) -> ToolResult:
 # -- calls, usage ------------------------------------------------------------------------------
 
 
+def source_to_json(source: Source) -> dict[str, Any]:
+    """A result's source as JSON."""
+    return {"url": source.url, "title": source.title}
+
+
 def call_to_json(call: ToolCall, redact: Redactor | None = None) -> dict[str, Any]:
     """A tool call; with ``redact``, sensitive argument values are replaced (raw text dropped)."""
     arguments = call.arguments

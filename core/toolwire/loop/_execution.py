@@ -17,7 +17,7 @@ import attrs
 
 from ..tools._result import ToolBlocked, ToolResult, ToolStatus
 from ._cancel import RunCancelled, until_cancelled
-from ._run import Outcome
+from ._run import Outcome, Run
 
 if TYPE_CHECKING:
     from ..tools import Tool
@@ -156,7 +156,7 @@ class LedgerRow:
     idempotent: bool
 
 
-def record_start(ledger: Ledger, row: LedgerRow, snapshot: str | None) -> ToolResult | None:
+def record_start(ledger: Ledger, row: LedgerRow, snapshot: Run | None) -> ToolResult | None:
     """Commit the ``started`` row of a call with side effects; the refusal when the ledger cannot
     record it (fail closed: such a call does not run)."""
     try:
@@ -170,7 +170,7 @@ def record_start(ledger: Ledger, row: LedgerRow, snapshot: str | None) -> ToolRe
             snapshot=snapshot,
         )
     except Exception as exc:
-        return capture(exc, row.tool, stage="ledger", ledger=str(ledger.path))
+        return capture(exc, row.tool, stage="ledger", ledger=ledger.location)
     return None
 
 

@@ -22,10 +22,12 @@ from ..events import RunFinished, RunStarted
 from ..messages import Message, ToolCall
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import ToolResult
+from ._execution import describe
+from ._journal import LedgerCorrupt
 from ._ledger import Ledger, ledger_for
 from ._protocol import LoopHost, LoopView
 from ._records import new_state, restore, store
-from ._resume import interrupted_request, pending_turn
+from ._resume import reconcile
 from ._resume_turn import resume_turn
 from ._round import run_round
 from ._run import Approve, Decision, Deny, Run, RunOptions, Supply
@@ -163,11 +165,13 @@ class ToolCallingLoop:
         example after the process running it was killed). Each decision is
         :class:`Approve` (optionally with edited arguments, admitted again like the model's
         own), :class:`Deny` (the message goes to the model) or :class:`Supply` (the result
-        given). Calls left undecided stay deferred. A call of an interrupted turn that the
-        ledger shows settled is not run again; one that started but never settled is run again
-        when its tool is idempotent, otherwise it is deferred for approval
-        (``reason="interrupted"``). The run keeps its trust requirement and counters; the
-        deadline starts again.
+        given). Calls left undecided stay deferred. The ledger wins over the decisions: a call it
+        shows settled is never run again, whatever the decision (its stored result answers it);
+        one that started but never settled is run again when its tool is idempotent, otherwise
+        it is deferred for a fresh decision (``reason="interrupted"``) unless the decision was
+        given on that very request. A resume stores the run, to recover from, before the first
+        call it starts. The run keeps its trust requirement and counters; the deadline starts
+        again.
 
         :raises ValueError: for decisions naming unknown call ids (the message lists the
             pending ones), an :class:`Approve` of an external tool, or a run that answered.
@@ -182,6 +186,11 @@ class ToolCallingLoop:
             )
         pending = {d.call_id: d for d in run.deferred}
         unknown = sorted(set(decisions) - set(pending))
+        if unknown and self.ledger is not None:
+            # A decision on a call the ledger shows settled changes nothing: its result stands.
+            settled = {c for c, e in self.ledger.entries(run.id, run.rounds).items() if e.settled}
+            decisions = {c: d for c, d in decisions.items() if c not in settled}
+            unknown = [c for c in unknown if c not in settled]
         if unknown:
             listed = ", ".join(sorted(pending)) or "none"
             raise ValueError(
@@ -216,11 +225,14 @@ class ToolCallingLoop:
     def load(self, run_id: str) -> Run:
         """The run ``run_id`` as last stored in the ledger.
 
-        A run whose process ended in the middle comes back with stop reason ``interrupted``;
-        the calls of its last turn that started and never settled and whose tools are not
-        idempotent are listed in ``deferred`` (``reason="interrupted"``), for :meth:`resume`.
+        The ledger's rows win over the stored snapshot: a run whose process ended in the middle
+        comes back with stop reason ``interrupted``; the calls of its last turn that started and
+        never settled and whose tools are not idempotent are listed in ``deferred``
+        (``reason="interrupted"``, also when they waited on an approval that was given), and a
+        call that settled waits on nothing (its stored result answers it on :meth:`resume`).
 
-        :raises ValueError: when the ledger is disabled or does not know the run.
+        :raises ValueError: when the ledger is disabled or does not know the run, or
+            ``LedgerCorrupt`` (a ``ValueError``) when its rows do not make up a run.
         """
         if self.ledger is None:
             raise ValueError(
@@ -228,29 +240,15 @@ class ToolCallingLoop:
             )
         data = self.ledger.load_run(run_id)
         if data is None:
-            raise ValueError(f"the ledger {str(self.ledger.path)!r} has no run {run_id!r}")
-        run = Run.from_json(data)
-        if run.stop_reason != "interrupted":
-            return run
-        turn = pending_turn(run.messages)
-        if turn is None:
-            return run
-        answered = {r.call.id for r in run.tool_calls if r.round == run.rounds}
-        entries = self.ledger.entries(run.id, run.rounds)
-        deferred = list(run.deferred)
-        used = run.tool_calls_used
-        for call in turn.tool_calls:
-            entry = entries.get(call.id)
-            if call.provider_executed or call.id in answered or entry is None:
-                continue
-            used += 1  # admitted before the process ended
-            if entry.settled:
-                continue
-            if not entry.idempotent:
-                deferred.append(
-                    interrupted_request(entry.tool, call.id, entry.arguments, run.rounds)
-                )
-        return attrs.evolve(run, deferred=tuple(deferred), tool_calls_used=used)
+            raise ValueError(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
+        try:
+            run = Run.from_json(data)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise LedgerCorrupt(
+                f"the ledger {self.ledger.location!r} holds run {run_id!r} in a form this "
+                f"toolwire cannot read ({describe(exc)})"
+            ) from None
+        return reconcile(run, self.ledger.entries(run.id, run.rounds))
 
     async def call(
         self, name: str, arguments: Mapping[str, Any], *, run_id: str | None = None

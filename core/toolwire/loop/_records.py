@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -134,18 +133,14 @@ def restore(registered: Mapping[str, Tool], run: Run) -> RunState:
     return state
 
 
-def snapshot(run: Run) -> str:
-    """The run as the ledger stores it (JSON, without its events)."""
-    return json.dumps(run.to_json(events=False), ensure_ascii=False, default=str)
-
-
-def pending_snapshot(state: RunState) -> str | None:
-    """The run as it stands, once per turn, to store with the turn's first ledger row."""
+def pending_snapshot(state: RunState) -> Run | None:
+    """The run as it stands, once per turn, to store with the turn's first ledger row (a
+    resume's own recovery snapshot when it has one)."""
     if not state.turn.snapshot_pending:
         return None
     state.turn.snapshot_pending = False
-    interrupted = state.build(stop="interrupted")
-    return snapshot(attrs.evolve(interrupted, tool_calls_used=state.turn.snapshot_used))
+    interrupted = state.turn.recovery or state.build(stop="interrupted", events=False)
+    return attrs.evolve(interrupted, tool_calls_used=state.turn.snapshot_used)
 
 
 def store(view: LoopView, state: RunState, run: Run | None) -> None:
@@ -158,7 +153,7 @@ def store(view: LoopView, state: RunState, run: Run | None) -> None:
         if run is None:
             ledger.flush()
         else:
-            ledger.save_run(run.id, snapshot(run))
+            ledger.save_run(run)
     except Exception as exc:
         view.emit(
             state,
@@ -167,6 +162,6 @@ def store(view: LoopView, state: RunState, run: Run | None) -> None:
                 round=state.rounds or None,
                 plugin="toolwire.ledger",
                 hook="ledger",
-                error=f"the run could not be stored in {str(ledger.path)!r}: {describe(exc)}",
+                error=f"the run could not be stored in {ledger.location!r}: {describe(exc)}",
             ),
         )

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..events import RoundFinished, ToolDeferred
 from ..messages import ToolCall
 from ._approval import deny
-from ._resume import edited_call, interrupted_request, pending_turn, rebuild_results
+from ._resume import edited_call, interrupted_request, pending_turn, rebuild_results, stale
 from ._round import start_round
 from ._run import Decision, DeferredRequest, Deny, Supply, ToolCallRecord
 from ._settle import settle_events
@@ -44,12 +44,11 @@ async def resume_turn(
         rebuild_results(state, last, round)
         return
     offer = await start_round(view, state, adapter, round, tuple(state.messages))
-    unanswered = any(
-        c.id not in deferred and (c.id not in by_id or by_id[c.id].result is None) for c in calls
-    )
-    entries = (
-        view.ledger.entries(state.run_id, round) if unanswered and view.ledger is not None else {}
-    )
+    entries = view.ledger.entries(state.run_id, round) if view.ledger is not None else {}
+    if view.ledger is not None:  # stored with the first started row: what to recover from
+        state.turn.recovery = state.build(stop="interrupted", events=False)
+        state.turn.snapshot_used = state.used
+        state.turn.snapshot_pending = True
     kept = [
         r for r in state.records if not (r.round == round and r.call.id in {c.id for c in calls})
     ]
@@ -64,7 +63,11 @@ async def resume_turn(
             to_admit.append((slot, approved))
     state.records = kept
     state.deferred = []
-    await answer_turn(view, state, round, offer, last, slots, to_admit)
+    try:
+        await answer_turn(view, state, round, offer, last, slots, to_admit)
+    finally:
+        state.turn.recovery = None
+        state.turn.snapshot_pending = False
     view.emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
 
 
@@ -90,20 +93,20 @@ def resumed_slot(
         slot.duration = record.duration
         slot.answer(record.outcome, record.result)
         return slot, None
-    request = deferred.get(call.id)
-    if request is not None:
-        return slot, decided(view, state, round, slot, offer, request, decisions.get(call.id))
     entry = entries.get(call.id)
     if entry is not None and entry.settled and entry.result is not None:
+        # It ran and settled: never again, whatever the decision says.
         slot.tool = tools.get(entry.tool)
         slot.arguments = entry.arguments
         slot.answer("recovered", entry.result)
         settle_events(view, state, round, slot, entry.tool)
         return slot, None
-    if entry is not None and not entry.idempotent:
+    request = deferred.get(call.id)
+    if entry is not None and stale(request, entry):
+        # It started and never settled: a decision taken before that is no answer.
         slot.tool = tools.get(entry.tool)
         slot.arguments = entry.arguments
-        interrupted = interrupted_request(entry.tool, call.id, entry.arguments, round)
+        interrupted = interrupted_request(entry, round, request)
         slot.defer(interrupted)
         view.emit(
             state,
@@ -116,6 +119,8 @@ def resumed_slot(
             ),
         )
         return slot, None
+    if request is not None:
+        return slot, decided(view, state, round, slot, offer, request, decisions.get(call.id))
     # Never started, or an idempotent call (those get no started row): admit it again.
     return slot, False
 

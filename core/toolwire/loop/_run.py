@@ -22,6 +22,7 @@ from ._codec import (
     redact_arguments,
     result_from_json,
     result_to_json,
+    source_to_json,
     usage_from_json,
     usage_to_json,
 )
@@ -312,7 +313,7 @@ class Run:
             "text": self.text,
             "messages": [message_to_json(m, redact) for m in self.messages],
             "tool_calls": [r.to_json(redact) for r in self.tool_calls],
-            "sources": [{"url": s.url, "title": s.title} for s in self.sources],
+            "sources": [source_to_json(s) for s in self.sources],
             "deferred": [d.to_json(redact) for d in self.deferred],
             "required_trust": self.required_trust.label if self.required_trust else None,
             "usage": usage_to_json(self.usage),

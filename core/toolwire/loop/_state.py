@@ -117,6 +117,7 @@ class TurnState:
         "deadline_hit",
         "direct_execution",
         "forced_choice_used",
+        "recovery",
         "snapshot_pending",
         "snapshot_used",
         "turn_started",
@@ -131,6 +132,7 @@ class TurnState:
         self.deadline_hit = False  # the run's deadline stopped a call
         self.call_names: dict[str, str] = {}  # streamed call id → tool name (for redaction)
         self.direct_execution: bool | None = None  # Pipeline.direct_execution, for this turn
+        self.recovery: Run | None = None  # a resume's snapshot, for its first started row
 
 
 class RunState:
@@ -216,7 +218,7 @@ class RunState:
             total_tokens=plus(u.total_tokens, usage.total_tokens),
         )
 
-    def build(self, *, stop: StopReason | None = None) -> Run:
+    def build(self, *, stop: StopReason | None = None, events: bool = True) -> Run:
         messages: tuple[Message, ...] = tuple(self.messages)
         if self.base_system:
             messages = (SystemMessage(self.base_system), *messages)
@@ -228,7 +230,7 @@ class RunState:
             text=self.text,
             tool_calls=tuple(self.records),
             sources=tuple(self.sources.values()),
-            events=tuple(self.events),
+            events=tuple(self.events) if events else (),
             deferred=tuple(self.deferred),
             required_trust=self.required_trust,
             usage=self.usage,

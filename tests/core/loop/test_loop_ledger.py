@@ -112,8 +112,8 @@ async def test_rows_are_written_before_and_after_a_side_effect(tmp_path: Path) -
     with sqlite3.connect(db_path) as db:
         rows = sorted(db.execute("SELECT call_id, tool, state, idempotent FROM calls"))
         assert rows == [("call_1_0", "send", "settled", 0), ("call_1_1", "read", "settled", 1)]
-        [(snapshot,)] = db.execute("SELECT snapshot FROM runs WHERE run_id = ?", (run.id,))
-    assert '"stop_reason": "answered"' in snapshot
+        [(head,)] = db.execute("SELECT head FROM runs WHERE run_id = ?", (run.id,))
+    assert '"stop_reason": "answered"' in head
     assert oct(db_path.stat().st_mode & 0o777) == "0o600"
 
 

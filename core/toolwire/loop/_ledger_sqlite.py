@@ -1,0 +1,301 @@
+"""The SQLite backend of the tool-effect ledger: one file (WAL), versioned and migrated."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ._journal import KINDS, RunRecord, assemble, split
+from ._ledger_store import (
+    SCHEMA_VERSION,
+    CallClaimed,
+    CallRow,
+    LedgerError,
+    SettledRow,
+    StartedRow,
+)
+
+_CALLS = """
+CREATE TABLE IF NOT EXISTS calls (
+    run_id TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    call_id TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    idempotent INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('started', 'settled')),
+    result TEXT,
+    started REAL NOT NULL,
+    settled REAL,
+    attempt INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (run_id, round, call_id)
+);
+"""
+
+_RUNS = """
+CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY,
+    head TEXT NOT NULL,
+    messages INTEGER NOT NULL,
+    tool_calls INTEGER NOT NULL,
+    sources INTEGER NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE run_items (
+    run_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    item TEXT NOT NULL,
+    PRIMARY KEY (run_id, kind, seq)
+) WITHOUT ROWID;
+"""
+
+_SETTLE = (
+    "INSERT INTO calls (run_id, round, call_id, tool, arguments, idempotent, state, result, "
+    "started, settled) VALUES (?, ?, ?, ?, ?, ?, 'settled', ?, ?, ?) "
+    "ON CONFLICT (run_id, round, call_id) DO UPDATE SET state = 'settled', "
+    "result = excluded.result, settled = excluded.settled WHERE calls.state = 'started'"
+)
+
+
+class SQLiteStore:
+    """Ledger rows in a SQLite file (WAL), created readable by its owner only.
+
+    Commits use ``synchronous = NORMAL``: a committed row survives the process being killed
+    (what the ledger is for), not necessarily a power cut. Schema 1 files (runs stored whole)
+    are migrated to schema 2 in place, in one transaction, on first use.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.location = str(path)
+        self._db: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.exists():
+                fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
+                os.close(fd)
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("PRAGMA busy_timeout=5000")
+                self._prepare(db)
+            except BaseException:
+                db.close()
+                raise
+            self._db = db
+        return self._db
+
+    def _prepare(self, db: sqlite3.Connection) -> None:
+        """Create the schema, or migrate an older one (checked again under the write lock)."""
+        if _version(db) == SCHEMA_VERSION:
+            return
+        with _transaction(db, "BEGIN IMMEDIATE"):
+            version = _version(db)
+            if version > SCHEMA_VERSION:
+                raise LedgerError(
+                    f"the ledger {self.location!r} has schema version {version}, newer than "
+                    f"this toolwire knows ({SCHEMA_VERSION}): upgrade toolwire, or point "
+                    "[ledger] path at another file",
+                    path="$.ledger.path",
+                )
+            if version == SCHEMA_VERSION:
+                return
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if "runs" in tables:
+                _migrate_from_1(db)
+            else:
+                _script(db, _CALLS)
+                _script(db, _RUNS)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            db.close()
+
+    def start(
+        self,
+        row: StartedRow,
+        settled: Sequence[SettledRow],
+        record: RunRecord | None,
+        *,
+        takeover: int | None,
+    ) -> None:
+        db = self._connect()
+        key = (row.run_id, row.round, row.call_id)
+        with _transaction(db, "BEGIN IMMEDIATE"):
+            _write(db, settled, record)
+            inserted = db.execute(
+                "INSERT INTO calls (run_id, round, call_id, tool, arguments, idempotent, state, "
+                "result, started, settled, attempt) VALUES (?, ?, ?, ?, ?, ?, 'started', NULL, "
+                "?, NULL, 1) ON CONFLICT (run_id, round, call_id) DO NOTHING",
+                (*key, row.tool, row.arguments, int(row.idempotent), row.at),
+            ).rowcount
+            if inserted:
+                return
+            if takeover is not None:
+                taken = db.execute(
+                    "UPDATE calls SET attempt = attempt + 1, started = ?, tool = ?, "
+                    "arguments = ? WHERE run_id = ? AND round = ? AND call_id = ? "
+                    "AND state = 'started' AND attempt = ?",
+                    (row.at, row.tool, row.arguments, *key, takeover),
+                ).rowcount
+                if taken:
+                    return
+            raise _claimed(db, row)
+
+    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> None:
+        if not settled and record is None:
+            return
+        db = self._connect()
+        with _transaction(db):
+            _write(db, settled, record)
+
+    def calls(self, run_id: str, round: int) -> list[CallRow]:
+        rows = self._connect().execute(
+            "SELECT call_id, tool, arguments, idempotent, state, result, started, attempt "
+            "FROM calls WHERE run_id = ? AND round = ?",
+            (run_id, round),
+        )
+        return [
+            CallRow(
+                call_id=call_id,
+                tool=tool,
+                arguments=arguments,
+                idempotent=bool(idempotent),
+                settled=state == "settled",
+                result=result,
+                started=started,
+                attempt=attempt,
+            )
+            for call_id, tool, arguments, idempotent, state, result, started, attempt in rows
+        ]
+
+    def load_run(self, run_id: str) -> dict[str, Any] | None:
+        db = self._connect()
+        with _transaction(db):  # one read snapshot for the head and its rows
+            head = db.execute(
+                "SELECT head, messages, tool_calls, sources FROM runs WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            if head is None:
+                return None
+            rows = db.execute(
+                "SELECT kind, seq, item FROM run_items WHERE run_id = ?", (run_id,)
+            ).fetchall()
+        return assemble(run_id, head[0], (head[1], head[2], head[3]), rows)
+
+
+def _script(db: sqlite3.Connection, sql: str) -> None:
+    """Each statement of ``sql`` inside the open transaction (``executescript`` would commit)."""
+    for statement in sql.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _version(db: sqlite3.Connection) -> int:
+    version: int = db.execute("PRAGMA user_version").fetchone()[0]
+    return version
+
+
+def _write(db: sqlite3.Connection, settled: Sequence[SettledRow], record: RunRecord | None) -> None:
+    if settled:
+        db.executemany(
+            _SETTLE,
+            [
+                (
+                    s.run_id,
+                    s.round,
+                    s.call_id,
+                    s.tool,
+                    s.arguments,
+                    int(s.idempotent),
+                    s.result,
+                    s.at,
+                    s.at,
+                )
+                for s in settled
+            ],
+        )
+    if record is not None:
+        run_id = record.run_id
+        db.execute(
+            "INSERT OR REPLACE INTO runs (run_id, head, messages, tool_calls, sources, updated) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (run_id, record.head, *record.lengths, time.time()),
+        )
+        for kind in record.truncate:
+            length = record.lengths[KINDS.index(kind)]
+            db.execute(
+                "DELETE FROM run_items WHERE run_id = ? AND kind = ? AND seq >= ?",
+                (run_id, kind, length),
+            )
+        if record.rows:
+            db.executemany(
+                "INSERT OR REPLACE INTO run_items (run_id, kind, seq, item) VALUES (?, ?, ?, ?)",
+                [(run_id, kind, seq, item) for kind, seq, item in record.rows],
+            )
+
+
+def _claimed(db: sqlite3.Connection, row: StartedRow) -> CallClaimed:
+    found = db.execute(
+        "SELECT state, attempt FROM calls WHERE run_id = ? AND round = ? AND call_id = ?",
+        (row.run_id, row.round, row.call_id),
+    ).fetchone()
+    state, attempt = found if found is not None else ("gone", 0)
+    return claimed(row, state, attempt)
+
+
+def claimed(row: StartedRow, state: str, attempt: int) -> CallClaimed:
+    """The refusal of a ``started`` row for a call that already has one."""
+    return CallClaimed(
+        f"call {row.call_id!r} of run {row.run_id!r} (round {row.round}, {row.tool}) is "
+        f"already {state} (attempt {attempt}) by another process; it does not run twice"
+    )
+
+
+def _migrate_from_1(db: sqlite3.Connection) -> None:
+    """Schema 1 → 2: each whole-run snapshot becomes a head and item rows; calls get attempts."""
+    db.execute("ALTER TABLE runs RENAME TO runs_v1")
+    _script(db, _RUNS)
+    columns = {r[1] for r in db.execute("PRAGMA table_info(calls)")}
+    if not columns:
+        _script(db, _CALLS)
+    elif "attempt" not in columns:
+        db.execute("ALTER TABLE calls ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1")
+    for run_id, snapshot, updated in db.execute(
+        "SELECT run_id, snapshot, updated FROM runs_v1"
+    ).fetchall():
+        head, lengths, rows = split(json.loads(snapshot))
+        db.execute(
+            "INSERT INTO runs (run_id, head, messages, tool_calls, sources, updated) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (run_id, head, *lengths, updated),
+        )
+        db.executemany(
+            "INSERT INTO run_items (run_id, kind, seq, item) VALUES (?, ?, ?, ?)",
+            [(run_id, kind, seq, item) for kind, seq, item in rows],
+        )
+    db.execute("DROP TABLE runs_v1")
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection, begin: str = "BEGIN") -> Iterator[None]:
+    """``BEGIN`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
+    db.execute(begin)
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")

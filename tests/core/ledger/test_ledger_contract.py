@@ -1,0 +1,205 @@
+"""The ledger contract, run against each backend (SQLite and a real PostgreSQL server)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from toolwire.config import LedgerConfig
+from toolwire.loop import CallClaimed, Ledger, LedgerError, Run
+from toolwire.loop._ledger_store import SCHEMA_VERSION
+from toolwire.messages import ToolResultMessage, UserMessage
+from toolwire.tools import ToolResult
+
+RACE_CHILD = Path(__file__).with_name("ledger_race_child.py")
+OpenLedger = Callable[[], Ledger]
+
+
+def _start(ledger: Ledger, call_id: str, run_id: str = "run_1") -> None:
+    ledger.started(run_id, 1, call_id, "charge", {"amount": 7}, idempotent=False)
+
+
+def _settle(ledger: Ledger, call_id: str, text: str, *, idempotent: bool = False) -> None:
+    ledger.settled(
+        "run_1", 1, call_id, "charge", {"amount": 7}, ToolResult.ok(text), idempotent=idempotent
+    )
+
+
+def test_a_call_goes_from_started_to_settled(open_ledger: OpenLedger) -> None:
+    ledger, other = open_ledger(), open_ledger()
+    before = time.time()
+    _start(ledger, "c1")
+    [entry] = other.entries("run_1", 1).values()
+    assert (entry.call_id, entry.tool, entry.settled, entry.result) == ("c1", "charge", False, None)
+    assert entry.arguments == {"amount": 7}
+    assert entry.started_at is not None
+    assert before - 1 <= entry.started_at <= time.time() + 1
+    _settle(ledger, "c1", "charged")
+    assert ledger.pending
+    assert not other.entries("run_1", 1)["c1"].settled  # settled rows wait for the next write
+    ledger.flush()
+    settled = other.entries("run_1", 1)["c1"]
+    assert settled.settled
+    assert settled.started_at is None
+    assert settled.result == ToolResult.ok("charged")
+
+
+def test_an_idempotent_call_gets_only_a_settled_row(open_ledger: OpenLedger) -> None:
+    ledger = open_ledger()
+    _settle(ledger, "c1", "read", idempotent=True)
+    ledger.flush()
+    entry = open_ledger().entries("run_1", 1)["c1"]
+    assert entry.settled
+    assert entry.idempotent
+    assert entry.result == ToolResult.ok("read")
+
+
+def test_a_call_settles_once(open_ledger: OpenLedger) -> None:
+    ledger = open_ledger()
+    _start(ledger, "c1")
+    _settle(ledger, "c1", "first")
+    ledger.flush()
+    _settle(ledger, "c1", "second")
+    ledger.flush()
+    assert open_ledger().entries("run_1", 1)["c1"].result == ToolResult.ok("first")
+
+
+def test_a_call_started_elsewhere_is_refused_and_nothing_is_committed(
+    open_ledger: OpenLedger,
+) -> None:
+    first, second = open_ledger(), open_ledger()
+    _start(first, "c1")
+    _start(second, "c0")
+    _settle(second, "c0", "done")
+    with pytest.raises(CallClaimed, match=r"call 'c1' of run 'run_1' \(round 1, charge\) is "):
+        _start(second, "c1")
+    assert second.pending  # the settled row of c0 was rolled back with the refused start
+    assert not open_ledger().entries("run_1", 1)["c0"].settled
+    second.flush()
+    assert open_ledger().entries("run_1", 1)["c0"].settled
+
+
+def test_a_call_that_never_settled_is_taken_over_once(open_ledger: OpenLedger) -> None:
+    crashed = open_ledger()
+    _start(crashed, "c1")  # and its process ends
+    one, two = open_ledger(), open_ledger()
+    assert not one.entries("run_1", 1)["c1"].settled
+    assert not two.entries("run_1", 1)["c1"].settled
+    _start(one, "c1")  # a fresh approval, after reading the row
+    with pytest.raises(CallClaimed, match=r"already started \(attempt 2\)"):
+        _start(two, "c1")  # read the same row: too late
+    with pytest.raises(CallClaimed):
+        _start(open_ledger(), "c1")  # never read it: no takeover
+    _settle(one, "c1", "charged")
+    one.flush()
+    assert open_ledger().entries("run_1", 1)["c1"].result == ToolResult.ok("charged")
+
+
+def test_a_run_record_reads_back_as_the_runs_json(open_ledger: OpenLedger) -> None:
+    ledger = open_ledger()
+    assert ledger.load_run("run_1") is None
+    messages: tuple[UserMessage | ToolResultMessage, ...] = (UserMessage("hi"),)
+    run = Run(id="run_1", messages=messages, stop_reason="interrupted")
+    for i in range(30):
+        _start(ledger, f"c{i}")
+        ledger.started("run_1", 1, f"d{i}", "note", {}, idempotent=False, snapshot=run)
+        result = ToolResultMessage(call_id=f"c{i}", name="charge", result=ToolResult.ok(str(i)))
+        run = Run(id="run_1", messages=(*run.messages, result), stop_reason="interrupted")
+        assert open_ledger().load_run("run_1") is not None
+    ledger.save_run(run)
+    assert open_ledger().load_run("run_1") == run.to_json(events=False)
+    # Written again whole by another ledger (a resume elsewhere), shorter: no rows left over.
+    shorter = Run(id="run_1", messages=run.messages[:3], stop_reason="deferred", rounds=2)
+    open_ledger().save_run(shorter)
+    assert open_ledger().load_run("run_1") == shorter.to_json(events=False)
+
+
+def test_the_schema_is_created_on_first_use_with_its_version(
+    open_ledger: OpenLedger, backend: str, ledger_config: LedgerConfig
+) -> None:
+    assert open_ledger().load_run("none") is None
+    assert _schema_version(backend, ledger_config) == SCHEMA_VERSION
+    open_ledger().load_run("none")  # opened again: nothing to do
+    assert _schema_version(backend, ledger_config) == SCHEMA_VERSION
+
+
+def test_a_schema_from_a_newer_toolwire_is_refused(
+    open_ledger: OpenLedger, backend: str, ledger_config: LedgerConfig
+) -> None:
+    open_ledger().load_run("none")
+    _set_schema_version(backend, ledger_config, 99)
+    with pytest.raises(LedgerError, match=r"has schema version 99, newer than this toolwire"):
+        open_ledger().load_run("none")
+
+
+def test_two_processes_racing_for_the_same_calls_run_each_once(
+    ledger_config: LedgerConfig, open_ledger: OpenLedger, tmp_path: Path
+) -> None:
+    location = ledger_config.url or str(ledger_config.path)
+    effects = tmp_path / "effects.log"
+    calls = 20
+    go = time.time() + 3
+    children = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(RACE_CHILD),
+                location,
+                "run_race",
+                str(calls),
+                str(effects),
+                str(go),
+            ],
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
+    for child in children:
+        _, err = child.communicate(timeout=120)
+        assert child.returncode == 0, err.decode()
+    lines = effects.read_text().split("\n")[:-1]
+    ran = sorted(line.split()[0] for line in lines)
+    assert ran == sorted(f"call_{i}" for i in range(calls))  # each exactly once
+    entries = open_ledger().entries("run_race", 1)
+    assert len(entries) == calls
+    assert all(e.settled for e in entries.values())
+    for line in lines:
+        call_id, pid = line.split()
+        assert entries[call_id].result == ToolResult.ok(f"charged by {pid}")
+
+
+def _schema_version(backend: str, config: LedgerConfig) -> int:
+    if backend == "postgresql":
+        import psycopg
+
+        assert config.url is not None
+        with psycopg.connect(config.url) as db:
+            row = db.execute("SELECT max(version) FROM toolwire_ledger_schema").fetchone()
+            assert row is not None
+            return int(row[0])
+    import sqlite3
+
+    assert config.path is not None
+    with sqlite3.connect(config.path) as db:
+        return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _set_schema_version(backend: str, config: LedgerConfig, version: int) -> None:
+    if backend == "postgresql":
+        import psycopg
+
+        assert config.url is not None
+        with psycopg.connect(config.url) as db:
+            db.execute("INSERT INTO toolwire_ledger_schema VALUES (%s)", (version,))
+        return
+    import sqlite3
+
+    assert config.path is not None
+    db = sqlite3.connect(config.path)
+    db.execute(f"PRAGMA user_version = {int(version)}")
+    db.close()

@@ -1,0 +1,88 @@
+"""Tools of the resume crash tests; each appends its name to ``effects.log`` in a work directory.
+
+``charge`` needs approval and is not idempotent; ``wait`` is idempotent. While
+``block-<name>`` exists in the work directory, that tool writes ``<name>.started`` and waits
+until the process is killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import toolwire
+from toolwire.config import Config, LedgerConfig
+from toolwire.testing import tool_call
+
+CHILD = Path(__file__).with_name("loop_resume_child.py")
+
+RUN_ID = "run_resume_crash"
+
+SCRIPT = [tool_call("charge", {"amount": 7}), tool_call("wait", {}), "All done."]
+
+
+def effects(workdir: Path) -> list[str]:
+    """The side effects so far, in order."""
+    log = workdir / "effects.log"
+    return log.read_text().split() if log.exists() else []
+
+
+def make_config(workdir: Path, url: str | None = None) -> Config:
+    """The ledger in the work directory, or the PostgreSQL database at ``url``."""
+    return Config(ledger=LedgerConfig(path=str(workdir / "ledger.sqlite3"), url=url))
+
+
+def approve_in_a_child_killed_at(workdir: Path, marker: str, url: str | None = None) -> None:
+    """Approve the deferred charge in a child process; kill it with -9 once ``marker`` exists."""
+    command = [sys.executable, str(CHILD), str(workdir), *([url] if url else [])]
+    child = subprocess.Popen(command, stderr=subprocess.PIPE)
+    assert child.stderr is not None
+    try:
+        deadline = time.monotonic() + 60
+        while not (workdir / marker).exists():
+            if child.poll() is not None:
+                raise AssertionError(f"the child ended early: {child.stderr.read()!r}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the child never reached {marker}")
+            time.sleep(0.02)
+    finally:
+        child.kill()
+        child.wait()
+        child.stderr.close()
+    assert child.returncode == -9
+
+
+def plugin(workdir: Path) -> Any:
+    """A plugin object registering ``charge`` and ``wait``."""
+
+    async def effect(name: str) -> None:
+        with (workdir / "effects.log").open("a") as log:
+            log.write(name + "\n")
+        if (workdir / f"block-{name}").exists():
+            (workdir / f"{name}.started").write_text("yes")
+            await asyncio.sleep(3600)
+
+    @toolwire.tool(requires_approval=True)
+    async def charge(amount: int) -> str:
+        """Charge a card."""
+        await effect("charge")
+        return f"charged {amount}"
+
+    @toolwire.tool(idempotent=True)
+    async def wait() -> str:
+        """Wait for the charge to clear."""
+        await effect("wait")
+        return "cleared"
+
+    class ResumeTools:
+        __name__ = "resume_tools"
+
+        @toolwire.hookimpl
+        def toolwire_tools(self, settings: Any) -> list[toolwire.Tool]:
+            return [charge, wait]
+
+    return ResumeTools()
