@@ -14,6 +14,7 @@ from typing import Any
 
 from toolwire import Tool, ToolResult
 from toolwire.events import (
+    ArgumentScanner,
     ContentFiltered,
     DuplicateSuppressed,
     Event,
@@ -40,8 +41,6 @@ from toolwire.events import (
 )
 from toolwire.loop import Run
 from toolwire.messages import ToolCall
-
-from ._argscan import ArgumentScanner
 
 View = dict[str, Any]
 """One view message."""
