@@ -47,6 +47,7 @@ from ..messages import (
     ToolCall,
     ToolResultMessage,
     UserMessage,
+    strictest_result,
 )
 from ..tools._context import ToolContext
 from ..tools._errors import ArgumentsInvalid
@@ -395,7 +396,12 @@ class ToolCallingLoop:
             stream=stream,
         )
         Selection.from_config(self.config, tool_names, profile)  # refuses an unknown profile now
-        return RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages)
+        state = RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages)
+        inherited = strictest_result(messages)  # a continued conversation keeps its requirement
+        if inherited is not None:
+            state.required_trust = inherited.result.required_trust
+            state.trust_origin = f"{inherited.name} call {inherited.call_id} of the conversation"
+        return state
 
     def _restore(self, run: Run) -> RunState:
         messages = list(run.messages)
