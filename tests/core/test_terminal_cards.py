@@ -151,6 +151,7 @@ def test_a_call_without_streamed_arguments_shows_them_whole():
         [
             RunStarted(api="fake", **RUN),
             ResponseReceived(message=AssistantMessage(parts=(call,)), **RUN),
+            ToolCompleted(call_id="c1", name="write_note", result=ToolResult.ok("done"), **RUN),
             RunFinished(stop_reason="max_rounds", detail="10 rounds", **RUN),
         ],
         live=False,
@@ -159,5 +160,6 @@ def test_a_call_without_streamed_arguments_shows_them_whole():
         "╭ 📝 Write note (write_note) · writes_files · asks first\n"
         "│ path: a.txt\n"
         "│ body: hi\n"
+        "╰ ✓ done\n"
         "[stopped: max_rounds: 10 rounds]\n"
     )

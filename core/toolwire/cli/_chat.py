@@ -196,8 +196,10 @@ class ChatSession:
                 self._failed(exc)
         elif task.exception() is not None:
             self._failed(task.exception())
-        renderer.pause()
         run = stream.run
+        if run is not None:
+            renderer.settle(run)
+        renderer.pause()
         if run is not None:
             self.messages = list(run.messages)
             self.conversation = self.store.save(
@@ -221,6 +223,12 @@ def _on_interrupt(event_loop: asyncio.AbstractEventLoop, cancel: Callable[[], An
     except (NotImplementedError, RuntimeError, ValueError):
         return False
     return True
+
+
+def _has_prompt_toolkit() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("prompt_toolkit") is not None
 
 
 def list_conversations(store: ChatStore, out: TextIO) -> int:
@@ -270,6 +278,13 @@ def run_chat(
             conversation = store.load(continue_id)
     except ChatStoreError as exc:
         stderr.write(f"toolwire: {exc}\n")
+        return 2
+
+    if _is_terminal(stdin) and _is_terminal(stdout) and not _has_prompt_toolkit():
+        stderr.write(
+            "toolwire: `toolwire chat` on a terminal needs prompt_toolkit for line editing; "
+            "install it with: pip install 'toolwire[chat]'\n"
+        )
         return 2
 
     async def main() -> int:

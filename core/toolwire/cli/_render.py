@@ -232,6 +232,7 @@ class TerminalRenderer:
         self._current: _Card | None = None  # the card whose arguments end at the cursor
         self._shown: set[str] = set()  # calls whose arguments are complete on screen
         self._sources: dict[str, Source] = {}
+        self._ending: str | None = None  # the run ended; its stop line waits for settle()
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -278,6 +279,8 @@ class TerminalRenderer:
 
     def __call__(self, event: Event) -> None:
         if isinstance(event, RunStarted):
+            if self._ending is not None:  # the last run was not settled
+                self._finish()
             self._run_id = event.run_id
             self._shown.clear()
         if isinstance(event, RoundStarted):
@@ -318,22 +321,46 @@ class TerminalRenderer:
             notice = _notice(event)
             assert notice is not None
             self._status(self._paint("dim", inert(notice)))
+        elif isinstance(event, RunFinished):
+            notice = _notice(event)
+            self._ending = self._paint("warn", inert(notice)) if notice is not None else ""
+            if not self._cards:
+                self._finish()
         else:
             notice = _notice(event)
             if notice is not None:
-                if isinstance(event, RunFinished):
-                    self._line(self._paint("warn", inert(notice)))
-                else:
-                    self._line(self._paint("warn", "  " + inert(notice)))
-        if isinstance(event, RunFinished):
-            self._clear()
-            if self._line_open:
-                self.out.write("\n")
-                self._line_open = False
-            self._cards.clear()
-            self._current = None
-            self._write_sources()
+                self._line(self._paint("warn", "  " + inert(notice)))
         self.out.flush()
+
+    def settle(self, run: Run) -> None:
+        """Close the cards the run's events left open (calls answered by a cancellation, calls
+        deferred or cut off), then end the run's output. Call it once the stream has ended."""
+        records = {record.call.id: record for record in run.tool_calls}
+        for call_id, card in list(self._cards.items()):
+            record = records.get(call_id)
+            if record is not None and record.result is not None:
+                self._result(call_id, card.name, record.result)
+            elif record is not None and record.outcome == "deferred":
+                self._close(call_id, card.name, self._paint("warn", "⏸ waits for a decision"))
+            else:
+                self._close(call_id, card.name, "not run: the turn ended before this call ran")
+        if self._ending is None:
+            self._ending = ""
+        self._finish()
+        self.out.flush()
+
+    def _finish(self) -> None:
+        """The end of a run: the stop line (when it did not answer) and the run's sources."""
+        ending, self._ending = self._ending, None
+        if ending:
+            self._line(ending)
+        self._clear()
+        if self._line_open:
+            self.out.write("\n")
+            self._line_open = False
+        self._cards.clear()
+        self._current = None
+        self._write_sources()
 
     def _text(self, text: str) -> None:
         self._streamed = True
@@ -664,6 +691,8 @@ def run_cli(
             stream = loop.stream(prompt, approval=approval)
             async for event in stream:
                 renderer(event)
+            if stream.run is not None:
+                renderer.settle(stream.run)
             return stream.run
         finally:
             await host.aclose()
