@@ -224,7 +224,6 @@ class TerminalRenderer:
         self.expanded = expanded
         self._tool_of = tool_of
         self._paint = _Palette(self.live and not os.environ.get("NO_COLOR"))
-        self._run_id: str | None = None
         self._streamed = False
         self._line_open = False  # the cursor is after streamed text, not at a line start
         self._transient: str | None = None  # the transient line shown (live only)
@@ -258,7 +257,7 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
-            self._current = None
+        self._current = None
         self.out.write(text)
         self._transient = text
 
@@ -268,7 +267,7 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
-            self._current = None
+        self._current = None
         self.out.flush()
 
     def has_shown(self, call_id: str) -> bool:
@@ -281,7 +280,6 @@ class TerminalRenderer:
         if isinstance(event, RunStarted):
             if self._ending is not None:  # the last run was not settled
                 self._finish()
-            self._run_id = event.run_id
             self._shown.clear()
         if isinstance(event, RoundStarted):
             self._streamed = False
