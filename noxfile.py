@@ -36,7 +36,7 @@ def _install_all(session: nox.Session, *, heavy: bool = True) -> None:
     packages = [p for p in PACKAGES if heavy or p not in HEAVY]
     if heavy and "plugins/llamacpp" in packages:
         _install_llama_cpp(session)
-    args = ["-e", ".[test]"]
+    args = ["-e", ".[test,chat]"]
     for package in packages:
         args += ["-e", package]
     session.install(*args)
@@ -90,7 +90,7 @@ def package_tests(session: nox.Session, package: str) -> None:
 @nox.session
 def core_tests(session: nox.Session) -> None:
     """The host alone: the core tests without any plugin installed."""
-    session.install("-e", ".[test]")
+    session.install("-e", ".[test,chat]")
     session.run("pytest", "tests/core", *session.posargs)
 
 
@@ -107,7 +107,7 @@ def lint(session: nox.Session) -> None:
 def typecheck(session: nox.Session) -> None:
     """mypy --strict on the core, the plugins and the contrib tools."""
     light = [arg for package in PACKAGES if package not in HEAVY for arg in ("-e", package)]
-    session.install("-e", ".[test]", *light, "mypy")
+    session.install("-e", ".[test,chat]", *light, "mypy")
     # The heavy packages without their native dependencies: mypy reads their code only.
     session.install("--no-deps", *(arg for package in sorted(HEAVY) for arg in ("-e", package)))
     session.run("mypy")

@@ -1,4 +1,5 @@
-"""Benchmark: a 100 KB tool argument streamed in small deltas, rendered live by the web chat.
+"""Benchmark: a 100 KB tool argument streamed in small deltas, rendered live by the web chat and
+by the terminal cards.
 
 Prints, for 10 KB and 100 KB of argument text streamed in 16-character deltas by a loopback fake
 provider as fast as it can:
@@ -6,12 +7,16 @@ provider as fast as it can:
 - receive: from sending the turn to the host holding the complete call, with no interface;
 - page: from pressing Enter in the chat page (headless Chromium) to the page showing the whole
   argument in its card;
+- terminal: the same turn rendered by ``TerminalRenderer`` onto a real pseudo-terminal (its
+  defaults: collapsed cards, colour; and ``--expanded``, every character written), until the
+  complete call is on the screen; "render" is the time spent inside the renderer alone;
 
-then page / receive for each size, and how the page time grows from 10 KB to 100 KB (10x the
-text: linear is about 10x, a page that re-rendered the value on every delta would be ~100x).
-Wall times, median of a few runs; the browser is Debian's chromium, never a download.
+then page / receive and terminal / receive for each size, and how the page and the terminal
+grow from 10 KB to 100 KB (10x the text: linear is about 10x, an interface that re-rendered the
+value on every delta would be ~100x). Wall times, median of a few runs; the browser is Debian's
+chromium, never a download (without it, only the terminal half runs).
 
-Run: ``python bench/ui.py`` (``--check`` exits 1 when the page grows worse than linearly).
+Run: ``python bench/ui.py`` (``--check`` exits 1 when either grows worse than linearly).
 """
 
 from __future__ import annotations
@@ -19,15 +24,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import toolwire
 from toolwire import Host, load_config
+from toolwire.cli._render import TerminalRenderer
 from toolwire.events import ToolCallCompleted
 from toolwire.loop import ToolCallingLoop
 from toolwire.testing import FakeOpenAIChatServer, tool_call
@@ -137,36 +145,122 @@ async def page_seconds(workdir: Path, text: str, browser: Any) -> float:
             await host.aclose()
 
 
-async def main(check: bool) -> int:
-    if not Path(CHROMIUM).exists():  # noqa: ASYNC240 (one stat before anything runs)
-        print(f"bench/ui.py: skipped, {CHROMIUM} is missing (apt-get install -y chromium)")
-        return 0
-    from playwright.async_api import async_playwright
+class PseudoTerminal:
+    """A real pty: the renderer writes to its terminal side, a thread drains the other side."""
 
-    results: dict[int, tuple[float, float]] = {}
+    def __init__(self) -> None:
+        self._master, slave = os.openpty()
+        self.out = open(slave, "w", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        self.received = 0
+        self._thread = threading.Thread(target=self._drain, daemon=True)
+        self._thread.start()
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._master, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            self.received += len(chunk)
+
+    def close(self) -> None:
+        self.out.close()
+        self._thread.join(5)
+        os.close(self._master)
+
+
+async def terminal_seconds(workdir: Path, text: str, *, expanded: bool) -> tuple[float, float]:
+    """(until the complete call is rendered, time inside the renderer) for one turn."""
+    script = [tool_call("keep_text", {"text": text}), "ok"]
+    terminal = PseudoTerminal()
+    async with FakeOpenAIChatServer(script, chunk_size=CHUNK) as provider:
+        host = host_for(workdir, provider.base_url)
+        renderer = TerminalRenderer(terminal.out, tool_of=host.tools.get, expanded=expanded)
+        if not renderer.live:
+            raise SystemExit("the pseudo-terminal is not a terminal")
+        try:
+            start = time.perf_counter()
+            elapsed = rendering = 0.0
+            async for event in ToolCallingLoop(host).stream("keep this"):
+                before = time.perf_counter()
+                renderer(event)
+                rendering += time.perf_counter() - before
+                if isinstance(event, ToolCallCompleted):
+                    elapsed = time.perf_counter() - start
+            return elapsed, rendering
+        finally:
+            await host.aclose()
+            terminal.close()
+            if expanded and terminal.received < len(text):
+                raise SystemExit("the terminal did not get the whole argument")
+
+
+def _growth(name: str, results: dict[int, float]) -> float:
+    growth = results[100_000] / results[10_000]
+    print(f"{name} time, 100 KB / 10 KB: {growth:.1f}x (10x the text; floor {MAX_GROWTH:g}x)")
+    return growth
+
+
+async def main(check: bool) -> int:
+    sizes = (10_000, 100_000)
+    texts = {size: argument_text(size) for size in sizes}
+    deltas = {size: -(-len(json.dumps(texts[size])) // CHUNK) for size in sizes}
+    receive: dict[int, float] = {}
+    terminal: dict[bool, dict[int, tuple[float, float]]] = {False: {}, True: {}}
+    page: dict[int, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(
-                executable_path=CHROMIUM, args=FLAGS, headless=True
+        for size in sizes:
+            receive[size] = statistics.median(
+                [await receive_seconds(workdir, texts[size]) for _ in range(RUNS)]
             )
-            try:
-                for size in (10_000, 100_000):
-                    text = argument_text(size)
-                    receive = [await receive_seconds(workdir, text) for _ in range(RUNS)]
-                    shown = [await page_seconds(workdir, text, browser) for _ in range(RUNS)]
-                    results[size] = (statistics.median(receive), statistics.median(shown))
-            finally:
-                await browser.close()
-    deltas = {size: -(-len(json.dumps(argument_text(size))) // CHUNK) for size in results}
-    for size, (receive, shown) in results.items():
-        print(
-            f"{size // 1000:>4} KB in ~{deltas[size]} deltas: receive {receive * 1000:7.1f} ms   "
-            f"page {shown * 1000:7.1f} ms   page / receive {shown / receive:5.2f}"
-        )
-    growth = results[100_000][1] / results[10_000][1]
-    print(f"page time, 100 KB / 10 KB: {growth:.1f}x (10x the text; floor {MAX_GROWTH:g}x)")
-    return 1 if check and growth > MAX_GROWTH else 0
+            for expanded in (False, True):
+                runs = [
+                    await terminal_seconds(workdir, texts[size], expanded=expanded)
+                    for _ in range(RUNS)
+                ]
+                terminal[expanded][size] = (
+                    statistics.median(r[0] for r in runs),
+                    statistics.median(r[1] for r in runs),
+                )
+        browser_there = Path(CHROMIUM).exists()  # noqa: ASYNC240 (one stat)
+        if browser_there:
+            from playwright.async_api import async_playwright
+
+            async with async_playwright() as playwright:
+                browser = await playwright.chromium.launch(
+                    executable_path=CHROMIUM, args=FLAGS, headless=True
+                )
+                try:
+                    for size in sizes:
+                        page[size] = statistics.median(
+                            [await page_seconds(workdir, texts[size], browser) for _ in range(RUNS)]
+                        )
+                finally:
+                    await browser.close()
+    worst = 0.0
+    for size in sizes:
+        got = receive[size]
+        print(f"{size // 1000:>4} KB in ~{deltas[size]} deltas: receive {got * 1000:7.1f} ms")
+        if size in page:
+            ratio = page[size] / got
+            print(f"       page     {page[size] * 1000:7.1f} ms   page / receive {ratio:5.2f}")
+        for expanded, label in ((False, "terminal"), (True, "expanded")):
+            shown, rendering = terminal[expanded][size]
+            print(
+                f"       {label} {shown * 1000:7.1f} ms   {label} / receive {shown / got:5.2f}"
+                f"   (render {rendering * 1000:6.1f} ms, render / receive {rendering / got:4.2f})"
+            )
+    if page:
+        worst = max(worst, _growth("page", page))
+    else:
+        print(f"page: skipped, {CHROMIUM} is missing (apt-get install -y chromium)")
+    for expanded, label in ((False, "terminal"), (True, "expanded terminal")):
+        rendering = {size: terminal[expanded][size][1] for size in sizes}
+        worst = max(worst, _growth(f"{label} render", rendering))
+    return 1 if check and worst > MAX_GROWTH else 0
 
 
 if __name__ == "__main__":

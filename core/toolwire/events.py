@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
+from ._json.scan import ArgumentScanner
 from .messages import AssistantMessage, ToolCall, Usage
 from .tools._result import ToolResult
 
@@ -288,6 +289,7 @@ class PluginFailed(Event):
 
 
 __all__ = [
+    "ArgumentScanner",
     "ContentFiltered",
     "DuplicateSuppressed",
     "Event",

@@ -5,7 +5,7 @@ Adapters translate these to and from their wire format; the loop only ever sees 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeAlias
 
 import attrs
@@ -135,6 +135,8 @@ class ToolResultMessage:
 
     Consecutive result messages belong to the same assistant turn; adapters group them as their
     API requires (one user message for Anthropic, one message per call for Chat Completions).
+    The result's ``required_trust`` stays with the message: a run that continues a conversation
+    holding it needs a provider trusted that much (:func:`strictest_result`).
     """
 
     call_id: str
@@ -143,6 +145,24 @@ class ToolResultMessage:
 
 
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+
+
+def strictest_result(messages: Iterable[Message]) -> ToolResultMessage | None:
+    """The first tool result of ``messages`` requiring the most trusted provider (None when no
+    result requires any): what a run continuing the conversation inherits."""
+    strictest: ToolResultMessage | None = None
+    for message in messages:
+        if not isinstance(message, ToolResultMessage):
+            continue
+        needed = message.result.required_trust
+        if needed is not None and (
+            strictest is None
+            or strictest.result.required_trust is None
+            or needed > strictest.result.required_trust
+        ):
+            strictest = message
+    return strictest
+
 
 __all__ = [
     "AssistantMessage",
@@ -157,4 +177,5 @@ __all__ = [
     "Usage",
     "UserMessage",
     "UserPart",
+    "strictest_result",
 ]

@@ -66,6 +66,18 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument("--approve-all", action="store_true", help="approve every deferred call")
     group.add_argument("--deny-all", action="store_true", help="deny every deferred call")
 
+    p = sub.add_parser("chat", help="converse with the configured provider, turn after turn")
+    p.add_argument(
+        "--continue",
+        dest="continue_id",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="continue the last conversation, or the one with this id",
+    )
+    p.add_argument("--list", action="store_true", help="list the saved conversations")
+    p.add_argument("--expanded", action="store_true", help="show every argument and result in full")
+
     p = sub.add_parser("doctor", help="check the config, the plugins and every tool")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -105,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args, out, err)
         if args.command == "doctor":
             return _doctor(args, out, err)
+        if args.command == "chat":
+            return _chat(args, out, err)
     except ConfigError as exc:
         print(f"toolwire: config error: {exc}", file=err)
         return EXIT_USAGE
@@ -297,6 +311,22 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         deny_all=args.deny_all,
         stdin=sys.stdin,
         stdout=out,
+    )
+
+
+def _chat(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    host = _load(args)
+    _report_failures(host, err)
+    from ._chat import run_chat
+
+    return run_chat(
+        host,
+        continue_id=args.continue_id,
+        list_only=args.list,
+        expanded=args.expanded,
+        stdin=sys.stdin,
+        stdout=out,
+        stderr=err,
     )
 
 

@@ -10,7 +10,14 @@ import attrs
 
 from ..adapters._base import NamedToolChoice, ToolChoice
 from ..events import PluginFailed
-from ..messages import AssistantMessage, Message, SystemMessage, ToolResultMessage, UserMessage
+from ..messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolResultMessage,
+    UserMessage,
+    strictest_result,
+)
 from ._admission import duplicate_key
 from ._execution import describe
 from ._offer import Selection
@@ -67,7 +74,12 @@ def new_state(
         stream=stream,
     )
     Selection.from_config(config, tool_names, profile)  # refuses an unknown profile now
-    return RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages)
+    state = RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages)
+    inherited = strictest_result(messages)  # a continued conversation keeps its requirement
+    if inherited is not None:
+        state.required_trust = inherited.result.required_trust
+        state.trust_origin = f"{inherited.name} call {inherited.call_id} of the conversation"
+    return state
 
 
 def _messages(prompt: str | Sequence[Message]) -> list[Message]:

@@ -57,6 +57,15 @@ class SideEffect(enum.StrEnum):
     EXTERNAL_SPEND = "external_spend"
 
 
+_RISK_ORDER = (
+    SideEffect.DESTRUCTIVE,
+    SideEffect.EXTERNAL_SPEND,
+    SideEffect.WRITES_FILES,
+    SideEffect.NETWORK,
+    SideEffect.READ_ONLY,
+)
+
+
 class Activation(enum.StrEnum):
     """How a tool reaches a round's offer.
 
@@ -120,6 +129,14 @@ class ToolPolicy:
     def read_only(self) -> bool:
         """True when the tool declares that it only reads."""
         return self.side_effects == frozenset({SideEffect.READ_ONLY})
+
+    @property
+    def risk(self) -> tuple[str, ...]:
+        """The declared side effects for people, gravest first (``("unclassified",)`` when the
+        tool declares none): what a tool-call card shows."""
+        if self.side_effects is None:
+            return ("unclassified",)
+        return tuple(e.value for e in _RISK_ORDER if e in self.side_effects)
 
 
 def _activation(value: Activation | str) -> Activation:

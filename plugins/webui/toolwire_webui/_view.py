@@ -14,6 +14,7 @@ from typing import Any
 
 from toolwire import Tool, ToolResult
 from toolwire.events import (
+    ArgumentScanner,
     ContentFiltered,
     DuplicateSuppressed,
     Event,
@@ -41,8 +42,6 @@ from toolwire.events import (
 from toolwire.loop import Run
 from toolwire.messages import ToolCall
 
-from ._argscan import ArgumentScanner
-
 View = dict[str, Any]
 """One view message."""
 
@@ -54,22 +53,15 @@ STREAMING_KINDS = frozenset(
 RESULT_TEXT_LIMIT = 64 * 1024
 """Characters of a result the page shows; the rest is cut with a note."""
 
-_RISK_ORDER = ("destructive", "external_spend", "writes_files", "network", "read_only")
-
 
 def tool_card(tool: Tool | None, name: str) -> View:
     """What a card shows about its tool: title, icon, side effects and approval."""
     if tool is None:
         return {"title": name, "icon": None, "risk": ["unknown tool"], "approval": False}
-    effects = tool.policy.side_effects
-    if effects is None:
-        risk = ["unclassified"]
-    else:
-        risk = [e for e in _RISK_ORDER if e in {s.value for s in effects}]
     return {
         "title": tool.title or name,
         "icon": tool.icon,
-        "risk": risk,
+        "risk": list(tool.policy.risk),
         "approval": tool.policy.requires_approval,
     }
 

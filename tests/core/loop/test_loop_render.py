@@ -67,9 +67,11 @@ async def test_renderer_shows_calls_progress_answer_and_sources(tmp_path: Path) 
         renderer(event)
     assert out.getvalue() == (
         "Let me check.\n"
-        '→ lookup(topic="owls")\n'
-        "  … lookup: reading (50%)\n"
-        "  ✓ lookup: owls facts\n"
+        "╭ lookup\n"
+        "│ topic: owls\n"
+        "│ … reading (50%)\n"
+        "╰ ✓ owls facts\n"
+        "  ↳ A page — https://example.org/a\n"
         "Owls are birds.\n"
         "\nSources:\n"
         "  [1] A page — https://example.org/a\n"
@@ -83,7 +85,9 @@ async def test_renderer_without_streaming_prints_whole_turns(tmp_path: Path) -> 
     renderer = TerminalRenderer(out)
     async for event in loop.stream("x"):
         renderer(event)
-    assert out.getvalue() == ("  ? unknown tool 'nope' (return_error; offered: lookup)\nSorry.\n")
+    assert out.getvalue() == (
+        "╭ nope\n╰ ? unknown tool 'nope' (return_error; offered: lookup)\nSorry.\n"
+    )
 
 
 def _request(**arguments: Any) -> DeferredRequest:
@@ -179,7 +183,10 @@ def test_run_cli_approve_all_and_deny_all(tmp_path: Path) -> None:
         stdout=out,
     )
     assert code == 0
-    assert "✓ deploy: deployed to prod" in out.getvalue()
+    assert "╭ deploy · unclassified · asks first\n│ target: prod\n│ token: [redacted]\n" in (
+        out.getvalue()
+    )
+    assert "╰ ✓ deployed to prod" in out.getvalue()
     assert "tkn-123" not in out.getvalue()
     out = io.StringIO()
     code = run_cli(
@@ -190,7 +197,7 @@ def test_run_cli_approve_all_and_deny_all(tmp_path: Path) -> None:
         stdout=out,
     )
     assert code == 0
-    assert "✗ deploy denied: Denied: the run was started with --deny-all." in out.getvalue()
+    assert "╰ ✗ denied: Denied: the run was started with --deny-all." in out.getvalue()
     err = io.StringIO()
     assert (
         run_cli(
@@ -215,7 +222,8 @@ def test_run_cli_prompts_on_a_terminal(tmp_path: Path) -> None:
     assert code == 0
     text = out.getvalue()
     assert 'deploy(target="prod", token="[redacted]") needs approval' in text
-    assert "✓ deploy: deployed to staging" in text
+    assert "✓\x1b[0m deployed to staging" in text  # a terminal: in colour
+    assert text.index("needs approval") > text.index("token")  # the card is complete first
 
 
 def test_run_cli_without_a_terminal_lists_the_deferred_calls(tmp_path: Path) -> None:

@@ -1,8 +1,9 @@
 """A streaming reader of a tool call's argument text: which key is arriving, and its new text.
 
 The loop's lenient parse of partial arguments republishes a long open string only now and then
-(to stay linear); a live card wants every piece as it comes. This reader walks each delta once:
-string values come out decoded, other values (numbers, lists, objects) as their JSON text.
+(to stay linear); a live card (the terminal's, the web chat's) wants every piece as it comes.
+This reader walks each delta once: string values come out decoded, other values (numbers,
+lists, objects) as their JSON text.
 Anything that is not a JSON object stops it; the completed call's arguments are shown anyway.
 """
 
@@ -18,10 +19,12 @@ _START, _OBJECT, _KEY, _COLON, _VALUE, _STRING, _RAW, _DONE = range(8)
 
 
 class ArgumentScanner:
-    """Feed it argument deltas; each :meth:`feed` returns ``(key, new text | None)`` pieces.
+    """Feed it the ``delta`` of each :class:`~toolwire.events.ToolCallArgumentsDelta` of one
+    call; each :meth:`feed` returns ``(key, new text | None)`` pieces.
 
     A piece with text None announces a key whose value begins; the others carry text to append
-    to that key's value, in order.
+    to that key's value, in order. Every delta is read once, so a whole argument costs time
+    linear in its size.
     """
 
     def __init__(self) -> None:
@@ -35,6 +38,7 @@ class ArgumentScanner:
         self._raw_escape = False
 
     def feed(self, text: str) -> list[tuple[str, str | None]]:
+        """The pieces ``text`` (the next delta) completes or extends."""
         out: list[tuple[str, str | None]] = []
         buffer: list[str] = []
 

@@ -1,0 +1,259 @@
+"""``toolwire chat`` in a real pseudo-terminal, against a loopback fake provider.
+
+The chat runs as its own process on a pty (pexpect), exactly as a person runs it; the fake
+Chat Completions server runs in a thread of the test and streams long arguments slowly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from toolwire.cli._render import ARGUMENT_LIMIT
+from toolwire.testing import FakeOpenAIChatServer, Reply, ScriptItem, tool_call
+
+CHILD = Path(__file__).with_name("chat_child.py")
+LONG_TEXT = "".join(f"line {i:04d} of a long streamed argument. " for i in range(80))
+TIMEOUT = 60
+
+
+class Provider:
+    """A fake provider serving on 127.0.0.1 from its own thread and event loop."""
+
+    def __init__(self, script: Sequence[ScriptItem]) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self.server = FakeOpenAIChatServer(list(script), chunk_size=8)
+        self._call(self.server.start())
+
+    def _call(self, coroutine: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(TIMEOUT)
+
+    def add(self, *items: ScriptItem) -> None:
+        self._loop.call_soon_threadsafe(self.server.add, *items)
+
+    @property
+    def bodies(self) -> list[Any]:
+        return list(self.server.bodies)
+
+    def close(self) -> None:
+        self._call(self.server.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(TIMEOUT)
+        self._loop.close()
+
+
+@pytest.fixture
+def provider() -> Iterator[Any]:
+    started: list[Provider] = []
+
+    def start(script: Sequence[ScriptItem]) -> Provider:
+        started.append(Provider(script))
+        return started[-1]
+
+    yield start
+    for item in started:
+        item.close()
+
+
+def write_config(tmp_path: Path, provider: Provider, *, trust: str = "high") -> Path:
+    config = tmp_path / f"toolwire-{trust}.toml"
+    config.write_text(
+        '[plugins]\nenable = ["openai"]\n'
+        '[provider]\nadapter = "openai-chat"\n'
+        f'base_url = "{provider.server.base_url}"\nmodel = "fake"\nstream = true\n'
+        f'trust = "{trust}"\n'
+        f'[ledger]\npath = "{tmp_path / "data" / "ledger.sqlite3"}"\n',
+        encoding="utf-8",
+    )
+    return config
+
+
+def spawn(config: Path, *options: str) -> pexpect.spawn:
+    env = {
+        **os.environ,
+        "TERM": "xterm",
+        "NO_COLOR": "1",  # the screen text without colour codes between its pieces
+        "PROMPT_TOOLKIT_NO_CPR": "1",  # no cursor-position request the test would answer
+        "PYTHONUNBUFFERED": "1",
+    }
+    child = pexpect.spawn(
+        sys.executable,
+        [str(CHILD), "--config", str(config), "chat", *options],
+        env=env,
+        encoding="utf-8",
+        dimensions=(50, 200),
+        timeout=TIMEOUT,
+    )
+    return child
+
+
+def ask(child: pexpect.spawn, text: str) -> None:
+    child.expect_exact("›")  # prompt_toolkit draws the space as a cursor move
+    child.send(text + "\r")
+
+
+def leave(child: pexpect.spawn) -> str:
+    child.expect_exact("›")  # prompt_toolkit draws the space as a cursor move
+    child.send("/exit\r")
+    child.expect_exact("Saved as ")
+    child.expect(r"[0-9a-f]{12}")
+    conversation: str = child.after
+    child.expect(pexpect.EOF)
+    child.wait()
+    assert child.exitstatus == 0, child.before
+    return conversation
+
+
+def tool_messages(body: Any) -> list[str]:
+    return [m["content"] for m in body["messages"] if m["role"] == "tool"]
+
+
+def test_arguments_fill_in_while_they_stream_then_progress_moves(tmp_path: Path, provider: Any):
+    fake = provider(
+        [Reply(turn=tool_call("slow_echo", {"text": LONG_TEXT}), pace=0.004), "Echoed."]
+    )
+    child = spawn(write_config(tmp_path, fake))
+    ask(child, "Echo a long text, please.")
+    child.expect_exact("⋯ the model is deciding…")
+    child.expect_exact("╭ 🐢 Slow echo (slow_echo) · read_only")
+    child.expect_exact("│ text: line 0000 of a long streamed argument. line 0001")
+    child.expect_exact("line 0010 of a long")
+    # Part of the argument is on the screen; the call is not complete, nothing has run.
+    assert "line 0079" not in child.before
+    assert "step 1 of 5" not in child.before
+    # A collapsed card shows the first ARGUMENT_LIMIT characters and counts the rest.
+    shown, hidden = LONG_TEXT[:ARGUMENT_LIMIT], len(LONG_TEXT) - ARGUMENT_LIMIT
+    child.expect_exact(f"{shown[-30:]} … (+{hidden} characters)")
+    start = LONG_TEXT.index("line ", ARGUMENT_LIMIT)
+    first_hidden = LONG_TEXT[start : start + 9]  # "line 00NN", wholly past the limit
+    assert first_hidden not in child.before
+    bars = []
+    for step in range(1, 6):
+        child.expect(rf"│ (█*░*) +(\d+)% step {step} of 5")
+        bars.append((child.match.group(1).count("█"), int(child.match.group(2))))
+    assert bars == [(4, 20), (8, 40), (12, 60), (16, 80), (20, 100)]
+    child.expect_exact(f"╰ ✓ echo: {len(LONG_TEXT)} characters")
+    child.expect_exact("Echoed.")
+    leave(child)
+    [first, second] = fake.bodies
+    assert first["messages"] == [{"role": "user", "content": "Echo a long text, please."}]
+    assert tool_messages(second) == [f"echo: {len(LONG_TEXT)} characters"]
+
+
+def test_an_approval_is_answered_by_keystrokes(tmp_path: Path, provider: Any):
+    fake = provider(
+        [
+            tool_call("write_note", {"path": "a.txt", "body": "hello"}),
+            tool_call("write_note", {"path": "b.txt", "body": "bye"}),
+            "Wrote one, skipped one.",
+        ]
+    )
+    child = spawn(write_config(tmp_path, fake))
+    ask(child, "Write two notes.")
+    child.expect_exact("╭ Write note (write_note) · writes_files · asks first")
+    child.expect_exact('write_note(path="a.txt", body="hello") needs approval')
+    child.expect_exact("Run it? [y]es / [n]o / [e]dit arguments:")
+    child.send("e\r")
+    child.expect_exact("New arguments (a JSON object):")
+    child.send('{"path": "edited.txt", "body": "hello"}\r')
+    child.expect_exact("╰ ✓ wrote 5 characters to edited.txt")
+    child.expect_exact('write_note(path="b.txt", body="bye") needs approval')
+    child.expect_exact("Run it? [y]es / [n]o / [e]dit arguments:")
+    child.send("maybe\r")
+    child.expect_exact("Please answer y, n or e (got 'maybe').")
+    child.send("n\r")
+    child.expect_exact("Message for the model (empty for the default):")
+    child.send("Not b.txt, please.\r")
+    child.expect_exact("╰ ✗ denied: Not b.txt, please.")
+    child.expect_exact("Wrote one, skipped one.")
+    leave(child)
+    assert tool_messages(fake.bodies[2]) == [
+        "wrote 5 characters to edited.txt",
+        "Not b.txt, please.",
+    ]
+
+
+def test_ctrl_c_cancels_the_turn_and_the_chat_goes_on(tmp_path: Path, provider: Any):
+    fake = provider([tool_call("wait_forever", {"seconds": 600}), "Still here."])
+    child = spawn(write_config(tmp_path, fake))
+    ask(child, "Wait a long time.")
+    child.expect_exact("│ seconds: 600")
+    child.expect_exact("⏵ running…")
+    child.sendintr()
+    child.expect_exact("╰ ✗ ")
+    child.expect_exact("[stopped: cancelled")
+    assert len(fake.bodies) == 1
+    ask(child, "Are you there?")
+    child.expect_exact("Still here.")
+    leave(child)
+    [_, second] = fake.bodies
+    # The cancelled call was answered before the next turn went out: no orphan call.
+    assert len(tool_messages(second)) == 1
+    assert "ancel" in tool_messages(second)[0]
+    assert second["messages"][-1] == {"role": "user", "content": "Are you there?"}
+
+
+def test_ctrl_c_at_an_approval_question_cancels_the_turn(tmp_path: Path, provider: Any):
+    fake = provider([tool_call("write_note", {"path": "a.txt", "body": "x"}), "Fine."])
+    child = spawn(write_config(tmp_path, fake))
+    ask(child, "Write a note.")
+    child.expect_exact("Run it? [y]es / [n]o / [e]dit arguments:")
+    child.sendcontrol("c")
+    child.expect_exact("[stopped: cancelled")
+    ask(child, "Never mind.")
+    child.expect_exact("Fine.")
+    leave(child)
+    assert len(tool_messages(fake.bodies[1])) == 1
+
+
+def test_continue_picks_up_the_conversation_and_its_trust(tmp_path: Path, provider: Any):
+    fake = provider([tool_call("medical_record", {"patient": "Ann"}), "Ann has 0+."])
+    trusted = write_config(tmp_path, fake, trust="high")
+    child = spawn(trusted)
+    ask(child, "What is Ann's blood type?")
+    child.expect_exact("╰ ✓ Ann: blood type 0+")
+    child.expect_exact("Ann has 0+.")
+    conversation = leave(child)
+    assert len(fake.bodies) == 2
+
+    # A new process, a weaker provider: the conversation holds a result it may not see.
+    weaker = write_config(tmp_path, fake, trust="medium")
+    child = spawn(weaker, "--continue")
+    child.expect_exact(f"Continuing conversation {conversation}")
+    child.expect_exact("Last answer: Ann has 0+.")
+    ask(child, "And Bob's?")
+    child.expect_exact("[stopped: trust: ")
+    child.expect_exact("medical_record call")
+    child.expect_exact("of the conversation")
+    leave(child)
+    assert len(fake.bodies) == 2  # nothing was sent to it
+
+    # The trusted provider goes on with the whole conversation, by id.
+    fake.add("Bob's record is not on file.")
+    child = spawn(trusted, "--continue", conversation)
+    ask(child, "And Bob's?")
+    child.expect_exact("Bob's record is not on file.")
+    assert leave(child) == conversation
+    sent = fake.bodies[2]["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "assistant", "user", "user"]
+    assert sent[2]["content"] == "Ann: blood type 0+"
+
+
+def test_continue_names_a_conversation_that_does_not_exist(tmp_path: Path, provider: Any):
+    fake = provider([])
+    child = spawn(write_config(tmp_path, fake), "--continue", "0123456789ab")
+    child.expect_exact("toolwire: no conversation '0123456789ab' in ")
+    child.expect_exact("there are no saved conversations")
+    child.expect(pexpect.EOF)
+    child.wait()
+    assert child.exitstatus == 2

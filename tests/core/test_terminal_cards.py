@@ -1,0 +1,165 @@
+"""The terminal's tool-call cards, event by event: streaming arguments, progress, results."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import toolwire
+from toolwire import ToolResult
+from toolwire.cli._render import ARGUMENT_LIMIT, TerminalRenderer, inert
+from toolwire.events import (
+    ContentFiltered,
+    Event,
+    RequestSent,
+    ResponseReceived,
+    RunFinished,
+    RunStarted,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallCompleted,
+    ToolCallStarted,
+    ToolCompleted,
+    ToolProgress,
+    ToolStarted,
+)
+from toolwire.messages import AssistantMessage, ToolCall
+from toolwire.tools import Source
+
+RUN = {"run_id": "run_1", "round": 1}
+
+
+@toolwire.tool(side_effects=["writes_files"], requires_approval=True, icon="📝", title="Write note")
+def write_note(path: str, body: str) -> str:
+    """Write a note.
+
+    Args:
+        path: Where.
+        body: What.
+    """
+    return "ok"
+
+
+def render(events: list[Event], *, live: bool, expanded: bool = False) -> str:
+    out = io.StringIO()
+    renderer = TerminalRenderer(
+        out, tool_of={"write_note": write_note}.get, live=live, expanded=expanded
+    )
+    for event in events:
+        renderer(event)
+    return out.getvalue()
+
+
+def streamed_call(arguments: dict[str, str], size: int) -> list[Event]:
+    text = json.dumps(arguments, ensure_ascii=False)
+    call = ToolCall(id="c1", name="write_note", arguments=arguments)
+    return [
+        RunStarted(api="fake", **RUN),
+        RequestSent(api="fake", **RUN),
+        ToolCallStarted(call_id="c1", name="write_note", **RUN),
+        *(
+            ToolCallArgumentsDelta(call_id="c1", delta=text[i : i + size], **RUN)
+            for i in range(0, len(text), size)
+        ),
+        ToolCallCompleted(call=call, **RUN),
+        ResponseReceived(message=AssistantMessage(parts=(call,)), **RUN),
+        ToolStarted(call_id="c1", name="write_note", arguments=arguments, **RUN),
+        ToolProgress(call_id="c1", name="write_note", message="writing", fraction=0.5, **RUN),
+        ToolCompleted(
+            call_id="c1",
+            name="write_note",
+            result=ToolResult.ok("wrote it", sources=[Source("https://example.org/n", "Notes")]),
+            **RUN,
+        ),
+        RunFinished(stop_reason="answered", **RUN),
+    ]
+
+
+def test_plain_output_is_a_card_without_colour_or_redrawing():
+    shown = render(streamed_call({"path": "a.txt", "body": "line one\nline two"}, 3), live=False)
+    assert shown == (
+        "╭ 📝 Write note (write_note) · writes_files · asks first\n"
+        "│ path: a.txt\n"
+        "│ body: line one\n"
+        "│   line two\n"
+        "│ … writing (50%)\n"
+        "╰ ✓ wrote it\n"
+        "  ↳ Notes — https://example.org/n\n"
+        "\n"
+        "Sources:\n"
+        "  [1] Notes — https://example.org/n\n"
+    )
+
+
+def test_live_output_has_a_status_line_a_progress_bar_and_colour():
+    shown = render(streamed_call({"path": "a.txt", "body": "hello"}, 2), live=True)
+    assert "⋯ the model is deciding…" in shown
+    assert "\r\x1b[2K" in shown  # the status line is cleared before the card opens
+    assert "██████████░░░░░░░░░░\x1b[0m  50%" in shown
+    assert "\x1b[32m✓\x1b[0m wrote it" in shown
+    # Every piece of the value is written once, appended: the value appears whole exactly once.
+    assert shown.count("hello") == 1
+    assert shown.count("body") == 1
+
+
+def test_a_long_value_streams_until_the_limit_and_counts_the_rest():
+    body = "x" * (ARGUMENT_LIMIT + 3000)
+    shown = render(streamed_call({"path": "a.txt", "body": body}, 7), live=False)
+    assert f"│ body: {'x' * ARGUMENT_LIMIT} … (+3000 characters)\n" in shown
+    expanded = render(streamed_call({"path": "a.txt", "body": body}, 7), live=False, expanded=True)
+    assert f"│ body: {body}\n" in expanded
+
+
+def test_text_from_outside_cannot_drive_the_terminal():
+    hostile = "\x1b]0;owned\x07\x1b[2Jgone\rback\x9b31m"
+    assert inert(hostile) == "\ufffd]0;owned\ufffd\ufffd[2Jgone\ufffdback\ufffd31m"
+    events = streamed_call({"path": hostile, "body": "b"}, 4)
+    events.insert(-1, TextDelta(text=hostile, **RUN))
+    events.insert(
+        -1,
+        ContentFiltered(
+            call_id="c1", name="write_note", report=f"the filter could not run {hostile}", **RUN
+        ),
+    )
+    for live in (True, False):
+        shown = render(events, live=live)
+        for control in ("\x1b]", "\x1b[2J", "\x07", "\x9b", "\r"):
+            assert control not in shown.replace("\r\x1b[2K", "")
+        assert "⚠ content filter: the filter could not run" in shown
+
+
+def test_a_call_the_provider_ran_gets_its_own_card():
+    call = ToolCall(
+        id="ws_1", name="web_search", arguments={"queries": ["owls"]}, provider_executed=True
+    )
+    shown = render(
+        [
+            RunStarted(api="fake", **RUN),
+            ToolCallStarted(call_id="ws_1", name="web_search", **RUN),
+            ToolCallCompleted(call=call, **RUN),
+            ResponseReceived(message=AssistantMessage(parts=(call,)), **RUN),
+            RunFinished(stop_reason="answered", **RUN),
+        ],
+        live=False,
+    )
+    assert shown == '╭ web_search\n│ queries: ["owls"]\n╰ ◆ run by the provider\n'
+
+
+def test_a_call_without_streamed_arguments_shows_them_whole():
+    call = ToolCall(id="c1", name="write_note", arguments={"path": "a.txt", "body": "hi"})
+    shown = render(
+        [
+            RunStarted(api="fake", **RUN),
+            ResponseReceived(message=AssistantMessage(parts=(call,)), **RUN),
+            ToolCompleted(call_id="c1", name="write_note", result=ToolResult.ok("done"), **RUN),
+            RunFinished(stop_reason="max_rounds", detail="10 rounds", **RUN),
+        ],
+        live=False,
+    )
+    assert shown == (
+        "╭ 📝 Write note (write_note) · writes_files · asks first\n"
+        "│ path: a.txt\n"
+        "│ body: hi\n"
+        "╰ ✓ done\n"
+        "[stopped: max_rounds: 10 rounds]\n"
+    )
