@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._context import Inject, Injected, ToolContext
 from ._errors import ArgumentsInvalid, ToolDefinitionError
-from ._model import Activation, Resolver, SideEffect, Tool, ToolPolicy, tool
+from ._model import Activation, Resolver, SideEffect, Tool, ToolPolicy, schema_for, tool
 from ._names import provider_name_problems, tool_name_problems, validate_tool_name
 from ._normalize import normalize_schema
 from ._result import Source, ToolBlocked, ToolResult, ToolStatus
@@ -74,6 +74,7 @@ __all__ = [
     "lint_tool",
     "normalize_schema",
     "provider_name_problems",
+    "schema_for",
     "strict_projection",
     "tool",
     "tool_name_problems",

@@ -1015,6 +1015,43 @@ def _parameters_of(
     return parameters, tuple(params)
 
 
+def schema_for(type_or_function: Any, /) -> dict[str, Any]:
+    """The JSON Schema toolwire derives for ``type_or_function``, outside of any tool.
+
+    For a function (or method, or ``functools.partial``) it is the object schema of the
+    parameters a model would be offered: the same schema :func:`tool` builds, with descriptions
+    from ``Annotated`` metadata and the docstring, defaults, and context or injected parameters
+    left out. For any other type (a class, ``list[int]``, ``Literal[...]``, a ``TypedDict``, an
+    attrs or dataclass record, an enum) it is the schema of values of that type.
+
+    Use it for hand-written definitions (``Tool.from_schema``) or to check what a tool would
+    send.
+
+    :raises ToolDefinitionError: naming the parameter or field whose type has no JSON Schema.
+    """
+    if _is_function_like(type_or_function):
+        name = _qualified_name(type_or_function)
+        parameters, _ = _parameters_of(
+            type_or_function,
+            f"function {name}",
+            method=_is_unbound_method(type_or_function),
+            descriptions={},
+        )
+        return parameters
+    builder = SchemaBuilder(f"type {_type_label(type_or_function)}")
+    return dict(builder.schema(type_or_function, "the type"))
+
+
+def _is_function_like(value: Any) -> bool:
+    if isinstance(value, functools.partial):
+        return True
+    return inspect.isfunction(value) or inspect.ismethod(value) or inspect.isbuiltin(value)
+
+
+def _type_label(tp: Any) -> str:
+    return tp.__qualname__ if isinstance(tp, type) else repr(tp)
+
+
 # -- the decorator -------------------------------------------------------------------------------
 
 
