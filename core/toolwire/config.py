@@ -14,6 +14,7 @@ import attrs
 import cattrs
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
+from ._effects import SideEffect
 from ._trust import TrustLevel
 
 CONFIG_FILE_NAME = "toolwire.toml"
@@ -593,7 +594,7 @@ def _check_values(
             config.provider.trust,
             "one of " + ", ".join(level.label for level in TrustLevel),
         ) from None
-    side_effects = ("read_only", "writes_files", "network", "destructive", "external_spend")
+    side_effects = [effect.value for effect in SideEffect]
     for key in ("require_approval", "deny"):
         for i, effect in enumerate(getattr(config.policy, key)):
             if effect not in side_effects:

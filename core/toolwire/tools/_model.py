@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import attrs
 
+from .._effects import READ_ONLY_EFFECTS, SideEffect
 from .._trust import TrustLevel
 from ._context import Inject, ToolContext
 from ._docstrings import parse_docstring
@@ -45,16 +46,6 @@ Resolver = Callable[["Tool", "OfferRequest"], FunctionSpec | None]
 
 SchemaHandler = Callable[..., Any]
 """An explicit-schema tool's handler: ``handler(arguments)`` or ``handler(arguments, context)``."""
-
-
-class SideEffect(enum.StrEnum):
-    """What running a tool may change in the world (a tool declares all that apply)."""
-
-    READ_ONLY = "read_only"
-    WRITES_FILES = "writes_files"
-    NETWORK = "network"
-    DESTRUCTIVE = "destructive"
-    EXTERNAL_SPEND = "external_spend"
 
 
 class Activation(enum.StrEnum):
@@ -118,8 +109,10 @@ class ToolPolicy:
 
     @property
     def read_only(self) -> bool:
-        """True when the tool declares that it only reads."""
-        return self.side_effects == frozenset({SideEffect.READ_ONLY})
+        """True when the tool declares that it changes nothing (``read_only``, perhaps with
+        ``reads_files``)."""
+        effects = self.side_effects
+        return bool(effects) and SideEffect.READ_ONLY in effects and effects <= READ_ONLY_EFFECTS
 
 
 def _activation(value: Activation | str) -> Activation:

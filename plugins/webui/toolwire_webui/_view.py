@@ -54,7 +54,18 @@ STREAMING_KINDS = frozenset(
 RESULT_TEXT_LIMIT = 64 * 1024
 """Characters of a result the page shows; the rest is cut with a note."""
 
-_RISK_ORDER = ("destructive", "external_spend", "writes_files", "network", "read_only")
+_RISK_ORDER = (
+    "payment",
+    "destructive",
+    "shell",
+    "installs_dependencies",
+    "external_spend",
+    "writes_files",
+    "external_service",
+    "network",
+    "reads_files",
+    "read_only",
+)
 
 
 def tool_card(tool: Tool | None, name: str) -> View:

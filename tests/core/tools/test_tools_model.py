@@ -33,7 +33,7 @@ EXPECTED_NAMES = [
     "Page", "PageNumber", "Paging", "Resolver", "SideEffect", "Source", "StrictProjection",
     "Tool", "ToolBlocked", "ToolContext", "ToolDefinitionError", "ToolPolicy", "ToolResult",
     "ToolStatus", "Toolbox", "describe_schema", "lint_tool", "normalize_schema",
-    "provider_name_problems", "strict_projection", "tool", "tool_name_problems", "truncate_result",
+    "provider_name_problems", "schema_for", "strict_projection", "tool", "tool_name_problems", "truncate_result",
     "validate_tool_name",
 ]  # fmt: skip
 
