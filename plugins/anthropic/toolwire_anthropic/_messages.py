@@ -45,6 +45,8 @@ from toolwire.messages import (
     UserMessage,
 )
 
+from ._strict import StrictMode, strict_mode, strict_problems, wants_strict
+
 __all__ = [
     "API",
     "DEFAULT_MAX_TOKENS",
@@ -83,12 +85,22 @@ _RETRYABLE_ERRORS: Final = frozenset({"overloaded_error", "api_error", "rate_lim
 # -- rendering ---------------------------------------------------------------------------------
 
 
-def render_tools(functions: Sequence[FunctionSpec]) -> list[dict[str, Any]]:
-    """The ``tools`` array: ``{name, description, input_schema}``, schemas as written."""
-    return [
-        {"name": f.name, "description": f.description, "input_schema": dict(f.parameters)}
-        for f in functions
-    ]
+def render_tools(
+    functions: Sequence[FunctionSpec], *, strict: StrictMode = "off"
+) -> list[dict[str, Any]]:
+    """The ``tools`` array: ``{name, description, input_schema}``, schemas as written, with
+    ``"strict": true`` on the tools ``strict`` selects whose schemas fit the strict subset."""
+    tools: list[dict[str, Any]] = []
+    for f in functions:
+        tool: dict[str, Any] = {
+            "name": f.name,
+            "description": f.description,
+            "input_schema": dict(f.parameters),
+        }
+        if wants_strict(f.strict, strict) and not strict_problems(f.parameters):
+            tool["strict"] = True
+        tools.append(tool)
+    return tools
 
 
 def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
@@ -252,7 +264,9 @@ def render_messages_request(request: ModelRequest, config: Any) -> dict[str, Any
     if system is not None:
         body["system"] = system
     if request.functions:
-        body["tools"] = render_tools(request.functions)
+        body["tools"] = render_tools(
+            request.functions, strict=strict_mode(config, ANTHROPIC_BASE_URL)
+        )
         accepts = config.accepts_parallel_tool_calls is not False
         choice = _tool_choice(request, accepts)
         if choice != {"type": "auto"}:
@@ -541,7 +555,9 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
     def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
         """Exactly the ``tools`` array the Messages API receives (names it refuses under their
         aliases)."""
-        return render_tools(wire_functions(functions))
+        return render_tools(
+            wire_functions(functions), strict=strict_mode(self.config, ANTHROPIC_BASE_URL)
+        )
 
     @property
     def endpoint(self) -> str:
