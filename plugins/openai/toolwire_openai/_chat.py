@@ -68,14 +68,16 @@ _CALL_FIELDS: Final = frozenset({"id", "type", "function", "index"})
 # -- rendering ---------------------------------------------------------------------------------
 
 
-def _tool(function: WireFunction) -> dict[str, Any]:
+def _tool(function: WireFunction, *, binds_strict: bool) -> dict[str, Any]:
     body: dict[str, Any] = {
         "name": function.name,
         "description": function.description,
         "parameters": function.parameters,
     }
-    if function.strict:
-        body["strict"] = True
+    if binds_strict:
+        # Said either way to a host that binds output: a tool sent as written is plainly
+        # non-strict. Other hosts get no flag, which means the same and is understood by all.
+        body["strict"] = function.strict
     return {"type": "function", "function": body}
 
 
@@ -83,8 +85,12 @@ def render_chat_tools(
     functions: Sequence[FunctionSpec], *, binds_strict: bool = False
 ) -> list[dict[str, Any]]:
     """The ``tools`` array: ``{"type": "function", "function": {name, description, parameters}}``,
-    projected to strict form (with ``"strict": true``) when the host binds output."""
-    return [_tool(wire_function(f, binds_strict=binds_strict)) for f in functions]
+    projected to strict form (``"strict": true``) when the host binds output; a tool it cannot
+    project goes to such a host as written, with ``"strict": false``."""
+    return [
+        _tool(wire_function(f, binds_strict=binds_strict), binds_strict=binds_strict)
+        for f in functions
+    ]
 
 
 def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
