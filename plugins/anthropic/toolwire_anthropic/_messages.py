@@ -24,6 +24,7 @@ from toolwire.adapters import (
     canonical_message,
     event_object,
     parse_arguments,
+    provider_call_events,
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
@@ -45,6 +46,7 @@ from toolwire.messages import (
     UserMessage,
 )
 
+from ._server_tools import is_result_block, message_results, result_of_block
 from ._strict import StrictMode, strict_mode, strict_problems, wants_strict
 
 __all__ = [
@@ -390,6 +392,7 @@ class MessagesStream:
         self._texts: dict[int, list[str]] = {}
         self._call_input: dict[int, Any] = {}
         self._with_arguments: set[int] = set()
+        self._provider_calls: dict[str, ToolCall] = {}  # by the wire id of their block
         self._message: dict[str, Any] = {}
         self._usage: dict[str, Any] = {}
         self._stop_reason: Any = None
@@ -503,9 +506,16 @@ class MessagesStream:
                     use_final=True,
                     provider_data=provider_data,
                 )
-            if call is not None and provider_data is not None and call.arguments is not None:
-                block["input"] = dict(call.arguments)
+            if call is not None and provider_data is not None:
+                if call.arguments is not None:
+                    block["input"] = dict(call.arguments)
+                self._provider_calls[str(block.get("id") or call.id)] = call
+                self._calls.progress(index, "running at the provider")
             return call
+        if cut is None and is_result_block(block):
+            ran = self._provider_calls.get(str(block["tool_use_id"]))
+            if ran is not None:
+                self._calls.provider_result(ran, result_of_block(block, ran.name))
         return part_from_block(block)
 
     def result(self) -> AssistantMessage:
@@ -616,4 +626,8 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
             headers=headers,
             tools_offered=tools_offered,
         )
-        return canonical_message(parse_message(payload), request)
+        message = canonical_message(parse_message(payload), request)
+        results = {call.id: result for call, result in message_results(message)}
+        for event in provider_call_events(request, message, results):
+            emit(event)
+        return message

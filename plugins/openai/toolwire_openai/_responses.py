@@ -22,11 +22,13 @@ from toolwire.adapters import (
     ProviderError,
     event_object,
     parse_arguments,
+    provider_call_events,
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
     wire_objects,
 )
+from toolwire.events import Event
 from toolwire.messages import (
     AssistantMessage,
     AssistantPart,
@@ -50,6 +52,7 @@ from ._common import (
     responses_usage,
     wire_function,
 )
+from ._provider_tools import PROGRESS_EVENT, progress_message, result_of_item
 
 __all__ = [
     "API",
@@ -415,6 +418,9 @@ class ResponsesStream:
             self._calls.arguments(key, str(event.get("delta") or ""))
         elif kind == "response.output_item.done":
             self._item_done(event)
+        elif isinstance(kind, str) and (phase := PROGRESS_EVENT.fullmatch(kind)) is not None:
+            key = _key(event.get("item_id"), event.get("output_index"))
+            self._calls.progress(key, progress_message(phase.group(2)))
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self._response = event.get("response") or {}
             failure = _failed(self._response)
@@ -475,6 +481,8 @@ class ResponsesStream:
                 use_final=True,
                 provider_data={"item": dict(item)},
             )
+            if call is not None:
+                self._calls.provider_result(call, result_of_item(item, call.name))
         else:
             return
         if call is not None and isinstance(item_id, str):
@@ -515,6 +523,16 @@ class OpenAIResponsesAdapter(OpenAIAdapter):
 
     def parse(self, payload: Any) -> AssistantMessage:
         return parse_response(payload)
+
+    def reported(self, request: ModelRequest, message: AssistantMessage) -> list[Event]:
+        """The provider-run calls of a whole answer, and what each came to (its item says)."""
+        results = {
+            call.id: result_of_item(item, call.name)
+            for call in message.tool_calls
+            if call.provider_executed
+            and isinstance(item := (call.provider_data or {}).get("item"), Mapping)
+        }
+        return provider_call_events(request, message, results)
 
     def stream_reader(self, request: ModelRequest, emit: EmitEvent) -> ResponsesStream:
         return ResponsesStream(request, emit)
