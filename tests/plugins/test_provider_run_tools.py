@@ -155,7 +155,8 @@ async def test_a_responses_web_search_reports_progress_and_its_sources(
     config = ProviderConfig(base_url=provider["url"] + "/v1", model="m", max_retries=0)
     events = await complete(OpenAIResponsesAdapter(config), stream)
     [call] = [e.call for e in of(events, ToolCallCompleted)]
-    assert call.provider_executed and call.name == "web_search"
+    assert call.provider_executed
+    assert call.name == "web_search"
     assert call.arguments["action"]["query"] == "lyon weather"
     if stream:
         [started] = of(events, ToolCallStarted)
@@ -186,7 +187,8 @@ async def test_an_anthropic_server_tool_reports_what_its_result_block_says(
     config = ProviderConfig(base_url=provider["url"], model="claude-test", max_retries=0)
     events = await complete(AnthropicMessagesAdapter(config), stream)
     [call] = [e.call for e in of(events, ToolCallCompleted)]
-    assert call.provider_executed and call.arguments == {"query": "nice weather"}
+    assert call.provider_executed
+    assert call.arguments == {"query": "nice weather"}
     if stream:
         assert [p.message for p in of(events, ToolProgress)] == ["running at the provider"]
     [result] = of(events, ToolCompleted)

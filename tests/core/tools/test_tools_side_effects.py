@@ -104,12 +104,16 @@ def test_doctor_lint_names_processes_and_files_a_tool_does_not_declare() -> None
         return "gone"
 
     [shell] = _undeclared(uptime)
-    assert "subprocess" in shell and "'shell'" in shell
-    assert "write_text" in _undeclared(save)[0] and "'writes_files'" in _undeclared(save)[0]
+    assert "subprocess" in shell
+    assert "'shell'" in shell
+    assert "write_text" in _undeclared(save)[0]
+    assert "'writes_files'" in _undeclared(save)[0]
     assert "'writes_files'" in _undeclared(append)[0]
     [reads] = _undeclared(cat)
-    assert "open" in reads and "'reads_files'" in reads
-    assert "remove" in _undeclared(tidy)[0] and "rmtree" in _undeclared(tidy)[0]
+    assert "open" in reads
+    assert "'reads_files'" in reads
+    assert "remove" in _undeclared(tidy)[0]
+    assert "rmtree" in _undeclared(tidy)[0]
 
 
 def test_doctor_lint_is_quiet_for_declared_or_lookalike_uses() -> None:

@@ -26,9 +26,7 @@ def spec(name: str, strict: bool | None, parameters: dict[str, Any] = FITS) -> F
 
 
 def tools_sent(config: ProviderConfig, *functions: FunctionSpec) -> dict[str, bool]:
-    request = ModelRequest(
-        run_id="r", round=1, messages=(UserMessage("hi"),), functions=functions
-    )
+    request = ModelRequest(run_id="r", round=1, messages=(UserMessage("hi"),), functions=functions)
     body = render_messages_request(request, config)
     return {tool["name"]: tool.get("strict", False) for tool in body["tools"]}
 
