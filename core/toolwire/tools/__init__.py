@@ -6,6 +6,7 @@ a tool is first validated or called.
 
 from typing import TYPE_CHECKING, Any
 
+from ._cache import cached_resolver, conversation_key
 from ._context import Inject, Injected, ToolContext
 from ._errors import ArgumentsInvalid, ToolDefinitionError
 from ._model import Activation, Resolver, SideEffect, Tool, ToolPolicy, schema_for, tool
@@ -70,6 +71,8 @@ __all__ = [
     "ToolResult",
     "ToolStatus",
     "Toolbox",
+    "cached_resolver",
+    "conversation_key",
     "describe_schema",
     "lint_tool",
     "normalize_schema",
