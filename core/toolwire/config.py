@@ -147,6 +147,25 @@ class TraceConfig:
 
 
 @attrs.frozen(kw_only=True)
+class ToolTexts:
+    """What people read about one tool in one language (``[i18n.<locale>.<tool>]``)."""
+
+    title: str | None = None
+    description: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class I18nConfig:
+    """``[i18n]``: the locale people read in, and per locale the titles and descriptions of
+    tools as people see them (``[i18n.fr.read_web_page] title = "Lire une page"``). Never what a
+    model reads. ``locale`` None means the environment's (``LC_ALL``, ``LC_MESSAGES``,
+    ``LANG``)."""
+
+    locale: str | None = None
+    texts: Mapping[str, Mapping[str, ToolTexts]] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
 class Config:
     """The whole configuration. ``source`` is the file it came from (None = defaults)."""
 
@@ -159,6 +178,7 @@ class Config:
     policy: PolicyConfig = PolicyConfig()
     ledger: LedgerConfig = LedgerConfig()
     trace: TraceConfig = TraceConfig()
+    i18n: I18nConfig = I18nConfig()
     source: str | None = None
 
     def with_enabled(self, names: tuple[str, ...]) -> Config:
@@ -492,6 +512,7 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         name: structure_section(table, ProfileConfig, file=file, path=f"$.profiles.{name}")
         for name, table in profiles_raw.items()
     }
+    i18n = _structure_i18n(data.pop("i18n", {}), file)
     config = _structure_sections(data, file)
     tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
     tools = attrs.evolve(tools, plugin_settings=plugin_tables)
@@ -501,8 +522,44 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         tools=tools,
         providers=dict(providers_raw),
         profiles=profiles,
+        i18n=i18n,
         source=file,
     )
+
+
+_LOCALE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")
+
+
+def _structure_i18n(raw: Any, file: str | None) -> I18nConfig:
+    """``[i18n]``: ``locale``, and ``[i18n.<locale>.<tool>]`` tables of title and description."""
+
+    def bad(path: str, value: Any, expected: str) -> ConfigError:
+        return ConfigError(
+            f"{_where(file, path)} = {value!r}: expected {expected}", file=file, path=path
+        )
+
+    if not isinstance(raw, dict):
+        raise bad("$.i18n", raw, "a table [i18n]")
+    locale = raw.get("locale")
+    if locale is not None and (not isinstance(locale, str) or not _LOCALE.fullmatch(locale)):
+        raise bad("$.i18n.locale", locale, "a language tag such as 'fr' or 'pt-BR'")
+    texts: dict[str, dict[str, ToolTexts]] = {}
+    for name, tables in raw.items():
+        if name == "locale":
+            continue
+        path = f"$.i18n.{name}"
+        if not _LOCALE.fullmatch(name) or not isinstance(tables, dict):
+            raise bad(path, tables, "locale tables such as [i18n.fr.<tool>] (or the key locale)")
+        texts[_normal_locale(name)] = {
+            tool: structure_section(table, ToolTexts, file=file, path=f"{path}.{tool}")
+            for tool, table in tables.items()
+        }
+    return I18nConfig(locale=_normal_locale(locale) if locale else None, texts=texts)
+
+
+def _normal_locale(tag: str) -> str:
+    """``pt_BR`` and ``PT-br`` as ``pt-br``: one spelling to look tags up by."""
+    return tag.replace("_", "-").lower()
 
 
 _SECTIONS: dict[str, type] = {
@@ -520,7 +577,7 @@ def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
     (cattrs generates a structuring function per class, which is most of a small config's load
     time), and every section's problems are still reported together."""
     problems: list[tuple[str, str | None]] = []
-    valid = ", ".join(sorted([*_SECTIONS, "profiles", "providers", "tools"]))
+    valid = ", ".join(sorted([*_SECTIONS, "i18n", "profiles", "providers", "tools"]))
     for key in sorted(set(data) - set(_SECTIONS)):
         message = f"{_where(file, f'$.{key}')}: unknown key {key!r}; valid keys here: {valid}"
         problems.append((message, f"$.{key}"))
@@ -609,12 +666,14 @@ def _check_values(
 __all__ = [
     "Config",
     "ConfigError",
+    "I18nConfig",
     "LedgerConfig",
     "LoopConfig",
     "PluginsConfig",
     "PolicyConfig",
     "ProfileConfig",
     "ProviderConfig",
+    "ToolTexts",
     "ToolsConfig",
     "TraceConfig",
     "config_from_dict",

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..loop import Decision, Run
     from ..loop._protocol import Pipeline
     from ..messages import Message
+    from ._display import ToolDisplay
 
 
 DEFAULT_LOCAL_PLUGIN = "llamacpp"
@@ -163,6 +164,22 @@ class Host:
     def tools(self) -> Mapping[str, Tool]:
         """Every registered tool by name (each with ``plugin`` set), collected on first use."""
         return self._registry.tools
+
+    def tool_display(self, tool: Tool | str, locale: str | None = None) -> ToolDisplay:
+        """How people see ``tool`` (or the registered tool of that name) in ``locale``: its
+        title, description and icon, translated by ``[i18n]`` where a translation exists.
+
+        :raises KeyError: for a name no registered tool has.
+        """
+        from ._display import tool_display
+
+        if isinstance(tool, str):
+            found = self.tools.get(tool)
+            if found is None:
+                known = ", ".join(self.tools) or "none are registered"
+                raise KeyError(f"no tool named {tool!r}; registered tools: {known}")
+            tool = found
+        return tool_display(tool, self.config.i18n, locale)
 
     def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
         """Register a tool directly (for embedding and tests); a taken name is an error."""
