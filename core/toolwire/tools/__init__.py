@@ -6,10 +6,11 @@ a tool is first validated or called.
 
 from typing import TYPE_CHECKING, Any
 
-from ._cache import cached_resolver, conversation_key
+from .._effects import SideEffect
+from ._cache import cached_resolver
 from ._context import Inject, Injected, ToolContext
 from ._errors import ArgumentsInvalid, ToolDefinitionError
-from ._model import Activation, Resolver, SideEffect, Tool, ToolPolicy, schema_for, tool
+from ._model import Activation, Resolver, Tool, ToolPolicy, schema_for, tool
 from ._names import provider_name_problems, tool_name_problems, validate_tool_name
 from ._normalize import normalize_schema
 from ._result import Source, ToolBlocked, ToolResult, ToolStatus
@@ -72,7 +73,6 @@ __all__ = [
     "ToolStatus",
     "Toolbox",
     "cached_resolver",
-    "conversation_key",
     "describe_schema",
     "lint_tool",
     "normalize_schema",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 import time
 from collections import OrderedDict
@@ -21,24 +19,6 @@ DEFAULT_TTL = 300.0
 """Seconds a resolution is reused: five minutes, about as long as a provider's prompt cache."""
 
 
-def conversation_key(request: OfferRequest) -> str:
-    """A key that stays the same for one conversation across its rounds and runs: a digest of
-    its first message that is not a system message (the run id changes when a conversation is
-    continued in a new run; its opening does not)."""
-    from ..messages import SystemMessage
-
-    first = next((m for m in request.messages if not isinstance(m, SystemMessage)), None)
-    opening = "" if first is None else f"{type(first).__name__}:{_text_of(first)}"
-    return hashlib.sha256(opening.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _text_of(message: object) -> str:
-    content = getattr(message, "content", None)
-    if isinstance(content, str):
-        return content
-    return json.dumps(repr(content), ensure_ascii=False)
-
-
 class _Entry:
     __slots__ = ("expires", "spec")
 
@@ -51,7 +31,7 @@ def cached_resolver(
     resolver: Resolver,
     *,
     ttl: float = DEFAULT_TTL,
-    key: Callable[[OfferRequest], Hashable] = conversation_key,
+    key: Callable[[OfferRequest], Hashable] | None = None,
     max_entries: int = 1024,
     clock: Callable[[], float] = time.monotonic,
 ) -> Resolver:
@@ -64,8 +44,9 @@ def cached_resolver(
     round. An exception is not kept either. At most ``max_entries`` conversations are kept, the
     least recently used dropped first.
 
-    :param key: the conversation a request belongs to (default :func:`conversation_key`);
-        return something else to share or split entries (per user, per tenant).
+    :param key: the conversation a request belongs to (default
+        :attr:`~toolwire.OfferRequest.conversation_key`); return something else to share or split
+        entries (per user, per tenant).
     :raises ToolDefinitionError: for a ``ttl`` or ``max_entries`` that is not positive.
     """
     if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not ttl > 0:
@@ -79,7 +60,7 @@ def cached_resolver(
 
     def resolve(tool: Tool, request: OfferRequest) -> FunctionSpec | None:
         now = clock()
-        slot = (tool.name, key(request))
+        slot = (tool.name, request.conversation_key if key is None else key(request))
         with lock:
             entry = entries.get(slot)
             if entry is not None and entry.expires > now:

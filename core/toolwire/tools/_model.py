@@ -112,7 +112,9 @@ class ToolPolicy:
         """True when the tool declares that it changes nothing (``read_only``, perhaps with
         ``reads_files``)."""
         effects = self.side_effects
-        return bool(effects) and SideEffect.READ_ONLY in effects and effects <= READ_ONLY_EFFECTS
+        if not effects:
+            return False
+        return SideEffect.READ_ONLY in effects and effects <= READ_ONLY_EFFECTS
 
 
 def _activation(value: Activation | str) -> Activation:

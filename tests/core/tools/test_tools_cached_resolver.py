@@ -10,7 +10,7 @@ from loop_support import make_host, scripted_loop
 import toolwire
 from toolwire.messages import AssistantMessage, SystemMessage, TextPart, UserMessage
 from toolwire.testing import tool_call
-from toolwire.tools import FunctionSpec, ToolDefinitionError, cached_resolver, conversation_key
+from toolwire.tools import FunctionSpec, ToolDefinitionError, cached_resolver
 
 
 class Clock:
@@ -109,9 +109,8 @@ def test_the_least_recently_used_conversation_goes_first() -> None:
 
 def test_the_conversation_key_ignores_the_system_prompt_and_later_turns() -> None:
     def key(*messages: object) -> str:
-        return conversation_key(
-            toolwire.OfferRequest(run_id="r", round=1, messages=tuple(messages), api="x")  # type: ignore[arg-type]
-        )
+        request = toolwire.OfferRequest(run_id="r", round=1, messages=messages, api="x")  # type: ignore[arg-type]
+        return request.conversation_key
 
     opening = UserMessage("plan my week")
     assert key(opening) == key(
