@@ -112,12 +112,15 @@ class ProfileConfig:
 class ToolsConfig:
     """``[tools]``: which tools are offered, plus each plugin's own ``[tools.<plugin>]`` settings.
 
-    ``enable`` absent means every tool of the enabled plugins.
+    ``enable`` absent means every tool of the enabled plugins. ``trust`` (``[tools.trust]``)
+    raises a tool's minimum provider trust by name (``read_web_page = "high"``); it never lowers
+    what the tool itself requires.
     """
 
     enable: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
     profile: str | None = None
+    trust: Mapping[str, str] = attrs.field(factory=dict)
     plugin_settings: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
 
 
@@ -188,7 +191,7 @@ class Config:
 
 # -- structuring -------------------------------------------------------------------------------
 
-_TOOLS_OWN_KEYS = frozenset({"enable", "deny", "profile"})
+_TOOLS_OWN_KEYS = frozenset({"enable", "deny", "profile", "trust"})
 _WEEK = 7 * 24 * 3600.0
 
 
@@ -487,7 +490,8 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         if not isinstance(value, dict):
             raise ConfigError(
                 f"{_where(file, f'$.tools.{key}')} = {value!r}: unknown key {key!r}; [tools] takes "
-                "enable, deny, profile, and [tools.<plugin>] tables of plugin settings",
+                "enable, deny, profile, [tools.trust], and [tools.<plugin>] tables of plugin "
+                "settings",
                 file=file,
                 path=f"$.tools.{key}",
             )
@@ -651,6 +655,15 @@ def _check_values(
             config.provider.trust,
             "one of " + ", ".join(level.label for level in TrustLevel),
         ) from None
+    for name, level in tools.trust.items():
+        try:
+            TrustLevel.parse(level)
+        except ValueError:
+            raise bad(
+                f"$.tools.trust.{name}",
+                level,
+                "one of " + ", ".join(t.label for t in TrustLevel),
+            ) from None
     side_effects = [effect.value for effect in SideEffect]
     for key in ("require_approval", "deny"):
         for i, effect in enumerate(getattr(config.policy, key)):

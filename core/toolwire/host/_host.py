@@ -13,6 +13,7 @@ import pluggy
 from .. import hookspecs
 from .._defaults import DEFAULT_PLUGINS
 from .._markers import PROJECT_NAME
+from .._trust import TrustLevel
 from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
 from ..tools import Tool, ToolDefinitionError
 from ._configure import configure_plugins
@@ -71,6 +72,7 @@ class Host:
             plugin_info=self.plugin_info,
             plugin_settings=self.plugin_settings,
             report_failure=self._fail,
+            min_trust={name: TrustLevel.parse(level) for name, level in config.tools.trust.items()},
         )
         self.stash: dict[Any, Any] = {}
         self._closers: list[Callable[[], Awaitable[None]]] = []
