@@ -58,6 +58,12 @@ class ProviderConfig:
     What a provider may send is bounded: ``max_response_bytes`` of a JSON answer after
     decompression, ``max_sse_line_chars`` of one line and ``max_sse_event_chars`` of one event
     of a stream. Past a bound the request fails with an error naming the setting.
+
+    ``options`` are more fields of the request body (``seed``, ``reasoning_effort`` …); the
+    fields the loop decides for every request (``tools``, ``tool_choice``,
+    ``parallel_tool_calls``) are refused there. ``provider_tools`` are tool definitions the
+    provider runs itself (``{ type = "web_search" }`` on the Responses API, Anthropic's server
+    tools), sent as written beside the local tools and never run by the host.
     """
 
     adapter: str | None = None
@@ -80,6 +86,7 @@ class ProviderConfig:
     max_sse_line_chars: int = 16 * 1024 * 1024
     max_sse_event_chars: int = 32 * 1024 * 1024
     options: dict[str, Any] = attrs.field(factory=dict)
+    provider_tools: tuple[dict[str, Any], ...] = ()
 
     @property
     def trust_level(self) -> TrustLevel:
@@ -192,6 +199,10 @@ class Config:
 # -- structuring -------------------------------------------------------------------------------
 
 _TOOLS_OWN_KEYS = frozenset({"enable", "deny", "profile", "trust"})
+_LOOP_OWNED_OPTIONS = frozenset(
+    {"tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"}
+)
+"""Request fields the loop decides for every request, which ``[provider] options`` may not set."""
 _WEEK = 7 * 24 * 3600.0
 
 
@@ -655,6 +666,23 @@ def _check_values(
             config.provider.trust,
             "one of " + ", ".join(level.label for level in TrustLevel),
         ) from None
+    owned = sorted(set(config.provider.options) & _LOOP_OWNED_OPTIONS)
+    if owned:
+        key = owned[0]
+        raise bad(
+            f"$.provider.options.{key}",
+            config.provider.options[key],
+            "no value: the loop decides the tools, the tool choice and parallel calls of every "
+            "request (offer tools with [tools]; list tools the provider runs itself in "
+            "[provider] provider_tools)",
+        )
+    for i, definition in enumerate(config.provider.provider_tools):
+        if not isinstance(definition.get("type"), str) or not definition["type"]:
+            raise bad(
+                f"$.provider.provider_tools[{i}]",
+                definition,
+                'a table with a "type", such as { type = "web_search" }',
+            )
     for name, level in tools.trust.items():
         try:
             TrustLevel.parse(level)

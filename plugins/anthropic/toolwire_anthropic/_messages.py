@@ -23,8 +23,10 @@ from toolwire.adapters import (
     ProviderError,
     canonical_message,
     event_object,
+    extra_fields,
     parse_arguments,
     provider_call_events,
+    provider_tools,
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
@@ -248,8 +250,9 @@ def render_messages_request(request: ModelRequest, config: Any) -> dict[str, Any
     """The whole request body for ``request`` under the ``[provider]`` config ``config``.
 
     ``max_tokens`` is always sent (``[provider] max_tokens``, else :data:`DEFAULT_MAX_TOKENS`);
-    ``[provider] options`` and the request's options are merged in last (``thinking``,
-    ``metadata`` …).
+    Anthropic's server tools (``[provider] provider_tools``) follow the local tools; ``[provider]
+    options`` and the request's options are merged in last (``thinking``, ``metadata`` …), never
+    the tool fields the loop decides.
     """
     if not config.model:
         raise ProviderError(
@@ -273,12 +276,14 @@ def render_messages_request(request: ModelRequest, config: Any) -> dict[str, Any
         choice = _tool_choice(request, accepts)
         if choice != {"type": "auto"}:
             body["tool_choice"] = choice
+    hosted = provider_tools(config)
+    if hosted:
+        body["tools"] = [*body.get("tools", ()), *hosted]
     if config.temperature is not None:
         body["temperature"] = config.temperature
     if request.stream:
         body["stream"] = True
-    body.update(config.options)
-    body.update(request.options)
+    body.update(extra_fields(config, request, API))
     return body
 
 

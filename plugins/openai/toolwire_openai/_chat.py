@@ -18,8 +18,10 @@ from toolwire.adapters import (
     NamedToolChoice,
     ProviderError,
     event_object,
+    extra_fields,
     new_call_id,
     parse_arguments,
+    provider_tools,
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
@@ -177,9 +179,9 @@ def render_chat_request(
     ``tool_choice`` is sent whenever tools are, ``auto`` included: some hosts (llama-cpp-python's
     server) read a missing one as "no tools". ``parallel_tool_calls: false`` is sent when the loop
     runs calls one by one and the host accepts the flag. ``[provider] options`` and the request's
-    options are merged in last, so any body field
-    (``seed``, ``reasoning_effort`` …) can be set. ``tools`` is the rendered ``tools`` array when
-    the caller has it already.
+    options are merged in last, so any other body field (``seed``, ``reasoning_effort`` …) can be
+    set, but never the tool fields the loop decides. ``tools`` is the rendered ``tools`` array
+    when the caller has it already.
     """
     profile = profile or host_profile(config)
     if not config.model:
@@ -204,8 +206,13 @@ def render_chat_request(
     if request.stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
-    body.update(config.options)
-    body.update(request.options)
+    if provider_tools(config):
+        raise ProviderError(
+            f"{API}: [provider] provider_tools lists tools the provider runs itself, and Chat "
+            "Completions has none; use the adapter 'openai-responses' for them",
+            api=API,
+        )
+    body.update(extra_fields(config, request, API))
     return body
 
 

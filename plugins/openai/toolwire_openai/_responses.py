@@ -21,8 +21,10 @@ from toolwire.adapters import (
     NamedToolChoice,
     ProviderError,
     event_object,
+    extra_fields,
     parse_arguments,
     provider_call_events,
+    provider_tools,
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
@@ -207,8 +209,10 @@ def render_responses_request(
 
     As for Chat Completions: ``tool_choice`` when not ``auto``, ``parallel_tool_calls: false``
     for serial execution where the host accepts it, ``max_output_tokens`` and ``temperature``
-    from the config, then ``[provider] options`` and the request's options merged in (for example
-    ``store = false`` with ``include = ["reasoning.encrypted_content"]`` for stateless use).
+    from the config, the tools the provider runs itself (``[provider] provider_tools``) after the
+    local ones, then ``[provider] options`` and the request's options merged in (for example
+    ``store = false`` with ``include = ["reasoning.encrypted_content"]`` for stateless use;
+    never the tool fields the loop decides).
     ``tools`` is the rendered ``tools`` array when the caller has it already.
     """
     profile = profile or host_profile(config)
@@ -230,14 +234,16 @@ def render_responses_request(
             body["tool_choice"] = _tool_choice(request.tool_choice)
         if request.parallel_tool_calls is False and profile.accepts_parallel:
             body["parallel_tool_calls"] = False
+    hosted = provider_tools(config)
+    if hosted:
+        body["tools"] = [*body.get("tools", ()), *hosted]
     if config.max_tokens is not None:
         body["max_output_tokens"] = config.max_tokens
     if config.temperature is not None:
         body["temperature"] = config.temperature
     if request.stream:
         body["stream"] = True
-    body.update(config.options)
-    body.update(request.options)
+    body.update(extra_fields(config, request, API))
     return body
 
 
