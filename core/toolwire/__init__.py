@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ._trust import TrustLevel
     from .cli._plugin_commands import CliCommand
     from .config import Config, ConfigError, load_config
+    from .host._display import ToolDisplay
     from .host._host import Host, HostError
     from .host._middleware import middleware
     from .loop import NOT_OFFERED, Approve, Deny, Run, Supply, ToolCallingLoop
@@ -66,6 +67,7 @@ _LAZY = {
     "ToolCall": "toolwire.messages",
     "ToolCallingLoop": "toolwire.loop",
     "ToolContext": "toolwire.tools",
+    "ToolDisplay": "toolwire.host._display",
     "ToolPolicy": "toolwire.tools",
     "ToolResult": "toolwire.tools",
     "ToolResultMessage": "toolwire.messages",
@@ -114,6 +116,7 @@ __all__ = [
     "ToolCall",
     "ToolCallingLoop",
     "ToolContext",
+    "ToolDisplay",
     "ToolPolicy",
     "ToolResult",
     "ToolResultMessage",

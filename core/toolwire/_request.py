@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from ._trust import TrustLevel
-from .messages import Message
+from .messages import Message, SystemMessage
 
 
 @attrs.frozen(kw_only=True)
@@ -27,3 +28,17 @@ class OfferRequest:
     provider_trust: TrustLevel = TrustLevel.MEDIUM
     native_tools: bool = True
     settings: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def conversation_key(self) -> str:
+        """A key that stays the same for one conversation across its rounds and runs: a digest
+        of its first message that is not a system message (the run id changes when a
+        conversation continues in a new run; its opening does not)."""
+        first = next((m for m in self.messages if not isinstance(m, SystemMessage)), None)
+        if first is None:
+            opening = ""
+        else:
+            content = getattr(first, "content", None)
+            text = content if isinstance(content, str) else repr(content)
+            opening = f"{type(first).__name__}:{text}"
+        return hashlib.sha256(opening.encode("utf-8", "surrogatepass")).hexdigest()

@@ -14,6 +14,7 @@ import attrs
 import cattrs
 from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
 
+from ._effects import SideEffect
 from ._trust import TrustLevel
 
 CONFIG_FILE_NAME = "toolwire.toml"
@@ -62,6 +63,12 @@ class ProviderConfig:
     What a provider may send is bounded: ``max_response_bytes`` of a JSON answer after
     decompression, ``max_sse_line_chars`` of one line and ``max_sse_event_chars`` of one event
     of a stream. Past a bound the request fails with an error naming the setting.
+
+    ``options`` are more fields of the request body (``seed``, ``reasoning_effort`` …); the
+    fields the loop decides for every request (``tools``, ``tool_choice``,
+    ``parallel_tool_calls``) are refused there. ``provider_tools`` are tool definitions the
+    provider runs itself (``{ type = "web_search" }`` on the Responses API, Anthropic's server
+    tools), sent as written beside the local tools and never run by the host.
     """
 
     adapter: str | None = None
@@ -84,6 +91,7 @@ class ProviderConfig:
     max_sse_line_chars: int = 16 * 1024 * 1024
     max_sse_event_chars: int = 32 * 1024 * 1024
     options: dict[str, Any] = attrs.field(factory=dict)
+    provider_tools: tuple[dict[str, Any], ...] = ()
 
     @property
     def trust_level(self) -> TrustLevel:
@@ -116,12 +124,15 @@ class ProfileConfig:
 class ToolsConfig:
     """``[tools]``: which tools are offered, plus each plugin's own ``[tools.<plugin>]`` settings.
 
-    ``enable`` absent means every tool of the enabled plugins.
+    ``enable`` absent means every tool of the enabled plugins. ``trust`` (``[tools.trust]``)
+    raises a tool's minimum provider trust by name (``read_web_page = "high"``); it never lowers
+    what the tool itself requires.
     """
 
     enable: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
     profile: str | None = None
+    trust: Mapping[str, str] = attrs.field(factory=dict)
     plugin_settings: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
 
 
@@ -154,6 +165,25 @@ class TraceConfig:
 
 
 @attrs.frozen(kw_only=True)
+class ToolTexts:
+    """What people read about one tool in one language (``[i18n.<locale>.<tool>]``)."""
+
+    title: str | None = None
+    description: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class I18nConfig:
+    """``[i18n]``: the locale people read in, and per locale the titles and descriptions of
+    tools as people see them (``[i18n.fr.read_web_page] title = "Lire une page"``). Never what a
+    model reads. ``locale`` None means the environment's (``LC_ALL``, ``LC_MESSAGES``,
+    ``LANG``)."""
+
+    locale: str | None = None
+    texts: Mapping[str, Mapping[str, ToolTexts]] = attrs.field(factory=dict)
+
+
+@attrs.frozen(kw_only=True)
 class Config:
     """The whole configuration. ``source`` is the file it came from (None = defaults)."""
 
@@ -166,6 +196,7 @@ class Config:
     policy: PolicyConfig = PolicyConfig()
     ledger: LedgerConfig = LedgerConfig()
     trace: TraceConfig = TraceConfig()
+    i18n: I18nConfig = I18nConfig()
     source: str | None = None
 
     def with_enabled(self, names: tuple[str, ...]) -> Config:
@@ -175,7 +206,11 @@ class Config:
 
 # -- structuring -------------------------------------------------------------------------------
 
-_TOOLS_OWN_KEYS = frozenset({"enable", "deny", "profile"})
+_TOOLS_OWN_KEYS = frozenset({"enable", "deny", "profile", "trust"})
+_LOOP_OWNED_OPTIONS = frozenset(
+    {"tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"}
+)
+"""Request fields the loop decides for every request, which ``[provider] options`` may not set."""
 _WEEK = 7 * 24 * 3600.0
 
 
@@ -474,7 +509,8 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         if not isinstance(value, dict):
             raise ConfigError(
                 f"{_where(file, f'$.tools.{key}')} = {value!r}: unknown key {key!r}; [tools] takes "
-                "enable, deny, profile, and [tools.<plugin>] tables of plugin settings",
+                "enable, deny, profile, [tools.trust], and [tools.<plugin>] tables of plugin "
+                "settings",
                 file=file,
                 path=f"$.tools.{key}",
             )
@@ -499,6 +535,7 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         name: structure_section(table, ProfileConfig, file=file, path=f"$.profiles.{name}")
         for name, table in profiles_raw.items()
     }
+    i18n = _structure_i18n(data.pop("i18n", {}), file)
     config = _structure_sections(data, file)
     tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
     tools = attrs.evolve(tools, plugin_settings=plugin_tables)
@@ -508,8 +545,44 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         tools=tools,
         providers=dict(providers_raw),
         profiles=profiles,
+        i18n=i18n,
         source=file,
     )
+
+
+_LOCALE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")
+
+
+def _structure_i18n(raw: Any, file: str | None) -> I18nConfig:
+    """``[i18n]``: ``locale``, and ``[i18n.<locale>.<tool>]`` tables of title and description."""
+
+    def bad(path: str, value: Any, expected: str) -> ConfigError:
+        return ConfigError(
+            f"{_where(file, path)} = {value!r}: expected {expected}", file=file, path=path
+        )
+
+    if not isinstance(raw, dict):
+        raise bad("$.i18n", raw, "a table [i18n]")
+    locale = raw.get("locale")
+    if locale is not None and (not isinstance(locale, str) or not _LOCALE.fullmatch(locale)):
+        raise bad("$.i18n.locale", locale, "a language tag such as 'fr' or 'pt-BR'")
+    texts: dict[str, dict[str, ToolTexts]] = {}
+    for name, tables in raw.items():
+        if name == "locale":
+            continue
+        path = f"$.i18n.{name}"
+        if not _LOCALE.fullmatch(name) or not isinstance(tables, dict):
+            raise bad(path, tables, "locale tables such as [i18n.fr.<tool>] (or the key locale)")
+        texts[_normal_locale(name)] = {
+            tool: structure_section(table, ToolTexts, file=file, path=f"{path}.{tool}")
+            for tool, table in tables.items()
+        }
+    return I18nConfig(locale=_normal_locale(locale) if locale else None, texts=texts)
+
+
+def _normal_locale(tag: str) -> str:
+    """``pt_BR`` and ``PT-br`` as ``pt-br``: one spelling to look tags up by."""
+    return tag.replace("_", "-").lower()
 
 
 _SECTIONS: dict[str, type] = {
@@ -527,7 +600,7 @@ def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
     (cattrs generates a structuring function per class, which is most of a small config's load
     time), and every section's problems are still reported together."""
     problems: list[tuple[str, str | None]] = []
-    valid = ", ".join(sorted([*_SECTIONS, "profiles", "providers", "tools"]))
+    valid = ", ".join(sorted([*_SECTIONS, "i18n", "profiles", "providers", "tools"]))
     for key in sorted(set(data) - set(_SECTIONS)):
         message = f"{_where(file, f'$.{key}')}: unknown key {key!r}; valid keys here: {valid}"
         problems.append((message, f"$.{key}"))
@@ -608,7 +681,33 @@ def _check_values(
             config.provider.trust,
             "one of " + ", ".join(level.label for level in TrustLevel),
         ) from None
-    side_effects = ("read_only", "writes_files", "network", "destructive", "external_spend")
+    owned = sorted(set(config.provider.options) & _LOOP_OWNED_OPTIONS)
+    if owned:
+        key = owned[0]
+        raise bad(
+            f"$.provider.options.{key}",
+            config.provider.options[key],
+            "no value: the loop decides the tools, the tool choice and parallel calls of every "
+            "request (offer tools with [tools]; list tools the provider runs itself in "
+            "[provider] provider_tools)",
+        )
+    for i, definition in enumerate(config.provider.provider_tools):
+        if not isinstance(definition.get("type"), str) or not definition["type"]:
+            raise bad(
+                f"$.provider.provider_tools[{i}]",
+                definition,
+                'a table with a "type", such as { type = "web_search" }',
+            )
+    for name, level in tools.trust.items():
+        try:
+            TrustLevel.parse(level)
+        except ValueError:
+            raise bad(
+                f"$.tools.trust.{name}",
+                level,
+                "one of " + ", ".join(t.label for t in TrustLevel),
+            ) from None
+    side_effects = [effect.value for effect in SideEffect]
     for key in ("require_approval", "deny"):
         for i, effect in enumerate(getattr(config.policy, key)):
             if effect not in side_effects:
@@ -623,12 +722,14 @@ def _check_values(
 __all__ = [
     "Config",
     "ConfigError",
+    "I18nConfig",
     "LedgerConfig",
     "LoopConfig",
     "PluginsConfig",
     "PolicyConfig",
     "ProfileConfig",
     "ProviderConfig",
+    "ToolTexts",
     "ToolsConfig",
     "TraceConfig",
     "config_from_dict",

@@ -32,6 +32,7 @@ EXPECTED = {
     "ToolCall",
     "ToolCallingLoop",
     "ToolContext",
+    "ToolDisplay",
     "ToolPolicy",
     "ToolResult",
     "ToolResultMessage",

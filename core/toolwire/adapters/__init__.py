@@ -23,11 +23,14 @@ from ._base import (
 from ._errors import is_tools_unsupported_message, tools_not_supported
 from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
 from ._names import WIRE_NAME, ToolNames, canonical_message, wire_functions, wire_request
+from ._options import extra_fields, provider_tools
 from ._streaming import (
     CallAssembler,
     event_object,
     new_call_id,
     parse_arguments,
+    provider_call_events,
+    provider_result_event,
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
@@ -52,9 +55,13 @@ __all__ = [
     "WIRE_NAME",
     "canonical_message",
     "event_object",
+    "extra_fields",
     "is_tools_unsupported_message",
     "new_call_id",
     "parse_arguments",
+    "provider_call_events",
+    "provider_result_event",
+    "provider_tools",
     "tools_not_supported",
     "unique_call_ids",
     "wire_call_id",

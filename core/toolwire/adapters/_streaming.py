@@ -16,13 +16,18 @@ import attrs
 
 from .._json.partial import PartialJSONParser
 from ..events import (
+    Event,
     TextDelta,
     ThinkingDelta,
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
+    ToolCompleted,
+    ToolFailed,
+    ToolProgress,
 )
 from ..messages import AssistantMessage, Message, ToolCall
+from ..tools._result import ToolResult
 from ..tools._validation import json_type_of
 from ._base import EmitEvent, ModelRequest, ProviderError
 
@@ -192,6 +197,45 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     if not isinstance(value, dict):
         return None, f"the arguments are a JSON {json_type_of(value)}, not an object"
     return value, None
+
+
+def provider_result_event(
+    run_id: str, round: int | None, call: ToolCall, result: ToolResult
+) -> ToolCompleted | ToolFailed:
+    """The event reporting what a call the provider ran (``provider_executed``) came to:
+    ``ToolCompleted`` for an ``ok`` result, ``ToolFailed`` otherwise.
+
+    The result is for people and observers (a card, a trace); the provider keeps its own copy in
+    its turn, and the host sends nothing of it back.
+    """
+    kind = ToolCompleted if result.is_ok else ToolFailed
+    return kind(run_id=run_id, round=round, call_id=call.id, name=call.name, result=result)
+
+
+def provider_call_events(
+    request: ModelRequest,
+    message: AssistantMessage,
+    results: Mapping[str, ToolResult],
+) -> list[Event]:
+    """The events a stream would have emitted for the provider-run calls of a whole answer:
+    each call started and completed with its arguments, then what it came to (``results`` by
+    call id; a call without one gets no result event). For the non-streamed path of an adapter
+    whose API runs tools itself."""
+    events: list[Event] = []
+    for index, call in enumerate(message.tool_calls):
+        if not call.provider_executed:
+            continue
+        run_id, round = request.run_id, request.round
+        events.append(
+            ToolCallStarted(
+                run_id=run_id, round=round, call_id=call.id, name=call.name, index=index
+            )
+        )
+        events.append(ToolCallCompleted(run_id=run_id, round=round, call=call))
+        result = results.get(call.id)
+        if result is not None:
+            events.append(provider_result_event(run_id, round, call, result))
+    return events
 
 
 class _OpenCall:
@@ -373,6 +417,27 @@ class CallAssembler:
             reason = f"the arguments are a JSON {json_type_of(value)}, not an object"
             return self._close(call, None, raw, reason)
         return self._close(call, value, raw, None)
+
+    def progress(self, key: Hashable, message: str, fraction: float | None = None) -> None:
+        """Report how a provider-run call ``key`` is going (``ToolProgress``): searching,
+        running code. Nothing for a key that was never begun."""
+        call = self._calls.get(key)
+        if call is None or not call.started or not call.call_id:
+            return
+        self._emit(
+            ToolProgress(
+                run_id=self._run_id,
+                round=self._round,
+                call_id=call.call_id,
+                name=self._name(call),
+                message=message,
+                fraction=fraction,
+            )
+        )
+
+    def provider_result(self, call: ToolCall, result: ToolResult) -> None:
+        """Report what a call the provider ran came to (see :func:`provider_result_event`)."""
+        self._emit(provider_result_event(self._run_id, self._round, call, result))
 
     def complete_open(self) -> list[ToolCall]:
         """Complete every call still open, in the order they began (the wire said the turn is

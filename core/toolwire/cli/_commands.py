@@ -45,8 +45,10 @@ def _parser() -> argparse.ArgumentParser:
     tools_sub = tools.add_subparsers(dest="tools_command", metavar="ACTION")
     p = tools_sub.add_parser("list", help="the tools of the enabled plugins")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--locale", help="the language of titles and descriptions ([i18n])")
     p = tools_sub.add_parser("show", help="a tool exactly as a provider receives it")
     p.add_argument("name")
+    p.add_argument("--locale", help="the language of the display texts ([i18n])")
     p.add_argument("--wire", choices=WIRES, help="render for this API (default: canonical JSON)")
     p.add_argument(
         "--dialect",
@@ -185,7 +187,8 @@ def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             width = max(len(t.name) for t in tools)
             for t in tools:
-                summary = t.description.splitlines()[0] if t.description else ""
+                text = host.tool_display(t, args.locale).description
+                summary = text.splitlines()[0] if text else ""
                 out.write(f"{t.name:<{width}}  [{t.plugin}]  {summary}\n")
         return EXIT_OK
     tool = registered.get(args.name)
@@ -212,6 +215,13 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         }
         if tool.schema_notes:
             data["schema_notes"] = list(tool.schema_notes)
+        display = host.tool_display(tool, args.locale)
+        if display.locale is not None:
+            data["display"] = {
+                "locale": display.locale,
+                "title": display.title,
+                "description": display.description,
+            }
         _print_json(data, out)
         return EXIT_OK
     if args.wire == "prompted":

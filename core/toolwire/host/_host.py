@@ -12,6 +12,7 @@ import pluggy
 from .. import hookspecs
 from .._defaults import default_plugins
 from .._markers import PROJECT_NAME
+from .._trust import TrustLevel
 from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
 from ..tools import Tool, ToolDefinitionError
 from ._configure import configure_plugins
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from ..loop import Decision, Run
     from ..loop._protocol import Pipeline
     from ..messages import Message
+    from ._display import ToolDisplay
 
 
 DEFAULT_LOCAL_PLUGIN = "llamacpp"
@@ -69,6 +71,7 @@ class Host:
             plugin_info=self.plugin_info,
             plugin_settings=self.plugin_settings,
             report_failure=self._fail,
+            min_trust={name: TrustLevel.parse(level) for name, level in config.tools.trust.items()},
         )
         self.stash: dict[Any, Any] = {}
         self._closers: list[Callable[[], Awaitable[None]]] = []
@@ -161,6 +164,22 @@ class Host:
     def tools(self) -> Mapping[str, Tool]:
         """Every registered tool by name (each with ``plugin`` set), collected on first use."""
         return self._registry.tools
+
+    def tool_display(self, tool: Tool | str, locale: str | None = None) -> ToolDisplay:
+        """How people see ``tool`` (or the registered tool of that name) in ``locale``: its
+        title, description and icon, translated by ``[i18n]`` where a translation exists.
+
+        :raises KeyError: for a name no registered tool has.
+        """
+        from ._display import tool_display
+
+        if isinstance(tool, str):
+            found = self.tools.get(tool)
+            if found is None:
+                known = ", ".join(self.tools) or "none are registered"
+                raise KeyError(f"no tool named {tool!r}; registered tools: {known}")
+            tool = found
+        return tool_display(tool, self.config.i18n, locale)
 
     def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
         """Register a tool directly (for embedding and tests); a taken name is an error."""

@@ -17,6 +17,7 @@ from ._discovery import PluginInfo
 if TYPE_CHECKING:
     import pluggy
 
+    from .._trust import TrustLevel
     from ..adapters import ProviderAdapter
 
 ReportFailure = Callable[[PluginInfo | None, str, str, BaseException], None]
@@ -33,8 +34,10 @@ class Registry:
         plugin_info: Callable[[str], PluginInfo | None],
         plugin_settings: Callable[[str | None], Any],
         report_failure: ReportFailure,
+        min_trust: Mapping[str, TrustLevel] | None = None,
     ) -> None:
         self._hook = hook
+        self._min_trust = dict(min_trust or {})
         self._plugin_info = plugin_info
         self._plugin_settings = plugin_settings
         self._fail = report_failure
@@ -59,7 +62,7 @@ class Registry:
             raise ToolDefinitionError(
                 f"tool name {tool.name!r} is already registered by plugin {other!r}"
             )
-        tools[tool.name] = attrs.evolve(tool, plugin=plugin or tool.plugin)
+        tools[tool.name] = self._admitted(tool, plugin or tool.plugin)
         self._tools = tools
 
     def remove_tool(self, name: str) -> None:
@@ -85,8 +88,17 @@ class Registry:
                 if problem is not None:
                     self._fail(info, plugin, "toolwire_tools", problem)
                     continue
-                tools[tool.name] = attrs.evolve(tool, plugin=plugin)
+                tools[tool.name] = self._admitted(tool, plugin)
         return dict(sorted(tools.items()))
+
+    def _admitted(self, tool: Tool, plugin: str | None) -> Tool:
+        """``tool`` as the host keeps it: with its plugin, and its minimum provider trust raised
+        to what ``[tools.trust]`` asks (never lowered)."""
+        floor = self._min_trust.get(tool.name)
+        own = tool.min_provider_trust
+        if floor is None or (own is not None and own >= floor):
+            return attrs.evolve(tool, plugin=plugin)
+        return attrs.evolve(tool, plugin=plugin, min_provider_trust=floor)
 
     def _tool_problem(
         self, tool: object, tools: Mapping[str, Tool], info: PluginInfo | None, plugin: str

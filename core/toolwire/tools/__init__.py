@@ -6,9 +6,11 @@ a tool is first validated or called.
 
 from typing import TYPE_CHECKING, Any
 
+from .._effects import SideEffect
+from ._cache import cached_resolver
 from ._context import Inject, Injected, ToolContext
 from ._errors import ArgumentsInvalid, ToolDefinitionError
-from ._model import Activation, Resolver, SideEffect, Tool, ToolPolicy, tool
+from ._model import Activation, Resolver, Tool, ToolPolicy, schema_for, tool
 from ._names import provider_name_problems, tool_name_problems, validate_tool_name
 from ._normalize import normalize_schema
 from ._result import Source, ToolBlocked, ToolResult, ToolStatus
@@ -70,10 +72,12 @@ __all__ = [
     "ToolResult",
     "ToolStatus",
     "Toolbox",
+    "cached_resolver",
     "describe_schema",
     "lint_tool",
     "normalize_schema",
     "provider_name_problems",
+    "schema_for",
     "strict_projection",
     "tool",
     "tool_name_problems",

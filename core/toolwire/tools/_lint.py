@@ -33,7 +33,7 @@ class LintFinding:
 
     ``code`` is stable for filtering: ``missing-description``, ``parameter-without-description``,
     ``unsafe-name``, ``not-strict-compatible``, ``instructions-in-description``,
-    ``null-means-default``, ``normalized-schema``.
+    ``null-means-default``, ``normalized-schema``, ``undeclared-side-effect``.
     """
 
     tool: str
@@ -149,6 +149,14 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             )
             break
 
+    for effect, seen in _undeclared_effects(tool):
+        add(
+            "undeclared-side-effect",
+            f"the function uses {', '.join(seen)} but the tool does not declare the side effect "
+            f"{effect!r}; declare it (side_effects=[...]) so [policy] can ask for approval or "
+            "refuse it",
+        )
+
     for name in _none_unreachable(tool):
         add(
             "null-means-default",
@@ -200,3 +208,85 @@ def _none_unreachable(tool: Tool) -> list[str]:
         if is_union(base) and type(None) in typing.get_args(base):
             out.append(name)
     return out
+
+
+# Names in a function's own code that show it starts processes or touches files. A heuristic:
+# what the function's callees do is not seen, and a name may belong to something else, so the
+# ambiguous ones count only beside the module they come from.
+_PROCESS_NAMES = frozenset(
+    {
+        "subprocess",
+        "Popen",
+        "create_subprocess_exec",
+        "create_subprocess_shell",
+        "popen",
+        "execv",
+        "execvp",
+        "spawnv",
+        "spawnl",
+    }
+)
+_OS_PROCESS_NAMES = frozenset({"system"})  # os.system, not platform.system
+_FILE_WRITE_NAMES = frozenset(
+    {
+        "write_text",
+        "write_bytes",
+        "unlink",
+        "rmtree",
+        "mkdir",
+        "makedirs",
+        "copyfile",
+        "copytree",
+        "touch",
+    }
+)
+_OS_FILE_WRITE_NAMES = frozenset({"remove", "rename", "replace", "move"})  # also str/list methods
+_FILE_READ_NAMES = frozenset({"open", "read_text", "read_bytes", "listdir", "scandir", "iterdir"})
+_WRITE_MODES = frozenset({"w", "wb", "wt", "a", "ab", "at", "x", "xb", "w+", "r+", "a+", "r+b"})
+
+
+def _code_facts(function: Any) -> tuple[set[str], set[str]]:
+    """The global and attribute names, and the string constants, of a function's code and of
+    the code nested in it."""
+    code = getattr(function, "__code__", None)
+    if code is None:
+        code = getattr(getattr(function, "__func__", None), "__code__", None)
+    names: set[str] = set()
+    strings: set[str] = set()
+    stack = [code] if code is not None else []
+    while stack:
+        current = stack.pop()
+        names.update(current.co_names)
+        for constant in current.co_consts:
+            if inspect.iscode(constant):
+                stack.append(constant)
+            elif isinstance(constant, str) and len(constant) <= 3:
+                strings.add(constant)
+    return names, strings
+
+
+def _undeclared_effects(tool: Tool) -> list[tuple[str, list[str]]]:
+    """The side effects the tool's function visibly has and does not declare."""
+    function = getattr(tool._runner, "function", None)
+    if function is None:
+        return []
+    names, strings = _code_facts(function)
+    modules = names & {"os", "shutil"}
+    declared = {str(e) for e in tool.policy.side_effects or ()}
+    found: list[tuple[str, list[str]]] = []
+    process = names & _PROCESS_NAMES
+    if "os" in names:
+        process |= names & _OS_PROCESS_NAMES
+    if process and "shell" not in declared:
+        found.append(("shell", sorted(process)))
+    writes = names & _FILE_WRITE_NAMES
+    if modules:
+        writes |= names & _OS_FILE_WRITE_NAMES
+    if "open" in names and strings & _WRITE_MODES:
+        writes.add("open")
+    if writes and not declared & {"writes_files", "destructive"}:
+        found.append(("writes_files", sorted(writes)))
+    reads = names & _FILE_READ_NAMES
+    if reads and not writes and not declared & {"reads_files", "writes_files", "destructive"}:
+        found.append(("reads_files", sorted(reads)))
+    return found

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import attrs
 
+from .._effects import READ_ONLY_EFFECTS, RISK_ORDER, SideEffect
 from .._trust import TrustLevel
 from ._context import Inject, ToolContext
 from ._docstrings import parse_docstring
@@ -45,25 +46,6 @@ Resolver = Callable[["Tool", "OfferRequest"], FunctionSpec | None]
 
 SchemaHandler = Callable[..., Any]
 """An explicit-schema tool's handler: ``handler(arguments)`` or ``handler(arguments, context)``."""
-
-
-class SideEffect(enum.StrEnum):
-    """What running a tool may change in the world (a tool declares all that apply)."""
-
-    READ_ONLY = "read_only"
-    WRITES_FILES = "writes_files"
-    NETWORK = "network"
-    DESTRUCTIVE = "destructive"
-    EXTERNAL_SPEND = "external_spend"
-
-
-_RISK_ORDER = (
-    SideEffect.DESTRUCTIVE,
-    SideEffect.EXTERNAL_SPEND,
-    SideEffect.WRITES_FILES,
-    SideEffect.NETWORK,
-    SideEffect.READ_ONLY,
-)
 
 
 class Activation(enum.StrEnum):
@@ -127,8 +109,12 @@ class ToolPolicy:
 
     @property
     def read_only(self) -> bool:
-        """True when the tool declares that it only reads."""
-        return self.side_effects == frozenset({SideEffect.READ_ONLY})
+        """True when the tool declares that it changes nothing (``read_only``, perhaps with
+        ``reads_files``)."""
+        effects = self.side_effects
+        if not effects:
+            return False
+        return SideEffect.READ_ONLY in effects and effects <= READ_ONLY_EFFECTS
 
     @property
     def risk(self) -> tuple[str, ...]:
@@ -136,7 +122,7 @@ class ToolPolicy:
         tool declares none): what a tool-call card shows."""
         if self.side_effects is None:
             return ("unclassified",)
-        return tuple(e.value for e in _RISK_ORDER if e in self.side_effects)
+        return tuple(e.value for e in RISK_ORDER if e in self.side_effects)
 
 
 def _activation(value: Activation | str) -> Activation:
@@ -1030,6 +1016,43 @@ def _parameters_of(
         parameters["required"] = required
     parameters["additionalProperties"] = False
     return parameters, tuple(params)
+
+
+def schema_for(type_or_function: Any, /) -> dict[str, Any]:
+    """The JSON Schema toolwire derives for ``type_or_function``, outside of any tool.
+
+    For a function (or method, or ``functools.partial``) it is the object schema of the
+    parameters a model would be offered: the same schema :func:`tool` builds, with descriptions
+    from ``Annotated`` metadata and the docstring, defaults, and context or injected parameters
+    left out. For any other type (a class, ``list[int]``, ``Literal[...]``, a ``TypedDict``, an
+    attrs or dataclass record, an enum) it is the schema of values of that type.
+
+    Use it for hand-written definitions (``Tool.from_schema``) or to check what a tool would
+    send.
+
+    :raises ToolDefinitionError: naming the parameter or field whose type has no JSON Schema.
+    """
+    if _is_function_like(type_or_function):
+        name = _qualified_name(type_or_function)
+        parameters, _ = _parameters_of(
+            type_or_function,
+            f"function {name}",
+            method=_is_unbound_method(type_or_function),
+            descriptions={},
+        )
+        return parameters
+    builder = SchemaBuilder(f"type {_type_label(type_or_function)}")
+    return dict(builder.schema(type_or_function, "the type"))
+
+
+def _is_function_like(value: Any) -> bool:
+    if isinstance(value, functools.partial):
+        return True
+    return inspect.isfunction(value) or inspect.ismethod(value) or inspect.isbuiltin(value)
+
+
+def _type_label(tp: Any) -> str:
+    return tp.__qualname__ if isinstance(tp, type) else repr(tp)
 
 
 # -- the decorator -------------------------------------------------------------------------------

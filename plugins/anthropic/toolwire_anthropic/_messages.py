@@ -23,7 +23,10 @@ from toolwire.adapters import (
     ProviderError,
     canonical_message,
     event_object,
+    extra_fields,
     parse_arguments,
+    provider_call_events,
+    provider_tools,
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
@@ -44,6 +47,9 @@ from toolwire.messages import (
     Usage,
     UserMessage,
 )
+
+from ._server_tools import is_result_block, message_results, result_of_block
+from ._strict import StrictMode, strict_mode, strict_problems, wants_strict
 
 __all__ = [
     "API",
@@ -83,12 +89,22 @@ _RETRYABLE_ERRORS: Final = frozenset({"overloaded_error", "api_error", "rate_lim
 # -- rendering ---------------------------------------------------------------------------------
 
 
-def render_tools(functions: Sequence[FunctionSpec]) -> list[dict[str, Any]]:
-    """The ``tools`` array: ``{name, description, input_schema}``, schemas as written."""
-    return [
-        {"name": f.name, "description": f.description, "input_schema": dict(f.parameters)}
-        for f in functions
-    ]
+def render_tools(
+    functions: Sequence[FunctionSpec], *, strict: StrictMode = "off"
+) -> list[dict[str, Any]]:
+    """The ``tools`` array: ``{name, description, input_schema}``, schemas as written, with
+    ``"strict": true`` on the tools ``strict`` selects whose schemas fit the strict subset."""
+    tools: list[dict[str, Any]] = []
+    for f in functions:
+        tool: dict[str, Any] = {
+            "name": f.name,
+            "description": f.description,
+            "input_schema": dict(f.parameters),
+        }
+        if wants_strict(f.strict, strict) and not strict_problems(f.parameters):
+            tool["strict"] = True
+        tools.append(tool)
+    return tools
 
 
 def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
@@ -234,8 +250,9 @@ def render_messages_request(request: ModelRequest, config: Any) -> dict[str, Any
     """The whole request body for ``request`` under the ``[provider]`` config ``config``.
 
     ``max_tokens`` is always sent (``[provider] max_tokens``, else :data:`DEFAULT_MAX_TOKENS`);
-    ``[provider] options`` and the request's options are merged in last (``thinking``,
-    ``metadata`` …).
+    Anthropic's server tools (``[provider] provider_tools``) follow the local tools; ``[provider]
+    options`` and the request's options are merged in last (``thinking``, ``metadata`` …), never
+    the tool fields the loop decides.
     """
     if not config.model:
         raise ProviderError(
@@ -252,17 +269,21 @@ def render_messages_request(request: ModelRequest, config: Any) -> dict[str, Any
     if system is not None:
         body["system"] = system
     if request.functions:
-        body["tools"] = render_tools(request.functions)
+        body["tools"] = render_tools(
+            request.functions, strict=strict_mode(config, ANTHROPIC_BASE_URL)
+        )
         accepts = config.accepts_parallel_tool_calls is not False
         choice = _tool_choice(request, accepts)
         if choice != {"type": "auto"}:
             body["tool_choice"] = choice
+    hosted = provider_tools(config)
+    if hosted:
+        body["tools"] = [*body.get("tools", ()), *hosted]
     if config.temperature is not None:
         body["temperature"] = config.temperature
     if request.stream:
         body["stream"] = True
-    body.update(config.options)
-    body.update(request.options)
+    body.update(extra_fields(config, request, API))
     return body
 
 
@@ -376,6 +397,7 @@ class MessagesStream:
         self._texts: dict[int, list[str]] = {}
         self._call_input: dict[int, Any] = {}
         self._with_arguments: set[int] = set()
+        self._provider_calls: dict[str, ToolCall] = {}  # by the wire id of their block
         self._message: dict[str, Any] = {}
         self._usage: dict[str, Any] = {}
         self._stop_reason: Any = None
@@ -489,9 +511,16 @@ class MessagesStream:
                     use_final=True,
                     provider_data=provider_data,
                 )
-            if call is not None and provider_data is not None and call.arguments is not None:
-                block["input"] = dict(call.arguments)
+            if call is not None and provider_data is not None:
+                if call.arguments is not None:
+                    block["input"] = dict(call.arguments)
+                self._provider_calls[str(block.get("id") or call.id)] = call
+                self._calls.progress(index, "running at the provider")
             return call
+        if cut is None and is_result_block(block):
+            ran = self._provider_calls.get(str(block["tool_use_id"]))
+            if ran is not None:
+                self._calls.provider_result(ran, result_of_block(block, ran.name))
         return part_from_block(block)
 
     def result(self) -> AssistantMessage:
@@ -541,7 +570,9 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
     def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
         """Exactly the ``tools`` array the Messages API receives (names it refuses under their
         aliases)."""
-        return render_tools(wire_functions(functions))
+        return render_tools(
+            wire_functions(functions), strict=strict_mode(self.config, ANTHROPIC_BASE_URL)
+        )
 
     @property
     def endpoint(self) -> str:
@@ -600,4 +631,8 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
             headers=headers,
             tools_offered=tools_offered,
         )
-        return canonical_message(parse_message(payload), request)
+        message = canonical_message(parse_message(payload), request)
+        results = {call.id: result for call, result in message_results(message)}
+        for event in provider_call_events(request, message, results):
+            emit(event)
+        return message

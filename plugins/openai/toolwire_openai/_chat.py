@@ -18,8 +18,10 @@ from toolwire.adapters import (
     NamedToolChoice,
     ProviderError,
     event_object,
+    extra_fields,
     new_call_id,
     parse_arguments,
+    provider_tools,
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
@@ -68,14 +70,16 @@ _CALL_FIELDS: Final = frozenset({"id", "type", "function", "index"})
 # -- rendering ---------------------------------------------------------------------------------
 
 
-def _tool(function: WireFunction) -> dict[str, Any]:
+def _tool(function: WireFunction, *, binds_strict: bool) -> dict[str, Any]:
     body: dict[str, Any] = {
         "name": function.name,
         "description": function.description,
         "parameters": function.parameters,
     }
-    if function.strict:
-        body["strict"] = True
+    if binds_strict:
+        # Said either way to a host that binds output: a tool sent as written is plainly
+        # non-strict. Other hosts get no flag, which means the same and is understood by all.
+        body["strict"] = function.strict
     return {"type": "function", "function": body}
 
 
@@ -83,8 +87,12 @@ def render_chat_tools(
     functions: Sequence[FunctionSpec], *, binds_strict: bool = False
 ) -> list[dict[str, Any]]:
     """The ``tools`` array: ``{"type": "function", "function": {name, description, parameters}}``,
-    projected to strict form (with ``"strict": true``) when the host binds output."""
-    return [_tool(wire_function(f, binds_strict=binds_strict)) for f in functions]
+    projected to strict form (``"strict": true``) when the host binds output; a tool it cannot
+    project goes to such a host as written, with ``"strict": false``."""
+    return [
+        _tool(wire_function(f, binds_strict=binds_strict), binds_strict=binds_strict)
+        for f in functions
+    ]
 
 
 def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
@@ -171,9 +179,9 @@ def render_chat_request(
     ``tool_choice`` is sent whenever tools are, ``auto`` included: some hosts (llama-cpp-python's
     server) read a missing one as "no tools". ``parallel_tool_calls: false`` is sent when the loop
     runs calls one by one and the host accepts the flag. ``[provider] options`` and the request's
-    options are merged in last, so any body field
-    (``seed``, ``reasoning_effort`` …) can be set. ``tools`` is the rendered ``tools`` array when
-    the caller has it already.
+    options are merged in last, so any other body field (``seed``, ``reasoning_effort`` …) can be
+    set, but never the tool fields the loop decides. ``tools`` is the rendered ``tools`` array
+    when the caller has it already.
     """
     profile = profile or host_profile(config)
     if not config.model:
@@ -198,8 +206,13 @@ def render_chat_request(
     if request.stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
-    body.update(config.options)
-    body.update(request.options)
+    if provider_tools(config):
+        raise ProviderError(
+            f"{API}: [provider] provider_tools lists tools the provider runs itself, and Chat "
+            "Completions has none; use the adapter 'openai-responses' for them",
+            api=API,
+        )
+    body.update(extra_fields(config, request, API))
     return body
 
 

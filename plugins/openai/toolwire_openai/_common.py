@@ -22,6 +22,7 @@ from toolwire.adapters import (
     wire_functions,
     wire_request,
 )
+from toolwire.events import Event
 from toolwire.messages import AssistantMessage, ToolCall, Usage
 
 OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
@@ -365,4 +366,12 @@ class OpenAIAdapter(HTTPProviderAdapter):
         payload = await self.post(
             url, body, request, emit, key_env=profile.key_env, tools_offered=tools_offered
         )
-        return canonical_message(self.parse(payload), request)
+        message = canonical_message(self.parse(payload), request)
+        for event in self.reported(request, message):
+            emit(event)
+        return message
+
+    def reported(self, request: ModelRequest, message: AssistantMessage) -> list[Event]:
+        """Events about a whole (non-streamed) answer that a stream would have emitted as it
+        came: what the calls the provider ran came to. None by default."""
+        return []

@@ -21,12 +21,16 @@ from toolwire.adapters import (
     NamedToolChoice,
     ProviderError,
     event_object,
+    extra_fields,
     parse_arguments,
+    provider_call_events,
+    provider_tools,
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
     wire_objects,
 )
+from toolwire.events import Event
 from toolwire.messages import (
     AssistantMessage,
     AssistantPart,
@@ -50,6 +54,7 @@ from ._common import (
     responses_usage,
     wire_function,
 )
+from ._provider_tools import PROGRESS_EVENT, progress_message, result_of_item
 
 __all__ = [
     "API",
@@ -204,8 +209,10 @@ def render_responses_request(
 
     As for Chat Completions: ``tool_choice`` when not ``auto``, ``parallel_tool_calls: false``
     for serial execution where the host accepts it, ``max_output_tokens`` and ``temperature``
-    from the config, then ``[provider] options`` and the request's options merged in (for example
-    ``store = false`` with ``include = ["reasoning.encrypted_content"]`` for stateless use).
+    from the config, the tools the provider runs itself (``[provider] provider_tools``) after the
+    local ones, then ``[provider] options`` and the request's options merged in (for example
+    ``store = false`` with ``include = ["reasoning.encrypted_content"]`` for stateless use;
+    never the tool fields the loop decides).
     ``tools`` is the rendered ``tools`` array when the caller has it already.
     """
     profile = profile or host_profile(config)
@@ -227,14 +234,16 @@ def render_responses_request(
             body["tool_choice"] = _tool_choice(request.tool_choice)
         if request.parallel_tool_calls is False and profile.accepts_parallel:
             body["parallel_tool_calls"] = False
+    hosted = provider_tools(config)
+    if hosted:
+        body["tools"] = [*body.get("tools", ()), *hosted]
     if config.max_tokens is not None:
         body["max_output_tokens"] = config.max_tokens
     if config.temperature is not None:
         body["temperature"] = config.temperature
     if request.stream:
         body["stream"] = True
-    body.update(config.options)
-    body.update(request.options)
+    body.update(extra_fields(config, request, API))
     return body
 
 
@@ -415,6 +424,9 @@ class ResponsesStream:
             self._calls.arguments(key, str(event.get("delta") or ""))
         elif kind == "response.output_item.done":
             self._item_done(event)
+        elif isinstance(kind, str) and (phase := PROGRESS_EVENT.fullmatch(kind)) is not None:
+            key = _key(event.get("item_id"), event.get("output_index"))
+            self._calls.progress(key, progress_message(phase.group(2)))
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self._response = event.get("response") or {}
             failure = _failed(self._response)
@@ -475,6 +487,8 @@ class ResponsesStream:
                 use_final=True,
                 provider_data={"item": dict(item)},
             )
+            if call is not None:
+                self._calls.provider_result(call, result_of_item(item, call.name))
         else:
             return
         if call is not None and isinstance(item_id, str):
@@ -515,6 +529,16 @@ class OpenAIResponsesAdapter(OpenAIAdapter):
 
     def parse(self, payload: Any) -> AssistantMessage:
         return parse_response(payload)
+
+    def reported(self, request: ModelRequest, message: AssistantMessage) -> list[Event]:
+        """The provider-run calls of a whole answer, and what each came to (its item says)."""
+        results = {
+            call.id: result_of_item(item, call.name)
+            for call in message.tool_calls
+            if call.provider_executed
+            and isinstance(item := (call.provider_data or {}).get("item"), Mapping)
+        }
+        return provider_call_events(request, message, results)
 
     def stream_reader(self, request: ModelRequest, emit: EmitEvent) -> ResponsesStream:
         return ResponsesStream(request, emit)

@@ -75,7 +75,9 @@ class LiveConversation:
         self.id = conversation_id
         self._host = host
         self._store = store
-        self._translator = ViewTranslator(host.tools.get)
+        self._translator = ViewTranslator(
+            host.tools.get, title_of=lambda tool: host.tool_display(tool).title
+        )
         self._watchers: set[asyncio.Queue[list[View] | None]] = set()
         self._live: list[View] = []
         self._task: asyncio.Task[None] | None = None

@@ -54,12 +54,13 @@ RESULT_TEXT_LIMIT = 64 * 1024
 """Characters of a result the page shows; the rest is cut with a note."""
 
 
-def tool_card(tool: Tool | None, name: str) -> View:
-    """What a card shows about its tool: title, icon, side effects and approval."""
+def tool_card(tool: Tool | None, name: str, title: str | None = None) -> View:
+    """What a card shows about its tool: title (``title``, translated, when given), icon, side
+    effects and approval."""
     if tool is None:
         return {"title": name, "icon": None, "risk": ["unknown tool"], "approval": False}
     return {
-        "title": tool.title or name,
+        "title": title or tool.title or name,
         "icon": tool.icon,
         "risk": list(tool.policy.risk),
         "approval": tool.policy.requires_approval,
@@ -90,10 +91,16 @@ class ViewTranslator:
     """Turns the events of one conversation's runs into view messages.
 
     :param tool_of: the registered tool of a name (None for a name the host does not know).
+    :param title_of: a tool's title as people read it (``Host.tool_display``); default its own.
     """
 
-    def __init__(self, tool_of: Callable[[str], Tool | None]) -> None:
+    def __init__(
+        self,
+        tool_of: Callable[[str], Tool | None],
+        title_of: Callable[[Tool], str] | None = None,
+    ) -> None:
         self._tool_of = tool_of
+        self._title_of = title_of
         self._arguments: dict[str, ArgumentScanner] = {}
         self._opened: set[str] = set()
         self._resulted: set[str] = set()
@@ -119,9 +126,14 @@ class ViewTranslator:
                 "card": card,
                 "call_id": call_id,
                 "name": name,
-                **tool_card(self._tool_of(name), name),
+                **self._card(name),
             }
         ]
+
+    def _card(self, name: str) -> View:
+        tool = self._tool_of(name)
+        title = self._title_of(tool) if tool is not None and self._title_of is not None else None
+        return tool_card(tool, name, title)
 
     def _call_views(self, event: Event, call: ToolCall) -> list[View]:
         out = self._open(event, call.id, call.name)

@@ -147,7 +147,7 @@ def test_tools_are_projected_to_strict_form_where_the_host_binds_output() -> Non
 def test_a_schema_strict_mode_cannot_express_falls_back_for_that_tool_alone() -> None:
     weather, tag = render_chat_tools([WEATHER, OPEN_DICT], binds_strict=True)
     assert weather["function"]["strict"] is True
-    assert "strict" not in tag["function"]
+    assert tag["function"]["strict"] is False  # said plainly to a host that binds output
     assert tag["function"]["parameters"] == dict(OPEN_DICT.parameters)
 
 
@@ -159,7 +159,7 @@ def test_a_tool_that_refuses_strict_is_never_projected() -> None:
         strict=False,
     )
     (tool,) = render_chat_tools([spec], binds_strict=True)
-    assert "strict" not in tool["function"]
+    assert tool["function"]["strict"] is False
 
 
 def test_render_tools_uses_the_tools_own_projection() -> None:
