@@ -140,9 +140,15 @@ class LedgerConfig:
 
 @attrs.frozen(kw_only=True)
 class TraceConfig:
-    """``[trace]``: a JSONL trace of every event (None path = no trace)."""
+    """``[trace]``: a JSONL trace of every event (None path = no trace).
+
+    ``request_bodies`` adds every provider request body to the events (a ``request_body``
+    event per request, the API key and sensitive argument values redacted), so the trace shows
+    exactly what was sent.
+    """
 
     path: str | None = None
+    request_bodies: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -598,6 +604,13 @@ def _check_values(
         for i, effect in enumerate(getattr(config.policy, key)):
             if effect not in side_effects:
                 raise bad(f"$.policy.{key}[{i}]", effect, "one of " + ", ".join(side_effects))
+    if config.trace.request_bodies and not config.trace.path:
+        raise bad(
+            "$.trace.request_bodies",
+            True,
+            "a [trace] path to write them to (request_bodies = true adds the request bodies to "
+            "the trace; `toolwire run --show-wire` prints them without one)",
+        )
     if tools.profile is not None and tools.profile not in profiles:
         known = ", ".join(sorted(profiles)) or "none are defined"
         raise bad(

@@ -98,6 +98,23 @@ class RequestSent(Event):
 
 
 @attrs.frozen(kw_only=True)
+class RequestBody(Event):
+    """The body of one provider request exactly as it left the host, with secrets redacted.
+
+    Emitted by the host's HTTP transport once per request (retries send the same body) when
+    ``[trace] request_bodies = true`` or ``toolwire run --show-wire`` asks for it, after the
+    round's :class:`RequestSent`. ``url`` is the endpoint's host and path (no query, no
+    credentials); ``body`` is the JSON value sent, with the API key and the values of sensitive
+    arguments replaced by ``"[redacted]"``.
+    """
+
+    api: str
+    url: str
+    body: Mapping[str, Any]
+    stream: bool = False
+
+
+@attrs.frozen(kw_only=True)
 class ProviderRetry(Event):
     """A provider request failed in a retryable way and will be sent again after ``delay`` s."""
 
@@ -295,6 +312,7 @@ __all__ = [
     "LimitReached",
     "PluginFailed",
     "ProviderRetry",
+    "RequestBody",
     "RequestSent",
     "ResponseReceived",
     "RoundFinished",

@@ -62,6 +62,12 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run one conversation with the configured provider")
     p.add_argument("prompt")
     p.add_argument("--json", action="store_true", help="print the run as JSON")
+    p.add_argument(
+        "--show-wire",
+        action="store_true",
+        help="print every provider request body to stderr (API key and sensitive arguments "
+        "redacted)",
+    )
     group = p.add_mutually_exclusive_group()
     group.add_argument("--approve-all", action="store_true", help="approve every deferred call")
     group.add_argument("--deny-all", action="store_true", help="deny every deferred call")
@@ -285,7 +291,15 @@ def _report_failures(host: Host, err: TextIO) -> None:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    host = _load(args)
+    if args.show_wire:
+        from ..config import load_config
+        from ..host._host import Host
+        from ._wire import WirePrinter, with_request_bodies
+
+        config = with_request_bodies(load_config(args.config))
+        host = Host.load(config, plugins=[WirePrinter(err)])
+    else:
+        host = _load(args)
     _report_failures(host, err)
     from ._render import run_cli
 

@@ -258,7 +258,11 @@ class Host:
         if self._transport is None:
             from ..http._transport import Transport
 
-            self._transport = Transport(self.config.provider, emit=self.emit)
+            self._transport = Transport(
+                self.config.provider,
+                emit=self.emit,
+                request_bodies=self.config.trace.request_bodies,
+            )
         return self._transport
 
     # -- running ---------------------------------------------------------------------------

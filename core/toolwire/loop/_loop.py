@@ -466,6 +466,13 @@ class ToolCallingLoop:
         tool = self.host.tools.get(name)
         return tool.sensitive_arguments if tool is not None else frozenset()
 
+    def _secrets(self, messages: tuple[Message, ...]) -> frozenset[str]:
+        if not self.config.trace.request_bodies:
+            return frozenset()
+        from ..http._capture import sensitive_values
+
+        return sensitive_values(messages, self._sensitive)
+
     def _redacted_call(self, call: ToolCall) -> ToolCall:
         sensitive = self._sensitive(call.name)
         if not sensitive:
@@ -735,6 +742,7 @@ class ToolCallingLoop:
                 False if self.config.loop.concurrency == 1 and offer.functions else None
             ),
             stream=stream,
+            secrets=self._secrets(messages),
         )
         self._emit(
             state,
