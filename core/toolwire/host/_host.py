@@ -15,7 +15,7 @@ from .._defaults import DEFAULT_PLUGINS
 from .._markers import PROJECT_NAME
 from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
 from ..tools import Tool, ToolDefinitionError
-from ._configure import configure_plugins
+from ._configure import check_plugin_settings, configure_plugins
 from ._discovery import (
     PluginInfo,
     describe_exception,
@@ -89,7 +89,8 @@ class Host:
             (``--config``, ``$TOOLWIRE_CONFIG``, ``./toolwire.toml``) or use defaults.
         :param plugins: plugin objects (modules or instances with hookimpls) registered directly,
             in addition to the enabled entry-point plugins.
-        :raises ConfigError: when the config is invalid or enables a plugin that is not installed.
+        :raises ConfigError: when the config is invalid, enables a plugin that is not installed,
+            or gives an enabled plugin settings that do not fit it.
         """
         if not isinstance(config, Config):
             config = load_config(config)
@@ -124,6 +125,7 @@ class Host:
             register_plugin(pm, obj, info)
             infos.append(info)
         host = cls(config, pm, infos)
+        check_plugin_settings(host)
         configure_plugins(host)
         return host
 
