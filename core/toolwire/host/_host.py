@@ -105,11 +105,16 @@ class Host:
         for index, name in enumerate(enabled):
             if name not in installed:
                 known = ", ".join(sorted(installed)) or "none are installed"
+                where = (
+                    f"{config.enabled_from} = {','.join(enabled)!r}: item {index + 1}"
+                    if config.enabled_from
+                    else f"{config.source or '<config>'}: $.plugins.enable[{index}]"
+                )
                 raise ConfigError(
-                    f"{config.source or '<config>'}: $.plugins.enable[{index}] = {name!r}: no "
-                    f"installed plugin has this name; installed plugins: {known}",
-                    file=config.source,
-                    path=f"$.plugins.enable[{index}]",
+                    f"{where} = {name!r}: no installed plugin has this name; installed plugins: "
+                    f"{known}",
+                    file=None if config.enabled_from else config.source,
+                    path=None if config.enabled_from else f"$.plugins.enable[{index}]",
                 )
         for name, (_ep, info) in sorted(installed.items()):
             info.enabled = name in enabled
