@@ -319,11 +319,20 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..tools import lint_tool
+    from ._doctor import provider_problems, withdrawn_tools
 
     host = _load(args)
     tools = host.tools
+    problems = provider_problems(host)
+    withdrawn = withdrawn_tools(host)
     report: dict[str, Any] = {
         "config": {"file": host.config.source, "ok": True},
+        "provider": {
+            "adapter": host.provider_config.adapter,
+            "model": host.provider_config.model,
+            "ok": not problems,
+            "problems": problems,
+        },
         "plugins": [p.to_json() for p in host.plugins],
         "tools": [],
     }
@@ -332,12 +341,27 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             {"code": f.code, "message": f.message, "severity": getattr(f, "severity", "warning")}
             for f in lint_tool(tool)
         ]
+        if name in withdrawn:
+            # A tool its plugin registers and then never offers is a setting left out.
+            findings.append(
+                {"code": "not-offered", "message": withdrawn[name], "severity": "error"}
+            )
         report["tools"].append({"name": name, "plugin": tool.plugin, "findings": findings})
     failed = [p for p in host.plugins if p.enabled and p.error]
+    unusable = [
+        t["name"] for t in report["tools"] if any(f["severity"] == "error" for f in t["findings"])
+    ]
     if args.json:
         _print_json(report, out)
     else:
         out.write(f"config: {host.config.source or 'defaults (no toolwire.toml found)'}\n")
+        provider = report["provider"]
+        if problems:
+            out.write("provider: FAIL\n")
+            for problem in problems:
+                out.write(f"  {problem}\n")
+        else:
+            out.write(f"provider {provider['adapter']} (model {provider['model'] or '-'}): ok\n")
         for info in host.plugins:
             mark = "FAIL" if info.error and info.enabled else ("ok" if info.enabled else "off")
             out.write(f"plugin {info.describe()}: {mark}\n")
@@ -348,7 +372,7 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"tool {entry['name']} [{entry['plugin']}]: {status}\n")
             for finding in entry["findings"]:
                 out.write(f"  {finding['code']}: {finding['message']}\n")
-    return EXIT_FAILED if failed else EXIT_OK
+    return EXIT_FAILED if failed or problems or unusable else EXIT_OK
 
 
 # -- init --------------------------------------------------------------------------------------
