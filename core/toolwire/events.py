@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from .messages import AssistantMessage, ToolCall, Usage
+from .messages import AssistantMessage, Message, ToolCall, Usage
 from .tools._result import ToolResult
 
 
@@ -49,11 +49,17 @@ EmitEvent: TypeAlias = Callable[[Event], None]
 
 @attrs.frozen(kw_only=True)
 class RunStarted(Event):
-    """A run began (``resumed`` when it continues a deferred run)."""
+    """A run began (``resumed`` when it continues a deferred run).
+
+    ``messages`` is the conversation the run starts from (the prompt, or the history it
+    continues), sensitive arguments redacted; with the later events (each answer and each
+    result) an observer rebuilds what every request of the run held.
+    """
 
     api: str
     model: str | None = None
     resumed: bool = False
+    messages: tuple[Message, ...] = ()
 
 
 @attrs.frozen(kw_only=True)

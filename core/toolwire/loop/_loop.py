@@ -538,6 +538,10 @@ class ToolCallingLoop:
                     api=adapter.api,
                     model=self.config.provider.model,
                     resumed=resumed,
+                    messages=tuple(
+                        self._redacted_message(m) if isinstance(m, AssistantMessage) else m
+                        for m in state.messages
+                    ),
                 ),
             )
             try:

@@ -48,6 +48,7 @@ from ._common import (
     error_in_body,
     finish_reason,
     host_profile,
+    response_id,
     wire_function,
 )
 
@@ -308,6 +309,7 @@ def parse_chat_completion(
         model=payload.get("model"),
         finish_reason=finish_reason(choice.get("finish_reason")),
         usage=chat_usage(payload.get("usage")),
+        response_id=response_id(payload),
     )
 
 
@@ -332,6 +334,7 @@ class ChatStream:
         self._thinking: list[str] = []
         self._finish: str | None = None
         self._model: str | None = None
+        self._id: str | None = None
         self._usage: Any = None
         self._last_key: Hashable | None = None
         self._done = False
@@ -347,6 +350,8 @@ class ChatStream:
             raise error
         if self._model is None and chunk.get("model"):
             self._model = chunk["model"]
+        if self._id is None:
+            self._id = response_id(chunk)
         if chunk.get("usage"):
             self._usage = chunk["usage"]
         for choice in wire_objects(chunk.get("choices"), "choices", API):
@@ -417,6 +422,7 @@ class ChatStream:
             model=self._model,
             finish_reason=finish_reason(self._finish),
             usage=chat_usage(self._usage),
+            response_id=self._id,
         )
 
 

@@ -306,6 +306,12 @@ def finish_reason(raw: Any) -> str | None:
     return FINISH_REASONS.get(text, text)
 
 
+def response_id(payload: Any) -> str | None:
+    """The provider's id of an answer (its ``id`` field), when it is a non-empty string."""
+    value = payload.get("id") if type(payload) is dict else None
+    return value if type(value) is str and value else None
+
+
 def _int(value: Any) -> int | None:
     return value if type(value) is int else None
 

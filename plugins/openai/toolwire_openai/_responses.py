@@ -47,6 +47,7 @@ from ._common import (
     check_tool_choice,
     error_in_body,
     host_profile,
+    response_id,
     responses_usage,
     wire_function,
 )
@@ -374,6 +375,7 @@ def parse_response(
         model=payload.get("model"),
         finish_reason=_finish(payload, parts),
         usage=responses_usage(payload.get("usage")),
+        response_id=response_id(payload),
     )
 
 
@@ -396,6 +398,7 @@ class ResponsesStream:
         self._items: dict[int, Mapping[str, Any]] = {}
         self._completed: dict[str, ToolCall] = {}
         self._response: Mapping[str, Any] | None = None
+        self._started: Mapping[str, Any] = {}
         self._done = False
 
     def feed(self, data: str) -> bool:
@@ -415,6 +418,9 @@ class ResponsesStream:
             self._calls.arguments(key, str(event.get("delta") or ""))
         elif kind == "response.output_item.done":
             self._item_done(event)
+        elif kind == "response.created":
+            started = event.get("response")
+            self._started = started if isinstance(started, Mapping) else {}
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self._response = event.get("response") or {}
             failure = _failed(self._response)
@@ -487,7 +493,11 @@ class ResponsesStream:
             return parse_response(response, calls=self._completed)
         # No final response with its output: build the turn from the items that completed.
         cut = [] if self._done else self._calls.finish("the stream ended before the response")
-        partial = {**response, "output": [self._items[i] for i in sorted(self._items)]}
+        partial = {
+            **self._started,
+            **response,
+            "output": [self._items[i] for i in sorted(self._items)],
+        }
         message = parse_response(partial, calls=self._completed)
         if not cut:
             return message
