@@ -448,7 +448,7 @@ def load_config(path: str | os.PathLike[str] | None = None, *, search: bool = Tr
             text = file.read_text(encoding="utf-8")
             raw = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise toml_error(text, exc, str(file)) from None
+            raise _toml_error(text, exc, str(file)) from None
         except RecursionError:
             raise ConfigError(
                 f"{file}: arrays or tables nested too deep to read; a config nests at most "
@@ -475,7 +475,7 @@ _TOML_VALUES = (
 )
 
 
-def toml_error(text: str, exc: tomllib.TOMLDecodeError, file: str) -> ConfigError:
+def _toml_error(text: str, exc: tomllib.TOMLDecodeError, file: str) -> ConfigError:
     """A :class:`ConfigError` for a file that is not valid TOML, naming the line, the key and
     what would be valid (``tomllib`` gives only a position and a terse reason)."""
     reason = str(exc)
@@ -769,5 +769,4 @@ __all__ = [
     "find_config_file",
     "load_config",
     "structure_section",
-    "toml_error",
 ]
