@@ -13,7 +13,12 @@ from typing import Any, Literal, TypeVar
 
 import attrs
 import cattrs
-from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+from cattrs.errors import (
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationError,
+    IterableValidationNote,
+)
 
 from ._trust import TrustLevel
 
@@ -213,25 +218,29 @@ def _make_converter() -> cattrs.Converter:
     # Any other list-like setting (`allowed_ports: tuple[int, ...]`) takes a TOML array only:
     # cattrs would iterate a string, reading "80" as the items '8' and '0'.
     def array_only(tp: Any) -> Any:
-        from cattrs.cols import homogenous_tuple_structure_factory, list_structure_factory
-
         origin = typing.get_origin(tp)
         args = typing.get_args(tp)
-        if origin is tuple:
-            inner = homogenous_tuple_structure_factory(tp, conv)
-        elif origin is list:
-            inner = list_structure_factory(tp, conv)
-        else:
-            element = args[0] if args else Any
-            kind = origin if origin in (set, frozenset) else frozenset
-
-            def inner(value: Any, _: type) -> Any:
-                return kind(conv.structure(item, element) for item in value)
+        element = args[0] if args else Any
+        kind: Any = tuple if origin is tuple else origin
 
         def hook(value: Any, _: type) -> Any:
             if not isinstance(value, list):
                 raise TypeError(f"wrong type ({type(value).__name__})")
-            return inner(value, tp)
+            items: list[Any] = []
+            errors: list[Exception] = []
+            for index, item in enumerate(value):
+                try:
+                    items.append(conv.structure(item, element))
+                except Exception as exc:
+                    # The note is how a problem's path gets its index ($.allowed_ports[1]).
+                    exc.__notes__ = [
+                        *getattr(exc, "__notes__", []),
+                        IterableValidationNote(f"@ index {index}", index, element),
+                    ]
+                    errors.append(exc)
+            if errors:
+                raise IterableValidationError(f"while structuring {tp!r}", errors, tp)
+            return kind(items)
 
         return hook
 
