@@ -116,3 +116,15 @@ async def test_show_wire_prints_the_bodies_to_stderr(
     assert body["model"] == "m"
     assert body["messages"][-1]["content"] == "Say hello, my key is [redacted]"
     assert "sk-wire-test-key-5678" not in shown.err
+
+
+def test_show_wire_says_when_the_adapter_sends_no_http_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "toolwire.toml").write_text(
+        '[provider]\nadapter = "scripted"\n[ledger]\nenabled = false\n', encoding="utf-8"
+    )
+    assert main(["run", "--show-wire", "Hello?"]) == 0
+    err = capsys.readouterr().err
+    assert "no request body to show: the scripted adapter sends no HTTP request" in err
