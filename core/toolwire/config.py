@@ -6,13 +6,19 @@ import math
 import os
 import re
 import tomllib
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import attrs
 import cattrs
-from cattrs.errors import ClassValidationError, ForbiddenExtraKeysError, IterableValidationError
+from cattrs.errors import (
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationError,
+    IterableValidationNote,
+)
 
 from ._effects import SideEffect
 from ._trust import TrustLevel
@@ -159,9 +165,15 @@ class LedgerConfig:
 
 @attrs.frozen(kw_only=True)
 class TraceConfig:
-    """``[trace]``: a JSONL trace of every event (None path = no trace)."""
+    """``[trace]``: a JSONL trace of every event (None path = no trace).
+
+    ``request_bodies`` adds every provider request body to the events (a ``request_body``
+    event per request, the API key and sensitive argument values redacted), so the trace shows
+    exactly what was sent.
+    """
 
     path: str | None = None
+    request_bodies: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -198,10 +210,15 @@ class Config:
     trace: TraceConfig = TraceConfig()
     i18n: I18nConfig = I18nConfig()
     source: str | None = None
+    enabled_from: str | None = None
+    """Where ``plugins.enable`` came from when not from ``source`` (``$TOOLWIRE_PLUGINS``)."""
 
-    def with_enabled(self, names: tuple[str, ...]) -> Config:
-        """This config with a different list of enabled plugins."""
-        return attrs.evolve(self, plugins=attrs.evolve(self.plugins, enable=names))
+    def with_enabled(self, names: tuple[str, ...], *, origin: str | None = None) -> Config:
+        """This config with a different list of enabled plugins, which came from ``origin``
+        (None: from the config itself); errors about the list name it."""
+        return attrs.evolve(
+            self, plugins=attrs.evolve(self.plugins, enable=names), enabled_from=origin
+        )
 
 
 # -- structuring -------------------------------------------------------------------------------
@@ -240,6 +257,44 @@ def _make_converter() -> cattrs.Converter:
         return tuple(value)
 
     conv.register_structure_hook_func(lambda t: t == tuple[str, ...], string_list)
+
+    # Any other list-like setting (`allowed_ports: tuple[int, ...]`) takes a TOML array only:
+    # cattrs would iterate a string, reading "80" as the items '8' and '0'.
+    def array_only(tp: Any) -> Any:
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        element = args[0] if args else Any
+        kind: Any = tuple if origin is tuple else origin
+
+        def hook(value: Any, _: type) -> Any:
+            if not isinstance(value, list):
+                raise TypeError(f"wrong type ({type(value).__name__})")
+            items: list[Any] = []
+            errors: list[Exception] = []
+            for index, item in enumerate(value):
+                try:
+                    items.append(conv.structure(item, element))
+                except Exception as exc:
+                    # The note is how a problem's path gets its index ($.allowed_ports[1]).
+                    exc.__notes__ = [
+                        *getattr(exc, "__notes__", []),
+                        IterableValidationNote(f"@ index {index}", index, element),
+                    ]
+                    errors.append(exc)
+            if errors:
+                raise IterableValidationError(f"while structuring {tp!r}", errors, tp)
+            return kind(items)
+
+        return hook
+
+    def is_array_setting(tp: Any) -> bool:
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if origin is tuple:
+            return len(args) == 2 and args[1] is Ellipsis and tp != tuple[str, ...]
+        return origin in (list, set, frozenset)
+
+    conv.register_structure_hook_factory(is_array_setting, array_only)
     return conv
 
 
@@ -297,7 +352,7 @@ def _describe_type(tp: Any) -> str:
         return "a number"
     if tp is str:
         return "a string"
-    if origin in (tuple, list):
+    if origin in (tuple, list, set, frozenset):
         return "a list of " + _describe_type(args[0]).removeprefix("a ").removeprefix("an ") + "s"
     if origin in (dict, Mapping) or tp is dict:
         return "a table"
@@ -442,9 +497,10 @@ def load_config(path: str | os.PathLike[str] | None = None, *, search: bool = Tr
         config = Config()
     else:
         try:
-            raw = tomllib.loads(file.read_text(encoding="utf-8"))
+            text = file.read_text(encoding="utf-8")
+            raw = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{file}: not valid TOML: {exc}", file=str(file)) from None
+            raise _toml_error(text, exc, str(file)) from None
         except RecursionError:
             raise ConfigError(
                 f"{file}: arrays or tables nested too deep to read; a config nests at most "
@@ -457,11 +513,106 @@ def load_config(path: str | os.PathLike[str] | None = None, *, search: bool = Tr
     env = os.environ.get(PLUGINS_ENV)
     if env is not None:
         names = tuple(n.strip() for n in env.split(",") if n.strip())
-        config = config.with_enabled(names)
+        config = config.with_enabled(names, origin=f"${PLUGINS_ENV}")
     return config
 
 
 _MAX_NESTING = 32
+
+_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$|\s*\(at end of document\)$")
+_KEY_LINE = re.compile(r"\s*([A-Za-z0-9_-]+(?:\s*\.\s*[A-Za-z0-9_-]+)*)\s*=\s*(.*?)\s*$")
+_HEADER_LINE = re.compile(r"\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_TOML_VALUES = (
+    'a string in quotes ("…"), true or false, a number, an array [ … ] or an inline table { … }'
+)
+
+
+def _toml_error(text: str, exc: tomllib.TOMLDecodeError, file: str) -> ConfigError:
+    """A :class:`ConfigError` for a file that is not valid TOML, naming the line, the key and
+    what would be valid (``tomllib`` gives only a position and a terse reason)."""
+    reason = str(exc)
+    match = _POSITION.search(reason)
+    lines = text.splitlines()
+    if match is None or match.group(1) is None:
+        where = "the end of the file" if match is not None else "somewhere"
+        detail = reason[: match.start()] if match is not None else reason
+        message = f"{file}: not valid TOML at {where}: {detail} (an array or string left open?)"
+        return ConfigError(message, file=file)
+    reason = reason[: match.start()]
+    number = int(match.group(1))
+    line = lines[number - 1] if 0 < number <= len(lines) else ""
+    own_header = _HEADER_LINE.fullmatch(line)
+    table = re.sub(r"\s+", "", own_header.group(1)) if own_header else _table_at(lines, number)
+    key_match = _KEY_LINE.match(line)
+    key = re.sub(r"\s+", "", key_match.group(1)) if key_match else None
+    path = "$." + ".".join(p for p in (table, key) if p) if (table or key) else None
+    shown = f"[{table}] " if table else ""
+    where = f"{file}: line {number}"
+    if reason.startswith("Cannot declare") and table:
+        first = _first_line(lines, number, lambda other: _HEADER_LINE.fullmatch(other), table)
+        message = (
+            f"{where}: the table [{table}] is declared twice"
+            + (f" (first on line {first})" if first else "")
+            + f"; keep one [{table}] header and put all its keys under it"
+        )
+    elif reason.startswith("Cannot overwrite") and key is not None:
+        first = _first_line(lines, number, lambda other: _KEY_LINE.match(other), key, table)
+        message = (
+            f"{where}: {shown}{key} is set twice"
+            + (f" (first on line {first})" if first else "")
+            + "; a key may appear once in its table: keep one of them"
+        )
+    elif reason == "Invalid value" and key_match is not None and key is not None:
+        value = key_match.group(2).split(" #")[0].strip()
+        expected = _expected_at(table, key)
+        hint = f"expected {expected}" if expected else f"expected {_TOML_VALUES}"
+        wants_text = expected is None or "string" in expected
+        quoted = (
+            f'; a string needs quotes: {key} = "{value}"'
+            if wants_text and value.isidentifier()
+            else ""
+        )
+        message = f"{where}: {shown}{key} = {value}: not a TOML value; {hint}{quoted}"
+    else:
+        column = int(match.group(2))
+        message = (
+            f"{where}, column {column}: not valid TOML ({reason[:1].lower()}{reason[1:]}): "
+            f"{line.strip()!r}"
+        )
+    return ConfigError(message, file=file, path=path)
+
+
+def _table_at(lines: list[str], number: int) -> str | None:
+    """The table a line belongs to: the last ``[header]`` above it (None: the root table)."""
+    for line in reversed(lines[: number - 1]):
+        header = _HEADER_LINE.fullmatch(line)
+        if header is not None:
+            return re.sub(r"\s+", "", header.group(1))
+    return None
+
+
+def _first_line(
+    lines: list[str], number: int, matcher: Any, name: str, table: str | None = None
+) -> int | None:
+    """The line, before ``number``, where ``name`` (a key in ``table``, or a header) first is."""
+    for index, line in enumerate(lines[: number - 1], start=1):
+        found = matcher(line)
+        if found is None:
+            continue
+        if re.sub(r"\s+", "", found.group(1)) == name and (
+            table is None or _table_at(lines, index) == table
+        ):
+            return index
+    return None
+
+
+def _expected_at(table: str | None, key: str) -> str | None:
+    """What would be valid for ``key`` of a toolwire section (None for plugin tables)."""
+    cls = _SECTIONS.get(table or "")
+    if cls is None:
+        return None
+    expected = _expected_for(cls, f"$.{key}")
+    return None if expected is None or expected.startswith("one of the keys") else expected
 
 
 def _check_raw(raw: Mapping[str, Any], file: str | None) -> None:
@@ -712,6 +863,13 @@ def _check_values(
         for i, effect in enumerate(getattr(config.policy, key)):
             if effect not in side_effects:
                 raise bad(f"$.policy.{key}[{i}]", effect, "one of " + ", ".join(side_effects))
+    if config.trace.request_bodies and not config.trace.path:
+        raise bad(
+            "$.trace.request_bodies",
+            True,
+            "a [trace] path to write them to (request_bodies = true adds the request bodies to "
+            "the trace; `toolwire run --show-wire` prints them without one)",
+        )
     if tools.profile is not None and tools.profile not in profiles:
         known = ", ".join(sorted(profiles)) or "none are defined"
         raise bad(

@@ -12,7 +12,7 @@ from typing import Any, Literal, TypeAlias
 import attrs
 
 from ._json.scan import ArgumentScanner
-from .messages import AssistantMessage, ToolCall, Usage
+from .messages import AssistantMessage, Message, ToolCall, Usage
 from .tools._result import ToolResult
 
 
@@ -50,11 +50,17 @@ EmitEvent: TypeAlias = Callable[[Event], None]
 
 @attrs.frozen(kw_only=True)
 class RunStarted(Event):
-    """A run began (``resumed`` when it continues a deferred run)."""
+    """A run began (``resumed`` when it continues a deferred run).
+
+    ``messages`` is the conversation the run starts from (the prompt, or the history it
+    continues), sensitive arguments redacted; with the later events (each answer and each
+    result) an observer rebuilds what every request of the run held.
+    """
 
     api: str
     model: str | None = None
     resumed: bool = False
+    messages: tuple[Message, ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -96,6 +102,23 @@ class RequestSent(Event):
     tools: int = 0
     stream: bool = False
     attempt: int = 1
+
+
+@attrs.frozen(kw_only=True)
+class RequestBody(Event):
+    """The body of one provider request exactly as it left the host, with secrets redacted.
+
+    Emitted by the host's HTTP transport once per request (retries send the same body) when
+    ``[trace] request_bodies = true`` or ``toolwire run --show-wire`` asks for it, after the
+    round's :class:`RequestSent`. ``url`` is the endpoint's host and path (no query, no
+    credentials); ``body`` is the JSON value sent, with the API key and the values of sensitive
+    arguments replaced by ``"[redacted]"``.
+    """
+
+    api: str
+    url: str
+    body: Mapping[str, Any]
+    stream: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -297,6 +320,7 @@ __all__ = [
     "LimitReached",
     "PluginFailed",
     "ProviderRetry",
+    "RequestBody",
     "RequestSent",
     "ResponseReceived",
     "RoundFinished",

@@ -110,6 +110,8 @@ class AssistantMessage:
     """One assistant turn in canonical form, parts in the order the provider sent them.
 
     ``api`` names the adapter that produced it, so provider-opaque parts go back only to that API.
+    ``response_id`` is the provider's own id of the answer (``chatcmpl-…``, ``resp_…``,
+    ``msg_…``), when it sent one.
     """
 
     parts: tuple[AssistantPart, ...] = attrs.field(default=(), converter=_tuple)
@@ -117,6 +119,7 @@ class AssistantMessage:
     model: str | None = None
     finish_reason: str | None = None
     usage: Usage | None = None
+    response_id: str | None = None
 
     @property
     def text(self) -> str:

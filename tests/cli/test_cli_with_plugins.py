@@ -88,6 +88,8 @@ def test_strict_projection_when_the_host_binds_output(
 
 
 def test_doctor_lints_every_tool(workdir: Path, capsys: pytest.CaptureFixture[str]):
+    config = workdir / "toolwire.toml"
+    config.write_text(config.read_text() + '[provider]\nadapter = "openai-chat"\nmodel = "m"\n')
     report = _json(capsys, "doctor")
     assert isinstance(report, dict)
     names = {t["name"] for t in report["tools"]}

@@ -135,11 +135,14 @@ def test_plugin_settings_are_typed_and_errors_name_the_key():
     assert list(host.tools) == ["echo"]
     assert received == [EchoSettings(prefix="> ", times=2)]
 
-    bad = config_from_dict({"tools": {"echoer": {"times": "two"}}}, file="t.toml")
-    host = Host.load(bad, plugins=[plugin])
-    assert list(host.tools) == []
-    error = host.plugin_info("echoer").error or ""
-    assert "t.toml: $.tools.echoer.times = 'two': wrong type (str); expected an integer" in error
+    # A section that does not fit is a config error at load, not a plugin that loses its tools.
+    bad = config_from_dict({"tools": {"echoer": {"times": "two", "prefx": "> "}}}, file="t.toml")
+    with pytest.raises(ConfigError) as caught:
+        Host.load(bad, plugins=[plugin])
+    message = str(caught.value)
+    assert "t.toml: $.tools.echoer.times = 'two': wrong type (str); expected an integer" in message
+    assert "$.tools.echoer.prefx: unknown key 'prefx'; valid keys here: prefix, times" in message
+    assert caught.value.path == "$.tools.echoer.times"
 
 
 def test_enabling_a_plugin_that_is_not_installed():

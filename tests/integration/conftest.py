@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import venv
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -61,14 +61,24 @@ class Env:
         return self.import_log.read_text(encoding="utf-8").split()
 
 
-def _run(cmd: Sequence[str | Path]) -> None:
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=900)
+def pip_environment(pip_cache: Path) -> dict[str, str]:
+    """The environment of the pip runs: pip keeps the wheels it builds in its cache, and the
+    samples' wheels must not pile up in the user's."""
+    return {**os.environ, "PIP_CACHE_DIR": str(pip_cache)}
+
+
+def _run(cmd: Sequence[str | Path], *, pip_cache: Path) -> None:
+    env = pip_environment(pip_cache)
+    proc = subprocess.run(
+        [str(c) for c in cmd], capture_output=True, text=True, timeout=900, env=env
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, cmd))} failed:\n{proc.stdout}\n{proc.stderr}")
 
 
 def build_wheels(sources: Sequence[Path], dest: Path) -> list[Path]:
-    """Build one wheel per source tree with the running interpreter (no dependencies)."""
+    """Build one wheel per source tree with the running interpreter (no dependencies), with a
+    pip cache of their own beside ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
     _run(
         [
@@ -82,9 +92,22 @@ def build_wheels(sources: Sequence[Path], dest: Path) -> list[Path]:
             "-w",
             dest,
             *sources,
-        ]
+        ],
+        pip_cache=dest.parent / "pip-cache",
     )
     return sorted(dest.glob("*.whl"))
+
+
+@pytest.fixture
+def wheel_builder() -> Callable[[Sequence[Path], Path], list[Path]]:
+    """:func:`build_wheels`, for tests of the build itself."""
+    return build_wheels
+
+
+@pytest.fixture
+def pip_env() -> Callable[[Path], dict[str, str]]:
+    """:func:`pip_environment`, for tests of the build itself."""
+    return pip_environment
 
 
 @pytest.fixture(scope="session")
@@ -97,5 +120,8 @@ def sample_env(tmp_path_factory: pytest.TempPathFactory) -> Env:
     env_path = base / "env"
     venv.EnvBuilder(with_pip=True, clear=True).create(env_path)
     python = env_path / ("Scripts" if os.name == "nt" else "bin") / "python"
-    _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *wheels])
+    _run(
+        [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", *wheels],
+        pip_cache=base / "pip-cache",
+    )
     return Env(path=env_path, import_log=base / "imports.log")

@@ -22,7 +22,10 @@ def toolwire_settings_class(plugin_name: str) -> type | None:
 
 @toolwire.hookimpl
 def toolwire_tools(settings: Any) -> list[Tool]:
-    """``read_web_page``, and ``web_search`` (offered only when a search backend is set)."""
+    """``read_web_page``, and ``web_search`` (offered only when a search backend is set; left
+    out when ``search_backend = "none"`` says there is to be none)."""
+    if WebSettings.coerce(settings).search_backend == "none":
+        return [read_web_page]
     return [read_web_page, web_search]
 
 

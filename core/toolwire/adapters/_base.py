@@ -59,7 +59,8 @@ class ModelRequest:
     ``messages`` starts with the effective system prompt (if any). ``parallel_tool_calls`` is False
     when the loop executes calls serially, None when it does not care. ``tool_names`` is set by
     :func:`wire_request` on the request an adapter sends: the aliases of the names its API
-    refuses.
+    refuses. ``secrets`` are the values of the conversation's sensitive arguments: they are sent
+    as they are, and redacted from every captured copy of the request body.
     """
 
     run_id: str
@@ -71,6 +72,7 @@ class ModelRequest:
     stream: bool = False
     options: Mapping[str, Any] = attrs.field(factory=dict)
     tool_names: ToolNames | None = attrs.field(default=None, eq=False, repr=False)
+    secrets: frozenset[str] = attrs.field(default=frozenset(), eq=False, repr=False)
 
 
 class ProviderAdapter(abc.ABC):

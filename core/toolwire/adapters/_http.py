@@ -93,6 +93,7 @@ class HTTPProviderAdapter(ProviderAdapter):
                 run_id=request.run_id,
                 round=request.round,
                 give_up=_tools_refusal if tools_offered else None,
+                secrets=request.secrets,
             )
         except ProviderError as exc:
             raise _refine(exc, tools_offered) from None
@@ -125,6 +126,7 @@ class HTTPProviderAdapter(ProviderAdapter):
                 run_id=request.run_id,
                 round=request.round,
                 give_up=_tools_refusal if tools_offered else None,
+                secrets=request.secrets,
             )
         except ProviderError as exc:
             raise _refine(exc, tools_offered) from None

@@ -64,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run one conversation with the configured provider")
     p.add_argument("prompt")
     p.add_argument("--json", action="store_true", help="print the run as JSON")
+    p.add_argument(
+        "--show-wire",
+        action="store_true",
+        help="print every provider request body to stderr (API key and sensitive arguments "
+        "redacted)",
+    )
     group = p.add_mutually_exclusive_group()
     group.add_argument("--approve-all", action="store_true", help="approve every deferred call")
     group.add_argument("--deny-all", action="store_true", help="deny every deferred call")
@@ -187,7 +193,7 @@ def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         else:
             width = max(len(t.name) for t in tools)
             for t in tools:
-                text = host.tool_display(t, args.locale).description
+                text = host.tool_display(t, getattr(args, "locale", None)).description
                 summary = text.splitlines()[0] if text else ""
                 out.write(f"{t.name:<{width}}  [{t.plugin}]  {summary}\n")
         return EXIT_OK
@@ -215,7 +221,7 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         }
         if tool.schema_notes:
             data["schema_notes"] = list(tool.schema_notes)
-        display = host.tool_display(tool, args.locale)
+        display = host.tool_display(tool, getattr(args, "locale", None))
         if display.locale is not None:
             data["display"] = {
                 "locale": display.locale,
@@ -309,7 +315,15 @@ def _report_failures(host: Host, err: TextIO) -> None:
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    host = _load(args)
+    if args.show_wire:
+        from ..config import load_config
+        from ..host._host import Host
+        from ._wire import WirePrinter, with_request_bodies
+
+        config = with_request_bodies(load_config(args.config))
+        host = Host.load(config, plugins=[WirePrinter(err)])
+    else:
+        host = _load(args)
     _report_failures(host, err)
     from ._render import run_cli
 
@@ -345,11 +359,20 @@ def _chat(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..tools import lint_tool
+    from ._doctor import provider_problems, withdrawn_tools
 
     host = _load(args)
     tools = host.tools
+    problems = provider_problems(host)
+    withdrawn = withdrawn_tools(host)
     report: dict[str, Any] = {
         "config": {"file": host.config.source, "ok": True},
+        "provider": {
+            "adapter": host.provider_config.adapter,
+            "model": host.provider_config.model,
+            "ok": not problems,
+            "problems": problems,
+        },
         "plugins": [p.to_json() for p in host.plugins],
         "tools": [],
     }
@@ -358,12 +381,27 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             {"code": f.code, "message": f.message, "severity": getattr(f, "severity", "warning")}
             for f in lint_tool(tool)
         ]
+        if name in withdrawn:
+            # A tool its plugin registers and then never offers is a setting left out.
+            findings.append(
+                {"code": "not-offered", "message": withdrawn[name], "severity": "error"}
+            )
         report["tools"].append({"name": name, "plugin": tool.plugin, "findings": findings})
     failed = [p for p in host.plugins if p.enabled and p.error]
+    unusable = [
+        t["name"] for t in report["tools"] if any(f["severity"] == "error" for f in t["findings"])
+    ]
     if args.json:
         _print_json(report, out)
     else:
         out.write(f"config: {host.config.source or 'defaults (no toolwire.toml found)'}\n")
+        provider = report["provider"]
+        if problems:
+            out.write("provider: FAIL\n")
+            for problem in problems:
+                out.write(f"  {problem}\n")
+        else:
+            out.write(f"provider {provider['adapter']} (model {provider['model'] or '-'}): ok\n")
         for info in host.plugins:
             mark = "FAIL" if info.error and info.enabled else ("ok" if info.enabled else "off")
             out.write(f"plugin {info.describe()}: {mark}\n")
@@ -374,7 +412,7 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"tool {entry['name']} [{entry['plugin']}]: {status}\n")
             for finding in entry["findings"]:
                 out.write(f"  {finding['code']}: {finding['message']}\n")
-    return EXIT_FAILED if failed else EXIT_OK
+    return EXIT_FAILED if failed or problems or unusable else EXIT_OK
 
 
 # -- init --------------------------------------------------------------------------------------

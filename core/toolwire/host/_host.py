@@ -15,7 +15,7 @@ from .._markers import PROJECT_NAME
 from .._trust import TrustLevel
 from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
 from ..tools import Tool, ToolDefinitionError
-from ._configure import configure_plugins
+from ._configure import check_plugin_settings, configure_plugins
 from ._discovery import (
     PluginInfo,
     describe_exception,
@@ -91,7 +91,8 @@ class Host:
             (``--config``, ``$TOOLWIRE_CONFIG``, ``./toolwire.toml``) or use defaults.
         :param plugins: plugin objects (modules or instances with hookimpls) registered directly,
             in addition to the enabled entry-point plugins.
-        :raises ConfigError: when the config is invalid or enables a plugin that is not installed.
+        :raises ConfigError: when the config is invalid, enables a plugin that is not installed,
+            or gives an enabled plugin settings that do not fit it.
         """
         if not isinstance(config, Config):
             config = load_config(config)
@@ -105,11 +106,16 @@ class Host:
         for index, name in enumerate(enabled):
             if name not in installed:
                 known = ", ".join(sorted(installed)) or "none are installed"
+                where = (
+                    f"{config.enabled_from} = {','.join(enabled)!r}: item {index + 1}"
+                    if config.enabled_from
+                    else f"{config.source or '<config>'}: $.plugins.enable[{index}]"
+                )
                 raise ConfigError(
-                    f"{config.source or '<config>'}: $.plugins.enable[{index}] = {name!r}: no "
-                    f"installed plugin has this name; installed plugins: {known}",
-                    file=config.source,
-                    path=f"$.plugins.enable[{index}]",
+                    f"{where} = {name!r}: no installed plugin has this name; installed plugins: "
+                    f"{known}",
+                    file=None if config.enabled_from else config.source,
+                    path=None if config.enabled_from else f"$.plugins.enable[{index}]",
                 )
         for name, (_ep, info) in sorted(installed.items()):
             info.enabled = name in enabled
@@ -125,6 +131,7 @@ class Host:
             register_plugin(pm, obj, info)
             infos.append(info)
         host = cls(config, pm, infos)
+        check_plugin_settings(host)
         configure_plugins(host)
         return host
 
@@ -275,7 +282,11 @@ class Host:
         if self._transport is None:
             from ..http._transport import Transport
 
-            self._transport = Transport(self.config.provider, emit=self.emit)
+            self._transport = Transport(
+                self.config.provider,
+                emit=self.emit,
+                request_bodies=self.config.trace.request_bodies,
+            )
         return self._transport
 
     # -- running ---------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import logging
 import os
 import random as _random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import urlsplit
 
@@ -23,7 +23,7 @@ import attrs
 
 from .._redact import redact_json, redact_raw, redact_text
 from ..config import ProviderConfig
-from ..events import Event, ProviderRetry
+from ..events import Event, ProviderRetry, RequestBody
 from ._errors import ProviderError
 from ._keys import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
 from ._sse import SSEDecoder, SSEEvent, SSELimitExceeded, aiter_sse
@@ -92,6 +92,8 @@ class Transport:
     :param environ: where API keys are looked up (default ``os.environ``).
     :param backoff_base: the first backoff delay in seconds; it doubles per attempt.
     :param backoff_cap: the longest backoff delay in seconds (Retry-After may ask for more).
+    :param request_bodies: emit every request body (key and ``secrets`` redacted) as a
+        :class:`RequestBody` event before it is sent (``[trace] request_bodies``).
     """
 
     def __init__(
@@ -104,8 +106,10 @@ class Transport:
         environ: Mapping[str, str] | None = None,
         backoff_base: float = 0.5,
         backoff_cap: float = 8.0,
+        request_bodies: bool = False,
     ) -> None:
         self.config = config if config is not None else ProviderConfig()
+        self.request_bodies = request_bodies
         self._emit = emit
         self._sleep = sleep
         self._random = random
@@ -196,6 +200,7 @@ class Transport:
         run_id: str = "",
         round: int | None = None,
         give_up: Callable[[ProviderError], bool] | None = None,
+        secrets: Collection[str] = (),
     ) -> Any:
         """POST ``body`` as JSON and return the parsed JSON answer.
 
@@ -211,6 +216,7 @@ class Transport:
         :param round: the round the request belongs to, for events.
         :param give_up: says of a retryable error that sending again is pointless (a host that
             answers 500 to a feature it lacks).
+        :param secrets: values (sensitive arguments) redacted from the captured body.
         :raises ProviderError: for a 4xx answer, for failures left after the retries, for a
             total timeout, and for an answer that is not JSON.
         """
@@ -218,6 +224,8 @@ class Transport:
         key = self.api_key(key_env, api=api)
         data = _encode(body)
         request_headers = self._headers(headers, key, key_header, stream=False)
+        if self.request_bodies:
+            self._capture(body, url, api, key, secrets, emit, run_id, round, stream=False)
 
         async def attempt(_: int) -> Any:
             session = self._get_session()
@@ -273,6 +281,7 @@ class Transport:
         run_id: str = "",
         round: int | None = None,
         give_up: Callable[[ProviderError], bool] | None = None,
+        secrets: Collection[str] = (),
     ) -> T:
         """POST ``body`` and hand the server-sent events of the answer to ``consume``.
 
@@ -290,6 +299,8 @@ class Transport:
         data = _encode(body)
         request_headers = self._headers(headers, key, key_header, stream=True)
         target = emit or self._emit or _discard
+        if self.request_bodies:
+            self._capture(body, url, api, key, secrets, emit, run_id, round, stream=True)
 
         async def attempt(_: int) -> T:
             delivered = False
@@ -352,6 +363,7 @@ class Transport:
         run_id: str = "",
         round: int | None = None,
         give_up: Callable[[ProviderError], bool] | None = None,
+        secrets: Collection[str] = (),
     ) -> AsyncIterator[SSEEvent]:
         """POST ``body`` and yield the server-sent events of the answer.
 
@@ -388,6 +400,7 @@ class Transport:
                     run_id=run_id,
                     round=round,
                     give_up=give_up,
+                    secrets=secrets,
                 )
             except Exception as exc:
                 await queue.put(exc)
@@ -406,6 +419,34 @@ class Transport:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
+
+    def _capture(
+        self,
+        body: Mapping[str, Any],
+        url: str,
+        api: str,
+        key: str | None,
+        secrets: Collection[str],
+        emit: EmitEvent | None,
+        run_id: str,
+        round: int | None,
+        *,
+        stream: bool,
+    ) -> None:
+        """Announce the body about to be sent, with the key and the secrets redacted."""
+        from ._capture import redact_body
+
+        hidden = [*secrets, key] if key else secrets
+        (emit or self._emit or _discard)(
+            RequestBody(
+                run_id=run_id,
+                round=round,
+                api=api,
+                url=_where(url),
+                body=redact_body(body, hidden),
+                stream=stream,
+            )
+        )
 
     # -- retries ------------------------------------------------------------------------------
 

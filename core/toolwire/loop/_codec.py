@@ -207,7 +207,7 @@ def message_to_json(message: Message, redact: Redactor | None = None) -> dict[st
             content = [_part_to_json(p, redact) for p in content]
         return {"role": "user", "content": content}
     if isinstance(message, AssistantMessage):
-        return {
+        out: dict[str, Any] = {
             "role": "assistant",
             "parts": [_part_to_json(p, redact) for p in message.parts],
             "api": message.api,
@@ -215,6 +215,9 @@ def message_to_json(message: Message, redact: Redactor | None = None) -> dict[st
             "finish_reason": message.finish_reason,
             "usage": usage_to_json(message.usage) if message.usage else None,
         }
+        if message.response_id is not None:
+            out["response_id"] = message.response_id
+        return out
     return {
         "role": "tool",
         "call_id": message.call_id,
@@ -246,6 +249,7 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
             model=data.get("model"),
             finish_reason=data.get("finish_reason"),
             usage=usage_from_json(data.get("usage")),
+            response_id=data.get("response_id"),
         )
     if role == "tool":
         return ToolResultMessage(

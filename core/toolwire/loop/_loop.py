@@ -19,7 +19,7 @@ import attrs
 from ..adapters._base import ToolChoice
 from ..config import Config
 from ..events import RunFinished, RunStarted
-from ..messages import Message, ToolCall
+from ..messages import AssistantMessage, Message, ToolCall
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import ToolResult
 from ._execution import describe
@@ -27,6 +27,7 @@ from ._journal import LedgerCorrupt
 from ._ledger import Ledger, ledger_for
 from ._protocol import LoopHost, LoopView
 from ._records import new_state, restore, store
+from ._redact import redacted_message
 from ._resume import reconcile
 from ._resume_turn import resume_turn
 from ._round import run_round
@@ -36,6 +37,7 @@ from ._state import Approver, CallSlot, RunState
 from ._stream import RunStream
 
 if TYPE_CHECKING:
+    from .._trust import TrustLevel
     from ..adapters import ProviderAdapter
 
 
@@ -79,6 +81,7 @@ class ToolCallingLoop:
         self.ledger = ledger if ledger is not None else ledger_for(host)
         self.last_run: Run | None = None
         self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
+        self._trust: TrustLevel | None = None  # instead of the provider's (a person's own call)
 
     # -- public API ------------------------------------------------------------------------
 
@@ -307,6 +310,12 @@ class ToolCallingLoop:
                     api=adapter.api,
                     model=self.config.provider.model,
                     resumed=resumed,
+                    messages=tuple(
+                        redacted_message(self.host.tools, m)
+                        if isinstance(m, AssistantMessage)
+                        else m
+                        for m in state.messages
+                    ),
                 ),
             )
             try:
@@ -351,5 +360,7 @@ class ToolCallingLoop:
             retry_backoff_max=self.retry_backoff_max,
             services=self._services,
         )
+        if self._trust is not None:
+            view.trust = self._trust
         view.bind()
         return view

@@ -212,6 +212,7 @@ def model_request(
         tool_choice=choice,
         parallel_tool_calls=(False if config.loop.concurrency == 1 and offer.functions else None),
         stream=stream,
+        secrets=_secrets(view, messages),
     )
     view.emit(
         state,
@@ -316,3 +317,13 @@ def take_answer(
         state.text = message.text
         state.finish(*answer_outcome(message, api=api, max_tokens=view.config.provider.max_tokens))
     return calls
+
+
+def _secrets(view: LoopView, messages: tuple[Message, ...]) -> frozenset[str]:
+    """The values a captured request body must not show (only when ``[trace] request_bodies``)."""
+    if not view.config.trace.request_bodies:
+        return frozenset()
+    from ..http._capture import sensitive_values
+
+    tools = view.host.tools
+    return sensitive_values(messages, lambda name: sensitive(tools, name))

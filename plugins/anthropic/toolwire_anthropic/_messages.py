@@ -294,6 +294,12 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def _response_id(message: Any) -> str | None:
+    """The message's ``id`` (``msg_…``), when it is a non-empty string."""
+    value = message.get("id") if isinstance(message, Mapping) else None
+    return value if isinstance(value, str) and value else None
+
+
 def _usage(payload: Any) -> Usage | None:
     if not isinstance(payload, Mapping):
         return None
@@ -379,6 +385,7 @@ def parse_message(payload: Mapping[str, Any]) -> AssistantMessage:
         model=payload.get("model"),
         finish_reason=_finish(payload.get("stop_reason")),
         usage=_usage(payload.get("usage")),
+        response_id=_response_id(payload),
     )
 
 
@@ -537,6 +544,7 @@ class MessagesStream:
             model=self._message.get("model"),
             finish_reason=reason,
             usage=_usage(self._usage) if self._usage else None,
+            response_id=_response_id(self._message),
         )
 
 

@@ -13,7 +13,7 @@ from ._chat import (
     render_chat_request,
     render_chat_tools,
 )
-from ._common import HostProfile, host_profile
+from ._common import SERVER_PROFILES, HostProfile, ServerProfile, host_profile
 from ._responses import (
     OpenAIResponsesAdapter,
     ResponsesStream,
@@ -24,11 +24,13 @@ from ._responses import (
 )
 
 __all__ = [
+    "SERVER_PROFILES",
     "ChatStream",
     "HostProfile",
     "OpenAIChatAdapter",
     "OpenAIResponsesAdapter",
     "ResponsesStream",
+    "ServerProfile",
     "host_profile",
     "parse_chat_completion",
     "parse_response",

@@ -50,6 +50,7 @@ from ._common import (
     error_in_body,
     finish_reason,
     host_profile,
+    response_id,
     wire_function,
 )
 
@@ -167,6 +168,22 @@ def _tool_choice(choice: Any) -> Any:
     return choice
 
 
+def _check_server_choice(request: ModelRequest, profile: HostProfile) -> None:
+    """Refuse a tool choice the named server profile does not honour, before sending."""
+    if not request.functions:
+        return
+    choice = request.tool_choice
+    kind = "named" if isinstance(choice, NamedToolChoice) else str(choice)
+    if kind in profile.tool_choices:
+        return
+    valid = ", ".join(sorted(profile.tool_choices))
+    raise ProviderError(
+        f"{API}: tool_choice {kind!r} is not honoured by the {profile.server} server profile "
+        f"([providers.openai] profile = {profile.server!r}); it honours {valid}",
+        api=API,
+    )
+
+
 def render_chat_request(
     request: ModelRequest,
     config: Any,
@@ -190,17 +207,20 @@ def render_chat_request(
             api=API,
         )
     check_tool_choice(request, API)
+    _check_server_choice(request, profile)
     messages = render_chat_messages(request.messages)
     body: dict[str, Any] = {"model": config.model, "messages": messages}
-    if request.functions:
+    # A server that takes no `tool_choice` honours "none" only by not being sent the tools.
+    if request.functions and (profile.sends_tool_choice or request.tool_choice != "none"):
         if tools is None:
             tools = render_chat_tools(request.functions, binds_strict=profile.binds_strict)
         body["tools"] = tools
-        body["tool_choice"] = _tool_choice(request.tool_choice)
+        if profile.sends_tool_choice:
+            body["tool_choice"] = _tool_choice(request.tool_choice)
         if request.parallel_tool_calls is False and profile.accepts_parallel:
             body["parallel_tool_calls"] = False
     if config.max_tokens is not None:
-        body["max_completion_tokens" if profile.is_openai else "max_tokens"] = config.max_tokens
+        body[profile.max_tokens_field] = config.max_tokens
     if config.temperature is not None:
         body["temperature"] = config.temperature
     if request.stream:
@@ -302,6 +322,7 @@ def parse_chat_completion(
         model=payload.get("model"),
         finish_reason=finish_reason(choice.get("finish_reason")),
         usage=chat_usage(payload.get("usage")),
+        response_id=response_id(payload),
     )
 
 
@@ -326,6 +347,7 @@ class ChatStream:
         self._thinking: list[str] = []
         self._finish: str | None = None
         self._model: str | None = None
+        self._id: str | None = None
         self._usage: Any = None
         self._last_key: Hashable | None = None
         self._done = False
@@ -341,6 +363,8 @@ class ChatStream:
             raise error
         if self._model is None and chunk.get("model"):
             self._model = chunk["model"]
+        if self._id is None:
+            self._id = response_id(chunk)
         if chunk.get("usage"):
             self._usage = chunk["usage"]
         for choice in wire_objects(chunk.get("choices"), "choices", API):
@@ -411,6 +435,7 @@ class ChatStream:
             model=self._model,
             finish_reason=finish_reason(self._finish),
             usage=chat_usage(self._usage),
+            response_id=self._id,
         )
 
 

@@ -37,18 +37,80 @@ PARALLEL_FLAG_HOSTS: Final = frozenset({"api.openai.com", "openrouter.ai", "api.
 STRICT_HOSTS: Final = frozenset({"api.openai.com"})
 
 
+_ALL_CHOICES: Final = frozenset({"auto", "none", "required", "named"})
+
+
+@attrs.frozen(kw_only=True)
+class ServerProfile:
+    """What one kind of OpenAI-compatible server takes, by name (``[providers.openai] profile``).
+
+    - ``sends_tool_choice``: ``tool_choice`` goes in every request with tools (a server that does
+      not document the field gets none, and ``none`` is then honoured by sending no tools);
+    - ``tool_choices``: the choices the server honours (``auto``, ``none``, ``required``,
+      ``named``); another one is refused before anything is sent;
+    - ``accepts_parallel``: the server takes ``parallel_tool_calls``;
+    - ``binds_strict``: the server constrains output to strict schemas;
+    - ``max_tokens_field``: the body field of ``[provider] max_tokens``;
+    - ``key_env``: the variable the key is read from when ``api_key_env`` is unset.
+    """
+
+    name: str
+    sends_tool_choice: bool = True
+    tool_choices: frozenset[str] = _ALL_CHOICES
+    accepts_parallel: bool = False
+    binds_strict: bool = False
+    max_tokens_field: str = "max_tokens"
+    key_env: str | None = None
+
+
+SERVER_PROFILES: Final[Mapping[str, ServerProfile]] = {
+    # llama.cpp `llama-server --jinja`: auto, none and required; the parallel flag is read.
+    "llama.cpp": ServerProfile(
+        name="llama.cpp",
+        tool_choices=frozenset({"auto", "none", "required"}),
+        accepts_parallel=True,
+    ),
+    # vLLM: named and (0.8.3+) required through guided decoding; `auto` needs the server's
+    # --enable-auto-tool-choice; the request model has `parallel_tool_calls`.
+    "vllm": ServerProfile(name="vllm", accepts_parallel=True),
+    # Ollama's OpenAI compatibility documents `tools` but not `tool_choice`: the model decides.
+    "ollama": ServerProfile(
+        name="ollama", sends_tool_choice=False, tool_choices=frozenset({"auto", "none"})
+    ),
+    # LM Studio: auto, none and required.
+    "lmstudio": ServerProfile(
+        name="lmstudio", tool_choices=frozenset({"auto", "none", "required"})
+    ),
+    # OpenAI itself: strict schemas, the parallel flag, the newer token field.
+    "openai": ServerProfile(
+        name="openai",
+        accepts_parallel=True,
+        binds_strict=True,
+        max_tokens_field="max_completion_tokens",
+        key_env=OPENAI_KEY_ENV,
+    ),
+}
+"""The named server profiles of ``openai-chat`` (see docs/servers.md for their sources)."""
+
+
 @attrs.frozen(kw_only=True)
 class HostProfile:
     """What the configured host is and accepts, from the config and its defaults.
 
+    The defaults come from the server profile when one is named (``[providers.openai]
+    profile``), else from the host of ``base_url``; ``[provider]`` flags override either.
+
     - ``base_url``: the configured one, else OpenAI's (``https://api.openai.com/v1``).
-    - ``key_env``: ``provider.api_key_env``, else ``OPENAI_API_KEY`` for api.openai.com and no
-      key for other hosts (local servers need none).
+    - ``key_env``: ``provider.api_key_env``, else ``OPENAI_API_KEY`` for api.openai.com (or the
+      ``openai`` profile) and no key for other hosts (local servers need none).
     - ``binds_strict``: ``provider.enforces_strict_tool_schemas``, else true for api.openai.com.
     - ``accepts_parallel``: ``provider.accepts_parallel_tool_calls``, else true for
       api.openai.com, openrouter.ai and api.groq.com.
     - ``native_tools``: ``provider.native_tools``, else true.
     - ``is_openai``: the host is api.openai.com (it takes ``max_completion_tokens``).
+    - ``server``: the server profile's name, None when none is named.
+    - ``sends_tool_choice``, ``tool_choices``, ``max_tokens_field``: as in
+      :class:`ServerProfile`.
     """
 
     base_url: str
@@ -57,23 +119,54 @@ class HostProfile:
     accepts_parallel: bool
     native_tools: bool
     is_openai: bool
+    server: str | None = None
+    sends_tool_choice: bool = True
+    tool_choices: frozenset[str] = _ALL_CHOICES
+    max_tokens_field: str = "max_tokens"
 
 
-def host_profile(config: Any) -> HostProfile:
-    """The :class:`HostProfile` of a :class:`toolwire.Config` ``[provider]`` section."""
+def server_profile(name: str) -> ServerProfile:
+    """The :class:`ServerProfile` called ``name``.
+
+    :raises ValueError: for a name that is not a profile, naming the valid ones.
+    """
+    found = SERVER_PROFILES.get(name)
+    if found is None:
+        valid = ", ".join(repr(n) for n in SERVER_PROFILES)
+        raise ValueError(f"{name!r} is not a server profile of openai-chat; valid: {valid}")
+    return found
+
+
+def host_profile(config: Any, server: str | None = None) -> HostProfile:
+    """The :class:`HostProfile` of a :class:`toolwire.Config` ``[provider]`` section, with the
+    defaults of the server profile ``server`` when one is named."""
     base_url = (config.base_url or OPENAI_BASE_URL).rstrip("/")
     host = (urlsplit(base_url).hostname or "").lower()
     is_openai = host == "api.openai.com"
-    key_env = config.api_key_env or (OPENAI_KEY_ENV if is_openai else None)
+    if server is not None:
+        named = server_profile(server)
+    else:
+        named = ServerProfile(
+            name="",
+            accepts_parallel=host in PARALLEL_FLAG_HOSTS,
+            binds_strict=host in STRICT_HOSTS,
+            max_tokens_field="max_completion_tokens" if is_openai else "max_tokens",
+            key_env=OPENAI_KEY_ENV if is_openai else None,
+        )
+    key_env = config.api_key_env or named.key_env
     binds = config.enforces_strict_tool_schemas
     accepts = config.accepts_parallel_tool_calls
     return HostProfile(
         base_url=base_url,
         key_env=key_env,
-        binds_strict=host in STRICT_HOSTS if binds is None else bool(binds),
-        accepts_parallel=host in PARALLEL_FLAG_HOSTS if accepts is None else bool(accepts),
+        binds_strict=named.binds_strict if binds is None else bool(binds),
+        accepts_parallel=named.accepts_parallel if accepts is None else bool(accepts),
         native_tools=config.native_tools is not False,
         is_openai=is_openai,
+        server=server,
+        sends_tool_choice=named.sends_tool_choice,
+        tool_choices=named.tool_choices,
+        max_tokens_field=named.max_tokens_field,
     )
 
 
@@ -214,6 +307,12 @@ def finish_reason(raw: Any) -> str | None:
     return FINISH_REASONS.get(text, text)
 
 
+def response_id(payload: Any) -> str | None:
+    """The provider's id of an answer (its ``id`` field), when it is a non-empty string."""
+    value = payload.get("id") if type(payload) is dict else None
+    return value if type(value) is str and value else None
+
+
 def _int(value: Any) -> int | None:
     return value if type(value) is int else None
 
@@ -275,20 +374,30 @@ class StreamReader(Protocol):
         ...
 
 
-_TOOL_CHOICES: Final = frozenset({"auto", "none", "required", "named"})
-
-
 class OpenAIAdapter(HTTPProviderAdapter):
     """What both OpenAI adapters do alike: the host profile, capabilities, cached tool rendering,
     and sending a request streamed or not. Subclasses give the endpoint ``path`` and the four
     wire-specific steps."""
 
     path: ClassVar[str]
+    server: ClassVar[str | None] = None
+    """The server profile named in ``[providers.openai] profile`` (None: judged by the host)."""
+
+    @classmethod
+    def for_server(cls, server: str | None) -> type[OpenAIAdapter]:
+        """This adapter class with the server profile ``server`` (itself for None).
+
+        :raises ValueError: for a name that is not a profile, naming the valid ones.
+        """
+        if server is None:
+            return cls
+        server_profile(server)
+        return type(cls.__name__, (cls,), {"server": server, "__module__": cls.__module__})
 
     @functools.cached_property
     def profile(self) -> HostProfile:
         """What the configured host accepts (the config does not change)."""
-        return host_profile(self.config)
+        return host_profile(self.config, self.server)
 
     @property
     def capabilities(self) -> AdapterCapabilities:
@@ -296,7 +405,7 @@ class OpenAIAdapter(HTTPProviderAdapter):
         profile = self.profile
         return AdapterCapabilities(
             native_tools=profile.native_tools,
-            tool_choice=_TOOL_CHOICES,
+            tool_choice=profile.tool_choices,
             streaming=True,
             binds_strict_schemas=profile.binds_strict,
             accepts_parallel_tool_calls=profile.accepts_parallel,

@@ -51,6 +51,7 @@ from ._common import (
     check_tool_choice,
     error_in_body,
     host_profile,
+    response_id,
     responses_usage,
     wire_function,
 )
@@ -383,6 +384,7 @@ def parse_response(
         model=payload.get("model"),
         finish_reason=_finish(payload, parts),
         usage=responses_usage(payload.get("usage")),
+        response_id=response_id(payload),
     )
 
 
@@ -405,6 +407,7 @@ class ResponsesStream:
         self._items: dict[int, Mapping[str, Any]] = {}
         self._completed: dict[str, ToolCall] = {}
         self._response: Mapping[str, Any] | None = None
+        self._started: Mapping[str, Any] = {}
         self._done = False
 
     def feed(self, data: str) -> bool:
@@ -427,6 +430,9 @@ class ResponsesStream:
         elif isinstance(kind, str) and (phase := PROGRESS_EVENT.fullmatch(kind)) is not None:
             key = _key(event.get("item_id"), event.get("output_index"))
             self._calls.progress(key, progress_message(phase.group(2)))
+        elif kind == "response.created":
+            started = event.get("response")
+            self._started = started if isinstance(started, Mapping) else {}
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self._response = event.get("response") or {}
             failure = _failed(self._response)
@@ -501,7 +507,11 @@ class ResponsesStream:
             return parse_response(response, calls=self._completed)
         # No final response with its output: build the turn from the items that completed.
         cut = [] if self._done else self._calls.finish("the stream ended before the response")
-        partial = {**response, "output": [self._items[i] for i in sorted(self._items)]}
+        partial = {
+            **self._started,
+            **response,
+            "output": [self._items[i] for i in sorted(self._items)],
+        }
         message = parse_response(partial, calls=self._completed)
         if not cut:
             return message

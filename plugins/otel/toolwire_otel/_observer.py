@@ -43,7 +43,16 @@ from toolwire.events import (
     ToolStarted,
     UnknownTool,
 )
-from toolwire.messages import AssistantMessage, TextPart, ToolCall
+from toolwire.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
 
 from . import _conventions as c
 from ._pipeline import Pipeline
@@ -54,6 +63,9 @@ if TYPE_CHECKING:
 # Stop reasons that are the run's normal ends; any other one marks the run span as an error.
 _NORMAL_STOPS = frozenset({"answered", "deferred"})
 _MAX_CAPTURED = 16_384
+# The whole of gen_ai.input.messages: past it the oldest messages are left out (each part is
+# already clipped to _MAX_CAPTURED), so the attribute stays valid JSON.
+_MAX_INPUT = 8 * _MAX_CAPTURED
 
 
 @attrs.define
@@ -83,6 +95,36 @@ class _Run:
     calls: dict[str, _Call] = attrs.field(factory=dict)
     input_tokens: int = 0
     output_tokens: int = 0
+    conversation: _Conversation | None = None
+
+
+@attrs.define
+class _Conversation:
+    """What the requests of one run held, rebuilt from its events (only with content capture):
+    the opening messages, then each answer and the results of its calls, in call order."""
+
+    messages: list[dict[str, Any]] = attrs.field(factory=list)
+    calls: list[str] = attrs.field(factory=list)
+    results: dict[str, str] = attrs.field(factory=dict)
+
+    def answered(self, message: AssistantMessage) -> None:
+        """The model's turn joins the conversation; its calls wait for their results."""
+        self.flush()
+        self.messages.append(_assistant_message(message))
+        self.calls = [call.id for call in message.tool_calls if not call.provider_executed]
+
+    def result(self, call_id: str, text: str) -> None:
+        """What the model is sent for one call (the first answer counts)."""
+        self.results.setdefault(call_id, text)
+
+    def flush(self) -> None:
+        """The results of the last turn's calls become tool messages, in call order."""
+        for call_id in self.calls:
+            text = self.results.get(call_id)
+            if text is not None:
+                self.messages.append(_tool_message(call_id, text))
+        self.calls = []
+        self.results.clear()
 
 
 class TelemetryObserver:
@@ -177,7 +219,20 @@ class TelemetryObserver:
             context=trace.set_span_in_context(span),
             provider=provider,
             model=event.model,
+            conversation=self._opening(event.messages) if self._capture else None,
         )
+
+    def _opening(self, messages: tuple[Message, ...]) -> _Conversation:
+        conversation = _Conversation()
+        for message in messages:
+            if isinstance(message, AssistantMessage):
+                conversation.answered(message)
+            elif isinstance(message, ToolResultMessage):
+                conversation.result(message.call_id, message.result.model_text())
+            else:
+                conversation.flush()
+                conversation.messages.append(_plain_message(message))
+        return conversation
 
     def _run_finished(self, event: RunFinished) -> None:
         run = self._runs.pop(event.run_id, None)
@@ -253,9 +308,44 @@ class TelemetryObserver:
                 "toolwire.request.tools": event.tools,
             },
         )
+        if run.conversation is not None:
+            run.conversation.flush()
+            span.set_attribute(c.INPUT_MESSAGES, self._input_messages(run.conversation))
         run.chats[event.round] = _Chat(
             span=span, started=time.perf_counter(), attributes=attributes
         )
+
+    def _input_messages(self, conversation: _Conversation) -> str:
+        """The conversation as ``gen_ai.input.messages``: every text clipped and scrubbed, and
+        the oldest messages left out past :data:`_MAX_INPUT`."""
+        encoded = [_json(self._clipped_message(m)) for m in conversation.messages]
+        total = sum(len(e) + 1 for e in encoded) + 1
+        start = 0
+        while total > _MAX_INPUT and start < len(encoded) - 1:
+            total -= len(encoded[start]) + 1
+            start += 1
+        return "[" + ",".join(encoded[start:]) + "]"
+
+    def _clipped_message(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        parts = []
+        for part in message["parts"]:
+            part = dict(part)
+            for key in ("content", "response"):
+                if isinstance(part.get(key), str):
+                    part[key] = self._clip(part[key])
+            if "arguments" in part:
+                part["arguments"] = self._scrubbed_value(part["arguments"])
+            parts.append(part)
+        return {**message, "parts": parts}
+
+    def _scrubbed_value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._clip(value)
+        if isinstance(value, Mapping):
+            return {k: self._scrubbed_value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self._scrubbed_value(v) for v in value]
+        return value
 
     def _provider_retry(self, event: ProviderRetry) -> None:
         chat = self._chat(event)
@@ -280,6 +370,8 @@ class TelemetryObserver:
         if message.model:
             span.set_attribute(c.RESPONSE_MODEL, message.model)
             chat.attributes[c.RESPONSE_MODEL] = message.model
+        if message.response_id:
+            span.set_attribute(c.RESPONSE_ID, message.response_id)
         if message.finish_reason:
             span.set_attribute(c.FINISH_REASONS, (message.finish_reason,))
         usage = event.usage or message.usage
@@ -298,6 +390,8 @@ class TelemetryObserver:
             run.output_tokens += usage.output_tokens or 0
         if self._capture:
             span.set_attribute(c.OUTPUT_MESSAGES, self._clip(_output_messages(message)))
+        if run.conversation is not None:
+            run.conversation.answered(message)
         chat.answered = True
         self._end_chat(run, chat)
         run.chats.pop(event.round or 0, None)
@@ -387,6 +481,9 @@ class TelemetryObserver:
         call.span.add_event(f"toolwire.{event.kind}", attributes)
         if not (isinstance(event, InvalidArguments) and event.recovery == "repaired"):
             call.refusal = event.kind
+            run = self._runs.get(event.run_id)
+            if run is not None and run.conversation is not None:
+                run.conversation.result(event.call_id, _refusal_text(event))
 
     def _tool_started(self, event: ToolStarted) -> None:
         call = self._call(event.run_id, event.call_id, event.name, event.round)
@@ -424,6 +521,8 @@ class TelemetryObserver:
             error = status
             span.add_event(f"toolwire.tool_{status}", self._message(result))
         span.set_attribute("toolwire.tool.status", status)
+        if run.conversation is not None:
+            run.conversation.result(event.call_id, result.model_text())
         if self._capture and result.is_ok:
             span.set_attribute(c.TOOL_RESULT, self._clip(_result_text(result)))
         if error is not None:
@@ -515,19 +614,51 @@ def _result_text(result: ToolResult) -> str:
 
 def _output_messages(message: AssistantMessage) -> str:
     """The assistant turn in the conventions' output-message shape (text and tool calls)."""
+    out = _assistant_message(message, reasoning=False)
+    if message.finish_reason:
+        out["finish_reason"] = message.finish_reason
+    return _json([out])
+
+
+def _assistant_message(message: AssistantMessage, *, reasoning: bool = True) -> dict[str, Any]:
+    """An assistant turn as a message of the conventions: text, reasoning and tool calls."""
     parts: list[dict[str, Any]] = []
     for part in message.parts:
         if isinstance(part, TextPart):
             parts.append({"type": "text", "content": part.text})
+        elif isinstance(part, ThinkingPart) and reasoning:
+            parts.append({"type": "reasoning", "content": part.text})
         elif isinstance(part, ToolCall):
             arguments = part.arguments if part.arguments is not None else part.raw_arguments
             parts.append(
                 {"type": "tool_call", "id": part.id, "name": part.name, "arguments": arguments}
             )
-    out: dict[str, Any] = {"role": "assistant", "parts": parts}
-    if message.finish_reason:
-        out["finish_reason"] = message.finish_reason
-    return _json([out])
+    return {"role": "assistant", "parts": parts}
+
+
+def _plain_message(message: SystemMessage | UserMessage) -> dict[str, Any]:
+    """A system or user message of the conversation as a message of the conventions."""
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "parts": [{"type": "text", "content": message.content}]}
+    return {"role": "user", "parts": [{"type": "text", "content": message.text}]}
+
+
+def _tool_message(call_id: str, text: str) -> dict[str, Any]:
+    """What the model was sent for one call, as the conventions' tool message."""
+    return {
+        "role": "tool",
+        "parts": [{"type": "tool_call_response", "id": call_id, "response": text}],
+    }
+
+
+def _refusal_text(event: UnknownTool | InvalidArguments | DuplicateSuppressed) -> str:
+    """A refused call's answer as the events tell it (the loop words the exact text itself)."""
+    if isinstance(event, UnknownTool):
+        offered = ", ".join(event.offered) or "none"
+        return f"refused: no tool named {event.name!r} is offered (offered: {offered})"
+    if isinstance(event, InvalidArguments):
+        return f"refused: invalid arguments: {event.reason}"
+    return f"refused: a duplicate of call {event.first_call_id}"
 
 
 def _scalar(value: Any) -> Any:

@@ -79,9 +79,9 @@ def test_web_search_pages_from_one() -> None:
 def test_bad_settings_are_config_errors_naming_the_key(
     tmp_path: Path, section: dict[str, Any], words: str
 ) -> None:
-    host, _ = make_host(tmp_path, **section)
+    # Refused when the host loads, not later when the plugin's tools are collected.
     with pytest.raises(ConfigError) as info:
-        host.plugin_settings("web")
+        make_host(tmp_path, **section)
     assert words in str(info.value)
     assert "tools.web" in str(info.value)
 

@@ -248,21 +248,17 @@ async def test_headers_env_that_is_not_set_is_reported(
 def test_settings_errors_name_the_key_and_value(write_config):
     from toolwire import ConfigError
 
-    host = Host.load(write_config({"bad": {"command": "x", "url": "http://127.0.0.1:1/mcp"}}))
-    with pytest.raises(ConfigError, match="either command"):
-        host.plugin_settings("mcp")
-    host = Host.load(write_config({"bad": {"url": "ftp://example.org"}}))
-    with pytest.raises(ConfigError, match=r"ftp://example\.org"):
-        host.plugin_settings("mcp")
-    host = Host.load(write_config({"bad": {"command": "x", "require_approval": "yes"}}))
-    with pytest.raises(ConfigError, match="require_approval"):
-        host.plugin_settings("mcp")
-    host = Host.load(write_config({"bad": {"command": "x", "include": "read_note"}}))
-    with pytest.raises(ConfigError, match="include = 'read_note'"):
-        host.plugin_settings("mcp")
-    host = Host.load(write_config({"bad server": {"command": "x"}}))
-    with pytest.raises(ConfigError, match="server name"):
-        host.plugin_settings("mcp")
+    # Every one is refused when the host loads, as a config error.
+    cases = [
+        ({"bad": {"command": "x", "url": "http://127.0.0.1:1/mcp"}}, "either command"),
+        ({"bad": {"url": "ftp://example.org"}}, r"ftp://example\.org"),
+        ({"bad": {"command": "x", "require_approval": "yes"}}, "require_approval"),
+        ({"bad": {"command": "x", "include": "read_note"}}, "include = 'read_note'"),
+        ({"bad server": {"command": "x"}}, "server name"),
+    ]
+    for servers, words in cases:
+        with pytest.raises(ConfigError, match=words):
+            Host.load(write_config(servers))
 
 
 async def test_a_server_whose_schema_is_used_as_written(write_config, notes_stdio):

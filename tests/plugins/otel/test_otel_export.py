@@ -21,7 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 import toolwire
 from toolwire import Host
-from toolwire.config import config_from_dict
+from toolwire.config import ConfigError, config_from_dict
 from toolwire.messages import UserMessage
 
 OTEL_VARIABLES = (
@@ -229,16 +229,25 @@ async def test_a_collector_that_is_down_costs_a_warning_not_the_run(
 
 
 @pytest.mark.parametrize(
+    ("otel", "named"),
+    [({"protocol": "smoke"}, "$.tools.otel.protocol = 'smoke'"), ({"flush_timeout": 0}, "0")],
+)
+def test_a_bad_settings_section_is_a_config_error_at_load(otel: dict[str, Any], named: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _host({"endpoint": "http://127.0.0.1:4318", **otel}, "unused")
+    assert "$.tools.otel" in str(caught.value)
+    assert named in str(caught.value)
+
+
+@pytest.mark.parametrize(
     ("otel", "variable", "value", "named"),
     [
         ({}, "OTEL_EXPORTER_OTLP_PROTOCOL", "carrier-pigeon", "OTEL_EXPORTER_OTLP_PROTOCOL"),
         ({}, "OTEL_TRACES_EXPORTER", "zipkin", "OTEL_TRACES_EXPORTER"),
         ({}, "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "maybe", "CAPTURE_MESSAGE"),
-        ({"protocol": "smoke"}, None, None, "protocol"),
-        ({"flush_timeout": 0}, None, None, "flush_timeout"),
     ],
 )
-async def test_bad_settings_are_reported_naming_the_value_and_the_host_still_runs(
+async def test_bad_variables_are_reported_naming_the_value_and_the_host_still_runs(
     monkeypatch: pytest.MonkeyPatch,
     otel: dict[str, Any],
     variable: str | None,
