@@ -171,12 +171,12 @@ def _parameter_lines(
     description = node.get("description")
     if isinstance(description, str) and description.strip():
         words.append(description.strip())
-    limits = constraints_text(node, root, style)
-    if limits:
-        words.append(limits)
+    limits = [constraints_text(node, root, style)]
     if style == "typescript" and depth == 0 and "default" in node:
         # A TypeScript signature has no place for a default.
-        words.append(f"default {literal_text(node['default'], style)}")
+        limits.append(f"default {literal_text(node['default'], style)}")
+    if any(limits):
+        words.append(", ".join(filter(None, limits)))
     lines = [f"  {path}: {_indent(' '.join(words), '    ')}"] if words else []
     if depth >= _NESTED_DEPTH:
         return lines

@@ -76,7 +76,10 @@ class _Reader:
         line = self.text.count("\n", 0, at) + 1
         column = at - (self.text.rfind("\n", 0, at) + 1) + 1
         near = self.text[at : at + 20].split("\n", 1)[0]
-        shown = f" near {near!r}" if near else " at the end"
+        if near:
+            shown = f" near {near!r}"
+        else:
+            shown = " at the end" if at >= len(self.text) else " at the end of the line"
         return TypeScriptSyntaxError(f"{message} (line {line}, column {column}{shown})")
 
     def space(self) -> None:
