@@ -120,7 +120,7 @@ def sizes(functions: tuple[FunctionSpec, ...]) -> tuple[list[str], bool]:
         f"{len(functions)} tools; native schemas (compact JSON): {sum(native)} chars, "
         f"{statistics.mean(native):.0f} per tool",
         "",
-        f"{'dialect':8} {'protocol':>9} {'catalogue/tool':>15} {'vs native':>10} "
+        f"{'dialect':10} {'protocol':>9} {'catalogue/tool':>15} {'vs native':>10} "
         f"{'all tools':>10} {'vs native':>10}",
     ]
     ok = True
@@ -130,7 +130,7 @@ def sizes(functions: tuple[FunctionSpec, ...]) -> tuple[list[str], bool]:
         total = len(render_prompted_tools(functions, dialect))
         ratio = sum(entries) / sum(native)
         lines.append(
-            f"{dialect:8} {protocol:>9} {statistics.mean(entries):>15.0f} {ratio:>9.2f}x "
+            f"{dialect:10} {protocol:>9} {statistics.mean(entries):>15.0f} {ratio:>9.2f}x "
             f"{total:>10} {total / sum(native):>9.2f}x"
         )
         if dialect == "ptype" and ratio > PTYPE_TARGET:
@@ -175,7 +175,7 @@ def best_time(function: Any, repeat: int, number: int) -> float:
 
 def speed(functions: tuple[FunctionSpec, ...], repeat: int) -> list[str]:
     lines = [
-        f"{'dialect':8} {'size':>6} {'whole':>10} {'streamed':>10} {'floor':>9} "
+        f"{'dialect':10} {'size':>6} {'whole':>10} {'streamed':>10} {'floor':>9} "
         f"{'whole/floor':>12} {'MB/s':>7}",
     ]
     for dialect in DIALECTS:
@@ -201,7 +201,7 @@ def speed(functions: tuple[FunctionSpec, ...], repeat: int) -> list[str]:
         t_stream = best_time(streamed, repeat, 50)
         t_floor = best_time(floor, repeat, 2000)
         lines.append(
-            f"{dialect:8} {len(text):>6} {t_whole * 1e6:>8.0f}us {t_stream * 1e6:>8.0f}us "
+            f"{dialect:10} {len(text):>6} {t_whole * 1e6:>8.0f}us {t_stream * 1e6:>8.0f}us "
             f"{t_floor * 1e6:>7.1f}us {t_whole / t_floor:>11.0f}x "
             f"{len(text) / t_whole / 1e6:>7.1f}"
         )
