@@ -98,6 +98,8 @@ class _Reader:
 
     def value(self, *, argument: bool = False) -> Any:
         char = self.peek()
+        if not char:
+            raise self.fail("expected a value, the text ended")
         if char in ("'", '"', "`"):
             return self.string()
         if char == "[":
@@ -109,8 +111,6 @@ class _Reader:
         word = _IDENTIFIER.match(self.text, self.pos)
         if word is not None:
             return self.word(word.group(), argument=argument)
-        if not char:
-            raise self.fail("expected a value, the text ended")
         raise self.fail(
             'expected a value: "text" in quotes, a number, true, false, null, [an array] '
             "or {an object}"
@@ -218,6 +218,8 @@ class _Reader:
         at = self.pos
         char = text[at + 1 : at + 2]
         self.pos = at + 2
+        if not char:
+            raise self.fail("the text ended after a backslash", at)
         if char in _SIMPLE_ESCAPES:
             if char == "0" and text[self.pos : self.pos + 1].isdigit():
                 raise self.fail("octal escapes are not accepted; write \\x or \\u escapes", at)
@@ -252,8 +254,6 @@ class _Reader:
             return ""
         if char in ("\n", "\u2028", "\u2029"):
             return ""
-        if not char:
-            raise self.fail("the text ended after a backslash", at)
         return char
 
     def array(self) -> list[Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from prompted_support import FETCH, FUNCTIONS, SEARCH, ids
 
 from toolwire.prompted import parse_tool_calls, render_call, render_prompted_tools
@@ -174,3 +176,20 @@ def test_a_tool_call_block_is_read_in_the_tools_dialect(dialect: str) -> None:
     body = "fetch('u')" if dialect == "python" else "fetch(`u`)"
     call = _one(f"<tool_call>{body}</tool_call>", dialect, (FETCH,))
     assert call.arguments == {"url": "u"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.lists(
+        st.sampled_from(
+            ["search(", "(", ")", "[", "]", "{", "}", "'", '"', "`", "\\", "${", ",", ":",
+             "undefined", "true", "-", ".", "0x", "1", "e", "_", "u{", "\n", "\r", " ", "a", "é"]
+        ),
+        max_size=30,
+    ).map("".join)
+)  # fmt: skip
+def test_the_typescript_reader_never_raises(text: str) -> None:
+    found = read_call("search(" + text, lambda name: ("query", "limit"))
+    assert (found.arguments is None) == (found.reason is not None)
+    for call in parse_tool_calls(text, FUNCTIONS, "typescript").calls:
+        assert call.is_valid or (call.raw_arguments is not None and call.invalid_reason)
