@@ -82,13 +82,12 @@ def protocol_text(
     With several dialects, each is explained once, under the title of its group in the
     catalogue.
     """
-    dialects = [check_dialect(dialect)] if isinstance(dialect, str) else list(dialect)
+    dialects = [check_dialect(d) for d in ([dialect] if isinstance(dialect, str) else dialect)]
     if len(dialects) == 1:
         how = ["You can call the tools listed below. To call one, " + _HOW_TO_CALL[dialects[0]]]
     else:
         how = ["You can call the tools listed below, each in the way of its group."]
-        for each in dialects:
-            how.append(f"{_GROUP_TITLE[check_dialect(each)]}: {_HOW_TO_CALL[each]}")
+        how += [f"{_GROUP_TITLE[each]}: {_HOW_TO_CALL[each]}" for each in dialects]
     lines = [
         "# Tools",
         "",

@@ -50,9 +50,7 @@ class ToolDialects:
     """
 
     default: Dialect = attrs.field(default="json", converter=check_dialect)
-    per_tool: Mapping[str, Dialect] = attrs.field(
-        factory=dict, converter=_checked_per_tool, kw_only=False
-    )
+    per_tool: Mapping[str, Dialect] = attrs.field(factory=dict, converter=_checked_per_tool)
 
     def of(self, name: str) -> Dialect:
         """The dialect the tool ``name`` is called in."""

@@ -28,6 +28,7 @@ MAX_CHARS: Final = 4 * 1024 * 1024
 _UNDEFINED: Final = object()
 _SPACE: Final = re.compile(r"\s*")
 _IDENTIFIER: Final = re.compile(r"[A-Za-z_$][\w$]*")
+_NAME_AT_START: Final = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*")
 _BARE_KEY: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 _DECIMAL: Final = r"\d(?:_?\d)*"
 _NUMBER: Final = re.compile(
@@ -378,7 +379,7 @@ def read_call(source: str, order_of: Callable[[str], tuple[str, ...] | None]) ->
     its parameter out; one object after the declared parameters holds further named arguments.
     """
     text = source.strip()
-    head = re.match(r"[A-Za-z_$][\w$.]*", text)
+    head = _NAME_AT_START.match(text)
     name = head.group() if head else ""
     if len(text) > MAX_CHARS:
         return Found(name, None, f"the call is longer than {MAX_CHARS} characters")
