@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 import re
 import secrets
 from collections.abc import Callable
@@ -204,13 +205,17 @@ def _event_of(piece: Piece, request: ModelRequest) -> Event:
     return ThinkingDelta(run_id=run_id, round=round_, text=piece.text)
 
 
-PTYPE_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-"""The tool names the ptype dialect writes as they are: identifiers, dotted or not."""
+_NOT_A_KEYWORD: Final = rf"(?!(?:{'|'.join(keyword.kwlist)})(?![A-Za-z0-9_]))"
+_SEGMENT: Final = rf"{_NOT_A_KEYWORD}[A-Za-z_][A-Za-z0-9_]*"
+PTYPE_NAME: Final = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})*")
+"""The tool names the call dialects (ptype, python, typescript) write as they are: identifiers,
+dotted or not, no part of them a Python keyword (``import(…)`` is no Python call)."""
 
 
 def _ptype_spelling(name: str) -> str:
     spelt = re.sub(r"\W", "_", name)
-    return f"_{spelt}" if spelt[:1].isdigit() else spelt
+    spelt = f"_{spelt}" if spelt[:1].isdigit() else spelt
+    return f"{spelt}_" if keyword.iskeyword(spelt) else spelt
 
 
 def dialect_request(request: ModelRequest, dialect: DialectChoice) -> ModelRequest:

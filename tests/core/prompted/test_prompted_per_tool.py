@@ -313,3 +313,21 @@ def test_results_of_tools_in_different_dialects_are_escaped_for_every_dialect_in
     text = coalesce_tool_results(messages, choice, FUNCTIONS)[-1].text  # type: ignore[union-attr]
     assert parse_tool_calls(text, FUNCTIONS, choice).calls == ()
     assert "<fetch>" not in text
+
+
+@pytest.mark.parametrize("dialect", ["ptype", "python", "typescript"])
+async def test_a_tool_named_like_a_python_keyword_is_offered_under_an_alias(dialect: str) -> None:
+    importer = FunctionSpec(
+        name="import",
+        description="Import a file.",
+        parameters={"type": "object", "properties": {"path": {"type": "string"}}},
+        parameter_order=("path",),
+    )
+    inner = TextModel(script=['import_("data.csv")'])
+    adapter = PromptedAdapter(inner, ToolDialects("json", {"import": dialect}))  # type: ignore[dict-item]
+    request = ModelRequest(
+        run_id="r", round=1, messages=(UserMessage("load it"),), functions=(importer,)
+    )
+    message = await adapter.complete(request, lambda event: None)
+    assert [(c.name, c.arguments) for c in message.tool_calls] == [("import", {"path": "data.csv"})]
+    assert "\nimport_(path" in inner.requests[0].messages[0].content  # type: ignore[union-attr]
