@@ -1,9 +1,10 @@
 """Prompted tool calling: what the tool contract costs in the prompt, and how fast turns are read.
 
 Size: six typical tools (made with ``@toolwire.tool``, so their schemas are the real ones) are
-rendered for each dialect. Printed per dialect: the fixed protocol block, the catalogue per tool,
-and the ratio of the catalogue to the same tools' native schemas (the Chat Completions
-``{"type": "function", "function": {…}}`` objects as compact JSON). Target: the ptype catalogue
+rendered for each dialect, and once with a dialect per tool (``ptype+xml``: read_file in xml).
+Printed per dialect: the fixed protocol block, the catalogue per tool, and the ratio of the
+catalogue to the same tools' native schemas (the Chat Completions ``{"type": "function",
+"function": {…}}`` objects as compact JSON). Target: the ptype catalogue
 at most 0.6x the native size.
 
 Speed: a 2 KB model turn holding chatter and two calls (one with a list and a nested object) is
@@ -25,7 +26,13 @@ import time
 import timeit
 from typing import Annotated, Any, Literal
 
-from toolwire.prompted import DIALECTS, parse_tool_calls, render_call, render_prompted_tools
+from toolwire.prompted import (
+    DIALECTS,
+    ToolDialects,
+    parse_tool_calls,
+    render_call,
+    render_prompted_tools,
+)
 from toolwire.prompted._catalogue import catalogue_text, protocol_text
 from toolwire.prompted._scanner import TurnScanner
 from toolwire.tools import tool
@@ -135,6 +142,14 @@ def sizes(functions: tuple[FunctionSpec, ...]) -> tuple[list[str], bool]:
         )
         if dialect == "ptype" and ratio > PTYPE_TARGET:
             ok = False
+    # A dialect per tool: read_file in xml beside ptype; the protocol explains both.
+    mixed = ToolDialects("ptype", {"read_file": "xml"})
+    total = len(render_prompted_tools(functions, mixed))
+    catalogue = len(catalogue_text(functions, mixed)) + 1
+    lines.append(
+        f"{'ptype+xml':10} {total - catalogue:>9} {catalogue / len(functions):>15.0f} "
+        f"{catalogue / sum(native):>9.2f}x {total:>10} {total / sum(native):>9.2f}x"
+    )
     lines.append(f"target: ptype catalogue <= {PTYPE_TARGET}x native")
     return lines, ok
 
