@@ -85,6 +85,8 @@ class _Reader:
 
     def space(self) -> None:
         self.pos = _SPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]
+        if self.text.startswith(("//", "/*"), self.pos):
+            raise self.fail("comments are not accepted in a call; write the call alone")
 
     def peek(self) -> str:
         self.space()

@@ -95,6 +95,7 @@ def test_typescript_calls_are_read(text: str, arguments: dict[str, Any] | None) 
         ('search("q", undefined, undefined, undefined, undefined, [1,,2])', "an empty place"),
         ('search("q", fn())', "is a call; only literal values"),
         ('search("\\1")', "octal escapes"),
+        ('search(/* the query */ "q")', "comments are not accepted"),
         ("search(1, 2, 3, 4, 5, 6, 7, 8)", "search takes 6 arguments"),
         ('search("q", undefined, undefined, undefined, undefined, undefined, {query: "x"})', None),
     ],
