@@ -55,6 +55,10 @@ class PluginsConfig:
     enable: tuple[str, ...] = ()
 
 
+ToolDialectName = Literal["json", "xml", "ptype", "python", "typescript"]
+"""The prompted tool-calling dialects (``toolwire.prompted.DIALECTS``)."""
+
+
 @attrs.frozen(kw_only=True)
 class ProviderConfig:
     """``[provider]``: the provider a run talks to.
@@ -70,6 +74,9 @@ class ProviderConfig:
     decompression, ``max_sse_line_chars`` of one line and ``max_sse_event_chars`` of one event
     of a stream. Past a bound the request fails with an error naming the setting.
 
+    ``tool_dialect`` is the dialect of prompted tool calling; ``tool_dialects`` (``[provider.
+    tool_dialects]``, tool name = dialect) gives single tools another one.
+
     ``options`` are more fields of the request body (``seed``, ``reasoning_effort`` …); the
     fields the loop decides for every request (``tools``, ``tool_choice``,
     ``parallel_tool_calls``) are refused there. ``provider_tools`` are tool definitions the
@@ -83,7 +90,8 @@ class ProviderConfig:
     api_key_env: str | None = None
     trust: str = "medium"
     native_tools: bool | None = None
-    tool_dialect: Literal["json", "xml", "ptype"] = "json"
+    tool_dialect: ToolDialectName = "json"
+    tool_dialects: dict[str, ToolDialectName] = attrs.field(factory=dict)
     enforces_strict_tool_schemas: bool | None = None
     accepts_parallel_tool_calls: bool | None = None
     stream: bool = False
@@ -317,10 +325,15 @@ _ABSENT = object()
 
 def _expected_for(cls: type, path: str) -> str | None:
     """What would be valid at ``path`` of an attrs class: the field's type or Literal choices."""
+    import typing
+
     keys = [k for k, _ in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[1:]) if k]
     current: Any = cls
     field = None
     for key in keys:
+        if field is not None and typing.get_origin(current) in (dict, Mapping):
+            current = typing.get_args(current)[1]  # an entry of a table of settings
+            continue
         if not attrs.has(current):
             return None
         field = attrs.fields_dict(current).get(key)
@@ -431,7 +444,12 @@ def _flatten(exc: BaseException, path: str) -> list[tuple[str, str]]:
         for sub, note in with_notes:
             name = getattr(note, "name", None)
             idx = getattr(note, "index", None)
-            sub_path = f"{path}.{name}" if name is not None else f"{path}[{idx}]"
+            # A table's entries are noted by key (str), a list's items by index.
+            sub_path = (
+                f"{path}.{name if name is not None else idx}"
+                if not isinstance(idx, int)
+                else f"{path}[{idx}]"
+            )
             out.extend(_flatten(sub, sub_path))
         for sub in without:
             if not isinstance(sub, ForbiddenExtraKeysError):

@@ -50,7 +50,7 @@ def test_show_anthropic_uses_input_schema(workdir: Path, capsys: pytest.CaptureF
     assert set(tool) >= {"name", "description", "input_schema"}
 
 
-@pytest.mark.parametrize("dialect", ["json", "xml", "ptype"])
+@pytest.mark.parametrize("dialect", ["json", "xml", "ptype", "python", "typescript"])
 def test_show_prompted_prints_the_system_prompt_text(
     workdir: Path, capsys: pytest.CaptureFixture[str], dialect: str
 ):
@@ -58,6 +58,20 @@ def test_show_prompted_prints_the_system_prompt_text(
     text = capsys.readouterr().out
     assert "calculator" in text
     assert "expression" in text
+
+
+def test_show_prompted_uses_the_tools_own_dialect(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+):
+    config = workdir / "toolwire.toml"
+    config.write_text(
+        config.read_text() + '[provider.tool_dialects]\ncalculator = "typescript"\n',
+        encoding="utf-8",
+    )
+    assert main(["tools", "show", "calculator", "--wire", "prompted"]) == 0
+    assert "in TypeScript syntax" in capsys.readouterr().out
+    assert main(["tools", "show", "calculator", "--wire", "prompted", "--dialect", "xml"]) == 0
+    assert "an element named after the tool" in capsys.readouterr().out
 
 
 def test_show_prompted_says_how_many_calls_a_run_asks_for(

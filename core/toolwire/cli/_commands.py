@@ -52,8 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--wire", choices=WIRES, help="render for this API (default: canonical JSON)")
     p.add_argument(
         "--dialect",
-        choices=("json", "xml", "ptype"),
-        help="prompted dialect (with --wire prompted)",
+        choices=("json", "xml", "ptype", "python", "typescript"),
+        help="prompted dialect (with --wire prompted; default: the tool's from the config)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p = tools_sub.add_parser("call", help="run one tool with JSON arguments, no model")
@@ -234,9 +234,10 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         from ..prompted import render_prompted_tools
 
         # As a run sends it: serial execution (`[loop] concurrency = 1`) asks for one call a reply.
+        provider = host.config.provider
         text = render_prompted_tools(
             (spec,),
-            args.dialect or host.config.provider.tool_dialect,
+            args.dialect or provider.tool_dialects.get(spec.name, provider.tool_dialect),
             several_calls=host.config.loop.concurrency > 1,
         )
         if args.json:

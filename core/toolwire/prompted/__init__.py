@@ -1,9 +1,11 @@
 """Prompted tool calling: tools through the system prompt for models without a native tool channel.
 
-Three dialects are rendered from the same ``FunctionSpec`` as the native path: ``json``
+Five dialects are rendered from the same ``FunctionSpec`` as the native path: ``json``
 (``<tool_call>{"name": …, "arguments": {…}}</tool_call>``), ``xml``
-(``<name><arg>value</arg></name>``) and ``ptype`` (``name("a", 5)``). :func:`wrap_adapter`
-chooses, per provider, between native, prompted and native-with-fallback.
+(``<name><arg>value</arg></name>``), ``ptype`` (``name("a", 5)``), ``python``
+(``name('a', 5, flag=True)``) and ``typescript`` (``name("a", undefined, true)``).
+:class:`ToolDialects` gives single tools a dialect of their own. :func:`wrap_adapter` chooses,
+per provider, between native, prompted and native-with-fallback.
 """
 
 from ._adapter import (
@@ -14,7 +16,7 @@ from ._adapter import (
     wrap_adapter,
 )
 from ._catalogue import render_prompted_tools, with_tool_instructions
-from ._dialect import DIALECTS, Dialect
+from ._dialect import DIALECTS, Dialect, ToolDialects
 from ._history import (
     TOOL_RESULTS_HEADER,
     coalesce_tool_results,
@@ -33,6 +35,7 @@ __all__ = [
     "ParsedTurn",
     "PromptedAdapter",
     "TOOL_RESULTS_HEADER",
+    "ToolDialects",
     "coalesce_tool_results",
     "ensure_resolvable_user_turn",
     "escape_result_body",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import keyword
 import re
 import secrets
 from collections.abc import Callable
@@ -28,7 +29,7 @@ from ..events import (
 from ..messages import AssistantMessage, AssistantPart, SystemMessage, TextPart, ToolResultMessage
 from ..tools._spec import FunctionSpec
 from ._catalogue import render_prompted_tools, with_tool_instructions
-from ._dialect import Dialect, check_dialect
+from ._dialect import CALL_DIALECTS, DialectChoice, ToolDialects, tool_dialects
 from ._history import coalesce_tool_results, ensure_resolvable_user_turn
 from ._scanner import (
     CallPiece,
@@ -78,16 +79,21 @@ class PromptedAdapter(ProviderAdapter):
     deltas of the non-call text are passed on (call text is held back as far as it can be told
     apart while it arrives), with ``ToolCallStarted`` and ``ToolCallCompleted`` for each call.
 
+    ``dialect`` is one dialect for every tool, or a :class:`ToolDialects` giving tools their
+    own: the catalogue then groups the tools by dialect, the protocol explains each dialect in
+    use once, and each tool's calls are read in its dialect.
+
     The instance reports the wrapped adapter's ``api``, so events and opaque parts stay tied to
     the real wire API.
     """
 
     api: ClassVar[str] = "prompted"
 
-    def __init__(self, inner: ProviderAdapter, dialect: Dialect = "json") -> None:
+    def __init__(self, inner: ProviderAdapter, dialect: DialectChoice = "json") -> None:
         super().__init__(inner.config, inner.transport)
         self.inner = inner
-        self.dialect = check_dialect(dialect)
+        self.dialects = tool_dialects(dialect)
+        self.dialect = self.dialects.default
         # Instances answer to the wrapped API's name (events, opaque parts).
         vars(self)["api"] = inner.api
 
@@ -105,10 +111,11 @@ class PromptedAdapter(ProviderAdapter):
 
     def render_tools(self, functions: tuple[FunctionSpec, ...]) -> str:
         """The exact text appended to the system prompt for these functions."""
-        return render_prompted_tools(functions, self.dialect)
+        return render_prompted_tools(functions, self.dialects)
 
     def text_request(self, request: ModelRequest) -> ModelRequest:
         """``request`` as the inner adapter receives it: tools in the prompt, history as text."""
+        dialects = self._request_dialects(request)
         functions = request.functions if request.tool_choice != "none" else ()
         messages = list(request.messages)
         several = request.parallel_tool_calls is not False
@@ -117,17 +124,17 @@ class PromptedAdapter(ProviderAdapter):
                 prompt = with_tool_instructions(
                     messages[0].content,
                     functions,
-                    self.dialect,
+                    dialects,
                     tool_choice=request.tool_choice,
                     several_calls=several,
                 )
                 messages[0] = SystemMessage(prompt)
             else:
                 block = render_prompted_tools(
-                    functions, self.dialect, tool_choice=request.tool_choice, several_calls=several
+                    functions, dialects, tool_choice=request.tool_choice, several_calls=several
                 )
                 messages.insert(0, SystemMessage(block))
-        converted = coalesce_tool_results(messages, self.dialect, request.functions)
+        converted = coalesce_tool_results(messages, dialects, request.functions)
         return attrs.evolve(
             request,
             messages=ensure_resolvable_user_turn(converted),
@@ -142,12 +149,13 @@ class PromptedAdapter(ProviderAdapter):
         A tool name the dialect cannot write (``get-weather`` in ptype) is offered under an
         alias, and its calls are read back under the canonical name.
         """
-        request = dialect_request(request, self.dialect)
+        request = dialect_request(request, self.dialects)
         functions = request.functions if request.tool_choice != "none" else ()
         if not functions:
             return await self.inner.complete(self.text_request(request), emit)
         new_id = _call_ids(request)
-        scanner = TurnScanner(functions, self.dialect, new_id=new_id)
+        dialects = self._request_dialects(request)
+        scanner = TurnScanner(functions, dialects, new_id=new_id)
         streamed: list[str] = []
 
         def forward(event: Event) -> None:
@@ -166,8 +174,13 @@ class PromptedAdapter(ProviderAdapter):
         if streamed and "".join(streamed) == text:
             parsed = scanner.result()
         else:
-            parsed = parse_tool_calls(text, functions, self.dialect, new_id=new_id)
+            parsed = parse_tool_calls(text, functions, dialects, new_id=new_id)
         return canonical_message(_with_parsed(message, parsed), request)
+
+    def _request_dialects(self, request: ModelRequest) -> ToolDialects:
+        """The dialects under the names this request offers its tools by (aliases included)."""
+        names = request.tool_names
+        return self.dialects.aliased(names.aliases) if names is not None else self.dialects
 
     async def aclose(self) -> None:
         """Close the inner adapter."""
@@ -192,19 +205,28 @@ def _event_of(piece: Piece, request: ModelRequest) -> Event:
     return ThinkingDelta(run_id=run_id, round=round_, text=piece.text)
 
 
-PTYPE_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
-"""The tool names the ptype dialect writes as they are: identifiers, dotted or not."""
+_NOT_A_KEYWORD: Final = rf"(?!(?:{'|'.join(keyword.kwlist)})(?![A-Za-z0-9_]))"
+_SEGMENT: Final = rf"{_NOT_A_KEYWORD}[A-Za-z_][A-Za-z0-9_]*"
+PTYPE_NAME: Final = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})*")
+"""The tool names the call dialects (ptype, python, typescript) write as they are: identifiers,
+dotted or not, no part of them a Python keyword (``import(…)`` is no Python call)."""
 
 
 def _ptype_spelling(name: str) -> str:
     spelt = re.sub(r"\W", "_", name)
-    return f"_{spelt}" if spelt[:1].isdigit() else spelt
+    spelt = f"_{spelt}" if spelt[:1].isdigit() else spelt
+    return f"{spelt}_" if keyword.iskeyword(spelt) else spelt
 
 
-def dialect_request(request: ModelRequest, dialect: str) -> ModelRequest:
-    """``request`` with the names ``dialect`` cannot write aliased (only ptype has such names:
-    json quotes any name, and xml writes a name that is no tag as a JSON call)."""
-    if dialect != "ptype":
+def dialect_request(request: ModelRequest, dialect: DialectChoice) -> ModelRequest:
+    """``request`` with the names its dialects cannot write aliased (only the call dialects,
+    ptype, python and typescript, have such names: json quotes any name, and xml writes a name
+    that is no tag as a JSON call)."""
+    choice = tool_dialects(dialect)
+    calls = choice.default in CALL_DIALECTS or any(
+        choice.of(f.name) in CALL_DIALECTS for f in request.functions
+    )
+    if not calls:
         return request
     return wire_request(request, pattern=PTYPE_NAME, max_length=64, spell=_ptype_spelling)
 
@@ -260,7 +282,7 @@ class AutoPromptedAdapter(ProviderAdapter):
     def __init__(
         self,
         inner: ProviderAdapter,
-        dialect: Dialect = "json",
+        dialect: DialectChoice = "json",
         *,
         memory: FallbackMemory | None = None,
     ) -> None:
@@ -324,14 +346,16 @@ def wrap_adapter(adapter: ProviderAdapter, config: ProviderConfig) -> ProviderAd
     """The adapter the loop should use for a provider, by the config's tool settings.
 
     ``native_tools = false`` in the config, or an adapter without a native tool channel: a
-    :class:`PromptedAdapter` in ``tool_dialect``. ``native_tools`` unset: an
+    :class:`PromptedAdapter` in ``tool_dialect``, with the tools named in ``tool_dialects`` in
+    their own. ``native_tools`` unset: an
     :class:`AutoPromptedAdapter` (native first, prompted after a refusal). ``native_tools =
     true``: the adapter as it is. An adapter already wrapped is returned unchanged.
     """
     if isinstance(adapter, PromptedAdapter | AutoPromptedAdapter):
         return adapter
+    dialects = ToolDialects(config.tool_dialect, config.tool_dialects)
     if config.native_tools is False or not adapter.capabilities.native_tools:
-        return PromptedAdapter(adapter, config.tool_dialect)
+        return PromptedAdapter(adapter, dialects)
     if config.native_tools is None:
-        return AutoPromptedAdapter(adapter, config.tool_dialect)
+        return AutoPromptedAdapter(adapter, dialects)
     return adapter

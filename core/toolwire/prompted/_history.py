@@ -21,7 +21,7 @@ from ..messages import (
     UserPart,
 )
 from ..tools._spec import FunctionSpec
-from ._dialect import Dialect, check_dialect
+from ._dialect import CALL_DIALECTS, DialectChoice, tool_dialects
 from ._render import render_tool_call
 
 TOOL_RESULTS_HEADER: Final = "[Tool results]"
@@ -101,8 +101,12 @@ def _tag_after(tags: Sequence[str]) -> str:
     return rf"{_INVISIBLE}\s*/?{_INVISIBLE}\s*(?:{names})(?![\w.-])"
 
 
-def _guards(dialect: Dialect | None, names: Sequence[str]) -> list[_Guard]:
-    tags = [*_PROTECTED_TAGS, *(names if dialect == "xml" else ())]
+def _guards(dialect: DialectChoice | None, names: Sequence[str]) -> list[_Guard]:
+    choice = tool_dialects(dialect) if dialect is not None else None
+    xml_names = [n for n in names if choice is not None and choice.of(n) == "xml"]
+    call_names = [n for n in names if choice is not None and choice.of(n) in CALL_DIALECTS]
+    json_in_use = choice is not None and "json" in choice.in_use(names)
+    tags = [*_PROTECTED_TAGS, *xml_names]
     after = _tag_after(tags)
     guards = [_Guard("", "<", "lt", after, re.I)]
     guards += [_Guard("", char, entity, after, re.I) for char, entity in _LESS_THAN_LOOKALIKES]
@@ -113,26 +117,32 @@ def _guards(dialect: Dialect | None, names: Sequence[str]) -> list[_Guard]:
     named_object = r"""\s*["']name["']\s*:"""
     # The object opening a code fence is read as calls in every dialect (in json, the guard of
     # a line starting a named object escapes it when the name comes first).
-    fenced = rf"(?!{named_object})" if dialect == "json" else ""
+    fenced = rf"(?!{named_object})" if json_in_use else ""
     guards.append(_Guard(r"^[ \t]*`{3,}[\w+.-]*[ \t]*\r?\n\s*", "{", "#123", fenced, re.M))
-    if dialect == "ptype" and names:
-        before = rf"^[ \t]*`*[ \t]*(?:\[[ \t]*)?(?:{_alternation(names)})[ \t]*"
+    if call_names:
+        # A line starting with a tool name and "(" reads as a call in ptype, python and
+        # typescript alike.
+        before = rf"^[ \t]*`*[ \t]*(?:\[[ \t]*)?(?:{_alternation(call_names)})[ \t]*"
         guards.append(_Guard(before, "(", "#40", "", re.M))
-    if dialect == "json":
+    if json_in_use:
         guards.append(_Guard(r"^[ \t]*", "{", "#123", named_object, re.M))
     return guards
 
 
-def escape_result_body(text: str, dialect: Dialect | None = None, names: Sequence[str] = ()) -> str:
+def escape_result_body(
+    text: str, dialect: DialectChoice | None = None, names: Sequence[str] = ()
+) -> str:
     """Neutralise everything in a result body that could close its envelope or make a call.
 
     In every dialect ``<`` before ``tool_result``, ``tool_call`` or ``think`` (closing or not,
-    any case) becomes ``&lt;``; in ``xml`` also before the tool ``names``. Lookalikes count as
-    the tag: fullwidth letters and ``＜``, invisible characters inside the name, ``-`` or a
-    space for ``_``. A line reading as the ``[Tool results]`` header gets ``&#91;``. What the
-    parser would read as a call is broken the same way: in every dialect the ``{`` opening a
-    code fence (``&#123;``), in ``ptype`` the ``(`` of a line starting with a tool name
-    (``&#40;``), in ``json`` the ``{`` of a line starting an object with a name (``&#123;``).
+    any case) becomes ``&lt;``; before the ``names`` of tools called in ``xml`` too. Lookalikes
+    count as the tag: fullwidth letters and ``＜``, invisible characters inside the name, ``-``
+    or a space for ``_``. A line reading as the ``[Tool results]`` header gets ``&#91;``. What
+    the parser would read as a call is broken the same way: in every dialect the ``{`` opening a
+    code fence (``&#123;``); for tools called in ``ptype``, ``python`` or ``typescript`` the
+    ``(`` of a line starting with the tool's name (``&#40;``); with ``json`` in use the ``{`` of
+    a line starting an object with a name (``&#123;``). ``dialect`` is one dialect or a
+    :class:`ToolDialects`.
     An entity already in such a place gets one more ``amp;``, so the body reads
     the same to a person and :func:`restore_result_body` gives it back exactly.
     """
@@ -142,7 +152,7 @@ def escape_result_body(text: str, dialect: Dialect | None = None, names: Sequenc
 
 
 def restore_result_body(
-    text: str, dialect: Dialect | None = None, names: Sequence[str] = ()
+    text: str, dialect: DialectChoice | None = None, names: Sequence[str] = ()
 ) -> str:
     """Undo :func:`escape_result_body` (same dialect and names)."""
     for guard in reversed(_guards(dialect, names)):
@@ -155,7 +165,9 @@ def _attribute(value: str) -> str:
 
 
 def render_tool_results(
-    results: Sequence[ToolResultMessage], dialect: Dialect | None = None, names: Sequence[str] = ()
+    results: Sequence[ToolResultMessage],
+    dialect: DialectChoice | None = None,
+    names: Sequence[str] = (),
 ) -> str:
     """One user turn's text for a round's results: the header, then one envelope per result.
 
@@ -187,7 +199,7 @@ def _is_query(message: Message) -> bool:
 
 
 def _calls_as_text(
-    message: AssistantMessage, dialect: Dialect, functions: Sequence[FunctionSpec]
+    message: AssistantMessage, dialect: DialectChoice, functions: Sequence[FunctionSpec]
 ) -> AssistantMessage:
     if not message.tool_calls:
         return message
@@ -223,17 +235,18 @@ def _merge_user(first: UserMessage, second: UserMessage) -> UserMessage:
 
 
 def coalesce_tool_results(
-    messages: Sequence[Message], dialect: Dialect, functions: Sequence[FunctionSpec] = ()
+    messages: Sequence[Message], dialect: DialectChoice, functions: Sequence[FunctionSpec] = ()
 ) -> tuple[Message, ...]:
     """The conversation as a chat model without native tools can read it.
 
-    Assistant tool calls become text in ``dialect`` (the model's own text when it is known and
-    unchanged); each run of consecutive tool results becomes one user turn starting with
-    ``[Tool results]`` (see :func:`render_tool_results`), merged with a user turn right next to
-    it so user and assistant turns keep alternating. ``functions`` gives schemas and parameter
+    Assistant tool calls become text in ``dialect`` (one dialect, or a :class:`ToolDialects`
+    giving each tool its own; the model's own text when it is known and unchanged); each run
+    of consecutive tool results becomes one user turn starting with ``[Tool results]`` (see
+    :func:`render_tool_results`), merged with a user turn right next to it so user and
+    assistant turns keep alternating. ``functions`` gives schemas and parameter
     order for writing calls, and the tool names whose tags result bodies may not contain.
     """
-    dialect = check_dialect(dialect)
+    dialect = tool_dialects(dialect)
     names = [f.name for f in functions]
     out: list[Message] = []
     pending: list[ToolResultMessage] = []

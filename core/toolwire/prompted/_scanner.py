@@ -18,8 +18,8 @@ import attrs
 
 from ..messages import AssistantPart, TextPart, ThinkingPart, ToolCall
 from ..tools._spec import FunctionSpec
-from . import _jsoncalls, _ptype, _xml
-from ._dialect import Dialect, check_dialect
+from . import _jsoncalls, _ptype, _typescript, _xml
+from ._dialect import Dialect, DialectChoice, tool_dialects
 from ._found import Found
 from ._schema import parameter_names
 
@@ -128,9 +128,13 @@ def _alternation(words: Iterable[str]) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _patterns(names: tuple[str, ...], dialect: Dialect) -> _Patterns:
+def _patterns(tools: tuple[tuple[str, Dialect], ...], bare_json: bool) -> _Patterns:
     # Searches start with a literal ("<", or the newline before a line), so the regex engine
     # skips ahead to candidates instead of trying every alternative at every character.
+    # ``tools`` pairs each offered name with its dialect: each tool is read in its own.
+    xml_names = [name for name, dialect in tools if dialect == "xml"]
+    list_names = [name for name, dialect in tools if dialect in ("ptype", "python")]
+    ts_names = [name for name, dialect in tools if dialect == "typescript"]
     tags = [
         r"(?P<think_open>(?P<think_tag>think|thinking)>)",
         r"(?P<think_close>/(?:think|thinking)>)",
@@ -143,21 +147,25 @@ def _patterns(names: tuple[str, ...], dialect: Dialect) -> _Patterns:
     tag_literals += [_TOOL_CALL_OPEN, _TOOL_CALL_CLOSE]
     tag_prefixes = {lit[:i] for lit in tag_literals for i in range(1, len(lit))}
     line_partials = [r"^[ \t]*`{1,3}[\w+.-]*[ \t]*\r?\Z"]
-    if dialect == "xml" and names:
-        xml = rf"(?P<xml_name>{_alternation(names)})(?=[\s/>])"
+    if xml_names:
+        xml = rf"(?P<xml_name>{_alternation(xml_names)})(?=[\s/>])"
         tags.append(rf"(?P<xml>{xml})")
         calls.append(rf"(?P<xml><{xml})")
-        tag_prefixes |= {("<" + n)[:i] for n in names for i in range(1, len(n) + 2)}
-    if dialect == "ptype" and names:
-        ptype = (
-            r"[ \t]*`*[ \t]*(?P<ptype_list>\[[ \t]*)?"
-            rf"(?P<ptype_name>{_alternation(names)})[ \t]*\("
-        )
+        tag_prefixes |= {("<" + n)[:i] for n in xml_names for i in range(1, len(n) + 2)}
+    if list_names or ts_names:
+        # A call on a line of its own; ptype and python also read a [list, of(), calls()].
+        shapes = []
+        if list_names:
+            shapes.append(rf"(?P<ptype_list>\[[ \t]*)?(?P<ptype_name>{_alternation(list_names)})")
+        if ts_names:
+            shapes.append(rf"(?P<ts_name>{_alternation(ts_names)})")
+        ptype = rf"[ \t]*`*[ \t]*(?:{'|'.join(shapes)})[ \t]*\("
         lines.append(rf"(?P<ptype>{ptype})")
         calls.append(rf"(?P<ptype>^{ptype})")
+        names = [*list_names, *ts_names]
         prefixes = _alternation(n[:i] for n in names for i in range(1, len(n) + 1))
         line_partials.append(rf"^[ \t]*`*[ \t]*(?:\[[ \t]*)?(?:{prefixes})?[ \t]*\Z")
-    if dialect == "json":
+    if bare_json:
         bare = r"""[ \t]*\{\s*["']name["']\s*:"""
         lines.append(rf"(?P<bare>{bare})")
         calls.append(rf"(?P<bare>^{bare})")
@@ -185,14 +193,17 @@ class TurnScanner:
     def __init__(
         self,
         functions: Sequence[FunctionSpec],
-        dialect: Dialect,
+        dialect: DialectChoice,
         *,
         new_id: Callable[[int], str] | None = None,
     ) -> None:
-        self._dialect = check_dialect(dialect)
+        choice = tool_dialects(dialect)
+        self._default = choice.default
         self._functions = {f.name: f for f in functions}
+        self._dialects = {name: choice.of(name) for name in self._functions}
         self._orders: dict[str, tuple[str, ...]] = {}
-        self._patterns = _patterns(tuple(sorted(self._functions)), self._dialect)
+        bare_json = "json" in choice.in_use(self._functions)
+        self._patterns = _patterns(tuple(sorted(self._dialects.items())), bare_json)
         if new_id is None:
             prefix = secrets.token_hex(3)
             new_id = lambda index: f"call_{prefix}_{index}"  # noqa: E731
@@ -346,7 +357,7 @@ class TurnScanner:
         if replay:
             data = {
                 PROVIDER_DATA_KEY: {
-                    "dialect": self._dialect,
+                    "dialect": self._dialects.get(found.name, self._default),
                     "text": raw.strip(),
                     "fingerprint": call_fingerprint(found.name, found.arguments),
                 }
@@ -440,8 +451,9 @@ class TurnScanner:
             return True
         if groups.get("ptype"):
             self._begin(start, _PTYPE)
-            self._name = groups["ptype_name"]
-            bracket = match.start("ptype_list") if groups["ptype_list"] else match.end() - 1
+            self._name = groups.get("ptype_name") or groups["ts_name"]
+            listed = groups.get("ptype_list")
+            bracket = match.start("ptype_list") if listed else match.end() - 1
             self._body_start = bracket
             return True
         self._begin(start, _BARE)
@@ -598,7 +610,7 @@ class TurnScanner:
             if elements and not stray.strip():
                 return [self._xml_found(e.tag, e.attributes, e.content) for e in elements]
         if _CALL_START.match(text):
-            return _ptype.read_calls(text, self._order)
+            return self._read_call_text(text)
         shown = text if len(text) <= 80 else text[:79] + "…"
         return [
             Found(
@@ -657,9 +669,22 @@ class TurnScanner:
             return -1
         return newline
 
+    def _read_call_text(self, source: str) -> list[Found]:
+        """The calls in ``name(…)`` text, read in the dialect of the tool it names (ptype's
+        reader for a tool that is not called in a call dialect)."""
+        dialect = self._dialects.get(_ptype.name_at_start(source))
+        if dialect == "typescript":
+            return [_typescript.read_call(source, self._order)]
+        if dialect == "python":
+            return _ptype.read_python_calls(source, self._order)
+        return _ptype.read_calls(source, self._order)
+
     def _step_ptype(self) -> bool:
         buf = self._buf
-        end = _ptype.find_bracket_end(buf, self._body_start)
+        if self._dialects.get(self._name) == "typescript":
+            end = _typescript.find_call_end(buf, self._body_start)
+        else:
+            end = _ptype.find_bracket_end(buf, self._body_start)
         if end is None:
             if not self._final:
                 return False
@@ -677,9 +702,12 @@ class TurnScanner:
             self._pos = end
             return True
         source = buf[self._body_start if buf[self._body_start] == "[" else self._name_start() : end]
-        self._complete(_ptype.read_calls(source, self._order), buf[self._call_start : end])
+        self._complete(self._read_call_text(source), buf[self._call_start : end])
         self._pos = line_end
         return True
+
+    def _is_json_tool(self, name: str) -> bool:
+        return self._dialects.get(name) == "json"
 
     def _name_start(self) -> int:
         return self._buf.index(self._name, self._call_start)
@@ -693,11 +721,11 @@ class TurnScanner:
         if line_end is None:
             return False
         found = _jsoncalls.read_calls(buf[brace : end if end is not None else len(buf)])
-        if end is not None and line_end >= 0 and all(f.name in self._functions for f in found):
+        if end is not None and line_end >= 0 and all(self._is_json_tool(f.name) for f in found):
             self._complete(found, buf[self._call_start : end])
             self._pos = line_end
             return True
-        if end is None and len(found) == 1 and found[0].name in self._functions:
+        if end is None and len(found) == 1 and self._is_json_tool(found[0].name):
             reason = "the call is not closed: the output ended inside it"
             self._complete([Found(found[0].name, None, reason)], buf[self._call_start :])
             self._pos = len(buf)
@@ -717,7 +745,7 @@ _NAME_IN_BODY: Final = re.compile(
 def parse_tool_calls(
     text: str,
     functions: Sequence[FunctionSpec],
-    dialect: Dialect,
+    dialect: DialectChoice,
     *,
     new_id: Callable[[int], str] | None = None,
 ) -> ParsedTurn:
@@ -731,8 +759,10 @@ def parse_tool_calls(
 
     :param text: the model's output.
     :param functions: the functions offered (names, schemas for the xml dialect's types, and
-        parameter order for ptype's positional arguments).
-    :param dialect: ``json``, ``xml`` or ``ptype``.
+        parameter order for positional arguments).
+    :param dialect: ``json``, ``xml``, ``ptype``, ``python`` or ``typescript``, or a
+        :class:`ToolDialects` giving each tool its own (each tool's calls are read in its
+        dialect; a ``<tool_call>`` block in any).
     :param new_id: makes the id of the call with this index (from 0); random ids by default.
     """
     scanner = TurnScanner(functions, dialect, new_id=new_id)

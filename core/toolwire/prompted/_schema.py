@@ -8,7 +8,7 @@ from typing import Any, Final, Literal, TypeAlias
 
 from ..tools._validation import json_type_of
 
-TypeStyle: TypeAlias = Literal["py", "ts"]
+TypeStyle: TypeAlias = Literal["py", "ts", "typescript"]
 
 JSON_TYPES: Final = frozenset({"string", "integer", "number", "boolean", "null", "array", "object"})
 
@@ -171,6 +171,7 @@ def type_text(schema: Any, root: Mapping[str, Any], style: TypeStyle, depth: int
 
     ``py``: ``str``, ``int``, ``list[str]``, ``{a: int, b?: str}``, ``"x" | "y"``, ``str | None``.
     ``ts``: ``string``, ``integer``, ``string[]``, ``{a: integer, b?: string}``, ``"x" | "y"``.
+    ``typescript``: as ``ts``, with TypeScript's ``number`` for integers too.
     """
     node = resolve(schema, root)
     if depth > 4:
@@ -189,7 +190,7 @@ def type_text(schema: Any, root: Mapping[str, Any], style: TypeStyle, depth: int
         inferred = allowed_types(node, root)
         types = sorted(inferred) if inferred else []
     if not types:
-        return "any" if style == "ts" else "Any"
+        return "Any" if style == "py" else "any"
     return " | ".join(_unique(_single_type(node, t, root, style, depth) for t in types))
 
 
@@ -227,6 +228,8 @@ def _single_type(
         return "dict" if style == "py" else "object"
     if style == "py":
         return _PY_NAMES.get(kind, kind)
+    if style == "typescript" and kind == "integer":
+        return "number"
     return kind
 
 
@@ -234,6 +237,10 @@ def constraints_text(schema: Any, root: Mapping[str, Any], style: TypeStyle) -> 
     """The constraints of a schema in a few words (``1..20``, ``format uri``), or ``""``."""
     node = resolve(schema, root)
     words: list[str] = []
+    kinds = (allowed_types(node, root) or frozenset()) if style == "typescript" else frozenset()
+    if "integer" in kinds and "number" not in kinds:
+        # TypeScript has one number type: say where only whole numbers are valid.
+        words.append("integer")
     low, high = node.get("minimum"), node.get("maximum")
     xlow, xhigh = node.get("exclusiveMinimum"), node.get("exclusiveMaximum")
     if _is_number(low) and _is_number(high):

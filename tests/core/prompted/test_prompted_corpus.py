@@ -405,6 +405,70 @@ CORPUS: list[tuple[str, Dialect, str, Expected, str]] = [
         [],
         "No search needed.",
     ),
+    (
+        "python: a fenced call with keywords",
+        "python",
+        "Let me look.\n```python\nsearch('rust agents', limit=3, fresh=True)\n```\nOne moment.",
+        [("search", {"query": "rust agents", "limit": 3, "fresh": True})],
+        "Let me look.\nOne moment.",
+    ),
+    (
+        "python: a list of calls",
+        "python",
+        "[search('a'), fetch(url='https://b.example')]",
+        [("search", {"query": "a"}), ("fetch", {"url": "https://b.example"})],
+        "",
+    ),
+    (
+        "python: JSON literals are refused with the Python spelling",
+        "python",
+        'search("q", site=null)',
+        [("search", None, "null is not a Python value; write None")],
+        "",
+    ),
+    (
+        "python: an f-string is not run",
+        "python",
+        "search(f'{secret}')",
+        [("search", None, "f-strings are not accepted")],
+        "",
+    ),
+    (
+        "typescript: two calls with semicolons in a fence",
+        "typescript",
+        'Two lookups:\n```ts\nsearch("rust agents", 3);\nfetch(`https://b.example`);\n```',
+        [("search", {"query": "rust agents", "limit": 3}), ("fetch", {"url": "https://b.example"})],
+        "Two lookups:",
+    ),
+    (
+        "typescript: an object literal with bare keys and trailing commas",
+        "typescript",
+        "search(\n  'q',\n  undefined,\n  undefined,\n  undefined,\n"
+        "  {lang: 'de', year: 2024,},\n)",
+        [("search", {"query": "q", "filters": {"lang": "de", "year": 2024}})],
+        "",
+    ),
+    (
+        "typescript: an awaited call is prose",
+        "typescript",
+        'await search("q") would find it.',
+        [],
+        'await search("q") would find it.',
+    ),
+    (
+        "typescript: Python literals are refused with the TypeScript spelling",
+        "typescript",
+        'search("q", 2, False)',
+        [("search", None, "False is not a TypeScript value; write false")],
+        "",
+    ),
+    (
+        "typescript: a call cut off at the end of the output",
+        "typescript",
+        'search("q", 2',
+        [("search", None, "the call is not closed")],
+        "",
+    ),
 ]
 
 

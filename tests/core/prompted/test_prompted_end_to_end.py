@@ -17,6 +17,19 @@ from toolwire.events import ProviderRetry, TextDelta, ToolCallCompleted
 from toolwire.messages import UserMessage
 from toolwire.prompted import DIALECTS, TOOL_RESULTS_HEADER, render_call
 from toolwire.prompted._dialect import Dialect
+from toolwire.tools import FunctionSpec
+
+# The search tool's offer, for writing its calls as a model would (typescript needs the order).
+SEARCH_SPEC = FunctionSpec(
+    name="search",
+    description="Search the web.",
+    parameters={
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["query"],
+    },
+    parameter_order=("query", "limit"),
+)
 
 # A page that tries to end its envelope and slip in calls of a destructive tool, in every
 # shape some dialect reads as a call.
@@ -71,7 +84,7 @@ def _echoing_model(dialect: Dialect, seen: list[ModelRequest]) -> type[TextModel
         last = request.messages[-1]
         assert isinstance(last, UserMessage)
         if not last.text.startswith(TOOL_RESULTS_HEADER):
-            call = render_call("search", {"query": "rust agents"}, dialect)
+            call = render_call("search", {"query": "rust agents"}, dialect, SEARCH_SPEC)
             return f"Let me search.\n{call}"
         return f"Here is what I got:\n{last.text}\nThat is all."
 

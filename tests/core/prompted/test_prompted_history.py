@@ -87,6 +87,8 @@ def test_calls_read_from_text_are_replayed_exactly(dialect: str) -> None:
         "json": "<tool_call>\n{'name': 'search', 'arguments': {'query': 'q',}}\n</tool_call>",
         "xml": "<search>\n  <query>q</query>\n</search>",
         "ptype": "search('q')",
+        "python": "search('q', limit=2)",
+        "typescript": "search(`q`, 2,)",
     }[dialect]
     parsed = parse_tool_calls(f"Let me see.\n{written}", FUNCTIONS, dialect, new_id=ids)  # type: ignore[arg-type]
     turn = AssistantMessage(parts=parsed.parts)

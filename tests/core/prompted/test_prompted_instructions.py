@@ -85,6 +85,8 @@ def test_references_enums_and_unions_are_spelled_out() -> None:
         ),
         ("xml", "<TOOL_NAME>\n<PARAMETER>value</PARAMETER>\n</TOOL_NAME>"),
         ("ptype", 'TOOL_NAME("value", 5, PARAMETER=True)'),
+        ("python", "TOOL_NAME('value', 5, PARAMETER=True)"),
+        ("typescript", 'TOOL_NAME("value", undefined, true)'),
     ],
 )
 def test_the_protocol_says_how_to_call_and_how_results_come_back(

@@ -145,7 +145,14 @@ CHATTER = st.sampled_from(
 )
 
 
-WAYS = (("json", "json"), ("xml", "json"), ("xml", "tags"), ("ptype", "json"))
+WAYS = (
+    ("json", "json"),
+    ("xml", "json"),
+    ("xml", "tags"),
+    ("ptype", "json"),
+    ("python", "json"),
+    ("typescript", "json"),
+)
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
