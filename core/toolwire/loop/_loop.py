@@ -63,7 +63,7 @@ from ._cancel import answer_cancelled
 from ._codec import redact_arguments
 from ._execution import Attempt, LedgerRow, describe, record_start, with_ledger, with_retries
 from ._ledger import Ledger, LedgerEntry, ledger_for
-from ._offer import Offer, Selection, resolve_offer
+from ._offer import Offer, OfferCache, Selection, resolve_offer
 from ._protocol import LoopHost
 from ._resume import edited_call, interrupted_request, pending_turn, rebuild_results
 from ._run import (
@@ -131,6 +131,7 @@ class ToolCallingLoop:
         self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
         self._thread = threading.get_ident()
         self._loop_of_run: asyncio.AbstractEventLoop | None = None
+        self._offers = OfferCache()
 
     # -- public API ------------------------------------------------------------------------
 
@@ -447,6 +448,7 @@ class ToolCallingLoop:
             base_system_prompt=state.base_system,
             provider_trust=self._trust,
             emit=lambda event: self._emit(state, event),
+            cache=self._offers,
         )
         self._emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
         return offer
