@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -46,9 +47,10 @@ class Offer:
     tools: Mapping[str, Tool] = attrs.field(factory=dict)
     system_prompt: str | None = None
 
-    @property
+    @functools.cached_property
     def names(self) -> tuple[str, ...]:
-        """The offered function names, in offer order."""
+        """The offered function names, in offer order (worked out once: a kept offer serves many
+        rounds)."""
         return tuple(f.name for f in self.functions)
 
 
