@@ -67,6 +67,15 @@ def test_enabled_real_plugins_load_no_adapter_events_or_asyncio(workdir: Path, a
     assert "aiohttp" not in modules
 
 
+def test_listing_plugins_builds_no_tool_of_the_enabled_plugins(workdir: Path):
+    modules = _imported_after(["plugins"], workdir, plugins="web,basics")
+    assert {"toolwire_web._plugin", "toolwire_basics._plugin"} <= modules
+    assert "toolwire_web._read" not in modules
+    assert "toolwire_web._search" not in modules
+    assert "toolwire_basics._tools" not in modules
+    assert "toolwire_basics._calculator" not in modules
+
+
 def test_version(capsys: pytest.CaptureFixture[str]):
     with pytest.raises(SystemExit) as info:
         main(["--version"])
