@@ -74,6 +74,7 @@ def test_listing_plugins_builds_no_tool_of_the_enabled_plugins(workdir: Path):
     assert "toolwire_web._search" not in modules
     assert "toolwire_basics._tools" not in modules
     assert "toolwire_basics._calculator" not in modules
+    assert "toolwire.tools" not in modules  # the tool model is loaded when tools are listed
 
 
 def test_version(capsys: pytest.CaptureFixture[str]):

@@ -14,7 +14,6 @@ from .. import hookspecs
 from .._defaults import DEFAULT_PLUGINS
 from .._markers import PROJECT_NAME
 from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
-from ..tools import Tool, ToolDefinitionError
 from ._configure import configure_plugins
 from ._discovery import (
     PluginInfo,
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     from ..loop import Decision, Run
     from ..loop._protocol import Pipeline
     from ..messages import Message
+    from ..tools import Tool
 
 
 DEFAULT_LOCAL_PLUGIN = "llamacpp"
@@ -175,7 +175,7 @@ class Host:
     def _fail(self, info: PluginInfo | None, plugin: str, hook: str, exc: BaseException) -> None:
         message = (
             f"{hook}: {describe_exception(exc)}"
-            if not isinstance(exc, ToolDefinitionError | ConfigError)
+            if not isinstance(exc, _tool_definition_error() | ConfigError)
             else f"{hook}: {exc}"
         )
         if info is not None:
@@ -331,3 +331,10 @@ class Host:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _tool_definition_error() -> type[Exception]:
+    # The tool model is imported when tools are, not for commands that never list them.
+    from ..tools import ToolDefinitionError
+
+    return ToolDefinitionError
