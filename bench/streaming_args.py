@@ -6,6 +6,12 @@ Prints the total time for 10 KB and 100 KB of arguments (reading the lenient val
 delta, as a UI does) and their ratio against the linear floor, then the speed-up over re-parsing
 the whole buffer after every delta with jiter's partial mode.
 
+Then a grid: arguments of 100 characters to 100 KB, streamed in deltas of 1 to 256 characters
+(models send a token or a few at a time: a handful of characters; some hosts batch more). For
+each, the incremental parser against jiter re-parsing the buffer after every delta, and which of
+the two is faster there. Re-parsing costs the square of the size over the delta length, so the
+cells where it would take more than about a gigabyte of re-reading are left out (``-``).
+
 Run: ``python bench/streaming_args.py`` (add ``--check`` to exit with status 1 when a floor is
 missed).
 """
@@ -17,6 +23,7 @@ import json
 import random
 import sys
 import time
+from collections.abc import Callable
 
 from toolwire._json.partial import PartialJSONParser
 
@@ -74,18 +81,24 @@ def realistic_arguments(size: int, *, seed: int = 7) -> str:
     return text
 
 
-def time_incremental(text: str, *, repeat: int = 1) -> float:
-    """CPU seconds to feed ``text`` one character at a time, reading the value after each delta.
+def _deltas(text: str, delta: int) -> list[str]:
+    return [text[i : i + delta] for i in range(0, len(text), delta)]
+
+
+def time_incremental(text: str, *, repeat: int = 1, delta: int = 1) -> float:
+    """CPU seconds to feed ``text`` ``delta`` characters at a time, reading the value after each
+    delta.
 
     :param repeat: parse the text this many times in a row (a fresh parser each time) and return
         the average, so that short texts are timed over as long a window as long ones.
     """
+    pieces = _deltas(text, delta)
     started = time.process_time()
     for _ in range(repeat):
         parser = PartialJSONParser()
         feed = parser.feed
-        for char in text:
-            feed(char)
+        for piece in pieces:
+            feed(piece)
             parser.value  # noqa: B018 - the read is what is being measured
         result = parser.finish()
     elapsed = (time.process_time() - started) / repeat
@@ -94,16 +107,73 @@ def time_incremental(text: str, *, repeat: int = 1) -> float:
     return elapsed
 
 
-def time_jiter_reparse(text: str) -> float:
-    """CPU seconds to re-parse the whole buffer with jiter after each one-character delta."""
+def time_jiter_reparse(text: str, *, repeat: int = 1, delta: int = 1) -> float:
+    """CPU seconds to re-parse the whole buffer with jiter after each ``delta``-character delta."""
     import jiter
 
-    buffer = ""
+    pieces = _deltas(text, delta)
     started = time.process_time()
-    for char in text:
-        buffer += char
-        jiter.from_json(buffer.encode(), partial_mode="trailing-strings")
-    return time.process_time() - started
+    for _ in range(repeat):
+        buffer = ""
+        for piece in pieces:
+            buffer += piece
+            jiter.from_json(buffer.encode(), partial_mode="trailing-strings")
+    return (time.process_time() - started) / repeat
+
+
+GRID_SIZES = (100, 1_000, 10_000, 100_000)
+GRID_DELTAS = (1, 4, 16, 64, 256)
+_REPARSE_BUDGET = 1e9  # characters re-read by one re-parse run at most
+
+
+def _best(measure: Callable[[int], float], size: int) -> float:
+    """The best of three windows, each repeated to about 100 000 characters of input."""
+    repeat = max(1, 100_000 // size)
+    return min(measure(repeat) for _ in range(3))
+
+
+def grid() -> list[tuple[int, int, float, float | None]]:
+    """``(size, delta, incremental seconds, jiter re-parse seconds or None)`` for each cell."""
+    try:
+        import jiter  # noqa: F401
+    except ImportError:
+        have_jiter = False
+    else:
+        have_jiter = True
+    cells: list[tuple[int, int, float, float | None]] = []
+    for size in GRID_SIZES:
+        text = realistic_arguments(size)
+        for delta in GRID_DELTAS:
+            ours = _best(lambda r, t=text, d=delta: time_incremental(t, repeat=r, delta=d), size)
+            theirs: float | None = None
+            if have_jiter and len(text) ** 2 / (2 * delta) <= _REPARSE_BUDGET:
+                theirs = _best(
+                    lambda r, t=text, d=delta: time_jiter_reparse(t, repeat=r, delta=d), size
+                )
+            cells.append((len(text), delta, ours, theirs))
+    return cells
+
+
+def print_grid(cells: list[tuple[int, int, float, float | None]]) -> None:
+    """The grid as a table, with where jiter re-parsing is faster."""
+    print("\nsize x delta length: incremental / jiter re-parse per delta (CPU ms), faster one")
+    print(f"{'chars':>7} {'delta':>6} {'incremental':>12} {'jiter':>10} {'ratio':>7}  faster")
+    faster_jiter: list[str] = []
+    for size, delta, ours, theirs in cells:
+        if theirs is None:
+            print(f"{size:>7} {delta:>6} {ours * 1e3:12.3f} {'-':>10} {'-':>7}  -")
+            continue
+        winner = "incremental" if ours <= theirs else "jiter"
+        if winner == "jiter":
+            faster_jiter.append(f"{size} chars in {delta}-char deltas")
+        print(
+            f"{size:>7} {delta:>6} {ours * 1e3:12.3f} {theirs * 1e3:10.3f} "
+            f"{theirs / ours:6.1f}x  {winner}"
+        )
+    if faster_jiter:
+        print("jiter re-parsing is faster for: " + "; ".join(faster_jiter))
+    else:
+        print("jiter re-parsing is faster in no cell measured")
 
 
 def run() -> dict[str, float]:
@@ -167,6 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         print("jiter is not installed: the re-parse comparison was skipped")
+    print_grid(grid())
     return 1 if args.check and not ok else 0
 
 

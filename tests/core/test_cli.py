@@ -20,7 +20,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _imported_after(args: list[str], cwd: Path) -> set[str]:
+def _imported_after(args: list[str], cwd: Path, plugins: str | None = None) -> set[str]:
     code = (
         "import sys, io, contextlib\n"
         "from toolwire.cli import main\n"
@@ -33,6 +33,8 @@ def _imported_after(args: list[str], cwd: Path) -> set[str]:
         "print(' '.join(sorted(sys.modules)))\n"
     )
     env = {"PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    if plugins is not None:
+        env["TOOLWIRE_PLUGINS"] = plugins
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, env=env, check=True
     )
@@ -47,6 +49,32 @@ def test_listing_commands_import_no_network_stack(workdir: Path, args: list[str]
     assert "fastjsonschema" not in modules
     assert "toolwire.loop" not in modules
     assert "toolwire_openai" not in modules
+
+
+@pytest.mark.parametrize("args", [["plugins"], ["tools", "list"]])
+def test_enabled_real_plugins_load_no_adapter_events_or_asyncio(workdir: Path, args: list[str]):
+    # The configuration users run: the adapters load when a provider is used, not on enabling.
+    modules = _imported_after(args, workdir, plugins="openai,anthropic,web,basics")
+    assert {"toolwire_openai._plugin", "toolwire_anthropic._plugin", "toolwire_web._plugin"} <= (
+        modules
+    )
+    assert "toolwire_openai._chat" not in modules
+    assert "toolwire_openai._responses" not in modules
+    assert "toolwire_anthropic._messages" not in modules
+    assert "toolwire.adapters" not in modules
+    assert "toolwire.events" not in modules
+    assert "asyncio" not in modules
+    assert "aiohttp" not in modules
+
+
+def test_listing_plugins_builds_no_tool_of_the_enabled_plugins(workdir: Path):
+    modules = _imported_after(["plugins"], workdir, plugins="web,basics")
+    assert {"toolwire_web._plugin", "toolwire_basics._plugin"} <= modules
+    assert "toolwire_web._read" not in modules
+    assert "toolwire_web._search" not in modules
+    assert "toolwire_basics._tools" not in modules
+    assert "toolwire_basics._calculator" not in modules
+    assert "toolwire.tools" not in modules  # the tool model is loaded when tools are listed
 
 
 def test_version(capsys: pytest.CaptureFixture[str]):

@@ -1,14 +1,19 @@
-"""The ``basics`` plugin: registers the offline tools with the host."""
+"""The ``basics`` plugin: registers the offline tools with the host.
+
+The tools are built when the host first asks for them (``toolwire_tools``), not when the plugin
+is enabled: ``toolwire plugins`` never pays for them.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import toolwire
-from toolwire import Tool
 
-from ._relevance import BasicsSettings
-from ._tools import calculator, convert_time, convert_units, current_time
+from ._settings import BasicsSettings
+
+if TYPE_CHECKING:
+    from toolwire import Tool
 
 
 @toolwire.hookimpl
@@ -20,4 +25,6 @@ def toolwire_settings_class(plugin_name: str) -> type | None:
 @toolwire.hookimpl
 def toolwire_tools(settings: Any) -> list[Tool]:
     """The calculator, current time, time-zone conversion and unit conversion tools."""
+    from ._tools import calculator, convert_time, convert_units, current_time
+
     return [calculator, current_time, convert_time, convert_units]

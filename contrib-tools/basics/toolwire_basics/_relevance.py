@@ -8,28 +8,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
-
-import attrs
+from typing import Any
 
 from toolwire import FunctionSpec, OfferRequest, Tool
 from toolwire.messages import UserMessage
 
+from ._settings import BasicsSettings
 from ._units import UnitError, find_unit
-
-
-@attrs.frozen(kw_only=True)
-class BasicsSettings:
-    """``[tools.basics]``.
-
-    ``offer``: ``relevant`` offers each tool only when the user's words call for it (numbers for
-    the calculator, times and dates for the clock tools, a quantity with a unit for
-    ``convert_units``), which keeps prompts short for small local models; ``always`` offers
-    every tool in every round.
-    """
-
-    offer: Literal["relevant", "always"] = "relevant"
-
 
 _MATH_WORDS = re.compile(
     r"\b(calculat\w*|comput\w*|sum|total|average|mean|percent\w*|plus|minus|times|multipl\w*|"

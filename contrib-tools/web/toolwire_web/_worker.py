@@ -10,7 +10,6 @@ base64). The child is started with ``python -m toolwire_web._worker``.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import contextlib
@@ -20,7 +19,12 @@ import sys
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
+    import asyncio
+
     from toolwire import ToolContext
+
+# asyncio is imported where a conversion runs (in an event loop, so already loaded), not at
+# import: enabling the plugin must not cost `toolwire plugins` the asyncio import.
 
 __all__ = ["ConversionFailed", "ConversionWorker", "conversion_worker"]
 
@@ -48,6 +52,8 @@ class ConversionWorker:
     """
 
     def __init__(self) -> None:
+        import asyncio
+
         self._process: asyncio.subprocess.Process | None = None
         self._lock = asyncio.Lock()
 
@@ -101,12 +107,16 @@ class ConversionWorker:
         if process.stdin is not None:
             with contextlib.suppress(OSError):
                 process.stdin.close()
+        import asyncio
+
         try:
             await asyncio.wait_for(process.wait(), _EXIT_GRACE)
         except TimeoutError:
             await _kill(process)
 
     async def _started(self) -> asyncio.subprocess.Process:
+        import asyncio
+
         process = self._process
         if process is None or process.returncode is not None:
             process = await asyncio.create_subprocess_exec(
@@ -147,6 +157,8 @@ class _Cancelled(Exception):
 
 async def _within(work: Any, time_limit: float, cancelled: asyncio.Event | None) -> bytes:
     """Await ``work`` for at most ``time_limit`` seconds, or until ``cancelled`` is set."""
+    import asyncio
+
     task = asyncio.ensure_future(work)
     waiters: set[asyncio.Future[Any]] = {task}
     watcher = None if cancelled is None else asyncio.ensure_future(cancelled.wait())
@@ -206,6 +218,8 @@ def conversion_worker(context: ToolContext | None) -> tuple[ConversionWorker, bo
     stash = getattr(host, "stash", None)
     if stash is None:
         return ConversionWorker(), True
+    import asyncio
+
     workers: dict[int, ConversionWorker] = stash.setdefault(_STASH_KEY, {})
     key = id(asyncio.get_running_loop())
     worker = workers.get(key)

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from .._markers import hookimpl
 from ..config import Config, PolicyConfig
-from ..tools._result import ToolBlocked
 
 if TYPE_CHECKING:
     from ..messages import ToolCall
@@ -66,5 +65,7 @@ def toolwire_execute_tool(call: ToolCall, context: ToolContext) -> Generator[Non
     if isinstance(config, Config):
         reason = refusal_reason(context.tool, config.policy)
         if reason is not None:
+            from ..tools._result import ToolBlocked  # imported when a call runs, not at start
+
             raise ToolBlocked(reason)
     return (yield)

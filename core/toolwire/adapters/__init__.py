@@ -7,7 +7,9 @@ format and parses the answer into a canonical :class:`toolwire.messages.Assistan
 arguments; :func:`event_object` and :func:`wire_objects` refuse malformed wire data with a clear
 :class:`ProviderError`. :func:`wire_request` gives each tool name an API refuses a stable alias, and
 :func:`canonical_message` (and :class:`CallAssembler`) read the answer's calls back under the
-canonical names. Test an adapter with the conformance suite in :mod:`toolwire.testing.conformance`.
+canonical names; :class:`RenderedTools` keeps an adapter's rendered ``tools`` array (and the
+aliases) while the loop offers the same functions. Test an adapter with the conformance suite
+in :mod:`toolwire.testing.conformance`.
 """
 
 from ._base import (
@@ -24,6 +26,7 @@ from ._errors import is_tools_unsupported_message, tools_not_supported
 from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
 from ._names import WIRE_NAME, ToolNames, canonical_message, wire_functions, wire_request
 from ._options import extra_fields, provider_tools
+from ._rendered import RenderedTools, WireTools
 from ._streaming import (
     CallAssembler,
     event_object,
@@ -49,10 +52,12 @@ __all__ = [
     "NamedToolChoice",
     "ProviderAdapter",
     "ProviderError",
+    "RenderedTools",
     "ToolChoice",
     "ToolNames",
     "ToolsNotSupportedError",
     "WIRE_NAME",
+    "WireTools",
     "canonical_message",
     "event_object",
     "extra_fields",

@@ -120,6 +120,20 @@ class ToolNames:
             return name
         return self._alias(name)
 
+    def copy(self) -> ToolNames:
+        """An independent copy, for another request that offers the same names (aliases that
+        :meth:`wire` adds to one never show in the other)."""
+        other = ToolNames.__new__(ToolNames)
+        other._pattern, other._max_length, other._spell = (
+            self._pattern,
+            self._max_length,
+            self._spell,
+        )
+        other._to_wire = dict(self._to_wire)
+        other._to_canonical = dict(self._to_canonical)
+        other._taken = set(self._taken)
+        return other
+
     def canonical(self, wire_name: str) -> str:
         """The canonical name for a name the API sent back (unchanged when it is no alias)."""
         return self._to_canonical.get(wire_name, wire_name)
@@ -130,7 +144,10 @@ class ToolNames:
         return dict(self._to_wire)
 
 
-def _aliased(functions: Iterable[FunctionSpec], names: ToolNames) -> tuple[FunctionSpec, ...]:
+def aliased_functions(
+    functions: Iterable[FunctionSpec], names: ToolNames
+) -> tuple[FunctionSpec, ...]:
+    """``functions`` under their wire names in ``names`` (the same objects where unchanged)."""
     import attrs
 
     return tuple(
@@ -148,7 +165,7 @@ def wire_functions(
     an adapter's ``render_tools``: the same aliases :func:`wire_request` gives."""
     functions = tuple(functions)
     names = ToolNames((f.name for f in functions), pattern=pattern, max_length=max_length)
-    return _aliased(functions, names) if names.aliases else functions
+    return aliased_functions(functions, names) if names.aliases else functions
 
 
 def wire_request(
@@ -157,8 +174,12 @@ def wire_request(
     pattern: re.Pattern[str] = WIRE_NAME,
     max_length: int = 64,
     spell: Callable[[str], str] | None = None,
+    names: ToolNames | None = None,
 ) -> ModelRequest:
     """``request`` as an API with this name rule must receive it: every refused name aliased.
+
+    ``names`` are the aliases of the request's functions under the same rule when the caller
+    has them already (a :class:`RenderedTools` rendering); a copy is used, so it stays as it is.
 
     The offered functions, the calls and results in the history and a named tool choice carry
     the alias, and the request's ``tool_names`` holds the map, so that the calls of the answer
@@ -171,7 +192,9 @@ def wire_request(
     from ..messages import AssistantMessage, ToolCall, ToolResultMessage
     from ._base import NamedToolChoice
 
-    names = ToolNames.for_request(request, pattern=pattern, max_length=max_length, spell=spell)
+    given = names
+    if names is None:
+        names = ToolNames.for_request(request, pattern=pattern, max_length=max_length, spell=spell)
     messages = request.messages
     history = any(
         (
@@ -183,7 +206,9 @@ def wire_request(
     )
     if not names.aliases and not history:
         return request
-    functions = _aliased(request.functions, names)
+    if given is not None:
+        names = names.copy()  # wire() may add the history's names: the caller's stay as they are
+    functions = aliased_functions(request.functions, names)
     if history:
         messages = tuple(
             attrs.evolve(

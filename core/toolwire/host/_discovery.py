@@ -1,15 +1,17 @@
 """Plugin discovery from entry-point metadata, and loading with isolation.
 
-Discovery reads metadata only: a plugin's module is imported only when it is enabled.
+Discovery reads metadata only (kept between runs by ``_entrypoints``): a plugin's module is
+imported only when it is enabled.
 """
 
 from __future__ import annotations
 
 import traceback
-from importlib.metadata import EntryPoint, entry_points
 from typing import TYPE_CHECKING, Any
 
 import attrs
+
+from ._entrypoints import PluginEntryPoint, entry_points_of
 
 if TYPE_CHECKING:
     import pluggy
@@ -49,20 +51,16 @@ class PluginInfo:
         return self.name
 
 
-def discover() -> dict[str, tuple[EntryPoint, PluginInfo]]:
+def discover() -> dict[str, tuple[PluginEntryPoint, PluginInfo]]:
     """Every installed plugin of the ``toolwire.plugins`` group by entry-point name (metadata only).
 
     When two distributions declare the same plugin name, the first one found is kept and the other
     is reported as an error on it.
     """
-    found: dict[str, tuple[EntryPoint, PluginInfo]] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        dist = ep.dist
+    found: dict[str, tuple[PluginEntryPoint, PluginInfo]] = {}
+    for ep in entry_points_of(ENTRY_POINT_GROUP):
         info = PluginInfo(
-            name=ep.name,
-            distribution=dist.name if dist is not None else None,
-            version=dist.version if dist is not None else None,
-            value=ep.value,
+            name=ep.name, distribution=ep.distribution, version=ep.version, value=ep.value
         )
         if ep.name in found:
             other = found[ep.name][1]
@@ -78,7 +76,7 @@ def discover() -> dict[str, tuple[EntryPoint, PluginInfo]]:
     return found
 
 
-def load_entry_point(ep: EntryPoint, info: PluginInfo) -> object | None:
+def load_entry_point(ep: PluginEntryPoint, info: PluginInfo) -> object | None:
     """Import an enabled plugin; on failure record the error on ``info`` and return None."""
     try:
         obj: object = ep.load()

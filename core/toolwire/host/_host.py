@@ -14,7 +14,6 @@ from .._defaults import default_plugins
 from .._markers import PROJECT_NAME
 from .._trust import TrustLevel
 from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
-from ..tools import Tool, ToolDefinitionError
 from ._configure import check_plugin_settings, configure_plugins
 from ._discovery import (
     PluginInfo,
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     from ..loop import Decision, Run
     from ..loop._protocol import Pipeline
     from ..messages import Message
+    from ..tools import Tool
     from ._display import ToolDisplay
 
 
@@ -199,7 +199,7 @@ class Host:
     def _fail(self, info: PluginInfo | None, plugin: str, hook: str, exc: BaseException) -> None:
         message = (
             f"{hook}: {describe_exception(exc)}"
-            if not isinstance(exc, ToolDefinitionError | ConfigError)
+            if not isinstance(exc, _tool_definition_error() | ConfigError)
             else f"{hook}: {exc}"
         )
         if info is not None:
@@ -359,3 +359,10 @@ class Host:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _tool_definition_error() -> type[Exception]:
+    # The tool model is imported when tools are, not for commands that never list them.
+    from ..tools import ToolDefinitionError
+
+    return ToolDefinitionError

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..tools import Tool, ToolDefinitionError, validate_tool_name
 from ._discovery import PluginInfo
 
 if TYPE_CHECKING:
@@ -19,6 +18,7 @@ if TYPE_CHECKING:
 
     from .._trust import TrustLevel
     from ..adapters import ProviderAdapter
+    from ..tools import Tool
 
 ReportFailure = Callable[[PluginInfo | None, str, str, BaseException], None]
 """``(info, plugin, hook, exception)``: record and announce one plugin's failure."""
@@ -55,6 +55,8 @@ class Registry:
 
     def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
         """Register ``tool`` directly; a name already taken is a :class:`ToolDefinitionError`."""
+        from ..tools import ToolDefinitionError, validate_tool_name
+
         validate_tool_name(tool.name)
         tools = dict(self.tools)
         if tool.name in tools:
@@ -104,6 +106,9 @@ class Registry:
         self, tool: object, tools: Mapping[str, Tool], info: PluginInfo | None, plugin: str
     ) -> Exception | None:
         """Why ``tool`` cannot be registered by ``plugin``, or None when it can."""
+        # The tool model is imported once tools are collected, not for commands that list none.
+        from ..tools import Tool, ToolDefinitionError, validate_tool_name
+
         if not isinstance(tool, Tool):
             return TypeError(f"returned {tool!r}, which is not a toolwire.Tool")
         try:

@@ -25,6 +25,7 @@ from ..tools._result import ToolResult
 from ._execution import describe
 from ._journal import LedgerCorrupt
 from ._ledger import Ledger, ledger_for
+from ._offer import OfferCache
 from ._protocol import LoopHost, LoopView
 from ._records import new_state, restore, store
 from ._redact import redacted_message
@@ -82,6 +83,7 @@ class ToolCallingLoop:
         self.last_run: Run | None = None
         self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
         self._trust: TrustLevel | None = None  # instead of the provider's (a person's own call)
+        self._offers = OfferCache()  # the offer kept from round to round while nothing changed
 
     # -- public API ------------------------------------------------------------------------
 
@@ -359,6 +361,7 @@ class ToolCallingLoop:
             retry_backoff=self.retry_backoff,
             retry_backoff_max=self.retry_backoff_max,
             services=self._services,
+            offers=self._offers,
         )
         if self._trust is not None:
             view.trust = self._trust

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
@@ -46,9 +47,10 @@ class Offer:
     tools: Mapping[str, Tool] = attrs.field(factory=dict)
     system_prompt: str | None = None
 
-    @property
+    @functools.cached_property
     def names(self) -> tuple[str, ...]:
-        """The offered function names, in offer order."""
+        """The offered function names, in offer order (worked out once: a kept offer serves many
+        rounds)."""
         return tuple(f.name for f in self.functions)
 
 
@@ -105,6 +107,126 @@ class Selection:
         return out
 
 
+@attrs.frozen
+class _Plan:
+    """What a round offers when no plugin takes part in resolving it, worked out once.
+
+    ``entries`` holds, in offer order, each candidate with its function spec, the reason it is
+    left out, or None for a tool with a resolver (a context tool), resolved every round.
+    """
+
+    key: tuple[Any, ...]
+    tools: Mapping[str, Tool]
+    entries: tuple[tuple[Tool, FunctionSpec | str | None], ...]
+    functions: tuple[FunctionSpec, ...]
+    tools_by_name: Mapping[str, Tool]
+    dynamic: bool
+    omitted: bool
+
+
+class OfferCache:
+    """The offer of the last round, reused while nothing that decides it has changed.
+
+    It applies when only the built-in ``toolwire_resolve_function`` and
+    ``toolwire_system_prompt_instructions`` are registered (a plugin's implementation may answer
+    differently every round, so then every round is resolved). What each tool offers is worked
+    out once and kept while the host's tool mapping is the same object (the registry makes a
+    new one whenever a tool is added or removed, as after an MCP server's ``list_changed``) and
+    the selection, the provider's trust, the adapter's API and name limit and the base system
+    prompt are equal. Tools with a resolver (context tools) are still asked every round. While
+    the offered specs are the very same objects, the previous :class:`Offer` object is returned,
+    so adapters can keep their rendering of it.
+    """
+
+    def __init__(self) -> None:
+        self._plan: _Plan | None = None
+        self._offer: Offer | None = None
+        self._offer_prompt: str | None = None
+
+    def clear(self) -> None:
+        """Forget the kept offer: the next round is worked out from scratch."""
+        self._plan = None
+        self._offer = None
+
+    def plan_for(
+        self,
+        tools: Mapping[str, Tool],
+        selection: Selection,
+        trust: TrustLevel,
+        api: str,
+        max_name: int,
+        base_system_prompt: str | None,
+    ) -> _Plan:
+        """The kept plan when it was made for these, else a new one."""
+        key = (selection, trust, api, max_name, base_system_prompt)
+        plan = self._plan
+        if plan is not None and plan.tools is tools and plan.key == key:
+            return plan
+        entries: list[tuple[Tool, FunctionSpec | str | None]] = []
+        for tool in selection.candidates(tools):
+            reason = _unfit(tool, trust, max_name, api)
+            if reason is not None:
+                entries.append((tool, reason))
+            elif tool.resolver is not None:
+                entries.append((tool, None))
+            else:
+                spec = tool.function_spec()
+                entries.append(
+                    (tool, spec if spec.tool is not None else attrs.evolve(spec, tool=tool))
+                )
+        functions = tuple(e for _, e in entries if isinstance(e, FunctionSpec))
+        plan = _Plan(
+            key=key,
+            tools=tools,
+            entries=tuple(entries),
+            functions=functions,
+            tools_by_name={
+                spec.name: tool for tool, spec in entries if isinstance(spec, FunctionSpec)
+            },
+            dynamic=any(e is None for _, e in entries),
+            omitted=any(isinstance(e, str) for _, e in entries),
+        )
+        self._plan, self._offer = plan, None
+        return plan
+
+    def offer_for(
+        self,
+        functions: tuple[FunctionSpec, ...],
+        tools: Mapping[str, Tool],
+        base_system_prompt: str | None,
+    ) -> Offer:
+        """The kept offer when it has these very specs, else a new one (kept from now on)."""
+        offer = self._offer
+        if (
+            offer is not None
+            and self._offer_prompt == base_system_prompt
+            and _same(offer.functions, functions)
+            and (
+                offer.tools is tools
+                or all(offer.tools[spec.name] is tools[spec.name] for spec in functions)
+            )
+        ):
+            return offer
+        instructions = [
+            text.strip()
+            for spec in functions
+            if isinstance(text := tools[spec.name].instructions, str) and text.strip()
+        ]
+        offer = Offer(
+            functions=functions,
+            tools=tools,
+            system_prompt=_system_prompt(base_system_prompt, instructions),
+        )
+        self._offer, self._offer_prompt = offer, base_system_prompt
+        return offer
+
+
+def _same(kept: tuple[FunctionSpec, ...], functions: tuple[FunctionSpec, ...]) -> bool:
+    return kept is functions or (
+        len(kept) == len(functions) and all(a is b for a, b in zip(kept, functions, strict=True))
+    )
+
+
 async def resolve_offer(
     host: LoopHost,
     adapter: ProviderAdapter,
@@ -116,6 +238,7 @@ async def resolve_offer(
     base_system_prompt: str | None,
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
+    cache: OfferCache | None = None,
 ) -> Offer:
     """Resolve one round's offer (DESIGN §5 steps 1 and 2).
 
@@ -125,11 +248,27 @@ async def resolve_offer(
     :class:`~toolwire.events.ToolOmitted` event. The instructions of the offered tools
     (``toolwire_system_prompt_instructions``) follow the base prompt in the same order; a raising
     implementation costs only that tool's instructions, with a ``PluginFailed`` event.
+
+    With a ``cache`` (see :class:`OfferCache`) the same answers and events come from the kept
+    offer while nothing that decides them changed.
     """
+    pipeline = host.pipeline
+    if cache is not None and pipeline.direct_resolve and pipeline.direct_instructions:
+        return await _cached_offer(
+            cache,
+            host,
+            adapter,
+            selection,
+            run_id=run_id,
+            round=round,
+            messages=messages,
+            base_system_prompt=base_system_prompt,
+            provider_trust=provider_trust,
+            emit=emit,
+        )
     capabilities = adapter.capabilities
     # With only the built-in implementations, ask the tools directly (same answers, no hook
     # machinery per tool and round).
-    pipeline = host.pipeline
     resolve = _resolver(host.hook.toolwire_resolve_function, direct=pipeline.direct_resolve)
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
@@ -164,6 +303,59 @@ async def resolve_offer(
         tools=tools,
         system_prompt=_system_prompt(base_system_prompt, instructions),
     )
+
+
+async def _cached_offer(
+    cache: OfferCache,
+    host: LoopHost,
+    adapter: ProviderAdapter,
+    selection: Selection,
+    *,
+    run_id: str,
+    round: int,
+    messages: tuple[Message, ...],
+    base_system_prompt: str | None,
+    provider_trust: TrustLevel,
+    emit: Callable[[Event], None],
+) -> Offer:
+    """:func:`resolve_offer` with only the built-in resolution, from the kept plan."""
+    capabilities = adapter.capabilities
+    plan = cache.plan_for(
+        host.tools,
+        selection,
+        provider_trust,
+        adapter.api,
+        capabilities.max_tool_name_length,
+        base_system_prompt,
+    )
+    if not plan.dynamic and not plan.omitted:
+        return cache.offer_for(plan.functions, plan.tools_by_name, base_system_prompt)
+    resolve = _resolver(host.hook.toolwire_resolve_function, direct=True)
+    functions: list[FunctionSpec] = []
+    tools: dict[str, Tool] = {}
+    for tool, entry in plan.entries:
+        if entry is None:
+            request = OfferRequest(
+                run_id=run_id,
+                round=round,
+                messages=messages,
+                api=adapter.api,
+                model=host.config.provider.model,
+                provider_trust=provider_trust,
+                native_tools=capabilities.native_tools,
+                settings=_settings_of(host, tool),
+            )
+            resolved = await resolve(tool, request)
+            if isinstance(resolved, FunctionSpec):
+                entry = resolved if resolved.tool is not None else attrs.evolve(resolved, tool=tool)
+            else:
+                entry = resolved
+        if isinstance(entry, FunctionSpec):
+            functions.append(entry)
+            tools[entry.name] = tool
+        else:
+            emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=entry))
+    return cache.offer_for(tuple(functions), tools, base_system_prompt)
 
 
 def _unfit(tool: Tool, trust: TrustLevel, max_name: int, api: str) -> str | None:

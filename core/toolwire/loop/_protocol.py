@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..tools import Tool
     from ._ledger import Ledger
+    from ._offer import OfferCache
     from ._state import RunState
 
 
@@ -84,6 +85,7 @@ class LoopView:
         "event_loop",
         "host",
         "ledger",
+        "offers",
         "pipeline",
         "retry_backoff",
         "retry_backoff_max",
@@ -100,8 +102,10 @@ class LoopView:
         retry_backoff: float,
         retry_backoff_max: float,
         services: Mapping[str, Any],
+        offers: OfferCache | None = None,
     ) -> None:
         self.host = host
+        self.offers = offers
         self.config: Config = host.config
         self.pipeline = host.pipeline
         self.ledger = ledger

@@ -132,6 +132,7 @@ async def start_round(
         base_system_prompt=state.base_system,
         provider_trust=view.trust,
         emit=lambda event: view.emit(state, event),
+        cache=view.offers,
     )
     view.emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
     return offer

@@ -7,6 +7,7 @@ blocks of kinds this adapter does not know. All results of a round go back in on
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
@@ -21,6 +22,7 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    RenderedTools,
     canonical_message,
     event_object,
     extra_fields,
@@ -30,7 +32,6 @@ from toolwire.adapters import (
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
-    wire_functions,
     wire_objects,
     wire_request,
 )
@@ -246,8 +247,12 @@ def _tool_choice(request: ModelRequest, accepts_parallel: bool) -> dict[str, Any
     return mapped
 
 
-def render_messages_request(request: ModelRequest, config: Any) -> dict[str, Any]:
+def render_messages_request(
+    request: ModelRequest, config: Any, *, tools: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The whole request body for ``request`` under the ``[provider]`` config ``config``.
+
+    ``tools`` is the rendered ``tools`` array when the caller has it already.
 
     ``max_tokens`` is always sent (``[provider] max_tokens``, else :data:`DEFAULT_MAX_TOKENS`);
     Anthropic's server tools (``[provider] provider_tools``) follow the local tools; ``[provider]
@@ -269,8 +274,10 @@ def render_messages_request(request: ModelRequest, config: Any) -> dict[str, Any
     if system is not None:
         body["system"] = system
     if request.functions:
-        body["tools"] = render_tools(
-            request.functions, strict=strict_mode(config, ANTHROPIC_BASE_URL)
+        body["tools"] = (
+            tools
+            if tools is not None
+            else render_tools(request.functions, strict=strict_mode(config, ANTHROPIC_BASE_URL))
         )
         accepts = config.accepts_parallel_tool_calls is not False
         choice = _tool_choice(request, accepts)
@@ -578,9 +585,12 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
     def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
         """Exactly the ``tools`` array the Messages API receives (names it refuses under their
         aliases)."""
-        return render_tools(
-            wire_functions(functions), strict=strict_mode(self.config, ANTHROPIC_BASE_URL)
-        )
+        return self._tools.get(functions).tools
+
+    @functools.cached_property
+    def _tools(self) -> RenderedTools:
+        strict = strict_mode(self.config, ANTHROPIC_BASE_URL)
+        return RenderedTools(lambda functions: render_tools(functions, strict=strict))
 
     @property
     def endpoint(self) -> str:
@@ -606,8 +616,13 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
         Tool names the API refuses (``math.factorial``) go out under their aliases, and the calls
         of the answer come back under the canonical names.
         """
-        request = wire_request(request)
-        body = render_messages_request(request, self.config)
+        # The offer's rendering (aliases included) is kept while the loop offers the same
+        # functions; only the history is rendered every round.
+        wire = self._tools.get(request.functions) if request.functions else None
+        request = wire_request(request, names=wire.names if wire is not None else None)
+        body = render_messages_request(
+            request, self.config, tools=wire.tools if wire is not None else None
+        )
         key_env = self.key_env
         headers = {"anthropic-version": ANTHROPIC_VERSION}
         tools_offered = bool(request.functions)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import toolwire
-from toolwire.adapters import ProviderAdapter
+
+if TYPE_CHECKING:
+    from toolwire.adapters import ProviderAdapter
 
 
 @toolwire.hookimpl

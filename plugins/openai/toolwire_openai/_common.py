@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar, Final, Protocol
 from urllib.parse import urlsplit
 
@@ -18,8 +18,8 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    RenderedTools,
     canonical_message,
-    wire_functions,
     wire_request,
 )
 from toolwire.events import Event
@@ -218,32 +218,6 @@ def wire_function(spec: FunctionSpec, *, binds_strict: bool) -> WireFunction:
     )
 
 
-class RenderedTools:
-    """The last rendered ``tools`` array, reused while the same functions are offered.
-
-    The loop offers the very same :class:`FunctionSpec` objects round after round (each tool
-    caches its own), so an identity check is enough to skip rendering them again.
-    """
-
-    def __init__(self, render: Callable[[Sequence[FunctionSpec]], list[dict[str, Any]]]) -> None:
-        self._render = render
-        self._functions: tuple[FunctionSpec, ...] = ()
-        self._rendered: list[dict[str, Any]] | None = None
-
-    def get(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
-        """The rendered tools for ``functions`` (rendered again only when they changed)."""
-        cached = self._functions
-        if (
-            self._rendered is not None
-            and len(cached) == len(functions)
-            and all(a is b for a, b in zip(cached, functions, strict=True))
-        ):
-            return self._rendered
-        rendered = self._render(functions)
-        self._functions, self._rendered = functions, rendered
-        return rendered
-
-
 def check_tool_choice(request: ModelRequest, api: str) -> None:
     """Refuse a tool choice the request cannot satisfy, before anything is sent."""
     choice = request.tool_choice
@@ -420,7 +394,7 @@ class OpenAIAdapter(HTTPProviderAdapter):
     def render_tools(self, functions: tuple[FunctionSpec, ...]) -> list[dict[str, Any]]:
         """Exactly the ``tools`` array this host receives (strict where it binds output, names
         the API refuses under their aliases)."""
-        return self._tools.get(wire_functions(functions))
+        return self._tools.get(functions).tools
 
     def wire_tools(
         self, functions: Sequence[FunctionSpec], *, binds_strict: bool
@@ -448,10 +422,12 @@ class OpenAIAdapter(HTTPProviderAdapter):
         Tool names the API refuses (``math.factorial``) go out under their aliases, and the calls
         of the answer come back under the canonical names.
         """
-        request = wire_request(request)
+        # The offer's rendering (aliases included) is kept while the loop offers the same
+        # functions; only the history is rendered every round.
+        wire = self._tools.get(request.functions) if request.functions else None
+        request = wire_request(request, names=wire.names if wire is not None else None)
         profile = self.profile
-        tools = self._tools.get(request.functions) if request.functions else None
-        body = self.request_body(request, tools)
+        body = self.request_body(request, wire.tools if wire is not None else None)
         url = profile.base_url + self.path
         tools_offered = bool(request.functions)
         if request.stream:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 import toolwire
-from toolwire.adapters import ProviderAdapter
+
+if TYPE_CHECKING:
+    from toolwire.adapters import ProviderAdapter
 
 PLUGIN_NAME = "openai"
 

@@ -11,7 +11,7 @@ from web_support import make_host
 
 import toolwire_web
 import toolwire_web._plugin as plugin
-from toolwire import ConfigError, Host, SideEffect, TrustLevel, UserMessage
+from toolwire import ConfigError, SideEffect, TrustLevel, UserMessage
 from toolwire.messages import AssistantMessage, TextPart, ToolResultMessage
 from toolwire.tools import Source, ToolResult
 from toolwire_web import WebSettings, read_web_page, web_search
@@ -97,9 +97,15 @@ def test_settings_give_the_read_policy_by_provider_trust() -> None:
     assert settings.search_policy("http://127.0.0.1:9999/").private_hosts == ()
 
 
-def test_instructions_hook_answers_only_for_read_web_page() -> None:
-    request = Host  # any object: the hook must not look at it for other tools
-    assert plugin.toolwire_system_prompt_instructions(web_search, request) is None  # type: ignore[arg-type]
+def test_the_reader_is_worded_by_the_settings_and_no_instructions_hook_is_needed() -> None:
+    default, searcher = plugin.toolwire_tools(WebSettings())
+    assert default is read_web_page
+    assert searcher is web_search
+    free, _ = plugin.toolwire_tools(WebSettings(free_address_choice="on"))
+    assert free.name == "read_web_page"
+    assert "addresses you choose yourself" in (free.instructions or "")
+    assert "addresses you choose yourself" not in (default.instructions or "")
+    assert not hasattr(plugin, "toolwire_system_prompt_instructions")
     assert plugin.toolwire_settings_class("web") is WebSettings
     assert plugin.toolwire_settings_class("other") is None
 
