@@ -66,6 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument("--approve-all", action="store_true", help="approve every deferred call")
     group.add_argument("--deny-all", action="store_true", help="deny every deferred call")
 
+    from ._batch import add_batch_parser
+
+    add_batch_parser(sub)
+
     p = sub.add_parser("doctor", help="check the config, the plugins and every tool")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -105,6 +109,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args, out, err)
         if args.command == "doctor":
             return _doctor(args, out, err)
+        if args.command == "batch":
+            from ._batch import run_batch_command
+
+            return run_batch_command(args, out, err)
     except ConfigError as exc:
         print(f"toolwire: config error: {exc}", file=err)
         return EXIT_USAGE
