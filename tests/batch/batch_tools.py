@@ -2,9 +2,10 @@
 
 Settings ``[tools.batchtest] workdir = "…"``. ``charge`` (not idempotent) appends the job's
 prompt to ``effects.log``; ``wait`` (idempotent) sleeps the ``sleep=<s>`` of the prompt, and
-blocks for an hour while ``block`` exists in the work directory and ``effects.log`` has at
-least ``block_after`` lines (from ``block``'s text), leaving a ``waiting-*`` marker; ``hang``
-never returns; ``approve_me`` needs approval.
+when ``block`` exists in the work directory and ``effects.log`` has at least as many lines as
+``block`` says, leaves a ``waiting-*`` marker (process id and prompt) and waits until ``block``
+is removed; ``hang`` never returns; ``approve_me`` needs approval; ``heavy`` reports the
+process and the Ray resources it ran with.
 """
 
 from __future__ import annotations
@@ -56,7 +57,9 @@ async def wait(context: ToolContext) -> str:
         count = len(effects.read_text().splitlines()) if effects.exists() else 0
         if count >= after:
             (workdir / f"waiting-{uuid.uuid4().hex}").write_text(f"{os.getpid()} {prompt}")
-            await asyncio.sleep(3600)
+            # A file another process removes: there is nothing to await but the clock.
+            while block.exists():  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
     match = re.search(r"sleep=([0-9.]+)", prompt)
     if match:
         await asyncio.sleep(float(match.group(1)))
@@ -76,9 +79,24 @@ async def approve_me() -> str:
     return "approved and ran"
 
 
+@toolwire.tool(idempotent=True)
+async def heavy(label: str, seconds: float = 0) -> dict[str, Any]:
+    """Work hard for a while and say where."""
+    await asyncio.sleep(seconds)
+    cpus = None
+    try:
+        import ray
+
+        if ray.is_initialized():
+            cpus = ray.get_runtime_context().get_assigned_resources().get("CPU")
+    except ImportError:
+        pass
+    return {"label": label, "pid": os.getpid(), "cpus": cpus}
+
+
 @toolwire.hookimpl
 def toolwire_tools(settings: Any) -> list[toolwire.Tool]:
-    return [charge, wait, hang, approve_me]
+    return [charge, wait, hang, approve_me, heavy]
 
 
 def install(site: Path) -> Path:
@@ -104,14 +122,20 @@ KILL_SCRIPT = [
 ]
 
 
-def write_config(workdir: Path, *, script: list[Any] | None = None, extra: str = "") -> Path:
+def write_config(
+    workdir: Path,
+    *,
+    script: list[Any] | None = None,
+    extra: str = "",
+    plugins: tuple[str, ...] = (),
+) -> Path:
     """A toolwire.toml in ``workdir``: the scripted model (the script, else schema-driven),
     these tools, the ledger in the work directory."""
     import json
 
     options = f"options = {{ script = {_toml(script)} }}\n" if script is not None else ""
     text = (
-        f'[plugins]\nenable = ["{PLUGIN_NAME}"]\n'
+        f"[plugins]\nenable = {json.dumps([PLUGIN_NAME, *plugins])}\n"
         f'[provider]\nadapter = "scripted"\n{options}'
         f"[tools.{PLUGIN_NAME}]\nworkdir = {json.dumps(str(workdir))}\n"
         f"[ledger]\npath = {json.dumps(str(workdir / 'ledger.sqlite3'))}\n"

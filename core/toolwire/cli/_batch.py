@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import time
 from typing import TYPE_CHECKING, Any, TextIO
@@ -149,7 +150,10 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
             await host.aclose()
 
     try:
-        summary = asyncio.run(main())
+        # stdout is the summary's alone: whatever a library prints meanwhile (Ray reports dead
+        # workers on stdout) goes to stderr with the progress.
+        with contextlib.redirect_stdout(err):
+            summary = asyncio.run(main())
     except (BatchInputError, BatchOutputError, BatchExecutorError) as exc:
         progress.clear()
         err.write(f"toolwire: {exc}\n")
