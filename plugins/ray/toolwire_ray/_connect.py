@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 from typing import Any
 
 DEFAULT_ADDRESS = "auto"
@@ -25,6 +26,7 @@ def connect(address: str | None, *, log_to_driver: bool = False) -> bool:
     if ray.is_initialized():
         return False
     target = address or DEFAULT_ADDRESS
+    _check_reachable(target)
     try:
         ray.init(
             address=target,
@@ -46,3 +48,27 @@ def describe_ray_error(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     last: Any = text[-1] if text else type(exc).__name__
     return f"{type(exc).__name__}: {last}"
+
+
+REACH_TIMEOUT = 5.0
+
+
+def _check_reachable(target: str) -> None:
+    """A ``host:port`` that accepts no connection fails now, not after Ray's minute of retries."""
+    if target == DEFAULT_ADDRESS or "://" in target:
+        return
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        raise RayUnavailable(
+            f"[tools.ray] address (or --address) = {target!r}: expected 'auto', 'host:port' or "
+            "'ray://host:port'"
+        )
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT):
+            pass
+    except OSError as exc:
+        raise RayUnavailable(
+            f"cannot join the Ray cluster at {target!r} ([tools.ray] address or --address): "
+            f"nothing answers there ({exc}); start one with `ray start --head` or give the "
+            "address of a running one"
+        ) from None

@@ -21,7 +21,8 @@ class BatchWorker:
 
     def __init__(self, config: Config, settings: JobSettings) -> None:
         self._host = Host.load(config)
-        failed = [p.describe() for p in self._host.plugins if p.enabled and p.error]
+        self._host.tools  # noqa: B018 - collected now: a tool that fails to register fails here
+        failed = [f"{p.describe()}: {p.error}" for p in self._host.plugins if p.enabled and p.error]
         if failed:
             raise RuntimeError(f"plugins failed on the worker: {', '.join(failed)}")
         self._settings = settings

@@ -69,3 +69,28 @@ def test_enabling_the_plugin_does_not_import_ray(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_an_address_where_nothing_answers_stops_the_batch_at_once(tmp_path: Path) -> None:
+    config = tmp_path / "toolwire.toml"
+    config.write_text(
+        '[plugins]\nenable = ["ray"]\n[provider]\nadapter = "scripted"\n'
+        f'[ledger]\npath = "{tmp_path / "ledger.sqlite3"}"\n',
+        encoding="utf-8",
+    )
+    (tmp_path / "in.jsonl").write_text('{"id": "a", "prompt": "p"}\n', encoding="utf-8")
+    jobs, out = str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl")
+    command = [sys.executable, "-m", "toolwire", "--config", str(config), "batch", jobs]
+    for address, message in [
+        ("127.0.0.1:1", "cannot join the Ray cluster at '127.0.0.1:1'"),
+        ("somewhere", "expected 'auto', 'host:port' or 'ray://host:port'"),
+    ]:
+        done = subprocess.run(
+            [*command, "--out", out, "--executor", "ray", "--address", address],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2
+        assert message in done.stderr
+    assert (tmp_path / "out.jsonl").read_text() == ""
