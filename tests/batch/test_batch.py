@@ -255,6 +255,9 @@ def test_a_bad_argument_is_named(workdir: Path) -> None:
     done = _batch(config, *args, "--concurrency", "0")
     assert done.returncode == 2
     assert "--concurrency 0: expected an integer from 1 to 1024" in done.stderr
+    done = _batch(config, *args, "--workers", "2")
+    assert done.returncode == 2
+    assert "--workers 2: the local executor runs in this process" in done.stderr
     done = _batch(config, *args, "--executor", "nowhere")
     assert done.returncode == 2
     assert "no batch executor named 'nowhere'; available executors: local" in done.stderr

@@ -86,6 +86,13 @@ def batch_config(config: Config, args: argparse.Namespace) -> Config:
     if args.workers is not None and not 1 <= args.workers <= 4096:
         raise ConfigError(f"--workers {args.workers}: expected an integer from 1 to 4096")
     batch = attrs.evolve(batch, **changes)
+    if batch.executor == "local":
+        for flag, value in (("--address", args.address), ("--workers", args.workers)):
+            if value is not None:
+                raise ConfigError(
+                    f"{flag} {value}: the local executor runs in this process and takes no "
+                    f"{flag}; add --executor NAME (such as ray) for a cluster"
+                )
     loop = config.loop
     deadline = batch.run_deadline_seconds
     if deadline is not None and (loop.deadline_seconds is None or deadline < loop.deadline_seconds):
