@@ -1,15 +1,14 @@
-"""``toolwire batch INPUT.jsonl --out OUTPUT.jsonl``: arguments, progress line, summary."""
+"""``toolwire batch INPUT.jsonl --out OUTPUT.jsonl``: arguments, progress line, summary.
+
+The module is imported for ``toolwire --help``: it imports only what the parser needs.
+"""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import json
 import time
 from typing import TYPE_CHECKING, Any, TextIO
-
-import attrs
 
 if TYPE_CHECKING:
     from ..batch import BadLine, BatchProgress, BatchSummary
@@ -65,6 +64,8 @@ def batch_config(config: Config, args: argparse.Namespace) -> Config:
 
     :raises ConfigError: naming the argument, its value and what would be valid.
     """
+    import attrs
+
     from ..config import ConfigError
 
     batch = config.batch
@@ -103,6 +104,9 @@ def batch_config(config: Config, args: argparse.Namespace) -> Config:
 def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``toolwire batch``: exit 0 when every run answered, 1 when some failed, were deferred or
     input lines were refused, 2 when the setup is unusable."""
+    import asyncio
+    import contextlib
+
     from ..batch import (
         Approvals,
         BatchExecutorError,
