@@ -359,3 +359,40 @@ def test_a_call_that_started_and_never_settled_waits_for_a_decision(workdir: Pat
     assert [d["tool"] for d in record["deferred"]] == ["charge"]
     assert record["deferred"][0]["reason"] == "interrupted"
     assert (workdir / "effects.log").read_text().splitlines() == ["job only"]
+
+
+def test_ctrl_c_stops_the_batch_and_the_same_command_goes_on(workdir: Path) -> None:
+    config = write_config(workdir, script=KILL_SCRIPT)
+    rows = [{"id": f"j{i}", "prompt": f"job {i}", "tools": ["charge", "wait"]} for i in range(4)]
+    jobs = _jsonl(workdir / "in.jsonl", rows)
+    out = workdir / "out.jsonl"
+    block = workdir / "block"
+    block.write_text("3")
+    child = subprocess.Popen(
+        [*_command(config), str(jobs), "--out", str(out), "--concurrency", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(workdir.glob("waiting-*"))) < 2:
+            assert child.poll() is None
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 1
+    assert "interrupted; run the same command again to go on" in stderr
+    assert {r["id"] for r in _records(out)} == {"j0", "j1"}
+    block.unlink()
+    done = _batch(config, str(jobs), "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["total"], summary["done"], summary["resumed"]) == (2, 2, 2)
+    charged = (workdir / "effects.log").read_text().splitlines()
+    assert sorted(charged) == ["job 0", "job 1", "job 2", "job 3"]

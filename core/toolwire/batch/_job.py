@@ -21,6 +21,9 @@ deferred (``reason="interrupted"``) until someone decides them."""
 
 Status: TypeAlias = Literal["done", "deferred", "failed"]
 
+_RESUMABLE = frozenset({"interrupted", "cancelled"})
+"""Stored runs that go on: killed mid-run, or cancelled when the batch was stopped (Ctrl-C)."""
+
 DEADLINE_GRACE_SECONDS = 5.0
 """How long past its deadline a run may take to stop on its own before it is cancelled."""
 
@@ -53,11 +56,12 @@ def _deny(request: DeferredRequest) -> Decision:
 async def run_job(host: Host, job: BatchJob, settings: JobSettings) -> dict[str, Any]:
     """Run ``job`` on ``host`` and return its output record; never raises for the job's sake.
 
-    When the ledger holds the job's run (the batch was killed while it ran), that run is
-    resumed rather than started again: calls the ledger shows settled are not repeated, and a
-    call of a non-idempotent tool that started and never settled is deferred for a decision.
-    A run the ledger shows finished is returned as it is. Any error becomes a record with
-    ``stop_reason = "error"``; a run past its deadline (plus a grace period) is cancelled.
+    When the ledger holds the job's run (the batch was killed or stopped while it ran), that
+    run is resumed rather than started again: calls the ledger shows settled are not repeated,
+    and a call of a non-idempotent tool that started and never settled is deferred for a
+    decision. A run the ledger shows finished otherwise is returned as it is. Any error
+    becomes a record with ``stop_reason = "error"``; a run past its deadline (plus a grace
+    period) is cancelled.
     """
     started = time.monotonic()
     loop = ToolCallingLoop(host)
@@ -66,7 +70,7 @@ async def run_job(host: Host, job: BatchJob, settings: JobSettings) -> dict[str,
     try:
         stored = _stored_run(loop, job.run_id)
         deadline = settings.run_deadline_seconds
-        if stored is not None and stored.stop_reason != "interrupted":
+        if stored is not None and stored.stop_reason not in _RESUMABLE:
             run = stored
             resumed = True
         elif stored is not None:
