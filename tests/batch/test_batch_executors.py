@@ -34,12 +34,22 @@ class OneByOne(BatchExecutor):
             yield await run_job(self.host, job, self.plan.job)
 
 
+class Forgetful(BatchExecutor):
+    """Drops every job but the first: the engine must notice."""
+
+    name: ClassVar[str] = "forgetful"
+
+    async def results(self, jobs: Iterable[BatchJob]) -> AsyncIterator[dict[str, Any]]:
+        for job in list(jobs)[:1]:
+            yield await run_job(self.host, job, self.plan.job)
+
+
 class Executors:
     __name__ = "executors"
 
     @toolwire.hookimpl
     def toolwire_batch_executors(self) -> list[object]:
-        return [OneByOne, "not a class", type("Nameless", (BatchExecutor,), {})]
+        return [OneByOne, Forgetful, "not a class", type("Nameless", (BatchExecutor,), {})]
 
 
 class Broken:
@@ -60,7 +70,7 @@ async def test_a_plugin_executor_is_chosen_by_name(
     )
     out = workdir / "out.jsonl"
     async with Host.load(config, plugins=[Broken(), Executors()]) as host:
-        assert sorted(executor_classes(host)) == ["local", "one-by-one"]
+        assert sorted(executor_classes(host)) == ["forgetful", "local", "one-by-one"]
         summary = await run_batch(
             host, jobs, out, plan=BatchPlan(concurrency=1), executor="one-by-one"
         )
@@ -108,3 +118,16 @@ def test_batch_settings_defaults(tmp_path: Path) -> None:
     path.write_text('[batch]\nconcurrency = 16\nexecutor = "ray"\n', encoding="utf-8")
     batch = load_config(path).batch
     assert (batch.concurrency, batch.executor, batch.run_deadline_seconds) == (16, "ray", 600.0)
+
+
+async def test_an_executor_that_loses_jobs_is_an_error(workdir: Path) -> None:
+    config = write_config(workdir)
+    jobs = workdir / "in.jsonl"
+    jobs.write_text(
+        "".join(json.dumps({"id": str(i), "prompt": "p", "tools": []}) + "\n" for i in range(3))
+    )
+    async with Host.load(config, plugins=[Executors()]) as host:
+        with pytest.raises(BatchExecutorError, match="returned 1 record"):
+            await run_batch(
+                host, jobs, workdir / "o.jsonl", plan=BatchPlan(concurrency=1), executor="forgetful"
+            )
