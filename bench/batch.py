@@ -29,6 +29,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -153,6 +154,7 @@ def _ray_cluster() -> Iterator[str]:
             with suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
             log.close()
+            shutil.rmtree(temp, ignore_errors=True)
 
 
 def main() -> int:
