@@ -204,6 +204,20 @@ class I18nConfig:
 
 
 @attrs.frozen(kw_only=True)
+class BatchConfig:
+    """``[batch]``: defaults of ``toolwire batch``.
+
+    ``concurrency`` runs at a time; ``run_deadline_seconds`` bounds each run (None = only
+    ``[loop] deadline_seconds``); ``executor`` names the executor (``local``, or one a plugin
+    registers, such as ``ray``).
+    """
+
+    concurrency: int = 4
+    run_deadline_seconds: float | None = 600.0
+    executor: str = "local"
+
+
+@attrs.frozen(kw_only=True)
 class Config:
     """The whole configuration. ``source`` is the file it came from (None = defaults)."""
 
@@ -216,6 +230,7 @@ class Config:
     policy: PolicyConfig = PolicyConfig()
     ledger: LedgerConfig = LedgerConfig()
     trace: TraceConfig = TraceConfig()
+    batch: BatchConfig = BatchConfig()
     i18n: I18nConfig = I18nConfig()
     source: str | None = None
     enabled_from: str | None = None
@@ -761,6 +776,7 @@ _SECTIONS: dict[str, type] = {
     "policy": PolicyConfig,
     "ledger": LedgerConfig,
     "trace": TraceConfig,
+    "batch": BatchConfig,
 }
 
 
@@ -817,6 +833,11 @@ def _check_values(
     if loop.deadline_seconds is not None and loop.deadline_seconds <= 0:
         raise bad("$.loop.deadline_seconds", loop.deadline_seconds, "a positive number of seconds")
     within("$.loop.deadline_seconds", loop.deadline_seconds, 0.001, _WEEK, "seconds")
+    batch = config.batch
+    within("$.batch.concurrency", batch.concurrency, 1, 1024, "an integer")
+    within("$.batch.run_deadline_seconds", batch.run_deadline_seconds, 0.001, _WEEK, "seconds")
+    if not re.fullmatch(r"[a-z][a-z0-9_-]{0,63}", batch.executor):
+        raise bad("$.batch.executor", batch.executor, "an executor name such as 'local' or 'ray'")
     provider = config.provider
     for key in ("connect_timeout", "read_timeout", "total_timeout"):
         within(f"$.provider.{key}", getattr(provider, key), 0.001, _WEEK, "seconds")
@@ -896,6 +917,7 @@ def _check_values(
 
 
 __all__ = [
+    "BatchConfig",
     "Config",
     "ConfigError",
     "I18nConfig",

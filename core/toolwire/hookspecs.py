@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from . import Host
     from ._request import OfferRequest
     from .adapters import ProviderAdapter
+    from .batch import BatchExecutor
     from .cli._plugin_commands import CliCommand
     from .context import ContextRequest, RequestContext
     from .events import Event
@@ -119,6 +120,27 @@ def toolwire_cli_commands() -> Iterable[CliCommand] | None:
                 name="hello", help="greet", run=_hello,
                 configure=lambda parser: parser.add_argument("who"),
             )]
+    """
+
+
+@hookspec
+def toolwire_batch_executors() -> Iterable[type[BatchExecutor]] | None:
+    """Add executors that ``toolwire batch --executor NAME`` can run a batch on.
+
+    Asked when a batch starts, with the enabled plugins loaded. The results of all plugins are
+    collected, keyed by each class's ``name``; the built-in ``local`` executor is always there,
+    and a name already taken is refused for the later plugin, naming it. Each class subclasses
+    :class:`toolwire.batch.BatchExecutor` and is built as ``cls(host, plan)``. Keep the
+    implementation cheap: import the executor's library inside the class, not at module level.
+
+    :returns: an iterable of :class:`toolwire.batch.BatchExecutor` subclasses, or None.
+
+    **Example**::
+
+        @toolwire.hookimpl
+        def toolwire_batch_executors():
+            from ._executor import ThreadPoolExecutor
+            return [ThreadPoolExecutor]
     """
 
 

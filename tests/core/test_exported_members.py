@@ -62,6 +62,7 @@ def test_every_exported_name_resolves(name: str):
     "module",
     [
         "toolwire.adapters",
+        "toolwire.batch",
         "toolwire.events",
         "toolwire.loop",
         "toolwire.messages",

@@ -85,6 +85,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--list", action="store_true", help="list the saved conversations")
     p.add_argument("--expanded", action="store_true", help="show every argument and result in full")
+    from ._batch import add_batch_parser
+
+    add_batch_parser(sub)
 
     p = sub.add_parser("doctor", help="check the config, the plugins and every tool")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -127,6 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _doctor(args, out, err)
         if args.command == "chat":
             return _chat(args, out, err)
+        if args.command == "batch":
+            from ._batch import run_batch_command
+
+            return run_batch_command(args, out, err)
     except ConfigError as exc:
         print(f"toolwire: config error: {exc}", file=err)
         return EXIT_USAGE

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import inspect
 import json
@@ -54,7 +55,7 @@ Responder: TypeAlias = Callable[[ModelRequest], "ScriptTurn | Awaitable[ScriptTu
 
 _TURN_KEYS = ("text", "thinking", "tool_calls")
 _CALL_KEYS = ("id", "name", "arguments", "raw_arguments")
-_OPTION_KEYS = ("script", "mode", "answer_prefix")
+_OPTION_KEYS = ("script", "mode", "answer_prefix", "latency")
 
 
 def tool_call(
@@ -98,9 +99,10 @@ class ScriptedModel(ProviderAdapter):
       functions offered since, and then the model answers with the text of every result.
 
     With ``[provider] adapter = "scripted"`` the script comes from ``[provider] options``:
-    ``script = [...]`` (config form turns); no script means schema-driven. When the request asks
-    for streaming, the turn is also emitted as text deltas and tool-call started / argument delta /
-    completed events, so renderers can be tested without a server.
+    ``script = [...]`` (config form turns); no script means schema-driven; ``latency`` is the
+    seconds each answer takes (a simulated model, for benchmarks and deadline tests). When the
+    request asks for streaming, the turn is also emitted as text deltas and tool-call started /
+    argument delta / completed events, so renderers can be tested without a server.
     """
 
     api: ClassVar[str] = "scripted"
@@ -138,6 +140,16 @@ class ScriptedModel(ProviderAdapter):
             raise ValueError("[provider] options.mode = 'script' needs options.script")
         self._script = script if mode == "script" else None
         self._answer_prefix = str(options.get("answer_prefix", "Tool results:"))
+        latency = options.get("latency", 0)
+        if (
+            isinstance(latency, bool)
+            or not isinstance(latency, int | float)
+            or not (0 <= latency <= 3600)
+        ):
+            raise ValueError(
+                f"[provider] options.latency = {latency!r}: expected seconds from 0 to 3600"
+            )
+        self._latency = float(latency)
         self._chunk_size = max(1, chunk_size)
         self.requests: list[ModelRequest] = []
 
@@ -156,6 +168,8 @@ class ScriptedModel(ProviderAdapter):
     async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
         """Answer with the next scripted turn (emitting stream events when asked to stream)."""
         self.requests.append(request)
+        if self._latency:
+            await asyncio.sleep(self._latency)
         if self._script is None:
             turn: ScriptTurn = self._schema_turn(request)
         elif callable(self._script):
