@@ -1171,6 +1171,8 @@ class ToolCallingLoop:
         if not slots:
             return
         messages = tuple(state.messages)
+        if state.base_system:  # the caller's words, as a tool reading the conversation expects
+            messages = (SystemMessage(state.base_system), *messages)
         limit = self.config.loop.concurrency
         state.direct_execution = self._pipeline.direct_execution
         running: set[asyncio.Task[None]] = set()

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..messages import AssistantMessage, Message, ToolCall, ToolResultMessage
-from ._run import DeferredRequest
+from ._run import RAN, DeferredRequest
 from ._state import RunState
 
 
@@ -35,7 +35,12 @@ def rebuild_results(state: RunState, turn: AssistantMessage, round: int) -> None
         record = results.get(call.id)
         if record is not None and record.result is not None:
             messages.append(
-                ToolResultMessage(call_id=call.id, name=call.name, result=record.result)
+                ToolResultMessage(
+                    call_id=call.id,
+                    name=call.name,
+                    result=record.result,
+                    by_host=record.outcome not in RAN,
+                )
             )
 
 

@@ -41,7 +41,9 @@ A value the model sends under that name is discarded.
 class ToolContext:
     """The host's side of one tool call, passed to parameters typed ``ToolContext``.
 
-    Built by the loop for every call; never shown to the model. ``settings`` is the tool plugin's
+    Built by the loop for every call; never shown to the model. ``messages`` is the conversation
+    so far, led by the run's base system prompt (a ``SystemMessage``) when it has one; a result
+    the host wrote itself has ``by_host`` set. ``settings`` is the tool plugin's
     settings; ``services`` holds host services by name (``"filter_untrusted"``, ``"http"`` …);
     ``cancelled`` is set when the run is cancelled, so a long tool can stop early.
     """
