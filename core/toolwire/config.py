@@ -128,6 +128,9 @@ class PolicyConfig:
     deny: tuple[str, ...] = ()
     strict: bool = False
     max_result_bytes: int | None = None
+    max_untrusted_result_bytes: int = 65_536
+    """The cap on the result of a ``returns_untrusted_content`` tool that did not filter its
+    result itself (the loop then caps and filters it)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -577,6 +580,13 @@ def _check_values(
     for key in ("max_sse_line_chars", "max_sse_event_chars"):
         within(f"$.provider.{key}", getattr(provider, key), 1024, 2**31, "characters")
     within("$.policy.max_result_bytes", config.policy.max_result_bytes, 1, 2**30, "bytes")
+    within(
+        "$.policy.max_untrusted_result_bytes",
+        config.policy.max_untrusted_result_bytes,
+        1024,
+        2**30,
+        "bytes",
+    )
     if loop.unknown_tool not in ("return_error", "fail") and not re.fullmatch(
         r"rewrite:[a-z][a-z0-9_]{0,63}", loop.unknown_tool
     ):

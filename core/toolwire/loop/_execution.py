@@ -1,7 +1,8 @@
 """Execution of one admitted call, in layers like an HTTP client's send pipeline.
 
 From the outside in: :func:`with_ledger` writes the call's ``started`` row (fail closed) and its
-``settled`` row, :func:`with_retries` repeats a retryable failure with backoff, and
+``settled`` row, :func:`with_backstop` caps and filters the result of a tool returning untrusted
+content that did not filter it, :func:`with_retries` repeats a retryable failure with backoff, and
 :func:`attempt` makes one attempt under the tool's timeout and the run's deadline. An exception
 becomes a :class:`ToolResult` in one place only, :func:`capture`.
 """
@@ -20,7 +21,7 @@ from ._cancel import RunCancelled, until_cancelled
 from ._run import Outcome
 
 if TYPE_CHECKING:
-    from ..tools import Tool
+    from ..tools import Tool, ToolContext
     from ._ledger import Ledger
     from ._state import CallSlot
 
@@ -115,6 +116,26 @@ async def attempt(a: Attempt) -> ToolResult:
         # own failure, not the host's: a real Ctrl-C reaches an asyncio run as the cancellation
         # of its task, which propagates above.
         return capture(exc, name)
+
+
+async def with_backstop(
+    send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]],
+    context: ToolContext,
+    *,
+    filtered: Callable[[], bool],
+    max_bytes: int,
+) -> tuple[ToolResult, Outcome]:
+    """For a tool that returns untrusted content: the result of ``send`` cut to ``max_bytes``
+    and run through the host's untrusted-content filter, whatever its status, unless the tool
+    filtered during the call (``filtered()``), so nothing from outside reaches the model
+    unfiltered and nothing is filtered twice."""
+    result, outcome = await send()
+    if outcome != "executed" or filtered():
+        return result, outcome
+    from ..tools import truncate_result
+    from ..untrusted import filter_result
+
+    return await filter_result(context, truncate_result(result, max_bytes)), outcome
 
 
 async def with_retries(

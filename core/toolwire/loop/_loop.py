@@ -48,7 +48,7 @@ from ..messages import (
     ToolResultMessage,
     UserMessage,
 )
-from ..tools._context import ToolContext
+from ..tools._context import FILTERED_SERVICE, ToolContext
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import ToolBlocked, ToolResult, ToolStatus
 from ._admission import (
@@ -61,7 +61,15 @@ from ._admission import (
 )
 from ._cancel import answer_cancelled
 from ._codec import redact_arguments
-from ._execution import Attempt, LedgerRow, describe, record_start, with_ledger, with_retries
+from ._execution import (
+    Attempt,
+    LedgerRow,
+    describe,
+    record_start,
+    with_backstop,
+    with_ledger,
+    with_retries,
+)
 from ._ledger import Ledger, LedgerEntry, ledger_for
 from ._offer import Offer, Selection, resolve_offer
 from ._protocol import LoopHost
@@ -71,6 +79,7 @@ from ._run import (
     Decision,
     DeferredRequest,
     Deny,
+    Outcome,
     Run,
     RunOptions,
     Supply,
@@ -1245,16 +1254,43 @@ class ToolCallingLoop:
                 return
             state.ledger_written = state.turn_started = True
         one = self._attempt(state, tool, call, arguments, context)
-        result, outcome = await with_ledger(
-            ledger,
-            row,
-            slot,
-            lambda: with_retries(
+
+        def send() -> Awaitable[tuple[ToolResult, Outcome]]:
+            return with_retries(
                 one, slot, backoff=self.retry_backoff, backoff_max=self.retry_backoff_max
-            ),
-        )
+            )
+
+        if tool.returns_untrusted_content:
+            send = self._backstop(state, round, tool, call.id, context, send)
+        result, outcome = await with_ledger(ledger, row, slot, send)
         slot.answer(outcome, self._limit_size(tool, result))
         self._settle_events(state, round, slot, tool.name)
+
+    def _backstop(
+        self,
+        state: RunState,
+        round: int,
+        tool: Tool,
+        call_id: str,
+        context: ToolContext,
+        send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]],
+    ) -> Callable[[], Awaitable[tuple[ToolResult, Outcome]]]:
+        limits = [
+            n
+            for n in (
+                tool.policy.max_result_bytes,
+                self.config.policy.max_result_bytes,
+                self.config.policy.max_untrusted_result_bytes,
+            )
+            if n
+        ]
+        key = (round, call_id)
+        return lambda: with_backstop(
+            send,
+            context,
+            filtered=lambda: key in state.filtered_calls,
+            max_bytes=min(limits),
+        )
 
     def _pending_snapshot(self, state: RunState) -> str | None:
         """The run as it stands, once per turn, to store with the turn's first ledger row."""
@@ -1316,7 +1352,13 @@ class ToolCallingLoop:
         untrusted-content warning belongs to the run, not only to observers)."""
         if state.services is None:
             state.services = types.MappingProxyType(
-                {**self._services, "emit": lambda event: self._emit(state, event)}
+                {
+                    **self._services,
+                    "emit": lambda event: self._emit(state, event),
+                    FILTERED_SERVICE: lambda round, call_id: state.filtered_calls.add(
+                        (round, call_id)
+                    ),
+                }
             )
         return state.services
 

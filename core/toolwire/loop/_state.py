@@ -111,6 +111,7 @@ class RunState:
         self.ledger_written = False  # this run wrote started rows (its snapshot must be final)
         self.turn_started = False  # the current turn wrote a started row
         self.snapshot_used = 0
+        self.filtered_calls: set[tuple[int, str]] = set()  # (round, call id) that filtered
         self.services: Mapping[str, Any] | None = (
             None  # the tools' services, with the run's emitter
         )

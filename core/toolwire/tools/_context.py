@@ -17,6 +17,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+FILTERED_SERVICE = "untrusted_filtered"
+"""The service through which :func:`toolwire.untrusted.filter_untrusted` tells the loop that a
+call filtered its content (called with the call's round and id), so the loop's backstop for
+tools returning untrusted content does not filter that result a second time."""
+
 
 @attrs.frozen
 class Inject:

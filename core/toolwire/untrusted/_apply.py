@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from ..tools._context import FILTERED_SERVICE
 from ._builtin import default_filter
 from ._records import FilterContext, FilteredText, FilterOutcome
 
 if TYPE_CHECKING:
-    from ..tools import ToolContext
+    from ..tools import ToolContext, ToolResult
 
 
 class _FilterUnusable(Exception):
@@ -126,6 +131,10 @@ async def filter_untrusted(
         fields=names,
     )
     host = context.services.get("host") if context is not None else None
+    if context is not None:
+        noted = context.services.get(FILTERED_SERVICE)
+        if callable(noted):  # the loop's backstop then leaves this call's result alone
+            noted(context.round, context.call_id)
     if host is None:
         results = tuple(default_filter(units))
         if structured:
@@ -141,7 +150,11 @@ async def filter_untrusted(
         results = _checked(answer, len(units))
         if structured:
             results = _flagged_only(units, results)
-    except Exception as exc:
+    except BaseException as exc:
+        # A filter that raises (SystemExit and the like included) costs only the filtering; the
+        # cancellation of the run still propagates.
+        if isinstance(exc, asyncio.CancelledError):
+            raise
         reason = str(exc) if isinstance(exc, _FilterUnusable) else f"it raised {_describe(exc)}"
         report = (
             f"{_origin(filter_context)}: the untrusted-content filter could not run ({reason}); "
@@ -155,6 +168,51 @@ async def filter_untrusted(
     return FilterOutcome(
         texts=tuple(r.text for r in results), results=results, report=report, source=source
     )
+
+
+async def filter_result(
+    context: ToolContext | None, result: ToolResult, *, source: str | None = None
+) -> ToolResult:
+    """``result`` with every text the model reads run through :func:`filter_untrusted`, as one
+    unit: its ``content`` and its JSON ``data``, whatever its status.
+
+    The filter's notice for the model (:meth:`FilterOutcome.model_notice`) leads the content.
+    JSON ``data`` the filter changed no longer reads as the original JSON, so it becomes text
+    after the content. A result with no text is returned as it is.
+
+    :param context: the tool call's context (None outside a call: the built-in filter runs).
+    :param result: the tool's result.
+    :param source: where the content came from (default: the tool's name).
+    """
+    texts: list[str] = []
+    fields: list[str] = []
+    if result.content:
+        texts.append(result.content)
+        fields.append("content")
+    data_text = None
+    if result.data is not None:
+        data_text = json.dumps(result.data, ensure_ascii=False, default=str)
+        texts.append(data_text)
+        fields.append("data")
+    if not texts:
+        return result
+    if source is None and context is not None:
+        source = f"the result of {context.tool.name}"
+    outcome = await filter_untrusted(context, texts, source=source, fields=fields)
+    filtered = list(outcome.texts)
+    content = filtered.pop(0) if result.content else None
+    data = result.data
+    if data_text is not None:
+        new_data_text = filtered.pop(0)
+        if new_data_text != data_text:
+            content = "\n\n".join(t for t in (content, new_data_text) if t)
+            data = None
+    notice = outcome.model_notice()
+    if notice:
+        content = f"{notice}\n\n{content}" if content else notice
+    if content == result.content and data is result.data:
+        return result
+    return attrs.evolve(result, content=content, data=data)
 
 
 def _flagged_only(
