@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from .._contain import is_cancellation
 from .._trust import TrustLevel
 from ..events import Event, PluginFailed
 from ..messages import Message, TextPart, UserMessage
@@ -81,7 +82,10 @@ async def gather_request_context(
                     f"its context requires a provider trusted at least {needed.label!r} and "
                     f"the provider is {request.provider_trust.label!r}; it was left out"
                 )
-        except Exception as exc:
+        except BaseException as exc:
+            # SystemExit, KeyboardInterrupt and the like cost only this plugin's context.
+            if is_cancellation(exc):
+                raise
             text = str(exc)
             emit(
                 PluginFailed(

@@ -42,14 +42,16 @@ class Observers:
         for plugin, function in observers:
             try:
                 function(event)
-            except Exception as exc:
+            except BaseException as exc:
+                # A sync observer is never where the task's cancellation arrives, so whatever it
+                # raises (SystemExit, KeyboardInterrupt, GeneratorExit …) is its own failure.
                 self._report(plugin, event, exc)
 
     def refresh(self) -> None:
         """Resolve the observers again at the next event (after plugins were registered)."""
         self._observers = None
 
-    def _report(self, plugin: str, event: Event, exc: Exception) -> None:
+    def _report(self, plugin: str, event: Event, exc: BaseException) -> None:
         if plugin in self._failures:
             return
         self._failures.add(plugin)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from .._contain import is_cancellation, raised_by
 from .._request import OfferRequest
 from .._trust import TrustLevel
 from ..config import Config
@@ -130,7 +131,9 @@ async def resolve_offer(
     # With only the built-in implementations, ask the tools directly (same answers, no hook
     # machinery per tool and round).
     pipeline = host.pipeline
-    resolve = _resolver(host.hook.toolwire_resolve_function, direct=pipeline.direct_resolve)
+    resolve = _resolver(
+        host.hook.toolwire_resolve_function, direct=pipeline.direct_resolve, emit=emit
+    )
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
     requests: list[OfferRequest] = []
@@ -182,8 +185,24 @@ def _unfit(tool: Tool, trust: TrustLevel, max_name: int, api: str) -> str | None
     return None
 
 
+def _plugin_failed(
+    hook: Any, name: str, exc: BaseException, request: OfferRequest, tool: Tool, what: str
+) -> PluginFailed:
+    """The report of a hook implementation that raised while the offer was resolved, naming the
+    plugin that raised (the tool's own plugin when no frame of an implementation shows)."""
+    impls = hook.get_hookimpls() if hasattr(hook, "get_hookimpls") else ()
+    plugin = raised_by(exc, impls) or tool.plugin or ""
+    return PluginFailed(
+        run_id=request.run_id,
+        round=request.round,
+        plugin=plugin,
+        hook=name,
+        error=f"{what} of tool {tool.name!r} left out: {describe(exc)}",
+    )
+
+
 def _resolver(
-    hook: Callable[..., Any], *, direct: bool
+    hook: Callable[..., Any], *, direct: bool, emit: Callable[[Event], None]
 ) -> Callable[[Tool, OfferRequest], Awaitable[FunctionSpec | str]]:
     """Resolve one tool for a request: its function spec, or why it is left out."""
 
@@ -192,7 +211,11 @@ def _resolver(
             spec: Any = tool.resolve(request) if direct else hook(tool=tool, request=request)
             if inspect.isawaitable(spec):
                 spec = await spec
-        except Exception as exc:
+        except BaseException as exc:
+            # SystemExit, KeyboardInterrupt and the like cost only this tool's offer.
+            if is_cancellation(exc):
+                raise
+            emit(_plugin_failed(hook, "toolwire_resolve_function", exc, request, tool, "offer"))
             return f"toolwire_resolve_function raised {describe(exc)}"
         if spec is None or spec is NOT_OFFERED:
             return (
@@ -225,14 +248,17 @@ async def _instructions(
             text: Any = tool.instructions if direct else instruct(tool=tool, request=request)
             if inspect.isawaitable(text):
                 text = await text
-        except Exception as exc:
+        except BaseException as exc:
+            if is_cancellation(exc):
+                raise
             emit(
-                PluginFailed(
-                    run_id=request.run_id,
-                    round=request.round,
-                    plugin=tool.plugin or "",
-                    hook="toolwire_system_prompt_instructions",
-                    error=f"instructions of tool {tool.name!r} left out: {describe(exc)}",
+                _plugin_failed(
+                    instruct,
+                    "toolwire_system_prompt_instructions",
+                    exc,
+                    request,
+                    tool,
+                    "instructions",
                 )
             )
             continue

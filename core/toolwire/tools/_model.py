@@ -194,10 +194,29 @@ async def _run(function: Callable[..., Any], is_async: bool, *args: Any, **kwarg
         return await function(*args, **kwargs)
     import asyncio  # deferred: declaring tools must not need an event loop library
 
-    result = await asyncio.to_thread(function, *args, **kwargs)
+    try:
+        result = await asyncio.to_thread(_in_worker, function, *args, **kwargs)
+    except _WorkerExit as exc:
+        raise exc.raised from None
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+class _WorkerExit(Exception):
+    """Carries a ``GeneratorExit`` out of a worker thread: thrown into the awaiting task as it is,
+    it would close every coroutine of the task and leave the run at its outermost frame."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(type(raised).__name__)
+        self.raised = raised
+
+
+def _in_worker(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return function(*args, **kwargs)
+    except GeneratorExit as exc:
+        raise _WorkerExit(exc) from None
 
 
 class _Unset:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 from collections.abc import Sequence
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .._contain import is_cancellation, raised_by
 from ..tools._context import FILTERED_SERVICE
 from ._builtin import default_filter
 from ._records import FilterContext, FilteredText, FilterOutcome
@@ -153,13 +153,15 @@ async def filter_untrusted(
     except BaseException as exc:
         # A filter that raises (SystemExit and the like included) costs only the filtering; the
         # cancellation of the run still propagates.
-        if isinstance(exc, asyncio.CancelledError):
+        if is_cancellation(exc):
             raise
         reason = str(exc) if isinstance(exc, _FilterUnusable) else f"it raised {_describe(exc)}"
         report = (
             f"{_origin(filter_context)}: the untrusted-content filter could not run ({reason}); "
             "the content was passed on unfiltered"
         )
+        if not isinstance(exc, _FilterUnusable):
+            _plugin_failed(host, context, exc)
         _emit(host, context, report)
         return FilterOutcome(texts=units, results=None, report=report, source=source)
     report = _report(filter_context, units, results)
@@ -232,13 +234,38 @@ def _flagged_only(
     return tuple(kept)
 
 
-def _emit(host: Any, context: ToolContext | None, report: str) -> None:
-    if context is None:
+def _plugin_failed(host: Any, context: ToolContext | None, exc: BaseException) -> None:
+    """Report the filter implementation that raised, by name, as a plugin failure."""
+    emit = _emitter(host, context)
+    if emit is None or context is None:
         return
+    from ..events import PluginFailed
+
+    caller = host.hook.toolwire_filter_untrusted
+    emit(
+        PluginFailed(
+            run_id=context.run_id,
+            round=context.round,
+            plugin=raised_by(exc, caller.get_hookimpls()) or "",
+            hook="toolwire_filter_untrusted",
+            error=f"the result of {context.tool.name} call {context.call_id} was passed on "
+            f"unfiltered: {_describe(exc)}",
+        )
+    )
+
+
+def _emitter(host: Any, context: ToolContext | None) -> Any:
+    if context is None:
+        return None
     # The loop may give a call its own emitter (recording the event in the run); else the
     # host's observers get it directly.
     emit = context.services.get("emit") or getattr(host, "emit", None)
-    if not callable(emit):
+    return emit if callable(emit) else None
+
+
+def _emit(host: Any, context: ToolContext | None, report: str) -> None:
+    emit = _emitter(host, context)
+    if emit is None or context is None:
         return
     from ..events import ContentFiltered
 
