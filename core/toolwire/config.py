@@ -97,6 +97,13 @@ class LoopConfig:
     unknown_tool: str = "return_error"
     invalid_arguments: Literal["return_error", "fail"] = "return_error"
     system_prompt: str | None = None
+    tool_timeout: float = 300.0
+    """Seconds a call of a tool that sets no ``timeout`` of its own may take."""
+    hook_timeout: float = 30.0
+    """Seconds the awaitable answer of a filter, resolve, instruction or request-context hook may
+    take."""
+    observer_timeout: float = 1.0
+    """Seconds one event may take an observer before it is reported and moved off the loop."""
 
 
 @attrs.frozen(kw_only=True)
@@ -570,6 +577,11 @@ def _check_values(
     if loop.deadline_seconds is not None and loop.deadline_seconds <= 0:
         raise bad("$.loop.deadline_seconds", loop.deadline_seconds, "a positive number of seconds")
     within("$.loop.deadline_seconds", loop.deadline_seconds, 0.001, _WEEK, "seconds")
+    for key in ("tool_timeout", "hook_timeout", "observer_timeout"):
+        value = getattr(loop, key)
+        if value <= 0:
+            raise bad(f"$.loop.{key}", value, "a positive number of seconds")
+        within(f"$.loop.{key}", value, 0.001, _WEEK, "seconds")
     provider = config.provider
     for key in ("connect_timeout", "read_timeout", "total_timeout"):
         within(f"$.provider.{key}", getattr(provider, key), 0.001, _WEEK, "seconds")

@@ -45,6 +45,8 @@ class Attempt:
     """Seconds the attempt may take: the tool's timeout, or what is left of the run's deadline."""
     deadline_bound: bool = False
     """``timeout`` is what is left of the run's deadline."""
+    timeout_setting: str | None = None
+    """Where ``timeout`` comes from when the tool sets none (``[loop] tool_timeout``)."""
     cancel: asyncio.Event | None = None
     on_deadline: Callable[[], None] = lambda: None
     """Called when the run's deadline stopped the attempt."""
@@ -57,6 +59,7 @@ def capture(
     stage: Stage = "attempt",
     timeout: float | None = None,
     deadline_bound: bool = False,
+    timeout_setting: str | None = None,
     ledger: str | None = None,
 ) -> ToolResult:
     """The result the model gets for a call that raised ``exc`` (the only place where an
@@ -74,6 +77,11 @@ def capture(
         if deadline_bound:
             return ToolResult.error(
                 f"Tool {tool} was stopped: the run's deadline passed while it ran."
+            )
+        if timeout_setting is not None:
+            return ToolResult.error(
+                f"Tool {tool} timed out after {timeout:g} s, the default bound for tools that "
+                f"set no timeout of their own ({timeout_setting})."
             )
         return ToolResult.error(f"Tool {tool} timed out after {timeout:g} s.")
     return ToolResult.error(f"Tool execution failed: {describe(exc)}", exception=exc)
@@ -108,7 +116,13 @@ async def attempt(a: Attempt) -> ToolResult:
         except TimeoutError as exc:
             if a.deadline_bound:
                 a.on_deadline()
-            return capture(exc, name, timeout=a.timeout, deadline_bound=a.deadline_bound)
+            return capture(
+                exc,
+                name,
+                timeout=a.timeout,
+                deadline_bound=a.deadline_bound,
+                timeout_setting=a.timeout_setting,
+            )
     except (RunCancelled, asyncio.CancelledError):
         raise
     except BaseException as exc:

@@ -695,6 +695,7 @@ class ToolCallingLoop:
                 services=self._run_services(state),
             ),
             lambda event: self._emit(state, event),
+            bound=self.config.loop.hook_timeout,
         )
         for source in context.sources:
             state.sources.setdefault(source.url, source)
@@ -1375,6 +1376,9 @@ class ToolCallingLoop:
         ones, they are done inline (same behaviour, without the hook machinery on every call).
         """
         timeout = tool.policy.timeout
+        setting = None
+        if timeout is None:  # the tool's own timeout wins
+            timeout, setting = self.config.loop.tool_timeout, "[loop] tool_timeout"
         deadline_bound = False
         if state.deadline is not None:
             remaining = state.deadline - asyncio.get_running_loop().time()
@@ -1404,6 +1408,7 @@ class ToolCallingLoop:
             send=send,
             timeout=timeout,
             deadline_bound=deadline_bound,
+            timeout_setting=None if deadline_bound else setting,
             cancel=state.cancel,
             on_deadline=on_deadline,
         )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from .._contain import is_cancellation, raised_by
+from .._contain import bounded, is_cancellation, raised_by
 from .._request import OfferRequest
 from .._trust import TrustLevel
 from ..config import Config
@@ -32,6 +32,8 @@ class NotOffered(enum.Enum):
     def __repr__(self) -> str:
         return "toolwire.NOT_OFFERED"
 
+
+_SETTING = "[loop] hook_timeout"
 
 NOT_OFFERED: Final = NotOffered.NOT_OFFERED
 """Returned by ``toolwire_resolve_function`` to withdraw a tool from one request and stop the
@@ -131,8 +133,12 @@ async def resolve_offer(
     # With only the built-in implementations, ask the tools directly (same answers, no hook
     # machinery per tool and round).
     pipeline = host.pipeline
+    bound = host.config.loop.hook_timeout
     resolve = _resolver(
-        host.hook.toolwire_resolve_function, direct=pipeline.direct_resolve, emit=emit
+        host.hook.toolwire_resolve_function,
+        direct=pipeline.direct_resolve,
+        emit=emit,
+        bound=bound,
     )
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
@@ -160,7 +166,13 @@ async def resolve_offer(
         tools[spec.name] = tool
         requests.append(request)
     instructions = await _instructions(
-        host, tools, functions, requests, direct=pipeline.direct_instructions, emit=emit
+        host,
+        tools,
+        functions,
+        requests,
+        direct=pipeline.direct_instructions,
+        emit=emit,
+        bound=bound,
     )
     return Offer(
         functions=tuple(functions),
@@ -202,7 +214,7 @@ def _plugin_failed(
 
 
 def _resolver(
-    hook: Callable[..., Any], *, direct: bool, emit: Callable[[Event], None]
+    hook: Callable[..., Any], *, direct: bool, emit: Callable[[Event], None], bound: float
 ) -> Callable[[Tool, OfferRequest], Awaitable[FunctionSpec | str]]:
     """Resolve one tool for a request: its function spec, or why it is left out."""
 
@@ -210,7 +222,7 @@ def _resolver(
         try:
             spec: Any = tool.resolve(request) if direct else hook(tool=tool, request=request)
             if inspect.isawaitable(spec):
-                spec = await spec
+                spec = await bounded(spec, "toolwire_resolve_function", bound, _SETTING)
         except BaseException as exc:
             # SystemExit, KeyboardInterrupt and the like cost only this tool's offer.
             if is_cancellation(exc):
@@ -237,6 +249,7 @@ async def _instructions(
     *,
     direct: bool,
     emit: Callable[[Event], None],
+    bound: float,
 ) -> list[str]:
     """The offered tools' instructions in offer order; a raising implementation costs only that
     tool's instructions, with a ``PluginFailed`` event."""
@@ -247,7 +260,7 @@ async def _instructions(
         try:
             text: Any = tool.instructions if direct else instruct(tool=tool, request=request)
             if inspect.isawaitable(text):
-                text = await text
+                text = await bounded(text, "toolwire_system_prompt_instructions", bound, _SETTING)
         except BaseException as exc:
             if is_cancellation(exc):
                 raise

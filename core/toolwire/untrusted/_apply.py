@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._contain import is_cancellation, raised_by
+from .._contain import bounded, is_cancellation, raised_by
 from ..tools._context import FILTERED_SERVICE
 from ._builtin import default_filter
 from ._records import FilterContext, FilteredText, FilterOutcome
@@ -146,7 +146,9 @@ async def filter_untrusted(
     try:
         answer = host.hook.toolwire_filter_untrusted(texts=units, context=filter_context)
         if inspect.isawaitable(answer):
-            answer = await answer
+            answer = await bounded(
+                answer, "toolwire_filter_untrusted", _hook_timeout(context), "[loop] hook_timeout"
+            )
         results = _checked(answer, len(units))
         if structured:
             results = _flagged_only(units, results)
@@ -232,6 +234,15 @@ def _flagged_only(
         )
         kept.append(FilteredText(text=text, neutralised=(), flagged=flagged))
     return tuple(kept)
+
+
+def _hook_timeout(context: ToolContext | None) -> float:
+    """``[loop] hook_timeout`` of the call's host (its default without one)."""
+    from ..config import LoopConfig
+
+    config = context.services.get("config") if context is not None else None
+    loop = getattr(config, "loop", None)
+    return loop.hook_timeout if isinstance(loop, LoopConfig) else LoopConfig().hook_timeout
 
 
 def _plugin_failed(host: Any, context: ToolContext | None, exc: BaseException) -> None:
