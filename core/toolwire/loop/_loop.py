@@ -70,6 +70,7 @@ from ._execution import (
     with_ledger,
     with_retries,
 )
+from ._ids import run_call_id, taken_ids, with_run_id, with_run_ids
 from ._ledger import Ledger, LedgerEntry, ledger_for
 from ._offer import Offer, Selection, resolve_offer
 from ._protocol import LoopHost
@@ -497,10 +498,16 @@ class ToolCallingLoop:
 
     def _adapter_emitter(self, state: RunState, round: int) -> Callable[[Event], None]:
         run_id = state.run_id
+        taken = taken_ids(state.messages)  # ids a provider may number afresh each round
 
         def emit(event: Event) -> None:
             if event.run_id != run_id or event.round != round:
                 event = attrs.evolve(event, run_id=run_id, round=round)
+            if isinstance(event, ToolCallStarted | ToolCallArgumentsDelta) and taken:
+                if event.call_id in taken:
+                    event = attrs.evolve(event, call_id=run_call_id(event.call_id, round, taken))
+            elif isinstance(event, ToolCallCompleted) and taken:
+                event = attrs.evolve(event, call=with_run_id(event.call, round, taken))
             if isinstance(event, ToolCallStarted):
                 state.call_names[event.call_id] = event.name
             elif isinstance(event, ToolCallArgumentsDelta):
@@ -803,6 +810,7 @@ class ToolCallingLoop:
         self, state: RunState, round: int, message: AssistantMessage, api: str
     ) -> list[ToolCall]:
         """Record the model's answer; the calls the host must answer (none: the run answered)."""
+        message = with_run_ids(message, round, taken_ids(state.messages))
         state.messages.append(message)
         state.add_usage(message.usage)
         self._emit(

@@ -9,10 +9,11 @@ import pytest
 from loop_support import events_of, make_host, result_texts, run_script
 
 import toolwire
+from toolwire.adapters import wire_call_id, wire_call_ids
 from toolwire.config import PolicyConfig
-from toolwire.loop import Run
-from toolwire.messages import SystemMessage, ToolResultMessage
-from toolwire.testing import tool_call
+from toolwire.loop import Approve, Run, ToolCallingLoop
+from toolwire.messages import AssistantMessage, SystemMessage, ToolResultMessage
+from toolwire.testing import ScriptedModel, tool_call
 from toolwire.untrusted import filter_untrusted
 
 
@@ -124,3 +125,70 @@ async def test_a_tool_returning_trusted_content_is_left_alone(tmp_path: Path) ->
     run = await run_script(host, [[tool_call("echo", {"text": _FORGED})], "done"])
     assert result_texts(run) == [_FORGED]
     assert events_of(run, "content_filtered") == []
+
+
+# -- call ids a provider repeats across rounds --------------------------------------------------
+
+
+@toolwire.tool(idempotent=False)
+def note(text: str) -> str:
+    """Write a note (a side effect)."""
+    return f"noted {text}"
+
+
+async def test_call_ids_repeated_across_rounds_are_made_unique_in_the_run(tmp_path: Path) -> None:
+    host = make_host(tmp_path, [note])
+    model = ScriptedModel(
+        script=[
+            [tool_call("note", {"text": "a"}, id="call_0")],
+            [tool_call("note", {"text": "b"}, id="call_0")],
+            [tool_call("note", {"text": "a"}, id="call_0")],  # the same as round 1's
+            "done",
+        ]
+    )
+    loop = ToolCallingLoop(host, adapter=model)
+    run = await loop.run("note a, b, a", stream=True)
+    assert run.stop_reason == "answered"
+    ids = [r.call.id for r in run.tool_calls]
+    assert ids == ["call_0", "call_0_r2", "call_0_r3"]
+    assert [r.outcome for r in run.tool_calls] == ["executed", "executed", "duplicate"]
+    assert "identical to call call_0 earlier" in result_texts(run)[2]
+    # Results answer the renamed calls; the provider still sees its own ids.
+    assert [m.call_id for m in _result_messages(run)] == ids
+    last = model.requests[-1].messages
+    assert set(wire_call_ids(last).values()) == {"call_0"}
+    assert [
+        wire_call_id(c) for m in last if isinstance(m, AssistantMessage) for c in m.tool_calls
+    ] == ["call_0"] * 3
+    # Stream events and the loop's own events name the same call.
+    for kind in ("tool_call_started", "tool_call_arguments_delta", "tool_started"):
+        assert {e.call_id for e in events_of(run, kind)} == set(ids[:2]) | (
+            {ids[2]} if kind != "tool_started" else set()
+        )
+    assert [e.call.id for e in events_of(run, "tool_call_completed")] == ids
+    # The ledger keeps one settled row per call.
+    assert loop.ledger is not None
+    assert set(loop.ledger.entries(run.id, 2)) == {"call_0_r2"}
+
+
+async def test_a_repeated_call_id_deferred_for_approval_resumes_by_its_run_id(
+    tmp_path: Path,
+) -> None:
+    @toolwire.tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        return f"paid {amount}"
+
+    host = make_host(tmp_path, [note, pay])
+    script = [
+        [tool_call("note", {"text": "a"}, id="call_0")],
+        [tool_call("pay", {"amount": 5}, id="call_0")],
+        "done",
+    ]
+    loop = ToolCallingLoop(host, adapter=ScriptedModel(script=script))
+    run = await loop.run("note, then pay")
+    assert run.stop_reason == "deferred"
+    assert [d.call_id for d in run.deferred] == ["call_0_r2"]
+    resumed = await loop.resume(loop.load(run.id), {"call_0_r2": Approve()})
+    assert resumed.stop_reason == "answered"
+    assert result_texts(resumed) == ["noted a", "paid 5"]
