@@ -977,9 +977,7 @@ class ToolCallingLoop:
                 if fail is not None:
                     slot.answer("not_run", _not_run(fail))
                     continue
-                fail = await self._admit(
-                    state, round, slot, offer, count=not approved, approved=approved
-                )
+                fail = await self._admit(state, round, slot, offer, count=True, approved=approved)
             if fail is not None:
                 for slot, _ in to_admit:
                     if slot.result is None:
@@ -1065,7 +1063,7 @@ class ToolCallingLoop:
 
         On return the slot is answered (refused), deferred, or admitted (``tool`` and
         ``arguments`` set, no result yet). A call approved with edited arguments is admitted
-        again, as approved and without counting it twice.
+        again, as approved; a call that waits for a decision counts only once approved.
         """
         while True:
             verdict = admit(slot.request, offer, self._admission(state, round, count, approved))
@@ -1090,7 +1088,7 @@ class ToolCallingLoop:
             slot.request = edited
             slot.tool = None
             slot.arguments = None
-            count, approved = False, True
+            count, approved = True, True  # not counted while it waited
 
     def _admission(
         self, state: RunState, round: int, count: bool, approved: bool
@@ -1149,6 +1147,7 @@ class ToolCallingLoop:
         elif isinstance(decision, Approve):
             if decision.arguments is not None:
                 return edited_call(slot.request, name, decision.arguments)
+            state.used += 1  # it runs now: a call that waited counts when it runs
             self._remember(state, slot, verdict.key)
         else:
             raise TypeError(

@@ -820,7 +820,8 @@ class Tool:
         ``ToolResult`` as is, ``str`` as content, ``None`` as an empty success, anything else as
         JSON ``data``. ``ToolBlocked`` gives a ``blocked`` result, refused arguments an ``error``
         result with the refusals, any other exception ``Tool execution failed: <Type>: <message>``
-        with the exception kept on the result. Cancellation propagates.
+        (``retryable``, the exception kept on the result, and logged with its traceback to the
+        ``toolwire.tools`` logger). Cancellation propagates.
         """
         try:
             cleaned = self.validate(arguments)
@@ -859,7 +860,12 @@ class Tool:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             message = self._redact(f"{type(exc).__name__}: {exc}", arguments)
-            return ToolResult.error(f"Tool execution failed: {message}", exception=exc)
+            self._log_failure(exc, arguments)
+            # A raised exception is often passing (a network blip, a locked file): the model may
+            # try again, and the host does when the tool's max_retries allow it.
+            return ToolResult.error(
+                f"Tool execution failed: {message}", retryable=True, exception=exc
+            )
         try:
             return _to_result(value)
         except Exception as exc:
@@ -868,6 +874,18 @@ class Tool:
                 f"be sent as JSON ({type(exc).__name__}: {exc})",
                 exception=exc,
             )
+
+    def _log_failure(self, exc: BaseException, arguments: Any) -> None:
+        """Log the tool's exception with its traceback (``toolwire.tools``), redacted like the
+        result: a sensitive argument may appear in the message or a frame's source line."""
+        import logging
+        import traceback
+
+        log = logging.getLogger("toolwire.tools")
+        if not log.isEnabledFor(logging.ERROR):
+            return
+        text = "".join(traceback.format_exception(exc))
+        log.error("tool %s raised:\n%s", self.name, self._redact(text, arguments).rstrip())
 
     def _redact(self, text: str, arguments: Any) -> str:
         if not self.sensitive_arguments or not isinstance(arguments, Mapping):

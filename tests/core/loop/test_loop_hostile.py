@@ -3,10 +3,11 @@ backstop, call ids a provider repeats across rounds."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
-from loop_support import events_of, make_host, result_texts, run_script
+from loop_support import events_of, evolve_loop, make_host, result_texts, run_script
 
 import toolwire
 from toolwire.adapters import wire_call_id, wire_call_ids
@@ -192,3 +193,76 @@ async def test_a_repeated_call_id_deferred_for_approval_resumes_by_its_run_id(
     resumed = await loop.resume(loop.load(run.id), {"call_0_r2": Approve()})
     assert resumed.stop_reason == "answered"
     assert result_texts(resumed) == ["noted a", "paid 5"]
+
+
+# -- a tool that raises -------------------------------------------------------------------------
+
+
+async def test_a_tool_that_raises_may_be_retried_and_is_logged_with_its_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    @toolwire.tool(sensitive_arguments=["token"])
+    def login(user: str, token: str) -> str:
+        """Log in."""
+        raise ConnectionError(f"refused {user} with {token}")
+
+    host = make_host(tmp_path, [login])
+    with caplog.at_level(logging.ERROR, logger="toolwire.tools"):
+        run = await run_script(
+            host, [[tool_call("login", {"user": "ann", "token": "s3cret-t0ken"})], "done"]
+        )
+    (message,) = _result_messages(run)
+    result = message.result
+    assert result.retryable is True
+    assert isinstance(result.exception, ConnectionError)
+    assert result.content == "Tool execution failed: ConnectionError: refused ann with [redacted]"
+    (record,) = [r for r in caplog.records if r.name == "toolwire.tools"]
+    logged = record.getMessage()
+    assert logged.startswith("tool login raised:\nTraceback (most recent call last):")
+    assert 'raise ConnectionError(f"refused {user} with {token}")' in logged
+    assert logged.endswith("ConnectionError: refused ann with [redacted]")
+    assert "s3cret-t0ken" not in logged
+
+
+# -- a deferred call counts when it runs ---------------------------------------------------------
+
+
+async def test_a_deferred_call_counts_against_the_limit_when_it_runs(tmp_path: Path) -> None:
+    @toolwire.tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        return f"paid {amount}"
+
+    host = make_host(tmp_path, [note, pay], loop=evolve_loop(max_tool_calls=1))
+    script = [
+        [tool_call("pay", {"amount": 5}, id="p"), tool_call("note", {"text": "a"}, id="n")],
+        "done",
+    ]
+    loop = ToolCallingLoop(host, adapter=ScriptedModel(script=script))
+    run = await loop.run("pay and note")
+    # Waiting for approval, the payment left the run's only call to the note.
+    assert run.stop_reason == "deferred"
+    assert run.tool_calls_used == 1
+    assert result_texts(run) == ["noted a"]
+    # Approved, it runs only if the run still may call a tool: it counts now.
+    resumed = await loop.resume(run, {"p": Approve()})
+    assert [r.outcome for r in resumed.tool_calls if r.call.id == "p"] == ["limit"]
+    assert resumed.stop_reason == "max_tool_calls"
+
+
+async def test_a_deferred_call_approved_later_is_counted_once(tmp_path: Path) -> None:
+    @toolwire.tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        return f"paid {amount}"
+
+    host = make_host(tmp_path, [pay], loop=evolve_loop(max_tool_calls=1))
+    loop = ToolCallingLoop(
+        host, adapter=ScriptedModel(script=[[tool_call("pay", {"amount": 5}, id="p")], "done"])
+    )
+    run = await loop.run("pay")
+    assert run.tool_calls_used == 0
+    resumed = await loop.resume(run, {"p": Approve()})
+    assert resumed.stop_reason == "answered"
+    assert resumed.tool_calls_used == 1
+    assert result_texts(resumed) == ["paid 5"]
