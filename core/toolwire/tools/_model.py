@@ -204,8 +204,11 @@ async def _run(function: Callable[..., Any], is_async: bool, *args: Any, **kwarg
 
 
 class _WorkerExit(Exception):
-    """Carries a ``GeneratorExit`` out of a worker thread: thrown into the awaiting task as it is,
-    it would close every coroutine of the task and leave the run at its outermost frame."""
+    """Carries a ``GeneratorExit`` or ``StopIteration`` out of a worker thread. Thrown into the
+    awaiting task as it is, a ``GeneratorExit`` would close every coroutine of the task and leave
+    the run at its outermost frame; an asyncio future refuses a ``StopIteration``, so the call
+    would never finish. Raised again in the coroutine, a ``StopIteration`` becomes the
+    ``RuntimeError`` an async tool raising it gets."""
 
     def __init__(self, raised: BaseException) -> None:
         super().__init__(type(raised).__name__)
@@ -215,7 +218,7 @@ class _WorkerExit(Exception):
 def _in_worker(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     try:
         return function(*args, **kwargs)
-    except GeneratorExit as exc:
+    except (GeneratorExit, StopIteration) as exc:
         raise _WorkerExit(exc) from None
 
 

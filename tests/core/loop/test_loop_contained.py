@@ -175,3 +175,30 @@ def test_a_real_ctrl_c_still_cancels_the_run_with_every_call_answered(tmp_path: 
     assert report["stop_reason"] == "cancelled"
     assert set(report["results"]) == {"a", "b"}
     assert report["results"]["a"].startswith("Cancelled")
+
+
+@pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
+async def test_a_tool_raising_stop_iteration_fails_like_any_tool(
+    tmp_path: Path, sync: bool
+) -> None:
+    if sync:
+
+        @toolwire.tool
+        def stop() -> str:
+            """Raise."""
+            raise StopIteration("no more")
+
+    else:
+
+        @toolwire.tool(name="stop")
+        async def stop_async() -> str:
+            """Raise."""
+            raise StopIteration("no more")
+
+        stop = stop_async
+
+    run = await run_script(make_host(tmp_path, [stop]), [[tool_call("stop")], "done"])
+    assert run.stop_reason == "answered"
+    assert result_texts(run) == [
+        "Tool execution failed: RuntimeError: coroutine raised StopIteration"
+    ]
