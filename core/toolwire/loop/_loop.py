@@ -63,6 +63,7 @@ from ._cancel import answer_cancelled
 from ._codec import redact_arguments
 from ._execution import (
     Attempt,
+    CoarseBounds,
     LedgerRow,
     describe,
     record_start,
@@ -141,6 +142,7 @@ class ToolCallingLoop:
         self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
         self._thread = threading.get_ident()
         self._loop_of_run: asyncio.AbstractEventLoop | None = None
+        self._coarse = CoarseBounds()  # the default tool bound's shared timers
 
     # -- public API ------------------------------------------------------------------------
 
@@ -1416,6 +1418,7 @@ class ToolCallingLoop:
             timeout=timeout,
             deadline_bound=deadline_bound,
             timeout_setting=None if deadline_bound else setting,
+            coarse=self._coarse if setting is not None and not deadline_bound else None,
             cancel=state.cancel,
             on_deadline=on_deadline,
         )
