@@ -124,6 +124,13 @@ class LoopConfig:
     unknown_tool: str = "return_error"
     invalid_arguments: Literal["return_error", "fail"] = "return_error"
     system_prompt: str | None = None
+    tool_timeout: float = 300.0
+    """Seconds a call of a tool that sets no ``timeout`` of its own may take."""
+    hook_timeout: float = 30.0
+    """Seconds the awaitable answer of a filter, resolve, instruction or request-context hook may
+    take."""
+    observer_timeout: float = 1.0
+    """Seconds one event may take an observer before it is reported and moved off the loop."""
 
 
 @attrs.frozen(kw_only=True)
@@ -158,6 +165,9 @@ class PolicyConfig:
     deny: tuple[str, ...] = ()
     strict: bool = False
     max_result_bytes: int | None = None
+    max_untrusted_result_bytes: int = 65_536
+    """The cap on the result of a ``returns_untrusted_content`` tool that did not filter its
+    result itself (the loop then caps and filters it)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -838,6 +848,11 @@ def _check_values(
     within("$.batch.run_deadline_seconds", batch.run_deadline_seconds, 0.001, _WEEK, "seconds")
     if not re.fullmatch(r"[a-z][a-z0-9_-]{0,63}", batch.executor):
         raise bad("$.batch.executor", batch.executor, "an executor name such as 'local' or 'ray'")
+    for key in ("tool_timeout", "hook_timeout", "observer_timeout"):
+        value = getattr(loop, key)
+        if value <= 0:
+            raise bad(f"$.loop.{key}", value, "a positive number of seconds")
+        within(f"$.loop.{key}", value, 0.001, _WEEK, "seconds")
     provider = config.provider
     for key in ("connect_timeout", "read_timeout", "total_timeout"):
         within(f"$.provider.{key}", getattr(provider, key), 0.001, _WEEK, "seconds")
@@ -855,6 +870,13 @@ def _check_values(
             without_password(url),
             "a 'postgresql://…' URL (or leave it out for SQLite)",
         )
+    within(
+        "$.policy.max_untrusted_result_bytes",
+        config.policy.max_untrusted_result_bytes,
+        1024,
+        2**30,
+        "bytes",
+    )
     if loop.unknown_tool not in ("return_error", "fail") and not re.fullmatch(
         r"rewrite:[a-z][a-z0-9_]{0,63}", loop.unknown_tool
     ):

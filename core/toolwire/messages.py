@@ -145,6 +145,9 @@ class ToolResultMessage:
     call_id: str
     name: str
     result: ToolResult
+    by_host: bool = False
+    """The host wrote this result itself (an admission refusal, a denial, a call that never
+    ran): no tool produced it, so none of its text came from outside the conversation."""
 
 
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage

@@ -167,6 +167,23 @@ def test_config_file_from_environment(tmp_path: Path, monkeypatch: pytest.Monkey
             "$.loop.deadline_seconds = 1e+300: expected seconds from 0.001 to 604800",
         ),
         (
+            "[loop]\ntool_timeout = 0\n",
+            "$.loop.tool_timeout = 0.0: expected a positive number of seconds",
+        ),
+        (
+            "[loop]\nhook_timeout = -1\n",
+            "$.loop.hook_timeout = -1.0: expected a positive number of seconds",
+        ),
+        ("[loop]\nobserver_timeout = inf\n", "$.loop.observer_timeout = inf: expected a finite"),
+        (
+            "[loop]\ntool_timeout = 1e9\n",
+            "$.loop.tool_timeout = 1000000000.0: expected seconds from 0.001 to 604800",
+        ),
+        (
+            "[policy]\nmax_untrusted_result_bytes = 10\n",
+            "$.policy.max_untrusted_result_bytes = 10: expected bytes from 1024 to",
+        ),
+        (
             "[policy]\nmax_result_bytes = 0\n",
             "$.policy.max_result_bytes = 0: expected bytes from 1 to",
         ),

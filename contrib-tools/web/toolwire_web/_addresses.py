@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from toolwire.messages import Message, ToolResultMessage, UserMessage
+from toolwire.messages import Message, SystemMessage, ToolResultMessage, UserMessage
 
 # Characters that continue an address: anything that is not a space, a quote or a bracket that
 # commonly encloses one in prose, Markdown or JSON.
@@ -16,15 +16,23 @@ _SCHEME = re.compile(r"https?://", re.IGNORECASE)
 
 
 def conversation_texts(messages: Sequence[Message]) -> Iterable[str]:
-    """The texts a person or a tool put into the conversation: user turns and tool results.
+    """The texts that came into the conversation from outside the model: the system prompt,
+    user turns, and the successful results of tools that ran.
 
-    The model's own turns are left out: an address it wrote itself was chosen by it.
+    The model's own turns are left out: an address it wrote itself was chosen by it. So are the
+    results the host wrote (``by_host``: a refusal of an unknown tool quotes the arguments the
+    model sent) and failed results, whose text says what went wrong with the model's own call
+    (a blocked read names the address it refused).
     """
     for message in messages:
         if isinstance(message, UserMessage):
             yield message.text
+        elif isinstance(message, SystemMessage):
+            yield message.content
         elif isinstance(message, ToolResultMessage):
             result = message.result
+            if message.by_host or not result.is_ok:
+                continue
             yield result.model_text()
             for source in result.sources:
                 yield source.url

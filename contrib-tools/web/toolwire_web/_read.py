@@ -189,8 +189,9 @@ def _duplicate(url: str, call_id: str, requested: str) -> ToolResult:
 
 def _not_given(url: str) -> str:
     return (
-        f"Blocked: {shown_url(url)} does not appear word for word in the user's messages or in "
-        f"a tool result, and {SECTION} free_address_choice is off, so only addresses given there "
+        f"Blocked: {shown_url(url)} does not appear word for word in the system prompt, the "
+        f"user's messages or a tool's result, and {SECTION} free_address_choice is off, so only "
+        "addresses given there "
         "can be read. Use an address exactly as it appears in the conversation or in search "
         "results; do not guess, complete or change one."
     )
@@ -260,8 +261,9 @@ def read_instructions(settings: WebSettings) -> str:
         )
     else:
         choice = (
-            "read_web_page reads only addresses that appear word for word in the user's messages "
-            "or in tool results (such as web_search results): copy them exactly, and never "
+            "read_web_page reads only addresses that appear word for word in the system prompt, "
+            "the user's messages or tool results (such as web_search results): copy them "
+            "exactly, and never "
             "guess, complete or change an address."
         )
     return f"{choice} {INSTRUCTIONS_COMMON}"

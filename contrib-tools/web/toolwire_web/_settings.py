@@ -89,7 +89,8 @@ class WebSettings:
     :param max_result_chars: the budget of one page for the model, in characters; a longer page
         is cut (at a paragraph where possible) and says so.
     :param free_address_choice: ``off`` (default): ``read_web_page`` reads only addresses that
-        appear word for word in a user message or a tool result; ``on``: the model may choose
+        appear word for word in the system prompt, a user message or the successful result of a
+        tool that ran; ``on``: the model may choose
         addresses itself.
     :param search_backend: ``searxng``, ``brave``, or none (``web_search`` is then not offered).
     :param searxng_url: the SearXNG instance (its JSON output must be enabled). A private

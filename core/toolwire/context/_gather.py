@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from .._contain import bounded, is_cancellation
 from .._trust import TrustLevel
 from ..events import Event, PluginFailed
 from ..messages import Message, TextPart, UserMessage
@@ -48,13 +49,18 @@ NOTHING = GatheredContext()
 
 
 async def gather_request_context(
-    hook: Any, request: ContextRequest, emit: Callable[[Event], None]
+    hook: Any,
+    request: ContextRequest,
+    emit: Callable[[Event], None],
+    *,
+    bound: float = 30.0,
 ) -> GatheredContext:
     """Ask each ``toolwire_request_context`` implementation alone, and merge the answers.
 
     An implementation that raises, answers something other than a :class:`RequestContext` (or an
-    awaitable of one, or None), or answers context requiring more trust than the provider has,
-    costs only itself: a ``PluginFailed`` event names it.
+    awaitable of one, or None), takes longer than ``bound`` seconds to answer, or answers
+    context requiring more trust than the provider has, costs only itself: a ``PluginFailed``
+    event names it.
     """
     caller = hook.toolwire_request_context
     impls: Sequence[Any] = caller.get_hookimpls()
@@ -68,7 +74,9 @@ async def gather_request_context(
         try:
             answer: Any = impl.function(*(_argument(request, name) for name in impl.argnames))
             if inspect.isawaitable(answer):
-                answer = await answer
+                answer = await bounded(
+                    answer, "toolwire_request_context", bound, "[loop] hook_timeout"
+                )
             if answer is not None and not isinstance(answer, RequestContext):
                 raise TypeError(
                     f"returned a {type(answer).__name__}; expected a "
@@ -81,7 +89,10 @@ async def gather_request_context(
                     f"its context requires a provider trusted at least {needed.label!r} and "
                     f"the provider is {request.provider_trust.label!r}; it was left out"
                 )
-        except Exception as exc:
+        except BaseException as exc:
+            # SystemExit, KeyboardInterrupt and the like cost only this plugin's context.
+            if is_cancellation(exc):
+                raise
             text = str(exc)
             emit(
                 PluginFailed(

@@ -65,7 +65,7 @@ class Host:
         self._adapter: ProviderAdapter | None = None
         self._transport: Transport | None = None
         self._pipeline: Pipeline | None = None
-        self._observers = Observers(self.hook, self.plugin_info)
+        self._observers = Observers(self.hook, self.plugin_info, bound=config.loop.observer_timeout)
         self._registry = Registry(
             self.hook,
             plugin_info=self.plugin_info,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import queue
+import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -12,23 +15,36 @@ if TYPE_CHECKING:
 
     from ..events import Event
 
+_BACKLOG = 10_000
+"""Events a detached observer may have waiting before the next ones are dropped."""
+
 
 class Observers:
     """Delivers events to the observers of one plugin manager, in pluggy's call order.
 
     An observer that raises is reported once (as :class:`~toolwire.events.PluginFailed`, to the
-    others, and on its plugin's record) and is never allowed to stop a run.
+    others, and on its plugin's record) and is never allowed to stop a run. Whatever it raises
+    is its own failure: a sync observer is never where the cancellation of a task arrives.
+
+    An observer that takes longer than ``bound`` seconds over one event is reported once, and
+    from then on gets its events from a thread of its own, in order, so it can no longer stall
+    the loop (events pile up for it at most :data:`_BACKLOG` deep; later ones are dropped). The
+    call that was slow cannot be stopped: a thread running Python code cannot be interrupted.
     """
 
     def __init__(
         self,
         hook: pluggy.HookRelay,
         plugin_info: Callable[[str], PluginInfo | None],
+        *,
+        bound: float = 1.0,
     ) -> None:
         self._hook = hook
         self._plugin_info = plugin_info
+        self._bound = bound
         self._observers: list[tuple[str, Any]] | None = None
         self._failures: set[str] = set()
+        self._detached: dict[str, _Detached] = {}
 
     def emit(self, event: Event) -> None:
         """Deliver ``event`` to every observer."""
@@ -36,20 +52,47 @@ class Observers:
         if observers is None:
             # Emitting is on the loop's hot path (every stream delta): resolve the observers once.
             observers = self._observers = [
-                (impl.plugin_name, _event_function(impl))
+                (impl.plugin_name, self._detached.get(impl.plugin_name) or _event_function(impl))
                 for impl in reversed(self._hook.toolwire_event.get_hookimpls())
             ]
-        for plugin, function in observers:
+        bound = self._bound
+        for index, (plugin, function) in enumerate(observers):
+            started = time.perf_counter()
             try:
                 function(event)
-            except Exception as exc:
+            except BaseException as exc:
+                # SystemExit, KeyboardInterrupt, GeneratorExit … are the observer's own failure.
                 self._report(plugin, event, exc)
+            took = time.perf_counter() - started
+            if took > bound and plugin not in self._detached:
+                observers[index] = (plugin, self._detach(plugin, function))
+                self._report_slow(plugin, event, took)
 
     def refresh(self) -> None:
         """Resolve the observers again at the next event (after plugins were registered)."""
         self._observers = None
 
-    def _report(self, plugin: str, event: Event, exc: Exception) -> None:
+    def _detach(self, plugin: str, function: Callable[[Event], Any]) -> _Detached:
+        detached = _Detached(plugin, function, self._plugin_info)
+        self._detached[plugin] = detached
+        return detached
+
+    def _report_slow(self, plugin: str, event: Event, took: float) -> None:
+        from ..events import PluginFailed
+
+        self.emit(
+            PluginFailed(
+                run_id=event.run_id,
+                round=event.round,
+                plugin=plugin,
+                hook="toolwire_event",
+                error=f"the observer took {took:.2f} s over a {event.kind} event, longer than "
+                f"{self._bound:g} s ([loop] observer_timeout); it gets its events from a thread "
+                "of its own from now on",
+            )
+        )
+
+    def _report(self, plugin: str, event: Event, exc: BaseException) -> None:
         if plugin in self._failures:
             return
         self._failures.add(plugin)
@@ -67,6 +110,49 @@ class Observers:
                 error=describe_exception(exc),
             )
         )
+
+
+class _Detached:
+    """An observer fed from a queue by a daemon thread of its own (it was too slow inline)."""
+
+    def __init__(
+        self,
+        plugin: str,
+        function: Callable[[Event], Any],
+        plugin_info: Callable[[str], PluginInfo | None],
+    ) -> None:
+        self._plugin = plugin
+        self._function = function
+        self._plugin_info = plugin_info
+        self._queue: queue.Queue[Event] = queue.Queue(maxsize=_BACKLOG)
+        self.dropped = 0
+        self._failed = False
+        threading.Thread(
+            target=self._deliver, name=f"toolwire-observer-{plugin}", daemon=True
+        ).start()
+
+    def __call__(self, event: Event) -> None:
+        try:
+            self._queue.put_nowait(event)
+        except queue.Full:
+            self.dropped += 1
+            if self.dropped == 1:
+                self._note(f"toolwire_event: events dropped, {_BACKLOG} were waiting for it")
+
+    def _deliver(self) -> None:
+        while True:
+            event = self._queue.get()
+            try:
+                self._function(event)
+            except BaseException as exc:
+                if not self._failed:
+                    self._failed = True
+                    self._note(f"toolwire_event: {describe_exception(exc)}")
+
+    def _note(self, error: str) -> None:
+        info = self._plugin_info(self._plugin)
+        if info is not None:
+            info.error = error
 
 
 def _event_function(impl: pluggy.HookImpl) -> Any:

@@ -82,7 +82,8 @@ class AdmissionContext:
     refusal_reason: Callable[[Tool], str | None] = lambda tool: None
     approval_reason: Callable[[Tool], str | None] = lambda tool: None
     count: bool = True
-    """Count the call against the limits (not for a call approved on resume or edited)."""
+    """Check the call against the limits and count it (not for a call admitted again after a
+    crash that the run counted already)."""
     approved: bool = False
     """The call was approved already: do not ask again."""
 
@@ -120,7 +121,8 @@ class Refused:
 class NeedsDecision:
     """The call waits for a decision: ``"approval"`` (ask the run's approver, else defer) or
     ``"external"`` (the caller runs the tool and supplies the result); ``key`` is the duplicate
-    key to record when it is approved as is."""
+    key to record when it is approved as is. It is within the limits but not counted: a waiting
+    call counts against ``max_tool_calls`` when the host runs it."""
 
     reason: Literal["approval", "external"]
     request: DeferredRequest
@@ -404,6 +406,7 @@ def admit(call: ToolCall, offer: Offer, ctx: AdmissionContext) -> Verdict:
             arguments=arguments,
             key=key,
             events=events,
-            counted=counted,
+            # Within the limits, but counted only when it runs (approved), never when it waits.
+            counted=False,
         )
     return Admitted(tool=tool, arguments=arguments, key=key, events=events, counted=counted)

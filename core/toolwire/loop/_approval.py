@@ -38,7 +38,7 @@ async def admit_call(
 
     On return the slot is answered (refused), deferred, or admitted (``tool`` and
     ``arguments`` set, no result yet). A call approved with edited arguments is admitted
-    again, as approved and without counting it twice.
+    again, as approved; a call that waits for a decision counts only once approved.
     """
     while True:
         verdict = admit(slot.request, offer, admission_context(view, state, round, count, approved))
@@ -63,7 +63,7 @@ async def admit_call(
         slot.request = edited
         slot.tool = None
         slot.arguments = None
-        count, approved = False, True
+        count, approved = True, True  # not counted while it waited
 
 
 def admission_context(
@@ -121,6 +121,7 @@ async def decide(
     elif isinstance(decision, Approve):
         if decision.arguments is not None:
             return edited_call(slot.request, name, decision.arguments)
+        state.used += 1  # it runs now: a call that waited counts when it runs
         state.remember(slot, verdict.key)
     else:
         raise TypeError(

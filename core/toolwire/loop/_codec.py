@@ -218,12 +218,15 @@ def message_to_json(message: Message, redact: Redactor | None = None) -> dict[st
         if message.response_id is not None:
             out["response_id"] = message.response_id
         return out
-    return {
+    data: dict[str, Any] = {
         "role": "tool",
         "call_id": message.call_id,
         "name": message.name,
         "result": result_to_json(message.result),
     }
+    if message.by_host:
+        data["by_host"] = True
+    return data
 
 
 def message_from_json(data: Mapping[str, Any]) -> Message:
@@ -253,7 +256,10 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
         )
     if role == "tool":
         return ToolResultMessage(
-            call_id=data["call_id"], name=data["name"], result=result_from_json(data["result"])
+            call_id=data["call_id"],
+            name=data["name"],
+            result=result_from_json(data["result"]),
+            by_host=data.get("by_host") is True,
         )
     raise ValueError(f"unknown message role {role!r}; expected system, user, assistant or tool")
 

@@ -1,7 +1,8 @@
 """Execution of one admitted call, in layers like an HTTP client's send pipeline.
 
 From the outside in: :func:`with_ledger` writes the call's ``started`` row (fail closed) and its
-``settled`` row, :func:`with_retries` repeats a retryable failure with backoff, and
+``settled`` row, :func:`with_backstop` caps and filters the result of a tool returning untrusted
+content that did not filter it, :func:`with_retries` repeats a retryable failure with backoff, and
 :func:`attempt` makes one attempt under the tool's timeout and the run's deadline. An exception
 becomes a :class:`ToolResult` in one place only, :func:`capture`.
 """
@@ -9,6 +10,7 @@ becomes a :class:`ToolResult` in one place only, :func:`capture`.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -20,7 +22,7 @@ from ._cancel import RunCancelled, until_cancelled
 from ._run import Outcome, Run
 
 if TYPE_CHECKING:
-    from ..tools import Tool
+    from ..tools import Tool, ToolContext
     from ._ledger import Ledger
     from ._state import CallSlot
 
@@ -44,6 +46,10 @@ class Attempt:
     """Seconds the attempt may take: the tool's timeout, or what is left of the run's deadline."""
     deadline_bound: bool = False
     """``timeout`` is what is left of the run's deadline."""
+    timeout_setting: str | None = None
+    """Where ``timeout`` comes from when the tool sets none (``[loop] tool_timeout``)."""
+    coarse: CoarseBounds | None = None
+    """Enforce ``timeout`` on these shared timers instead of a timer of its own."""
     cancel: asyncio.Event | None = None
     on_deadline: Callable[[], None] = lambda: None
     """Called when the run's deadline stopped the attempt."""
@@ -56,6 +62,7 @@ def capture(
     stage: Stage = "attempt",
     timeout: float | None = None,
     deadline_bound: bool = False,
+    timeout_setting: str | None = None,
     ledger: str | None = None,
 ) -> ToolResult:
     """The result the model gets for a call that raised ``exc`` (the only place where an
@@ -73,6 +80,11 @@ def capture(
         if deadline_bound:
             return ToolResult.error(
                 f"Tool {tool} was stopped: the run's deadline passed while it ran."
+            )
+        if timeout_setting is not None:
+            return ToolResult.error(
+                f"Tool {tool} timed out after {timeout:g} s, the default bound for tools that "
+                f"set no timeout of their own ({timeout_setting})."
             )
         return ToolResult.error(f"Tool {tool} timed out after {timeout:g} s.")
     return ToolResult.error(f"Tool execution failed: {describe(exc)}", exception=exc)
@@ -101,13 +113,21 @@ async def attempt(a: Attempt) -> ToolResult:
             awaitable = until_cancelled(awaitable, a.cancel)
         if a.timeout is None:
             return _checked(await awaitable)
+        if a.coarse is not None:
+            return await _coarsely_bounded(a, awaitable)
         try:
             async with asyncio.timeout(a.timeout):
                 return _checked(await awaitable)
         except TimeoutError as exc:
             if a.deadline_bound:
                 a.on_deadline()
-            return capture(exc, name, timeout=a.timeout, deadline_bound=a.deadline_bound)
+            return capture(
+                exc,
+                name,
+                timeout=a.timeout,
+                deadline_bound=a.deadline_bound,
+                timeout_setting=a.timeout_setting,
+            )
     except (RunCancelled, asyncio.CancelledError):
         raise
     except BaseException as exc:
@@ -115,6 +135,90 @@ async def attempt(a: Attempt) -> ToolResult:
         # own failure, not the host's: a real Ctrl-C reaches an asyncio run as the cancellation
         # of its task, which propagates above.
         return capture(exc, name)
+
+
+class CoarseBounds:
+    """Time bounds for many calls on a few timers: calls whose bounds end within the same tenth
+    of a second share one timer, which cancels the calls still running when it fires.
+
+    ``asyncio.timeout`` arms a timer per call, which costs about as much as the rest of a
+    trivial call; the default bound (``[loop] tool_timeout``) applies to every call and needs no
+    more precision than a tenth of a second.
+    """
+
+    _GRAIN = 10  # buckets per second
+
+    def __init__(self) -> None:
+        self._buckets: dict[int, set[_Bound]] = {}
+
+    def start(self, seconds: float) -> _Bound:
+        """Bound the current task for ``seconds`` (rounded up to the next tenth)."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task()
+        assert task is not None
+        key = math.ceil((loop.time() + seconds) * self._GRAIN)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = set()
+            loop.call_at(key / self._GRAIN, self._expire, key)
+        bound = _Bound(task, bucket)
+        bucket.add(bound)
+        return bound
+
+    def _expire(self, key: int) -> None:
+        for bound in self._buckets.pop(key, ()):
+            bound.expired = True
+            bound.task.cancel()
+
+
+class _Bound:
+    __slots__ = ("bucket", "expired", "task")
+
+    def __init__(self, task: asyncio.Task[Any], bucket: set[_Bound]) -> None:
+        self.task = task
+        self.bucket = bucket
+        self.expired = False
+
+
+async def _coarsely_bounded(a: Attempt, awaitable: Awaitable[Any]) -> ToolResult:
+    """``awaitable`` under ``a.timeout`` on shared timers, with ``asyncio.timeout``'s rules: the
+    bound's own cancellation becomes a timeout; any other cancellation propagates."""
+    assert a.coarse is not None
+    assert a.timeout is not None
+    bound = a.coarse.start(a.timeout)
+    try:
+        result = await awaitable
+    except asyncio.CancelledError:
+        if bound.expired and bound.task.uncancel() == 0:
+            return capture(
+                TimeoutError(), a.tool.name, timeout=a.timeout, timeout_setting=a.timeout_setting
+            )
+        raise
+    finally:
+        bound.bucket.discard(bound)
+    if bound.expired:  # the tool swallowed the bound's cancellation and answered anyway
+        bound.task.uncancel()
+    return _checked(result)
+
+
+async def with_backstop(
+    send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]],
+    context: ToolContext,
+    *,
+    filtered: Callable[[], bool],
+    max_bytes: int,
+) -> tuple[ToolResult, Outcome]:
+    """For a tool that returns untrusted content: the result of ``send`` cut to ``max_bytes``
+    and run through the host's untrusted-content filter, whatever its status, unless the tool
+    filtered during the call (``filtered()``), so nothing from outside reaches the model
+    unfiltered and nothing is filtered twice."""
+    result, outcome = await send()
+    if outcome != "executed" or filtered():
+        return result, outcome
+    from ..tools import truncate_result
+    from ..untrusted import filter_result
+
+    return await filter_result(context, truncate_result(result, max_bytes)), outcome
 
 
 async def with_retries(

@@ -22,7 +22,7 @@ from ..events import RunFinished, RunStarted
 from ..messages import AssistantMessage, Message, ToolCall
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import ToolResult
-from ._execution import describe
+from ._execution import CoarseBounds, describe
 from ._journal import LedgerCorrupt
 from ._ledger import Ledger, ledger_for
 from ._offer import OfferCache
@@ -84,6 +84,7 @@ class ToolCallingLoop:
         self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
         self._trust: TrustLevel | None = None  # instead of the provider's (a person's own call)
         self._offers = OfferCache()  # the offer kept from round to round while nothing changed
+        self._coarse = CoarseBounds()  # the default tool bound's shared timers
 
     # -- public API ------------------------------------------------------------------------
 
@@ -362,6 +363,7 @@ class ToolCallingLoop:
             retry_backoff_max=self.retry_backoff_max,
             services=self._services,
             offers=self._offers,
+            coarse=self._coarse,
         )
         if self._trust is not None:
             view.trust = self._trust

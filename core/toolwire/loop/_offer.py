@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from .._contain import bounded, is_cancellation, raised_by
 from .._request import OfferRequest
 from .._trust import TrustLevel
 from ..config import Config
@@ -32,6 +33,8 @@ class NotOffered(enum.Enum):
     def __repr__(self) -> str:
         return "toolwire.NOT_OFFERED"
 
+
+_SETTING = "[loop] hook_timeout"
 
 NOT_OFFERED: Final = NotOffered.NOT_OFFERED
 """Returned by ``toolwire_resolve_function`` to withdraw a tool from one request and stop the
@@ -269,7 +272,13 @@ async def resolve_offer(
     capabilities = adapter.capabilities
     # With only the built-in implementations, ask the tools directly (same answers, no hook
     # machinery per tool and round).
-    resolve = _resolver(host.hook.toolwire_resolve_function, direct=pipeline.direct_resolve)
+    bound = host.config.loop.hook_timeout
+    resolve = _resolver(
+        host.hook.toolwire_resolve_function,
+        direct=pipeline.direct_resolve,
+        emit=emit,
+        bound=bound,
+    )
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
     requests: list[OfferRequest] = []
@@ -296,7 +305,13 @@ async def resolve_offer(
         tools[spec.name] = tool
         requests.append(request)
     instructions = await _instructions(
-        host, tools, functions, requests, direct=pipeline.direct_instructions, emit=emit
+        host,
+        tools,
+        functions,
+        requests,
+        direct=pipeline.direct_instructions,
+        emit=emit,
+        bound=bound,
     )
     return Offer(
         functions=tuple(functions),
@@ -330,7 +345,12 @@ async def _cached_offer(
     )
     if not plan.dynamic and not plan.omitted:
         return cache.offer_for(plan.functions, plan.tools_by_name, base_system_prompt)
-    resolve = _resolver(host.hook.toolwire_resolve_function, direct=True)
+    resolve = _resolver(
+        host.hook.toolwire_resolve_function,
+        direct=True,
+        emit=emit,
+        bound=host.config.loop.hook_timeout,
+    )
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
     for tool, entry in plan.entries:
@@ -374,8 +394,24 @@ def _unfit(tool: Tool, trust: TrustLevel, max_name: int, api: str) -> str | None
     return None
 
 
+def _plugin_failed(
+    hook: Any, name: str, exc: BaseException, request: OfferRequest, tool: Tool, what: str
+) -> PluginFailed:
+    """The report of a hook implementation that raised while the offer was resolved, naming the
+    plugin that raised (the tool's own plugin when no frame of an implementation shows)."""
+    impls = hook.get_hookimpls() if hasattr(hook, "get_hookimpls") else ()
+    plugin = raised_by(exc, impls) or tool.plugin or ""
+    return PluginFailed(
+        run_id=request.run_id,
+        round=request.round,
+        plugin=plugin,
+        hook=name,
+        error=f"{what} of tool {tool.name!r} left out: {describe(exc)}",
+    )
+
+
 def _resolver(
-    hook: Callable[..., Any], *, direct: bool
+    hook: Callable[..., Any], *, direct: bool, emit: Callable[[Event], None], bound: float
 ) -> Callable[[Tool, OfferRequest], Awaitable[FunctionSpec | str]]:
     """Resolve one tool for a request: its function spec, or why it is left out."""
 
@@ -383,8 +419,12 @@ def _resolver(
         try:
             spec: Any = tool.resolve(request) if direct else hook(tool=tool, request=request)
             if inspect.isawaitable(spec):
-                spec = await spec
-        except Exception as exc:
+                spec = await bounded(spec, "toolwire_resolve_function", bound, _SETTING)
+        except BaseException as exc:
+            # SystemExit, KeyboardInterrupt and the like cost only this tool's offer.
+            if is_cancellation(exc):
+                raise
+            emit(_plugin_failed(hook, "toolwire_resolve_function", exc, request, tool, "offer"))
             return f"toolwire_resolve_function raised {describe(exc)}"
         if spec is None or spec is NOT_OFFERED:
             return (
@@ -406,6 +446,7 @@ async def _instructions(
     *,
     direct: bool,
     emit: Callable[[Event], None],
+    bound: float,
 ) -> list[str]:
     """The offered tools' instructions in offer order; a raising implementation costs only that
     tool's instructions, with a ``PluginFailed`` event."""
@@ -416,15 +457,18 @@ async def _instructions(
         try:
             text: Any = tool.instructions if direct else instruct(tool=tool, request=request)
             if inspect.isawaitable(text):
-                text = await text
-        except Exception as exc:
+                text = await bounded(text, "toolwire_system_prompt_instructions", bound, _SETTING)
+        except BaseException as exc:
+            if is_cancellation(exc):
+                raise
             emit(
-                PluginFailed(
-                    run_id=request.run_id,
-                    round=request.round,
-                    plugin=tool.plugin or "",
-                    hook="toolwire_system_prompt_instructions",
-                    error=f"instructions of tool {tool.name!r} left out: {describe(exc)}",
+                _plugin_failed(
+                    instruct,
+                    "toolwire_system_prompt_instructions",
+                    exc,
+                    request,
+                    tool,
+                    "instructions",
                 )
             )
             continue

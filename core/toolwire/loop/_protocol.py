@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
     from ..config import Config
     from ..tools import Tool
+    from ._execution import CoarseBounds
     from ._ledger import Ledger
     from ._offer import OfferCache
     from ._state import RunState
@@ -81,6 +82,7 @@ class LoopView:
     """
 
     __slots__ = (
+        "coarse",
         "config",
         "event_loop",
         "host",
@@ -103,9 +105,11 @@ class LoopView:
         retry_backoff_max: float,
         services: Mapping[str, Any],
         offers: OfferCache | None = None,
+        coarse: CoarseBounds | None = None,
     ) -> None:
         self.host = host
         self.offers = offers
+        self.coarse = coarse
         self.config: Config = host.config
         self.pipeline = host.pipeline
         self.ledger = ledger

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..messages import AssistantMessage, Message, ToolCall, ToolResultMessage
-from ._run import DeferredRequest, Run
+from ._run import RAN, DeferredRequest, Run
 from ._state import RunState
 
 if TYPE_CHECKING:
@@ -42,7 +42,12 @@ def rebuild_results(state: RunState, turn: AssistantMessage, round: int) -> None
         record = results.get(call.id)
         if record is not None and record.result is not None:
             messages.append(
-                ToolResultMessage(call_id=call.id, name=call.name, result=record.result)
+                ToolResultMessage(
+                    call_id=call.id,
+                    name=call.name,
+                    result=record.result,
+                    by_host=record.outcome not in RAN,
+                )
             )
 
 

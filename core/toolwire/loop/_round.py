@@ -29,6 +29,7 @@ from ..events import (
 )
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ._execution import describe
+from ._ids import run_call_id, taken_ids, with_run_id, with_run_ids
 from ._offer import Offer, Selection, resolve_offer
 from ._redact import redacted_call, redacted_message, sensitive
 from ._run import ToolCallRecord
@@ -164,6 +165,7 @@ async def request_context(
             services=run_services(view, state),
         ),
         lambda event: view.emit(state, event),
+        bound=view.config.loop.hook_timeout,
     )
     for source in context.sources:
         state.sources.setdefault(source.url, source)
@@ -272,10 +274,16 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
     the arguments of sensitive tools redacted."""
     run_id = state.run_id
     host = view.host
+    taken = taken_ids(state.messages)  # ids a provider may number afresh each round
 
     def emit(event: Event) -> None:
         if event.run_id != run_id or event.round != round:
             event = attrs.evolve(event, run_id=run_id, round=round)
+        if isinstance(event, ToolCallStarted | ToolCallArgumentsDelta) and taken:
+            if event.call_id in taken:
+                event = attrs.evolve(event, call_id=run_call_id(event.call_id, round, taken))
+        elif isinstance(event, ToolCallCompleted) and taken:
+            event = attrs.evolve(event, call=with_run_id(event.call, round, taken))
         if isinstance(event, ToolCallStarted):
             state.turn.call_names[event.call_id] = event.name
         elif isinstance(event, ToolCallArgumentsDelta):
@@ -295,6 +303,7 @@ def take_answer(
     view: LoopView, state: RunState, round: int, message: AssistantMessage, api: str
 ) -> list[ToolCall]:
     """Record the model's answer; the calls the host must answer (none: the run answered)."""
+    message = with_run_ids(message, round, taken_ids(state.messages))
     state.messages.append(message)
     state.add_usage(message.usage)
     view.emit(

@@ -72,6 +72,10 @@ decided by the caller (``denied``, ``supplied``), never run because the run stop
 (``not_run``), answered from the ledger after a crash (``recovered``), or run by the provider
 (``provider_executed``)."""
 
+RAN: frozenset[Outcome] = frozenset({"executed", "recovered", "supplied"})
+"""The outcomes whose result a tool produced (here, before a crash, or the caller's own run of
+an external tool); the others are answered by the host itself."""
+
 
 @attrs.frozen(kw_only=True)
 class ToolCallRecord:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import types
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._trust import TrustLevel
@@ -23,13 +23,21 @@ from ..events import (
     ToolProgress,
     ToolStarted,
 )
-from ..messages import Message, ToolCall
-from ..tools._context import ToolContext
+from ..messages import Message, SystemMessage, ToolCall
+from ..tools._context import FILTERED_SERVICE, ToolContext
 from ..tools._result import ToolBlocked, ToolResult, ToolStatus
 from ._cancel import answer_cancelled
 from ._codec import redact_arguments
-from ._execution import Attempt, LedgerRow, record_start, with_ledger, with_retries
+from ._execution import (
+    Attempt,
+    LedgerRow,
+    record_start,
+    with_backstop,
+    with_ledger,
+    with_retries,
+)
 from ._records import pending_snapshot
+from ._run import Outcome
 from ._schedule import schedule
 from ._state import CallSlot, RunState
 
@@ -46,6 +54,8 @@ async def execute(view: LoopView, state: RunState, round: int, slots: list[CallS
     if not slots:
         return
     messages = tuple(state.messages)
+    if state.base_system:  # the caller's words, as a tool reading the conversation expects
+        messages = (SystemMessage(state.base_system), *messages)
     limit = view.config.loop.concurrency
     state.turn.direct_execution = view.pipeline.direct_execution
     running: set[asyncio.Task[None]] = set()
@@ -133,16 +143,47 @@ async def run_call(
             return
         state.ledger_written = state.turn.turn_started = True
     one = attempt_of(view, state, tool, call, arguments, context)
-    result, outcome = await with_ledger(
-        ledger,
-        row,
-        slot,
-        lambda: with_retries(
+
+    def send() -> Awaitable[tuple[ToolResult, Outcome]]:
+        return with_retries(
             one, slot, backoff=view.retry_backoff, backoff_max=view.retry_backoff_max
-        ),
-    )
+        )
+
+    if tool.returns_untrusted_content:
+        send = _backstop(view, state, round, tool, call.id, context, send)
+    result, outcome = await with_ledger(ledger, row, slot, send)
     slot.answer(outcome, limit_size(view, tool, result))
     settle_events(view, state, round, slot, tool.name)
+
+
+def _backstop(
+    view: LoopView,
+    state: RunState,
+    round: int,
+    tool: Tool,
+    call_id: str,
+    context: ToolContext,
+    send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]],
+) -> Callable[[], Awaitable[tuple[ToolResult, Outcome]]]:
+    """``send`` with the host's filter and size cap on its result, for a tool that returns
+    untrusted content (unless the tool filtered it itself during the call)."""
+    policy = view.config.policy
+    limits = [
+        n
+        for n in (
+            tool.policy.max_result_bytes,
+            policy.max_result_bytes,
+            policy.max_untrusted_result_bytes,
+        )
+        if n
+    ]
+    key = (round, call_id)
+    return lambda: with_backstop(
+        send,
+        context,
+        filtered=lambda: key in state.filtered_calls,
+        max_bytes=min(limits),
+    )
 
 
 def tool_context(
@@ -199,7 +240,11 @@ def run_services(view: LoopView, state: RunState) -> Mapping[str, Any]:
     untrusted-content warning belongs to the run, not only to observers)."""
     if state.control.services is None:
         state.control.services = types.MappingProxyType(
-            {**view.services, "emit": lambda event: view.emit(state, event)}
+            {
+                **view.services,
+                "emit": lambda event: view.emit(state, event),
+                FILTERED_SERVICE: lambda round, call_id: state.filtered_calls.add((round, call_id)),
+            }
         )
     return state.control.services
 
@@ -217,6 +262,9 @@ def attempt_of(
     ones, they are done inline (same behaviour, without the hook machinery on every call).
     """
     timeout = tool.policy.timeout
+    setting = None
+    if timeout is None:  # the tool's own timeout wins
+        timeout, setting = view.config.loop.tool_timeout, "[loop] tool_timeout"
     deadline_bound = False
     if state.control.deadline is not None:
         remaining = state.control.deadline - asyncio.get_running_loop().time()
@@ -246,6 +294,8 @@ def attempt_of(
         send=send,
         timeout=timeout,
         deadline_bound=deadline_bound,
+        timeout_setting=None if deadline_bound else setting,
+        coarse=view.coarse if setting is not None and not deadline_bound else None,
         cancel=state.control.cancel,
         on_deadline=on_deadline,
     )

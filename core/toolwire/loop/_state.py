@@ -146,6 +146,7 @@ class RunState:
         "detail",
         "error",
         "events",
+        "filtered_calls",
         "ledger_written",
         "messages",
         "options",
@@ -183,6 +184,7 @@ class RunState:
         self.deferred: list[DeferredRequest] = []
         self.text = ""
         self.ledger_written = False  # this run wrote started rows (its snapshot must be final)
+        self.filtered_calls: set[tuple[int, str]] = set()  # (round, call id) that filtered
         self.control = RunControl()
         self.turn = TurnState()
 

@@ -51,9 +51,7 @@ async def answer_turn(
             if fail is not None:
                 slot.answer("not_run", _not_run(fail))
                 continue
-            fail = await admit_call(
-                view, state, round, slot, offer, count=not approved, approved=approved
-            )
+            fail = await admit_call(view, state, round, slot, offer, count=True, approved=approved)
         if fail is not None:
             for slot, _ in to_admit:
                 if slot.result is None:

@@ -17,6 +17,11 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+FILTERED_SERVICE = "untrusted_filtered"
+"""The service through which :func:`toolwire.untrusted.filter_untrusted` tells the loop that a
+call filtered its content (called with the call's round and id), so the loop's backstop for
+tools returning untrusted content does not filter that result a second time."""
+
 
 @attrs.frozen
 class Inject:
@@ -41,7 +46,9 @@ A value the model sends under that name is discarded.
 class ToolContext:
     """The host's side of one tool call, passed to parameters typed ``ToolContext``.
 
-    Built by the loop for every call; never shown to the model. ``settings`` is the tool plugin's
+    Built by the loop for every call; never shown to the model. ``messages`` is the conversation
+    so far, led by the run's base system prompt (a ``SystemMessage``) when it has one; a result
+    the host wrote itself has ``by_host`` set. ``settings`` is the tool plugin's
     settings; ``services`` holds host services by name (``"filter_untrusted"``, ``"http"`` …);
     ``cancelled`` is set when the run is cancelled, so a long tool can stop early.
     """

@@ -197,10 +197,32 @@ async def _run(function: Callable[..., Any], is_async: bool, *args: Any, **kwarg
         return await function(*args, **kwargs)
     import asyncio  # deferred: declaring tools must not need an event loop library
 
-    result = await asyncio.to_thread(function, *args, **kwargs)
+    try:
+        result = await asyncio.to_thread(_in_worker, function, *args, **kwargs)
+    except _WorkerExit as exc:
+        raise exc.raised from None
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+class _WorkerExit(Exception):
+    """Carries a ``GeneratorExit`` or ``StopIteration`` out of a worker thread. Thrown into the
+    awaiting task as it is, a ``GeneratorExit`` would close every coroutine of the task and leave
+    the run at its outermost frame; an asyncio future refuses a ``StopIteration``, so the call
+    would never finish. Raised again in the coroutine, a ``StopIteration`` becomes the
+    ``RuntimeError`` an async tool raising it gets."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(type(raised).__name__)
+        self.raised = raised
+
+
+def _in_worker(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    try:
+        return function(*args, **kwargs)
+    except (GeneratorExit, StopIteration) as exc:
+        raise _WorkerExit(exc) from None
 
 
 class _Unset:
@@ -804,7 +826,8 @@ class Tool:
         ``ToolResult`` as is, ``str`` as content, ``None`` as an empty success, anything else as
         JSON ``data``. ``ToolBlocked`` gives a ``blocked`` result, refused arguments an ``error``
         result with the refusals, any other exception ``Tool execution failed: <Type>: <message>``
-        with the exception kept on the result. Cancellation propagates.
+        (``retryable``, the exception kept on the result, and logged with its traceback to the
+        ``toolwire.tools`` logger). Cancellation propagates.
         """
         try:
             cleaned = self.validate(arguments)
@@ -843,7 +866,12 @@ class Tool:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             message = self._redact(f"{type(exc).__name__}: {exc}", arguments)
-            return ToolResult.error(f"Tool execution failed: {message}", exception=exc)
+            self._log_failure(exc, arguments)
+            # A raised exception is often passing (a network blip, a locked file): the model may
+            # try again, and the host does when the tool's max_retries allow it.
+            return ToolResult.error(
+                f"Tool execution failed: {message}", retryable=True, exception=exc
+            )
         try:
             return _to_result(value)
         except Exception as exc:
@@ -852,6 +880,18 @@ class Tool:
                 f"be sent as JSON ({type(exc).__name__}: {exc})",
                 exception=exc,
             )
+
+    def _log_failure(self, exc: BaseException, arguments: Any) -> None:
+        """Log the tool's exception with its traceback (``toolwire.tools``), redacted like the
+        result: a sensitive argument may appear in the message or a frame's source line."""
+        import logging
+        import traceback
+
+        log = logging.getLogger("toolwire.tools")
+        if not log.isEnabledFor(logging.ERROR):
+            return
+        text = "".join(traceback.format_exception(exc))
+        log.error("tool %s raised:\n%s", self.name, self._redact(text, arguments).rstrip())
 
     def _redact(self, text: str, arguments: Any) -> str:
         if not self.sensitive_arguments or not isinstance(arguments, Mapping):

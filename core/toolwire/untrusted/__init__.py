@@ -9,7 +9,7 @@ Filtering never drops content; when no filter can run, the content passes and a
 ``ContentFiltered`` event warns the user.
 """
 
-from ._apply import filter_untrusted
+from ._apply import filter_result, filter_untrusted
 from ._builtin import default_filter, filter_text
 from ._records import FilterContext, FilteredText, FilterOutcome
 
@@ -18,6 +18,7 @@ __all__ = [
     "FilterOutcome",
     "FilteredText",
     "default_filter",
+    "filter_result",
     "filter_text",
     "filter_untrusted",
 ]

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import inspect
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from .._contain import bounded, is_cancellation, raised_by
+from ..tools._context import FILTERED_SERVICE
 from ._builtin import default_filter
 from ._records import FilterContext, FilteredText, FilterOutcome
 
 if TYPE_CHECKING:
-    from ..tools import ToolContext
+    from ..tools import ToolContext, ToolResult
 
 
 class _FilterUnusable(Exception):
@@ -126,6 +131,10 @@ async def filter_untrusted(
         fields=names,
     )
     host = context.services.get("host") if context is not None else None
+    if context is not None:
+        noted = context.services.get(FILTERED_SERVICE)
+        if callable(noted):  # the loop's backstop then leaves this call's result alone
+            noted(context.round, context.call_id)
     if host is None:
         results = tuple(default_filter(units))
         if structured:
@@ -137,16 +146,24 @@ async def filter_untrusted(
     try:
         answer = host.hook.toolwire_filter_untrusted(texts=units, context=filter_context)
         if inspect.isawaitable(answer):
-            answer = await answer
+            answer = await bounded(
+                answer, "toolwire_filter_untrusted", _hook_timeout(context), "[loop] hook_timeout"
+            )
         results = _checked(answer, len(units))
         if structured:
             results = _flagged_only(units, results)
-    except Exception as exc:
+    except BaseException as exc:
+        # A filter that raises (SystemExit and the like included) costs only the filtering; the
+        # cancellation of the run still propagates.
+        if is_cancellation(exc):
+            raise
         reason = str(exc) if isinstance(exc, _FilterUnusable) else f"it raised {_describe(exc)}"
         report = (
             f"{_origin(filter_context)}: the untrusted-content filter could not run ({reason}); "
             "the content was passed on unfiltered"
         )
+        if not isinstance(exc, _FilterUnusable):
+            _plugin_failed(host, context, exc)
         _emit(host, context, report)
         return FilterOutcome(texts=units, results=None, report=report, source=source)
     report = _report(filter_context, units, results)
@@ -155,6 +172,51 @@ async def filter_untrusted(
     return FilterOutcome(
         texts=tuple(r.text for r in results), results=results, report=report, source=source
     )
+
+
+async def filter_result(
+    context: ToolContext | None, result: ToolResult, *, source: str | None = None
+) -> ToolResult:
+    """``result`` with every text the model reads run through :func:`filter_untrusted`, as one
+    unit: its ``content`` and its JSON ``data``, whatever its status.
+
+    The filter's notice for the model (:meth:`FilterOutcome.model_notice`) leads the content.
+    JSON ``data`` the filter changed no longer reads as the original JSON, so it becomes text
+    after the content. A result with no text is returned as it is.
+
+    :param context: the tool call's context (None outside a call: the built-in filter runs).
+    :param result: the tool's result.
+    :param source: where the content came from (default: the tool's name).
+    """
+    texts: list[str] = []
+    fields: list[str] = []
+    if result.content:
+        texts.append(result.content)
+        fields.append("content")
+    data_text = None
+    if result.data is not None:
+        data_text = json.dumps(result.data, ensure_ascii=False, default=str)
+        texts.append(data_text)
+        fields.append("data")
+    if not texts:
+        return result
+    if source is None and context is not None:
+        source = f"the result of {context.tool.name}"
+    outcome = await filter_untrusted(context, texts, source=source, fields=fields)
+    filtered = list(outcome.texts)
+    content = filtered.pop(0) if result.content else None
+    data = result.data
+    if data_text is not None:
+        new_data_text = filtered.pop(0)
+        if new_data_text != data_text:
+            content = "\n\n".join(t for t in (content, new_data_text) if t)
+            data = None
+    notice = outcome.model_notice()
+    if notice:
+        content = f"{notice}\n\n{content}" if content else notice
+    if content == result.content and data is result.data:
+        return result
+    return attrs.evolve(result, content=content, data=data)
 
 
 def _flagged_only(
@@ -174,13 +236,47 @@ def _flagged_only(
     return tuple(kept)
 
 
-def _emit(host: Any, context: ToolContext | None, report: str) -> None:
-    if context is None:
+def _hook_timeout(context: ToolContext | None) -> float:
+    """``[loop] hook_timeout`` of the call's host (its default without one)."""
+    from ..config import LoopConfig
+
+    config = context.services.get("config") if context is not None else None
+    loop = getattr(config, "loop", None)
+    return loop.hook_timeout if isinstance(loop, LoopConfig) else LoopConfig().hook_timeout
+
+
+def _plugin_failed(host: Any, context: ToolContext | None, exc: BaseException) -> None:
+    """Report the filter implementation that raised, by name, as a plugin failure."""
+    emit = _emitter(host, context)
+    if emit is None or context is None:
         return
+    from ..events import PluginFailed
+
+    caller = host.hook.toolwire_filter_untrusted
+    emit(
+        PluginFailed(
+            run_id=context.run_id,
+            round=context.round,
+            plugin=raised_by(exc, caller.get_hookimpls()) or "",
+            hook="toolwire_filter_untrusted",
+            error=f"the result of {context.tool.name} call {context.call_id} was passed on "
+            f"unfiltered: {_describe(exc)}",
+        )
+    )
+
+
+def _emitter(host: Any, context: ToolContext | None) -> Any:
+    if context is None:
+        return None
     # The loop may give a call its own emitter (recording the event in the run); else the
     # host's observers get it directly.
     emit = context.services.get("emit") or getattr(host, "emit", None)
-    if not callable(emit):
+    return emit if callable(emit) else None
+
+
+def _emit(host: Any, context: ToolContext | None, report: str) -> None:
+    emit = _emitter(host, context)
+    if emit is None or context is None:
         return
     from ..events import ContentFiltered
 

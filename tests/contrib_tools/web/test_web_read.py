@@ -12,7 +12,7 @@ import toolwire
 from toolwire import Source, ToolStatus
 from toolwire.loop import ToolCallingLoop
 from toolwire.messages import ToolResultMessage
-from toolwire.testing import tool_call
+from toolwire.testing import ScriptedModel, tool_call
 
 pytestmark = pytest.mark.usefixtures("loopback_only")
 
@@ -292,9 +292,59 @@ async def test_an_address_not_in_the_conversation_is_refused_when_choice_is_off(
     for result in results(run):
         assert result.status is ToolStatus.BLOCKED
         text = result.content or ""
-        assert "does not appear word for word in the user's messages or in a tool result" in text
+        assert (
+            "does not appear word for word in the system prompt, the user's messages or a "
+            "tool's result" in text
+        )
         assert "[tools.web] free_address_choice is off" in text
     assert site.hits() == 0
+
+
+async def test_an_address_echoed_by_the_hosts_refusal_is_not_given(
+    tmp_path: Path, servers: Servers
+) -> None:
+    site = servers.site
+    host, _ = make_host(tmp_path, private_hosts=[site.entry])
+    chosen = site.url("/article")
+    script = [
+        tool_call("open_page", {"url": chosen}),  # unknown: the refusal quotes the arguments
+        _read(chosen),
+        "Done.",
+    ]
+    run, _ = await run_model(host, script, "What do the tides at Brest do?")
+    refusal, read = results(run)
+    assert refusal.status is ToolStatus.ERROR
+    assert chosen in (refusal.content or "")
+    assert read.status is ToolStatus.BLOCKED
+    assert site.hits() == 0
+
+
+async def test_an_address_echoed_by_a_blocked_read_is_not_given(
+    tmp_path: Path, servers: Servers
+) -> None:
+    site = servers.site
+    host, _ = make_host(tmp_path, private_hosts=[site.entry])
+    chosen = site.url("/article")
+    script = [_read(chosen), _read(chosen), "Done."]
+    run, _ = await run_model(host, script, "What do the tides at Brest do?")
+    texts = [r.content or "" for r in results(run)]
+    assert [r.status for r in results(run)] == [ToolStatus.BLOCKED] * 2
+    assert chosen in texts[0]
+    assert site.hits() == 0
+
+
+async def test_an_address_in_the_system_prompt_is_given(tmp_path: Path, servers: Servers) -> None:
+    site = servers.site
+    host, _ = make_host(tmp_path, private_hosts=[site.entry])
+    manual = site.url("/article")
+    model = ScriptedModel(script=[_read(manual), "Done."])
+    run = await ToolCallingLoop(host, adapter=model).run(
+        "What do the tides at Brest do?",
+        system_prompt=f"Answer from the manual at {manual} when you can.",
+    )
+    (result,) = results(run)
+    assert result.status is ToolStatus.OK
+    assert site.hits() == 1
 
 
 async def test_addresses_from_tool_results_may_be_read_when_choice_is_off(

@@ -81,7 +81,8 @@ def no(outcome: str, *events: str, fail: bool = False, counted: bool = True) -> 
 
 
 def ask(reason: str, tool: str) -> tuple[Any, ...]:
-    return ("decide", reason, tool, True, ())
+    # A call waiting for a decision is not counted: it counts when it runs.
+    return ("decide", reason, tool, False, ())
 
 
 UT, IA, DS, LR = "UnknownTool", "InvalidArguments", "DuplicateSuppressed", "LimitReached"

@@ -14,6 +14,7 @@ def test_exported_names() -> None:
         "FilterOutcome",
         "FilteredText",
         "default_filter",
+        "filter_result",
         "filter_text",
         "filter_untrusted",
     ]
