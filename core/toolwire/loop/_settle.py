@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import types
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from ..events import (
 from ..messages import Message, ToolCall
 from ..tools._context import ToolContext
 from ..tools._result import ToolBlocked, ToolResult, ToolStatus
+from ..tools._truncate import truncate_result
 from ._cancel import answer_cancelled
 from ._codec import redact_arguments
 from ._execution import Attempt, LedgerRow, record_start, with_ledger, with_retries
@@ -101,46 +103,53 @@ async def run_call(
     tool = slot.tool
     assert tool is not None
     arguments = slot.arguments if slot.arguments is not None else {}
-    call = ToolCall(id=slot.call.id, name=tool.name, arguments=arguments)
+    call_id = slot.call.id
     run_id = state.run_id
     view.emit(
         state,
         ToolStarted(
             run_id=run_id,
             round=round,
-            call_id=call.id,
+            call_id=call_id,
             name=tool.name,
             arguments=redact_arguments(arguments, tool.sensitive_arguments),
         ),
     )
-    context = tool_context(view, state, round, tool, call, messages)
+    context = tool_context(view, state, round, tool, call_id, messages)
+    one = attempt_of(view, state, tool, call_id, arguments, context)
     ledger = view.ledger
-    row = None
-    if ledger is not None:  # no row to build per call without a ledger
+    if ledger is None:  # no rows to build or write: the retries are the outermost layer
+        started = time.perf_counter()
+        try:
+            result, outcome = await with_retries(
+                one, slot, backoff=view.retry_backoff, backoff_max=view.retry_backoff_max
+            )
+        finally:
+            slot.duration = time.perf_counter() - started
+    else:
         row = LedgerRow(
             run_id=run_id,
             round=round,
-            call_id=call.id,
+            call_id=call_id,
             tool=tool.name,
             arguments=arguments,
             idempotent=tool.policy.idempotent,
         )
-    if ledger is not None and row is not None and not row.idempotent:
-        refused = record_start(ledger, row, pending_snapshot(state))
-        if refused is not None:
-            slot.answer("not_run", refused)
-            settle_events(view, state, round, slot, tool.name)
-            return
-        state.ledger_written = state.turn.turn_started = True
-    one = attempt_of(view, state, tool, call, arguments, context)
-    result, outcome = await with_ledger(
-        ledger,
-        row,
-        slot,
-        lambda: with_retries(
-            one, slot, backoff=view.retry_backoff, backoff_max=view.retry_backoff_max
-        ),
-    )
+        if not row.idempotent:
+            refused = record_start(ledger, row, pending_snapshot(state))
+            if refused is not None:
+                slot.answer("not_run", refused)
+                settle_events(view, state, round, slot, tool.name)
+                return
+            state.ledger_written = state.turn.turn_started = True
+        result, outcome = await with_ledger(
+            ledger,
+            row,
+            slot,
+            lambda: with_retries(
+                one, slot, backoff=view.retry_backoff, backoff_max=view.retry_backoff_max
+            ),
+        )
     slot.answer(outcome, limit_size(view, tool, result))
     settle_events(view, state, round, slot, tool.name)
 
@@ -150,12 +159,11 @@ def tool_context(
     state: RunState,
     round: int,
     tool: Tool,
-    call: ToolCall,
+    call_id: str,
     messages: tuple[Message, ...],
 ) -> ToolContext:
     """The :class:`ToolContext` a call runs with: its run, settings, services and progress."""
     run_id = state.run_id
-    call_id = call.id
     name = tool.name
 
     def progress(message: str, fraction: float | None = None) -> None:
@@ -208,7 +216,7 @@ def attempt_of(
     view: LoopView,
     state: RunState,
     tool: Tool,
-    call: ToolCall,
+    call_id: str,
     arguments: Mapping[str, Any],
     context: ToolContext,
 ) -> Attempt:
@@ -228,6 +236,7 @@ def attempt_of(
 
     def send() -> Awaitable[Any] | None:
         if direct is None:
+            call = ToolCall(id=call_id, name=tool.name, arguments=arguments)
             awaitable: Awaitable[Any] | None = hook.toolwire_execute_tool(
                 call=call, context=context
             )
@@ -253,12 +262,12 @@ def attempt_of(
 
 def limit_size(view: LoopView, tool: Tool, result: ToolResult) -> ToolResult:
     """``result`` truncated to the smaller of the tool's and ``[policy]``'s size limits."""
-    limits = [n for n in (tool.policy.max_result_bytes, view.config.policy.max_result_bytes) if n]
-    if not limits:
+    own = tool.policy.max_result_bytes
+    policy = view.config.policy.max_result_bytes
+    limit = min(own, policy) if own and policy else own or policy
+    if not limit:
         return result
-    from ..tools import truncate_result
-
-    return truncate_result(result, min(limits))
+    return truncate_result(result, limit)
 
 
 def settle_events(view: LoopView, state: RunState, round: int, slot: CallSlot, name: str) -> None:
