@@ -52,7 +52,8 @@ async def admit_call(
         slot.tool = verdict.tool
         slot.arguments = verdict.arguments
         if isinstance(verdict, Admitted):
-            state.remember(slot, verdict.key)
+            if verdict.key is not None:
+                state.remember(slot, verdict.key)
             return None
         if verdict.reason == "external":
             defer(view, state, round, slot, verdict.request)

@@ -247,6 +247,9 @@ def attempt_of(
                 raise ToolBlocked(reason)
         return tool.invoke_validated(arguments, context)
 
+    if not deadline_bound:
+        return Attempt(tool=tool, send=send, timeout=timeout, cancel=state.control.cancel)
+
     def on_deadline() -> None:
         state.turn.deadline_hit = True
 
@@ -254,7 +257,7 @@ def attempt_of(
         tool=tool,
         send=send,
         timeout=timeout,
-        deadline_bound=deadline_bound,
+        deadline_bound=True,
         cancel=state.control.cancel,
         on_deadline=on_deadline,
     )
