@@ -12,9 +12,12 @@ from .._defaults import trace as _trace
 from ..loop._protocol import Pipeline
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pluggy
 
     from ..config import Config
+    from ..tools import Tool
 
 _DEFAULT_OFFER = _offer.__name__
 _DEFAULT_EXECUTE = _execute.__name__
@@ -29,11 +32,32 @@ def choose_pipeline(hook: pluggy.HookRelay, config: Config) -> Pipeline:
         direct_instructions=_only_defaults(hook.toolwire_system_prompt_instructions),
         direct_execution=_direct_execution(hook),
         request_context=bool(hook.toolwire_request_context.get_hookimpls()),
-        refusal_reason=functools.partial(_policy.refusal_reason, policy=config.policy),
-        approval_reason=functools.partial(_policy.approval_reason, policy=config.policy),
+        refusal_reason=_per_tool(functools.partial(_policy.refusal_reason, policy=config.policy)),
+        approval_reason=_per_tool(functools.partial(_policy.approval_reason, policy=config.policy)),
         begin_trace=trace.begin if trace is not None else _no_trace,
         end_trace=trace.end if trace is not None else _no_trace,
     )
+
+
+_CACHED_TOOLS = 512
+
+
+def _per_tool(reason: Callable[[Tool], str | None]) -> Callable[[Tool], str | None]:
+    """``reason`` remembered per tool: a tool and the config are frozen, so the answer for one
+    tool never changes, and admission and execution ask it for every call."""
+    known: dict[Tool, str | None] = {}  # tools compare by identity
+
+    def cached(tool: Tool) -> str | None:
+        try:
+            return known[tool]
+        except KeyError:
+            pass
+        if len(known) >= _CACHED_TOOLS:  # tools made on the fly: keep the cache bounded
+            known.clear()
+        answer = known[tool] = reason(tool)
+        return answer
+
+    return cached
 
 
 def _only_defaults(caller: Any) -> bool:

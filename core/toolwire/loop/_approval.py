@@ -52,7 +52,8 @@ async def admit_call(
         slot.tool = verdict.tool
         slot.arguments = verdict.arguments
         if isinstance(verdict, Admitted):
-            state.remember(slot, verdict.key)
+            if verdict.key is not None:
+                state.remember(slot, verdict.key)
             return None
         if verdict.reason == "external":
             defer(view, state, round, slot, verdict.request)
@@ -71,14 +72,15 @@ def admission_context(
 ) -> AdmissionContext:
     """What admission reads about the run, taken now."""
     pipeline = view.pipeline
+    control = state.control
     return AdmissionContext(
         run_id=state.run_id,
         round=round,
         loop=view.config.loop,
         used=state.used,
         budget_hit=state.turn.budget_hit,
-        cancel_requested=count and state.control.cancel_requested,
-        deadline_passed=count and state.control.deadline_passed(),
+        cancel_requested=count and control.cancel is not None and control.cancel.is_set(),
+        deadline_passed=count and control.deadline is not None and control.deadline_passed(),
         seen=state.seen,
         refusal_reason=pipeline.refusal_reason,
         approval_reason=pipeline.approval_reason,

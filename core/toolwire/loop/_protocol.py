@@ -101,6 +101,7 @@ class LoopView:
         host: LoopHost,
         *,
         ledger: Ledger | None,
+        trust: TrustLevel,
         retry_backoff: float,
         retry_backoff_max: float,
         services: Mapping[str, Any],
@@ -113,7 +114,7 @@ class LoopView:
         self.config: Config = host.config
         self.pipeline = host.pipeline
         self.ledger = ledger
-        self.trust: TrustLevel = self.config.provider.trust_level
+        self.trust = trust
         self.retry_backoff = retry_backoff
         self.retry_backoff_max = retry_backoff_max
         self.services = services

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import types
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from ..events import (
 from ..messages import Message, SystemMessage, ToolCall
 from ..tools._context import FILTERED_SERVICE, ToolContext
 from ..tools._result import ToolBlocked, ToolResult, ToolStatus
+from ..tools._truncate import truncate_result
 from ._cancel import answer_cancelled
 from ._codec import redact_arguments
 from ._execution import (
@@ -111,38 +113,20 @@ async def run_call(
     tool = slot.tool
     assert tool is not None
     arguments = slot.arguments if slot.arguments is not None else {}
-    call = ToolCall(id=slot.call.id, name=tool.name, arguments=arguments)
+    call_id = slot.call.id
     run_id = state.run_id
     view.emit(
         state,
         ToolStarted(
             run_id=run_id,
             round=round,
-            call_id=call.id,
+            call_id=call_id,
             name=tool.name,
             arguments=redact_arguments(arguments, tool.sensitive_arguments),
         ),
     )
-    context = tool_context(view, state, round, tool, call, messages)
-    ledger = view.ledger
-    row = None
-    if ledger is not None:  # no row to build per call without a ledger
-        row = LedgerRow(
-            run_id=run_id,
-            round=round,
-            call_id=call.id,
-            tool=tool.name,
-            arguments=arguments,
-            idempotent=tool.policy.idempotent,
-        )
-    if ledger is not None and row is not None and not row.idempotent:
-        refused = record_start(ledger, row, pending_snapshot(state))
-        if refused is not None:
-            slot.answer("not_run", refused)
-            settle_events(view, state, round, slot, tool.name)
-            return
-        state.ledger_written = state.turn.turn_started = True
-    one = attempt_of(view, state, tool, call, arguments, context)
+    context = tool_context(view, state, round, tool, call_id, messages)
+    one = attempt_of(view, state, tool, call_id, arguments, context)
 
     def send() -> Awaitable[tuple[ToolResult, Outcome]]:
         return with_retries(
@@ -150,8 +134,31 @@ async def run_call(
         )
 
     if tool.returns_untrusted_content:
-        send = _backstop(view, state, round, tool, call.id, context, send)
-    result, outcome = await with_ledger(ledger, row, slot, send)
+        send = _backstop(view, state, round, tool, call_id, context, send)
+    ledger = view.ledger
+    if ledger is None:  # no rows to build or write: the retries are the outermost layer
+        started = time.perf_counter()
+        try:
+            result, outcome = await send()
+        finally:
+            slot.duration = time.perf_counter() - started
+    else:
+        row = LedgerRow(
+            run_id=run_id,
+            round=round,
+            call_id=call_id,
+            tool=tool.name,
+            arguments=arguments,
+            idempotent=tool.policy.idempotent,
+        )
+        if not row.idempotent:
+            refused = record_start(ledger, row, pending_snapshot(state))
+            if refused is not None:
+                slot.answer("not_run", refused)
+                settle_events(view, state, round, slot, tool.name)
+                return
+            state.ledger_written = state.turn.turn_started = True
+        result, outcome = await with_ledger(ledger, row, slot, send)
     slot.answer(outcome, limit_size(view, tool, result))
     settle_events(view, state, round, slot, tool.name)
 
@@ -191,12 +198,11 @@ def tool_context(
     state: RunState,
     round: int,
     tool: Tool,
-    call: ToolCall,
+    call_id: str,
     messages: tuple[Message, ...],
 ) -> ToolContext:
     """The :class:`ToolContext` a call runs with: its run, settings, services and progress."""
     run_id = state.run_id
-    call_id = call.id
     name = tool.name
 
     def progress(message: str, fraction: float | None = None) -> None:
@@ -253,7 +259,7 @@ def attempt_of(
     view: LoopView,
     state: RunState,
     tool: Tool,
-    call: ToolCall,
+    call_id: str,
     arguments: Mapping[str, Any],
     context: ToolContext,
 ) -> Attempt:
@@ -276,6 +282,7 @@ def attempt_of(
 
     def send() -> Awaitable[Any] | None:
         if direct is None:
+            call = ToolCall(id=call_id, name=tool.name, arguments=arguments)
             awaitable: Awaitable[Any] | None = hook.toolwire_execute_tool(
                 call=call, context=context
             )
@@ -286,6 +293,16 @@ def attempt_of(
                 raise ToolBlocked(reason)
         return tool.invoke_validated(arguments, context)
 
+    if not deadline_bound:
+        return Attempt(
+            tool=tool,
+            send=send,
+            timeout=timeout,
+            timeout_setting=setting,
+            coarse=view.coarse if setting is not None else None,
+            cancel=state.control.cancel,
+        )
+
     def on_deadline() -> None:
         state.turn.deadline_hit = True
 
@@ -293,9 +310,7 @@ def attempt_of(
         tool=tool,
         send=send,
         timeout=timeout,
-        deadline_bound=deadline_bound,
-        timeout_setting=None if deadline_bound else setting,
-        coarse=view.coarse if setting is not None and not deadline_bound else None,
+        deadline_bound=True,
         cancel=state.control.cancel,
         on_deadline=on_deadline,
     )
@@ -303,12 +318,12 @@ def attempt_of(
 
 def limit_size(view: LoopView, tool: Tool, result: ToolResult) -> ToolResult:
     """``result`` truncated to the smaller of the tool's and ``[policy]``'s size limits."""
-    limits = [n for n in (tool.policy.max_result_bytes, view.config.policy.max_result_bytes) if n]
-    if not limits:
+    own = tool.policy.max_result_bytes
+    policy = view.config.policy.max_result_bytes
+    limit = min(own, policy) if own and policy else own or policy
+    if not limit:
         return result
-    from ..tools import truncate_result
-
-    return truncate_result(result, min(limits))
+    return truncate_result(result, limit)
 
 
 def settle_events(view: LoopView, state: RunState, round: int, slot: CallSlot, name: str) -> None:
