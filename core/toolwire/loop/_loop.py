@@ -38,7 +38,6 @@ from ._state import Approver, CallSlot, RunState
 from ._stream import RunStream
 
 if TYPE_CHECKING:
-    from .._trust import TrustLevel
     from ..adapters import ProviderAdapter
 
 
@@ -83,7 +82,6 @@ class ToolCallingLoop:
         self.last_run: Run | None = None
         self._trust = config.provider.trust_level
         self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
-        self._trust: TrustLevel | None = None  # instead of the provider's (a person's own call)
         self._offers = OfferCache()  # the offer kept from round to round while nothing changed
         self._coarse = CoarseBounds()  # the default tool bound's shared timers
 
@@ -367,7 +365,5 @@ class ToolCallingLoop:
             offers=self._offers,
             coarse=self._coarse,
         )
-        if self._trust is not None:
-            view.trust = self._trust
         view.bind()
         return view
