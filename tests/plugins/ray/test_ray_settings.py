@@ -10,7 +10,7 @@ import pytest
 
 from toolwire import Host
 from toolwire.batch import executor_classes
-from toolwire.config import config_from_dict
+from toolwire.config import ConfigError, config_from_dict
 
 
 def _host(tmp_path: Path, ray: dict[str, object]) -> Host:
@@ -41,15 +41,13 @@ def test_the_ray_executor_is_registered(tmp_path: Path) -> None:
         ({"adress": "auto"}, "adress"),
     ],
 )
-def test_bad_settings_fail_the_plugin_naming_the_key(
+def test_bad_settings_are_refused_when_the_host_loads_naming_the_key(
     tmp_path: Path, ray: dict[str, object], message: str
 ) -> None:
-    host = _host(tmp_path, ray)
-    info = host.plugin_info("ray")
-    assert info is not None
-    assert info.error is not None
-    assert message in info.error
-    assert "$.tools.ray" in info.error
+    with pytest.raises(ConfigError) as refused:
+        _host(tmp_path, ray)
+    assert message in str(refused.value)
+    assert "$.tools.ray" in str(refused.value)
 
 
 def test_a_remote_tool_that_does_not_exist_is_named(tmp_path: Path) -> None:
