@@ -194,6 +194,21 @@ class _Checker:
                     self.add((*path, key), f"must be a string; got {_kind(value)} {_shown(value)}")
             elif key in _FOREIGN:
                 self.add((*path, key), _FOREIGN[key])
+            elif isinstance(value, Mapping | list):
+                # A keyword no validator reads; validators still follow a $ref anywhere in it.
+                self.refs_in(value, (*path, key), depth + 1)
+
+    def refs_in(self, value: Any, path: tuple[str | int, ...], depth: int) -> None:
+        """Check every ``$ref`` inside the value of a keyword this checker does not know."""
+        if depth > _MAX_DEPTH:
+            self.add(path, f"schemas nest deeper than {_MAX_DEPTH} levels")
+            return
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        for key, sub in items:
+            if key == "$ref" and isinstance(value, Mapping):
+                self.ref(sub, (*path, key))
+            elif isinstance(sub, Mapping | list):
+                self.refs_in(sub, (*path, key), depth + 1)
 
     def type_(self, value: Any, path: tuple[str | int, ...]) -> None:
         if isinstance(value, str):

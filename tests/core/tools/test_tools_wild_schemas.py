@@ -173,6 +173,20 @@ def test_a_remote_reference_is_refused_before_anything_fetches_it() -> None:
         Tool.from_schema("remote", "", schema, _handler)
 
 
+def test_a_reference_under_a_keyword_no_validator_reads_is_still_checked() -> None:
+    # Validators follow a $ref wherever it stands; one that points nowhere must not get through.
+    schema = {"a": {"$ref": "("}, "anyOf": [False]}
+    assert schema_problems(schema) == [
+        "$.a.$ref: '(' refers outside the schema; only local "
+        'references ("#/$defs/…") are followed, so put the '
+        "referenced schema under $defs"
+    ]
+    assert schema_problems({"x-meta": [{"$ref": "#/nowhere"}]}) == [
+        "$.x-meta[0].$ref: '#/nowhere' points at nothing in this schema"
+    ]
+    assert schema_problems({"x-meta": {"note": "no reference here"}}) == []
+
+
 def test_tools_made_directly_are_checked_too() -> None:
     with pytest.raises(ToolDefinitionError, match=r"tool direct: .*\$\.properties\.x\.type"):
         Tool(name="direct", parameters=obj({"x": {"type": "double"}}), external=True)
