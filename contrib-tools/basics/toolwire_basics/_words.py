@@ -6,6 +6,7 @@ user's own words to the calculator instead of translating them.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -39,38 +40,41 @@ def _product(match: re.Match[str]) -> str:
 
 _Rule = tuple[re.Pattern[str], str | Callable[[re.Match[str]], str]]
 
-_RULES: tuple[_Rule, ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), replacement)
-    for pattern, replacement in (
-        (rf"\b(?:average|mean) of {_LIST}", _mean),
-        (rf"\bsum of {_LIST}", _sum),
-        (rf"^add {_LIST}", _sum),
-        (rf"\bproduct of {_LIST}", _product),
-        (rf"^multiply ({_OPERAND}) (?:by|and) ({_OPERAND})", r"\1 * \2"),
-        (rf"^divide ({_OPERAND}) by ({_OPERAND})", r"\1 / \2"),
-        (rf"^subtract ({_OPERAND}) from ({_OPERAND})", r"\2 - \1"),
-        (rf"\bsquare root of ({_OPERAND})", r"sqrt(\1)"),
-        (rf"\bcube root of ({_OPERAND})", r"cbrt(\1)"),
-        (rf"\bfactorial of ({_OPERAND})", r"factorial(\1)"),
-        (rf"({_OPERAND}) factorial\b", r"factorial(\1)"),
-        (rf"({_OPERAND})!", r"factorial(\1)"),
-        (rf"({_OPERAND}) to (?:the )?(\d+)(?:st|nd|rd|th)? power\b", r"\1 ** \2"),
-        (
-            rf"({_OPERAND}) (?:to (?:the )?power(?: of)?|raised to(?: (?:the )?power of)?) "
-            rf"({_OPERAND})",
-            r"\1 ** \2",
-        ),
-        (rf"({_OPERAND}) squared\b", r"\1 ** 2"),
-        (rf"({_OPERAND}) cubed\b", r"\1 ** 3"),
-        (r"\s*\bpercent\b", "%"),
-        (r"\b(?:multiplied by|times)\b", "*"),
-        (r"\b(?:divided by|over)\b", "/"),
-        (r"\bplus\b", "+"),
-        (r"\bminus\b", "-"),
-        (r"\b(?:modulo|mod)\b", "%"),
-        (r"(?<=\d)\s*x\s*(?=[\d(])", " * "),
-    )
+_PATTERNS: tuple[tuple[str, str | Callable[[re.Match[str]], str]], ...] = (
+    (rf"\b(?:average|mean) of {_LIST}", _mean),
+    (rf"\bsum of {_LIST}", _sum),
+    (rf"^add {_LIST}", _sum),
+    (rf"\bproduct of {_LIST}", _product),
+    (rf"^multiply ({_OPERAND}) (?:by|and) ({_OPERAND})", r"\1 * \2"),
+    (rf"^divide ({_OPERAND}) by ({_OPERAND})", r"\1 / \2"),
+    (rf"^subtract ({_OPERAND}) from ({_OPERAND})", r"\2 - \1"),
+    (rf"\bsquare root of ({_OPERAND})", r"sqrt(\1)"),
+    (rf"\bcube root of ({_OPERAND})", r"cbrt(\1)"),
+    (rf"\bfactorial of ({_OPERAND})", r"factorial(\1)"),
+    (rf"({_OPERAND}) factorial\b", r"factorial(\1)"),
+    (rf"({_OPERAND})!", r"factorial(\1)"),
+    (rf"({_OPERAND}) to (?:the )?(\d+)(?:st|nd|rd|th)? power\b", r"\1 ** \2"),
+    (
+        rf"({_OPERAND}) (?:to (?:the )?power(?: of)?|raised to(?: (?:the )?power of)?) "
+        rf"({_OPERAND})",
+        r"\1 ** \2",
+    ),
+    (rf"({_OPERAND}) squared\b", r"\1 ** 2"),
+    (rf"({_OPERAND}) cubed\b", r"\1 ** 3"),
+    (r"\s*\bpercent\b", "%"),
+    (r"\b(?:multiplied by|times)\b", "*"),
+    (r"\b(?:divided by|over)\b", "/"),
+    (r"\bplus\b", "+"),
+    (r"\bminus\b", "-"),
+    (r"\b(?:modulo|mod)\b", "%"),
+    (r"(?<=\d)\s*x\s*(?=[\d(])", " * "),
 )
+
+
+@functools.cache
+def _rules() -> tuple[_Rule, ...]:
+    """The rules, compiled on first use: listing the calculator must not pay for them."""
+    return tuple((re.compile(p, re.IGNORECASE), r) for p, r in _PATTERNS)
 
 
 def from_words(text: str) -> str:
@@ -83,7 +87,7 @@ def from_words(text: str) -> str:
     out = text.strip().rstrip("?. ")
     out = _LEAD.sub("", out)
     out = _ARTICLE.sub("", out)
-    for pattern, replacement in _RULES:
+    for pattern, replacement in _rules():
         out = pattern.sub(replacement, out)
     out = re.sub(r"\s+", " ", out).strip()
     return out if out != text.strip() else text
