@@ -83,7 +83,6 @@ class ToolCallingLoop:
         self.last_run: Run | None = None
         self._trust = config.provider.trust_level
         self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
-        self._trust: TrustLevel | None = None  # instead of the provider's (a person's own call)
         self._offers = OfferCache()  # the offer kept from round to round while nothing changed
         self._coarse = CoarseBounds()  # the default tool bound's shared timers
 
