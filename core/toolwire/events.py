@@ -94,6 +94,16 @@ class ToolOmitted(Event):
 
 
 @attrs.frozen(kw_only=True)
+class ToolResolutionCorrected(Event):
+    """A resolution changed what only the registration decides (the function's name, its strict
+    mode); the tool is offered under its registered name and strict mode. ``changes`` says what
+    was put back."""
+
+    tool: str
+    changes: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
 class RequestSent(Event):
     """A request went to the provider."""
 
@@ -339,6 +349,7 @@ __all__ = [
     "ToolFailed",
     "ToolOmitted",
     "ToolProgress",
+    "ToolResolutionCorrected",
     "ToolStarted",
     "UnknownTool",
 ]
