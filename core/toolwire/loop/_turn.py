@@ -78,9 +78,12 @@ def _not_run(reason: str) -> ToolResult:
 def close_turn(
     view: LoopView, state: RunState, round: int, slots: list[CallSlot], turn: AssistantMessage
 ) -> None:
-    """Record the turn's calls and results; finish the run when the turn left it deferred,
-    cancelled, out of tool calls or past its deadline."""
+    """Record the turn's calls and results; finish the run when a call was fatal to it, or
+    when the turn left it deferred, cancelled, out of tool calls or past its deadline."""
+    fatal = state.turn.fatal
     for slot in slots:
+        if fatal is not None and slot.result is None:  # the run ends: nothing waits on it
+            slot.answer("not_run", ToolResult.error(f"Not run: {fatal}."))
         state.records.append(slot.record(round))
         if slot.deferred is not None:
             state.deferred.append(slot.deferred)
@@ -88,7 +91,9 @@ def close_turn(
     if state.turn.turn_started and view.ledger is not None:
         state.turn.turn_started = False
         store(view, state, None)  # the turn's side effects are settled: say so now
-    if state.deferred:
+    if fatal is not None:
+        state.finish("tool_fatal", fatal)
+    elif state.deferred:
         listed = ", ".join(f"{d.tool} ({d.call_id}: {d.reason})" for d in state.deferred)
         state.finish("deferred", f"waiting for a decision on: {listed}")
     elif state.control.cancel_requested or (

@@ -94,3 +94,372 @@ async def test_resolution_that_keeps_name_and_strict_mode_is_not_reported(
     [function] = model.requests[0].functions
     assert (function.name, function.strict, function.description) == ("echo", False, "Other words.")
     assert not events_of(run, "tool_resolution_corrected")
+
+
+# -- decisions from inside a call --------------------------------------------------------------
+
+
+effects: list[str] = []
+
+
+@toolwire.tool(sensitive_arguments={"token"}, max_retries=3)
+def send_mail(
+    to: Annotated[str, "Recipient."], token: Annotated[str, "Secret."] = "t", count: int = 1
+) -> str:
+    """Send mail."""
+    effects.append(f"mail {to} x{count}")
+    return f"sent to {to}"
+
+
+@toolwire.tool
+def transfer(amount: Annotated[int, "Cents."], context: toolwire.ToolContext) -> str:
+    """Move money; a person approves sums over 100."""
+    if amount > 100 and not context.approved:
+        raise toolwire.ApprovalRequired(f"a transfer of {amount} cents")
+    effects.append(f"transfer {amount}")
+    return f"moved {amount}"
+
+
+@toolwire.tool
+def later(note: Annotated[str, "Note."]) -> str:
+    """Always left for later."""
+    raise toolwire.CallDeferred("the night batch handles notes")
+
+
+@toolwire.tool(max_retries=3)
+def flaky(q: Annotated[str, "Query."]) -> str:
+    """Ask for a better query."""
+    effects.append(f"flaky {q}")
+    raise toolwire.Retry("Use a query of at least three words.")
+
+
+@toolwire.tool
+def explode(why: Annotated[str, "Why."]) -> str:
+    """Fail for good."""
+    effects.append("explode")
+    raise toolwire.ToolFatal(f"the disk is gone ({why})")
+
+
+@toolwire.middleware
+async def only_alice(call: Any, context: Any, call_next: Any) -> Any:
+    if call.name == "send_mail" and call.arguments["to"] != "alice@example.com":
+        raise toolwire.AdjustArguments(
+            {**call.arguments, "to": "alice@example.com"}, "mail goes to alice only"
+        )
+    return await call_next()
+
+
+@toolwire.middleware
+async def bad_adjust(call: Any, context: Any, call_next: Any) -> Any:
+    if call.name == "send_mail":
+        raise toolwire.AdjustArguments({"to": 5}, "a broken rule")
+    return await call_next()
+
+
+@toolwire.middleware
+async def hold_mail(call: Any, context: Any, call_next: Any) -> Any:
+    if call.name == "send_mail" and not context.approved:
+        raise toolwire.CallDeferred("mail waits for the morning")
+    return await call_next()
+
+
+def _reset() -> None:
+    effects.clear()
+
+
+async def test_a_middleware_adjusts_the_arguments_and_the_tool_runs_with_them(
+    tmp_path: Path,
+) -> None:
+    _reset()
+    host = make_host(
+        tmp_path, [send_mail], plugins=[plugin("mw", toolwire_execute_tool=only_alice)]
+    )
+    call = tool_call("send_mail", {"to": "bob@example.com", "token": "s3cret"})
+    loop, _ = scripted_loop(host, [[call], "ok"])
+    run = await loop.run("go")
+    assert effects == ["mail alice@example.com x1"]
+    [adjusted] = events_of(run, "arguments_adjusted")
+    assert adjusted.before == {"to": "bob@example.com", "token": "[redacted]"}
+    assert adjusted.after == {"to": "alice@example.com", "token": "[redacted]"}
+    assert adjusted.reason == "mail goes to alice only"
+    [record] = run.tool_calls
+    assert record.arguments == {"to": "alice@example.com", "token": "s3cret"}
+    assert record.call.arguments == {"to": "bob@example.com", "token": "s3cret"}
+    assert "s3cret" not in repr(run.events)
+    assert_no_orphans(run)
+
+
+async def test_adjusted_arguments_are_validated_again(tmp_path: Path) -> None:
+    _reset()
+    host = make_host(
+        tmp_path, [send_mail], plugins=[plugin("mw", toolwire_execute_tool=bad_adjust)]
+    )
+    loop, _ = scripted_loop(host, [[tool_call("send_mail", {"to": "bob@example.com"})], "ok"])
+    run = await loop.run("go")
+    assert effects == []
+    [record] = run.tool_calls
+    assert record.outcome == "invalid_arguments"
+    assert record.result is not None
+    assert "adjusted (a broken rule) were refused" in (record.result.content or "")
+    assert "to" in (record.result.content or "")
+    assert not events_of(run, "arguments_adjusted")
+    assert_no_orphans(run)
+
+
+async def test_a_tool_asking_for_approval_defers_and_resumes_from_the_ledger(
+    tmp_path: Path,
+) -> None:
+    _reset()
+    host = make_host(tmp_path, [transfer])
+    loop, _ = scripted_loop(host, [[tool_call("transfer", {"amount": 500}, id="t1")], "Moved."])
+    run = await loop.run("go")
+    assert run.stop_reason == "deferred"
+    [request] = run.deferred
+    assert (request.reason, request.started) == ("approval", True)
+    assert "a transfer of 500 cents" in request.detail
+    assert effects == []
+    # A fresh loop over the same ledger: the started row does not make it "interrupted".
+    fresh_host = make_host(tmp_path, [transfer])
+    fresh, _ = scripted_loop(
+        fresh_host, [[tool_call("transfer", {"amount": 500}, id="t1")], "Moved."]
+    )
+    loaded = fresh.load(run.id)
+    assert loaded.stop_reason == "deferred"
+    assert [d.reason for d in loaded.deferred] == ["approval"]
+    done = await fresh.resume(run.id, {"t1": toolwire.Approve()})
+    assert done.stop_reason == "answered", done.detail
+    assert effects == ["transfer 500"]
+    [approved] = events_of(done, "tool_approved")
+    assert (approved.call_id, approved.arguments, approved.edited) == ("t1", {"amount": 500}, False)
+    assert_no_orphans(done, allow_deferred=False)
+
+
+async def test_a_tool_asking_for_approval_asks_the_runs_approver(tmp_path: Path) -> None:
+    _reset()
+    asked: list[Any] = []
+
+    def approver(request: Any) -> Any:
+        asked.append(request)
+        return toolwire.Approve(arguments={"amount": 150})
+
+    host = make_host(tmp_path, [transfer])
+    loop, _ = scripted_loop(host, [[tool_call("transfer", {"amount": 500})], "Moved."])
+    run = await loop.run("go", approval=approver)
+    assert run.stop_reason == "answered"
+    assert effects == ["transfer 150"]
+    assert [r.reason for r in asked] == ["approval"]
+    [adjusted] = events_of(run, "arguments_adjusted")
+    assert (adjusted.before, adjusted.after) == ({"amount": 500}, {"amount": 150})
+    [approved] = events_of(run, "tool_approved")
+    assert approved.edited is True
+    assert run.tool_calls[0].arguments == {"amount": 150}
+
+
+async def test_a_tool_asking_for_approval_is_denied_by_the_approver(tmp_path: Path) -> None:
+    _reset()
+    host = make_host(tmp_path, [transfer])
+    loop, _ = scripted_loop(host, [[tool_call("transfer", {"amount": 500})], "No."])
+    run = await loop.run("go", approval=lambda request: toolwire.Deny("Too much."))
+    assert effects == []
+    [record] = run.tool_calls
+    assert (record.outcome, record.result.content if record.result else None) == (
+        "denied",
+        "Too much.",
+    )
+    assert [e.kind for e in run.events if e.kind.startswith("tool_")][-2:] == [
+        "tool_started",
+        "tool_denied",
+    ]
+
+
+async def test_a_middleware_defers_a_call_and_resume_runs_it(tmp_path: Path) -> None:
+    _reset()
+    host = make_host(tmp_path, [send_mail], plugins=[plugin("mw", toolwire_execute_tool=hold_mail)])
+    loop, _ = scripted_loop(
+        host, [[tool_call("send_mail", {"to": "a@example.com"}, id="m1")], "Sent."]
+    )
+    run = await loop.run("go", approval=lambda request: toolwire.Deny("never asked"))
+    assert run.stop_reason == "deferred"  # CallDeferred does not ask the approver
+    [request] = run.deferred
+    assert request.reason == "deferred"
+    assert "mail waits for the morning" in request.detail
+    [deferred] = events_of(run, "tool_deferred")
+    assert deferred.call_id == "m1"
+    done = await loop.resume(run, {"m1": toolwire.Approve()})
+    assert done.stop_reason == "answered"
+    assert effects == ["mail a@example.com x1"]
+
+
+async def test_a_tool_deferring_itself_can_be_supplied(tmp_path: Path) -> None:
+    host = make_host(tmp_path, [later])
+    loop, _ = scripted_loop(host, [[tool_call("later", {"note": "n"}, id="l1")], "Noted."])
+    run = await loop.run("go")
+    assert [d.reason for d in run.deferred] == ["deferred"]
+    done = await loop.resume(run, {"l1": toolwire.Supply(toolwire.ToolResult.ok("queued"))})
+    assert done.stop_reason == "answered"
+    resumed = done.events[[e.kind for e in done.events].index("run_started", 1) :]
+    kinds = [e.kind for e in resumed if e.kind in ("tool_started", "tool_completed")]
+    assert kinds == ["tool_started", "tool_completed"]
+    [started] = [e for e in resumed if e.kind == "tool_started"]
+    assert started.answer == "supplied"
+    assert_no_orphans(done, allow_deferred=False)
+
+
+async def test_retry_tells_the_model_to_try_again_without_repeating_the_call(
+    tmp_path: Path,
+) -> None:
+    _reset()
+    host = make_host(tmp_path, [flaky])
+    loop, model = scripted_loop(host, [[tool_call("flaky", {"q": "x"})], "ok"])
+    run = await loop.run("go")
+    assert effects == ["flaky x"]  # max_retries=3, yet the host did not repeat it
+    [record] = run.tool_calls
+    assert record.result is not None
+    assert record.result.content == "Use a query of at least three words."
+    assert record.result.retryable is True
+    assert record.attempts == 1
+    assert "Use a query of at least three words." in repr(model.requests[1].messages[-1])
+
+
+async def test_a_fatal_tool_ends_the_run_and_every_call_is_answered(tmp_path: Path) -> None:
+    _reset()
+    host = make_host(tmp_path, [explode, send_mail])
+    calls = [
+        tool_call("send_mail", {"to": "first@example.com"}, id="c1"),
+        tool_call("explode", {"why": "disk"}, id="c2"),
+        tool_call("send_mail", {"to": "third@example.com"}, id="c3"),
+    ]
+    loop, model = scripted_loop(host, [calls, "never asked"])
+    run = await loop.run("go")
+    assert run.stop_reason == "tool_fatal"
+    assert run.detail is not None
+    assert "explode (call c2) failed: the disk is gone (disk)" in run.detail
+    assert effects == ["mail first@example.com x1", "explode"]
+    assert len(model.requests) == 1
+    outcomes = {r.call.id: r.outcome for r in run.tool_calls}
+    assert outcomes == {"c1": "executed", "c2": "executed", "c3": "not_run"}
+    assert_no_orphans(run, allow_deferred=False)
+
+
+# -- events of decided calls -------------------------------------------------------------------
+
+
+@toolwire.tool(requires_approval=True, sensitive_arguments={"pin"})
+def unlock(door: Annotated[str, "Door."], pin: Annotated[str, "PIN."]) -> str:
+    """Unlock a door."""
+    effects.append(f"unlock {door}")
+    return f"{door} open"
+
+
+async def test_policy_approvals_denials_and_supplied_results_are_announced(
+    tmp_path: Path,
+) -> None:
+    _reset()
+    host = make_host(tmp_path, [unlock])
+    calls = [
+        tool_call("unlock", {"door": "front", "pin": "1234"}, id="u1"),
+        tool_call("unlock", {"door": "back", "pin": "1234"}, id="u2"),
+        tool_call("unlock", {"door": "side", "pin": "1234"}, id="u3"),
+    ]
+    decisions = {
+        "u1": toolwire.Approve(),
+        "u2": toolwire.Deny("Not the back door."),
+        "u3": toolwire.Supply(toolwire.ToolResult.ok("side was open already")),
+    }
+    loop, _ = scripted_loop(host, [calls, "Done."])
+    run = await loop.run("go", approval=lambda request: decisions[request.call_id])
+    assert run.stop_reason == "answered"
+    assert effects == ["unlock front"]
+    [approved] = events_of(run, "tool_approved")
+    assert (approved.call_id, approved.arguments) == ("u1", {"door": "front", "pin": "[redacted]"})
+    by_call: dict[str, list[str]] = {}
+    for event in run.events:
+        call_id = getattr(event, "call_id", None)
+        if call_id and event.kind in (
+            "tool_started",
+            "tool_completed",
+            "tool_denied",
+            "tool_approved",
+        ):
+            by_call.setdefault(call_id, []).append(event.kind)
+    assert by_call == {
+        "u1": ["tool_approved", "tool_started", "tool_completed"],
+        "u2": ["tool_started", "tool_denied"],
+        "u3": ["tool_started", "tool_completed"],
+    }
+    answers = {e.call_id: e.answer for e in events_of(run, "tool_started")}
+    assert answers == {"u1": "run", "u2": "denied", "u3": "supplied"}
+    assert "1234" not in repr(run.events)
+
+
+# -- the invocation context --------------------------------------------------------------------
+
+
+seen_contexts: list[toolwire.ToolContext] = []
+
+
+@toolwire.tool
+def whoami(context: toolwire.ToolContext, n: int = 0) -> str:
+    """Report the invocation."""
+    seen_contexts.append(context)
+    context.report_progress("looking", 0.5)
+    return "me"
+
+
+async def test_a_tool_context_describes_the_invocation(tmp_path: Path) -> None:
+    seen_contexts.clear()
+    host = make_host(tmp_path, [whoami])
+    first = tool_call("whoami", raw_arguments='{ "n" : 1 }', id="w1")
+    loop, _ = scripted_loop(host, [[first], "ok", [tool_call("whoami", {"n": 2}, id="w2")], "ok"])
+    run = await loop.run("Who?", context={"tenant": "acme", "user": 7})
+    assert run.stop_reason == "answered"
+    [context] = seen_contexts
+    assert (context.call_id, context.tool_name) == ("w1", "whoami")
+    assert context.raw_arguments == '{ "n" : 1 }'
+    assert context.values == {"tenant": "acme", "user": 7}
+    assert context.approved is False
+    assert context.conversation_id is not None
+    assert len(context.conversation_id) == 64
+    assert events_of(run, "tool_progress")[0].message == "looking"
+    # The same conversation continued in a new run keeps its id.
+    from toolwire.messages import UserMessage
+
+    again = await loop.run([*run.messages, UserMessage("And now?")])
+    assert again.stop_reason == "answered"
+    assert seen_contexts[1].conversation_id == context.conversation_id
+    assert seen_contexts[1].raw_arguments == '{"n":2}'
+    assert seen_contexts[1].values == {}
+
+
+async def test_the_message_id_is_the_providers_id_of_the_answer(tmp_path: Path) -> None:
+    seen_contexts.clear()
+    host = make_host(tmp_path, [whoami])
+
+    def script(request: Any) -> Any:
+        from toolwire.messages import AssistantMessage, ToolResultMessage
+
+        if isinstance(request.messages[-1], ToolResultMessage):
+            return AssistantMessage(parts=(), response_id="resp_2")
+        return AssistantMessage(parts=(tool_call("whoami", {}, id="w1"),), response_id="resp_1")
+
+    loop, _ = scripted_loop(host, script)
+    await loop.run("go")
+    assert seen_contexts[0].message_id == "resp_1"
+
+
+def test_a_context_outside_a_run_still_has_progress() -> None:
+    context = toolwire.ToolContext(tool=whoami, call_id="c", run_id="r", round=0)
+    context.report_progress("nobody listens")
+    assert callable(context.progress)
+    assert context.tool_name == "whoami"
+
+
+async def test_a_bad_context_is_refused_naming_it(tmp_path: Path) -> None:
+    import pytest
+
+    host = make_host(tmp_path, [whoami])
+    loop, _ = scripted_loop(host, ["ok"])
+    with pytest.raises(TypeError, match="context must be a mapping of names"):
+        await loop.run("go", context=["tenant"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="context keys must be strings"):
+        await loop.run("go", context={1: "x"})  # type: ignore[dict-item]
