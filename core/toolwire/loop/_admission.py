@@ -360,11 +360,17 @@ def check_duplicate(
 def check_approval(
     ctx: AdmissionContext, call: ToolCall, tool: Tool, arguments: Mapping[str, Any]
 ) -> tuple[Literal["approval", "external"], DeferredRequest] | None:
-    """Whether the call waits for a decision: an external tool, or ``[policy]`` approval (unless
-    approved already, or refused by the policy anyway, when asking first would be pointless)."""
+    """Whether the call waits for a decision: an external tool, any tool when
+    ``[loop] execute_tools`` is off, or ``[policy]`` approval (unless approved already, or
+    refused by the policy anyway, when asking first would be pointless)."""
+    kind: Literal["approval", "external"] = "external"
     if tool.external:
         detail = f"{tool.name} is an external tool: the caller runs it and supplies the result"
-        kind: Literal["approval", "external"] = "external"
+    elif not ctx.loop.execute_tools:
+        detail = (
+            f"{tool.name} is not run here ([loop] execute_tools = false): the caller runs it "
+            "and supplies the result"
+        )
     else:
         if ctx.approved or ctx.refusal_reason(tool) is not None:
             return None

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import attrs
+import pytest
 from loop_support import assert_no_orphans, events_of, make_host, plugin, scripted_loop
 
 import toolwire
@@ -455,11 +456,59 @@ def test_a_context_outside_a_run_still_has_progress() -> None:
 
 
 async def test_a_bad_context_is_refused_naming_it(tmp_path: Path) -> None:
-    import pytest
-
     host = make_host(tmp_path, [whoami])
     loop, _ = scripted_loop(host, ["ok"])
     with pytest.raises(TypeError, match="context must be a mapping of names"):
         await loop.run("go", context=["tenant"])  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="context keys must be strings"):
         await loop.run("go", context={1: "x"})  # type: ignore[dict-item]
+
+
+# -- no local execution ------------------------------------------------------------------------
+
+
+async def test_without_local_execution_every_call_is_deferred_with_its_arguments(
+    tmp_path: Path,
+) -> None:
+    from toolwire.config import LoopConfig, load_config
+    from toolwire.messages import AssistantMessage, TextPart, ToolCall
+
+    _reset()
+    toml = tmp_path / "toolwire.toml"
+    toml.write_text("[loop]\nexecute_tools = false\n")
+    assert load_config(toml).loop.execute_tools is False
+    host = make_host(tmp_path, [send_mail, unlock], loop=LoopConfig(execute_tools=False))
+    searched = ToolCall(
+        id="ws1", name="web_search", arguments={"query": "news"}, provider_executed=True
+    )
+    answer = AssistantMessage(
+        parts=(
+            searched,
+            TextPart("Found it; sending."),
+            tool_call("send_mail", {"to": "a@example.com", "token": "s3cret"}, id="m1"),
+            tool_call("unlock", {"door": "front", "pin": "1"}, id="u1"),
+        )
+    )
+    loop, _ = scripted_loop(host, [answer, "Done."])
+    run = await loop.run("go", approval=lambda request: toolwire.Approve())
+    assert run.stop_reason == "deferred"
+    assert effects == []
+    assert [(d.call_id, d.reason, dict(d.arguments)) for d in run.deferred] == [
+        ("m1", "external", {"to": "a@example.com", "token": "s3cret"}),
+        ("u1", "external", {"door": "front", "pin": "1"}),
+    ]
+    assert "[loop] execute_tools = false" in run.deferred[0].detail
+    # The provider's own call is kept as it came, never run or deferred here.
+    assert any(isinstance(m, AssistantMessage) and searched in m.tool_calls for m in run.messages)
+    with pytest.raises(ValueError, match="external"):
+        await loop.resume(run, {"m1": toolwire.Approve()})
+    done = await loop.resume(
+        run,
+        {
+            "m1": toolwire.Supply(toolwire.ToolResult.ok("sent elsewhere")),
+            "u1": toolwire.Supply(toolwire.ToolResult.ok("opened elsewhere")),
+        },
+    )
+    assert done.stop_reason == "answered"
+    assert effects == []
+    assert_no_orphans(done, allow_deferred=False)
