@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..events import LimitReached
-from ..messages import AssistantMessage
+from ..messages import AssistantMessage, TextPart, UserMessage, UserPart
 from ..tools._result import ToolResult
 from ._approval import admit_call
 from ._cancel import answer_cancelled
 from ._records import store
 from ._resume import rebuild_results
+from ._run import RAN
 from ._settle import execute
 from ._state import CallSlot, RunState
 
@@ -88,6 +89,10 @@ def close_turn(
         if slot.deferred is not None:
             state.deferred.append(slot.deferred)
     rebuild_results(state, turn, round)
+    if not any(slot.deferred is not None for slot in slots):
+        message = follow_up(slots)
+        if message is not None:
+            state.messages.append(message)
     if state.turn.turn_started and view.ledger is not None:
         state.turn.turn_started = False
         store(view, state, None)  # the turn's side effects are settled: say so now
@@ -108,6 +113,18 @@ def close_turn(
         )
     elif state.turn.deadline_hit:
         deadline_reached(view, state)
+
+
+def follow_up(slots: list[CallSlot]) -> UserMessage | None:
+    """The user message of the follow-up content of a turn's results (of the calls a tool or
+    the caller answered), in call order; None when there is none."""
+    parts: list[UserPart] = []
+    for slot in slots:
+        result = slot.result
+        if result is None or not result.follow_up or slot.outcome not in RAN:
+            continue
+        parts.extend(TextPart(p) if isinstance(p, str) else p for p in result.follow_up)
+    return UserMessage(tuple(parts)) if parts else None
 
 
 def deadline_reached(view: LoopView, state: RunState) -> None:

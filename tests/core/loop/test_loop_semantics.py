@@ -512,3 +512,114 @@ async def test_without_local_execution_every_call_is_deferred_with_its_arguments
     assert done.stop_reason == "answered"
     assert effects == []
     assert_no_orphans(done, allow_deferred=False)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_the_invocation_context_over_chat_completions(tmp_path: Path, stream: bool) -> None:
+    import types
+
+    from toolwire import Config, Host
+    from toolwire.config import LedgerConfig, PluginsConfig, ProviderConfig
+    from toolwire.testing import FakeOpenAIChatServer
+
+    seen_contexts.clear()
+    tools = types.SimpleNamespace(
+        __name__="ctx_tools", toolwire_tools=toolwire.hookimpl(lambda settings: [whoami])
+    )
+    raw = '{"n":  3}'
+    script = [tool_call("whoami", raw_arguments=raw, id="call_w"), "Done."]
+    async with FakeOpenAIChatServer(script) as server:
+        config = Config(
+            plugins=PluginsConfig(enable=("openai",)),
+            provider=ProviderConfig(
+                adapter="openai-chat", base_url=server.base_url, model="m", stream=stream
+            ),
+            ledger=LedgerConfig(enabled=False, path=str(tmp_path / "ledger.sqlite3")),
+        )
+        host = Host.load(config=config, plugins=[tools])
+        try:
+            run = await host.run("Who am I?", context={"tenant": "acme"})
+        finally:
+            await host.aclose()
+    assert run.stop_reason == "answered", run.detail
+    [context] = seen_contexts
+    assert context.call_id == "call_w"
+    assert context.raw_arguments == raw
+    assert context.message_id == "chatcmpl-fake1"
+    assert context.values == {"tenant": "acme"}
+    from toolwire._request import conversation_key
+    from toolwire.messages import UserMessage
+
+    assert context.conversation_id == conversation_key([UserMessage("Who am I?")])
+
+
+# -- follow-up content -------------------------------------------------------------------------
+
+
+@toolwire.tool
+def snapshot(page: Annotated[str, "Page."]) -> toolwire.ToolResult:
+    """Take a picture of a page."""
+    from toolwire.messages import OpaquePart
+
+    image = OpaquePart(
+        api="openai-chat",
+        data={"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+    )
+    return toolwire.ToolResult.ok(f"took {page}", follow_up=(f"The picture of {page}:", image))
+
+
+async def test_follow_up_content_becomes_a_user_message_after_the_results(tmp_path: Path) -> None:
+    from toolwire.loop import Run
+    from toolwire.messages import OpaquePart, TextPart, ToolResultMessage, UserMessage
+
+    host = make_host(tmp_path, [snapshot, shout])
+    calls = [
+        tool_call("snapshot", {"page": "home"}, id="s1"),
+        tool_call("shout", {"text": "hi"}, id="s2"),
+        tool_call("snapshot", {"page": "about"}, id="s3"),
+    ]
+    loop, model = scripted_loop(host, [calls, "Seen."])
+    run = await loop.run("go")
+    assert run.stop_reason == "answered"
+    second = model.requests[1].messages
+    kinds = [type(m).__name__ for m in second[-4:]]
+    assert kinds == ["ToolResultMessage"] * 3 + ["UserMessage"]
+    assert all(isinstance(m, ToolResultMessage) for m in second[-4:-1])
+    follow = second[-1]
+    assert isinstance(follow, UserMessage)
+    assert isinstance(follow.content, tuple)
+    assert [p.text if isinstance(p, TextPart) else p.api for p in follow.content] == [
+        "The picture of home:",
+        "openai-chat",
+        "The picture of about:",
+        "openai-chat",
+    ]
+    assert isinstance(follow.content[1], OpaquePart)
+    # The run's JSON keeps it (a conversation continued from it sends it again).
+    assert Run.from_json(run.to_json()).messages == run.messages
+
+
+async def test_follow_up_content_waits_for_the_deferred_calls_of_its_turn(tmp_path: Path) -> None:
+    from toolwire.messages import UserMessage
+
+    host = make_host(tmp_path, [snapshot, unlock])
+    calls = [
+        tool_call("snapshot", {"page": "home"}, id="s1"),
+        tool_call("unlock", {"door": "front", "pin": "1"}, id="u1"),
+    ]
+    loop, model = scripted_loop(host, [calls, "Seen."])
+    run = await loop.run("go")
+    assert run.stop_reason == "deferred"
+    assert not isinstance(run.messages[-1], UserMessage)
+    stored = loop.load(run.id)  # the follow-up survives in the stored result
+    done = await loop.resume(stored, {"u1": toolwire.Deny("No.")})
+    assert done.stop_reason == "answered"
+    follow = model.requests[-1].messages[-1]
+    assert isinstance(follow, UserMessage)
+    assert follow.text == "The picture of home:"
+
+
+def test_follow_up_items_are_checked() -> None:
+    with pytest.raises(TypeError, match=r"follow_up=\.\.\.\) takes text, TextPart or OpaquePart"):
+        toolwire.ToolResult.ok("x", follow_up=[{"type": "image"}])
+    assert toolwire.ToolResult.ok("x", follow_up="more").follow_up == ("more",)
