@@ -272,7 +272,9 @@ class ToolCallingLoop:
         The arguments are validated against the tool's schema (a refusal is an ``error``
         result), then executed like a call of a run: ``toolwire_execute_tool`` with every
         middleware (``[policy]`` included), the tool's timeout and retries, the result-size
-        limits, and the ledger when the loop has one. Events go to ``toolwire_event``.
+        limits, and the ledger when the loop has one. Events go to ``toolwire_event``. The
+        call counts as approved (``ToolContext.approved``); a call that defers itself
+        (``CallDeferred``) gets an error result saying why.
 
         :raises KeyError: when no tool of that name is registered (the message lists them).
         """
@@ -285,6 +287,7 @@ class ToolCallingLoop:
         view = self._view()
         slot = CallSlot(ToolCall(id="call_1", name=name, arguments=dict(arguments)))
         slot.tool = tool
+        slot.approved = True  # the person calling the tool directly is the approval
         try:
             slot.arguments = tool.validate(arguments)
         except ArgumentsInvalid as exc:
@@ -294,6 +297,8 @@ class ToolCallingLoop:
         finally:
             if view.ledger is not None and view.ledger.pending:
                 view.ledger.flush()
+        if slot.deferred is not None:  # CallDeferred: nobody is there to resume it
+            return ToolResult.error(f"Not run: {slot.deferred.detail}.")
         assert slot.result is not None
         return slot.result
 

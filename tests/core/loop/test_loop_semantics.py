@@ -623,3 +623,15 @@ def test_follow_up_items_are_checked() -> None:
     with pytest.raises(TypeError, match=r"follow_up=\.\.\.\) takes text, TextPart or OpaquePart"):
         toolwire.ToolResult.ok("x", follow_up=[{"type": "image"}])
     assert toolwire.ToolResult.ok("x", follow_up="more").follow_up == ("more",)
+
+
+async def test_a_direct_call_is_the_approval_and_a_deferral_is_answered(tmp_path: Path) -> None:
+    _reset()
+    host = make_host(tmp_path, [transfer, later])
+    loop = toolwire.ToolCallingLoop(host)
+    result = await loop.call("transfer", {"amount": 500})
+    assert (result.status, result.content) == ("ok", "moved 500")
+    assert effects == ["transfer 500"]
+    deferred = await loop.call("later", {"note": "n"})
+    assert deferred.status == "error"
+    assert deferred.content == "Not run: later was deferred: the night batch handles notes."
