@@ -43,7 +43,7 @@ _PARTS = ("TextPart", "OpaquePart")
 def _freeze_follow_up(value: str | Sequence[Any] | None) -> tuple[Any, ...]:
     """Follow-up content as a tuple of text (a ``TextPart`` becomes its text) and
     ``OpaquePart`` items."""
-    if value is None:
+    if not value:
         return ()
     items: list[Any] = [value] if isinstance(value, str) else list(value)
     for index, item in enumerate(items):
