@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -34,11 +34,17 @@ class OfferRequest:
         """A key that stays the same for one conversation across its rounds and runs: a digest
         of its first message that is not a system message (the run id changes when a
         conversation continues in a new run; its opening does not)."""
-        first = next((m for m in self.messages if not isinstance(m, SystemMessage)), None)
-        if first is None:
-            opening = ""
-        else:
-            content = getattr(first, "content", None)
-            text = content if isinstance(content, str) else repr(content)
-            opening = f"{type(first).__name__}:{text}"
-        return hashlib.sha256(opening.encode("utf-8", "surrogatepass")).hexdigest()
+        return conversation_key(self.messages)
+
+
+def conversation_key(messages: Sequence[Message]) -> str:
+    """The key of the conversation ``messages`` open: a digest of the first message that is
+    not a system message (see :attr:`OfferRequest.conversation_key`)."""
+    first = next((m for m in messages if not isinstance(m, SystemMessage)), None)
+    if first is None:
+        opening = ""
+    else:
+        content = getattr(first, "content", None)
+        text = content if isinstance(content, str) else repr(content)
+        opening = f"{type(first).__name__}:{text}"
+    return hashlib.sha256(opening.encode("utf-8", "surrogatepass")).hexdigest()

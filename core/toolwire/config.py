@@ -131,6 +131,9 @@ class LoopConfig:
     take."""
     observer_timeout: float = 1.0
     """Seconds one event may take an observer before it is reported and moved off the loop."""
+    execute_tools: bool = True
+    """False: the host runs no local tool; every call ends the run deferred (``external``) with
+    its arguments, for the caller to run and supply (provider-run tools still work)."""
 
 
 @attrs.frozen(kw_only=True)

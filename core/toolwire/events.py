@@ -94,6 +94,16 @@ class ToolOmitted(Event):
 
 
 @attrs.frozen(kw_only=True)
+class ToolResolutionCorrected(Event):
+    """A resolution changed what only the registration decides (the function's name, its strict
+    mode); the tool is offered under its registered name and strict mode. ``changes`` says what
+    was put back."""
+
+    tool: str
+    changes: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
 class RequestSent(Event):
     """A request went to the provider."""
 
@@ -187,12 +197,19 @@ class ToolCallCompleted(Event):
 
 @attrs.frozen(kw_only=True)
 class UnknownTool(Event):
-    """The model called a tool that was not offered."""
+    """The model called a tool that was not offered.
+
+    ``arguments`` and ``raw_arguments`` are what the model sent, verbatim, except that the
+    sensitive arguments of a registered tool of that name (or of the tool the call was
+    repaired or rewritten to) are redacted, and then the raw text too.
+    """
 
     call_id: str
     name: str
     offered: tuple[str, ...]
     action: str
+    arguments: Mapping[str, Any] | None = None
+    raw_arguments: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -227,11 +244,41 @@ class LimitReached(Event):
 
 @attrs.frozen(kw_only=True)
 class ToolStarted(Event):
-    """A tool began to run (arguments with sensitive values redacted)."""
+    """A call is being answered (arguments with sensitive values redacted).
+
+    ``answer`` says how: ``run`` (the tool runs), ``supplied`` (the caller supplied its
+    result) or ``denied`` (a person declined it). Every ``ToolStarted`` is followed by one of
+    ``ToolCompleted``, ``ToolFailed``, ``ToolBlockedEvent`` or ``ToolDenied`` for the same
+    call, or by ``ToolDeferred`` when the call defers itself while it runs.
+    """
 
     call_id: str
     name: str
     arguments: Mapping[str, Any] = attrs.field(factory=dict)
+    answer: Literal["run", "supplied", "denied"] = "run"
+
+
+@attrs.frozen(kw_only=True)
+class ToolApproved(Event):
+    """A call that needed approval was approved (by the run's approver or a ``resume``);
+    ``arguments`` are those it runs with, sensitive values redacted."""
+
+    call_id: str
+    name: str
+    arguments: Mapping[str, Any] = attrs.field(factory=dict)
+    edited: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class ArgumentsAdjusted(Event):
+    """An execution middleware (or an approval's edit) changed a call's arguments before the
+    tool ran; both are validated. ``before`` and ``after`` have sensitive values redacted."""
+
+    call_id: str
+    name: str
+    before: Mapping[str, Any] = attrs.field(factory=dict)
+    after: Mapping[str, Any] = attrs.field(factory=dict)
+    reason: str = ""
 
 
 @attrs.frozen(kw_only=True)
@@ -313,6 +360,7 @@ class PluginFailed(Event):
 
 __all__ = [
     "ArgumentScanner",
+    "ArgumentsAdjusted",
     "ContentFiltered",
     "DuplicateSuppressed",
     "Event",
@@ -329,6 +377,7 @@ __all__ = [
     "RunStarted",
     "TextDelta",
     "ThinkingDelta",
+    "ToolApproved",
     "ToolBlockedEvent",
     "ToolCallArgumentsDelta",
     "ToolCallCompleted",
@@ -339,6 +388,7 @@ __all__ = [
     "ToolFailed",
     "ToolOmitted",
     "ToolProgress",
+    "ToolResolutionCorrected",
     "ToolStarted",
     "UnknownTool",
 ]

@@ -10,6 +10,11 @@ import toolwire
 
 EXPECTED = {
     "Activation",
+    "AdjustArguments",
+    "ApprovalRequired",
+    "CallDeferred",
+    "Retry",
+    "ToolFatal",
     "Approve",
     "AssistantMessage",
     "CliCommand",

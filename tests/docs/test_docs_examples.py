@@ -54,7 +54,7 @@ def test_tool_author_guide_example_defines_a_described_tool() -> None:
 async def test_middleware_example_wraps_execution(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    [code] = [b for b in _python_blocks(ROOT / "docs" / "hooks.md") if "middleware" in b]
+    [code] = [b for b in _python_blocks(ROOT / "docs" / "hooks.md") if "log_duration" in b]
     module = _namespace("import time\n" + code)
     plugin = type("Timing", (), {"log_duration": staticmethod(module["log_duration"])})()
 
@@ -73,6 +73,34 @@ async def test_middleware_example_wraps_execution(
     result = await call_tool(host, "ping", {})
     assert result.content == "pong"
     assert capsys.readouterr().out.startswith("ping ")
+
+
+async def test_middleware_adjusting_arguments_example(tmp_path: Path) -> None:
+    [code] = [b for b in _python_blocks(ROOT / "docs" / "hooks.md") if "AdjustArguments" in b]
+    module = _namespace("import toolwire\n" + code)
+    plugin = type("Staff", (), {"mw": staticmethod(module["mail_to_staff_only"])})()
+    sent: list[str] = []
+
+    @toolwire.tool
+    def send_mail(to: str, text: str) -> str:
+        """Send mail."""
+        sent.append(to)
+        return "sent"
+
+    tools = type("Tools", (), {"toolwire_tools": toolwire.hookimpl(lambda settings: [send_mail])})()
+    host = Host.load(
+        Config(ledger=LedgerConfig(enabled=False, path=str(tmp_path / "l"))),
+        plugins=[tools, plugin],
+    )
+    from toolwire.loop import ToolCallingLoop
+    from toolwire.testing import ScriptedModel, tool_call
+
+    call = tool_call("send_mail", {"to": "someone@elsewhere.org", "text": "hi"})
+    run = await ToolCallingLoop(host, adapter=ScriptedModel(script=[[call], "ok"])).run("go")
+    assert run.stop_reason == "answered"
+    assert sent == ["desk@example.com"]
+    [adjusted] = [e for e in run.events if e.kind == "arguments_adjusted"]
+    assert adjusted.reason == "staff only"
 
 
 def test_tool_author_testing_example_runs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

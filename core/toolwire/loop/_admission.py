@@ -19,6 +19,7 @@ from ..events import DuplicateSuppressed, Event, InvalidArguments, LimitReached,
 from ..tools._errors import ArgumentsInvalid
 from ..tools._names import match_tool_name
 from ..tools._result import ToolResult
+from ._redact import redacted_call
 from ._run import DeferredRequest, Outcome
 
 if TYPE_CHECKING:
@@ -86,6 +87,8 @@ class AdmissionContext:
     crash that the run counted already)."""
     approved: bool = False
     """The call was approved already: do not ask again."""
+    tools: Mapping[str, Tool] = attrs.field(factory=dict)
+    """The host's registered tools, whose sensitive arguments an unknown call's event hides."""
 
 
 @attrs.frozen(kw_only=True)
@@ -197,15 +200,30 @@ def repaired_name(ctx: AdmissionContext, call: ToolCall, offer: Offer) -> tuple[
     matched = match_tool_name(call.name, offer.names)
     if matched is None:
         return None
-    event = UnknownTool(
+    tool = offer.tools[matched]
+    return tool, unknown_tool(ctx, call, offer, f"repaired:{matched}", tool)
+
+
+def unknown_tool(
+    ctx: AdmissionContext, call: ToolCall, offer: Offer, action: str, meant: Tool | None
+) -> UnknownTool:
+    """The event of a call of a tool that was not offered, with the arguments as the model sent
+    them; the sensitive ones of the tool registered under that name, or of the tool the call
+    is taken for (``meant``), are redacted."""
+    tools = ctx.tools
+    if meant is not None and call.name not in tools:
+        tools = {**tools, call.name: meant}
+    shown = redacted_call(tools, call)
+    return UnknownTool(
         run_id=ctx.run_id,
         round=ctx.round,
         call_id=call.id,
         name=call.name,
         offered=offer.names,
-        action=f"repaired:{matched}",
+        action=action,
+        arguments=shown.arguments,
+        raw_arguments=shown.raw_arguments,
     )
-    return offer.tools[matched], event
 
 
 def check_tool(
@@ -236,14 +254,7 @@ def check_tool(
     target = policy.removeprefix("rewrite:") if policy.startswith("rewrite:") else None
     rewritten = offer.tools.get(target) if target is not None else None
     action = policy if rewritten is not None or target is None else "return_error"
-    event = UnknownTool(
-        run_id=ctx.run_id,
-        round=ctx.round,
-        call_id=call.id,
-        name=name,
-        offered=offer.names,
-        action=action,
-    )
+    event = unknown_tool(ctx, call, offer, action, rewritten)
     if rewritten is not None:
         return rewritten, (event,)
     message = (
@@ -349,11 +360,17 @@ def check_duplicate(
 def check_approval(
     ctx: AdmissionContext, call: ToolCall, tool: Tool, arguments: Mapping[str, Any]
 ) -> tuple[Literal["approval", "external"], DeferredRequest] | None:
-    """Whether the call waits for a decision: an external tool, or ``[policy]`` approval (unless
-    approved already, or refused by the policy anyway, when asking first would be pointless)."""
+    """Whether the call waits for a decision: an external tool, any tool when
+    ``[loop] execute_tools`` is off, or ``[policy]`` approval (unless approved already, or
+    refused by the policy anyway, when asking first would be pointless)."""
+    kind: Literal["approval", "external"] = "external"
     if tool.external:
         detail = f"{tool.name} is an external tool: the caller runs it and supplies the result"
-        kind: Literal["approval", "external"] = "external"
+    elif not ctx.loop.execute_tools:
+        detail = (
+            f"{tool.name} is not run here ([loop] execute_tools = false): the caller runs it "
+            "and supplies the result"
+        )
     else:
         if ctx.approved or ctx.refusal_reason(tool) is not None:
             return None

@@ -1,21 +1,22 @@
 """Admission's verdict applied to a slot: refused, admitted, deferred or put to the approver.
 
 :func:`admit_call` asks :func:`~toolwire.loop._admission.admit` (pure) and applies what it
-returns; :func:`decide` asks the run's approver, :func:`defer` and :func:`deny` answer for it.
+returns; :func:`decide` asks the run's approver; :func:`defer`, :func:`deny` and :func:`supply`
+answer for it.
 """
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, Any
 
-from ..events import ToolDeferred
+from ..events import ToolStarted
 from ..messages import ToolCall
 from ..tools._result import ToolResult
 from ._admission import AdmissionContext, Admitted, NeedsDecision, Refused, admit
+from ._codec import redact_arguments
 from ._resume import edited_call
-from ._run import Approve, DeferredRequest, Deny, Supply
-from ._settle import settle_events
+from ._run import Approve, Deny, Supply
+from ._settle import approved, defer, settle_events
 from ._state import CallSlot, RunState
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ async def admit_call(
         if isinstance(verdict, Admitted):
             if verdict.key is not None:
                 state.remember(slot, verdict.key)
+            slot.approved = slot.approved or approved
             return None
         if verdict.reason == "external":
             defer(view, state, round, slot, verdict.request)
@@ -86,6 +88,7 @@ def admission_context(
         approval_reason=pipeline.approval_reason,
         count=count,
         approved=approved,
+        tools=view.host.tools,
     )
 
 
@@ -107,22 +110,20 @@ async def decide(
 ) -> ToolCall | None:
     """Ask the run's approver about a call ``[policy]`` wants approved and apply the answer;
     returns the edited call when it was approved with other arguments."""
-    decision: Any = None
-    if state.control.approval is not None:
-        decision = state.control.approval(verdict.request)
-        if inspect.isawaitable(decision):
-            decision = await decision
+    decision: Any = await state.control.ask(verdict.request)
     name = verdict.tool.name
     if decision is None:
         defer(view, state, round, slot, verdict.request)
     elif isinstance(decision, Deny):
         deny(view, state, round, slot, name, decision.message)
     elif isinstance(decision, Supply):
-        slot.answer("supplied", decision.result)
-        settle_events(view, state, round, slot, name)
+        supply(view, state, round, slot, name, decision.result)
     elif isinstance(decision, Approve):
+        arguments = slot.arguments if decision.arguments is None else decision.arguments
+        approved(view, state, round, slot, verdict.tool, arguments or {}, decision)
         if decision.arguments is not None:
             return edited_call(slot.request, name, decision.arguments)
+        slot.approved = True
         state.used += 1  # it runs now: a call that waited counts when it runs
         state.remember(slot, verdict.key)
     else:
@@ -132,28 +133,41 @@ async def decide(
     return None
 
 
-def defer(
-    view: LoopView, state: RunState, round: int, slot: CallSlot, request: DeferredRequest
-) -> None:
-    """Leave the call waiting for a decision on ``request`` (``ToolDeferred``)."""
-    slot.defer(request)
-    state.forget(slot)
-    view.emit(
-        state,
-        ToolDeferred(
-            run_id=state.run_id,
-            round=round,
-            call_id=slot.call.id,
-            name=request.tool,
-            reason=request.detail,
-        ),
-    )
-
-
 def deny(
     view: LoopView, state: RunState, round: int, slot: CallSlot, name: str, message: str
 ) -> None:
-    """Answer the call as denied, ``message`` being what the model reads."""
+    """Answer the call as denied, ``message`` being what the model reads (``ToolStarted``
+    then ``ToolDenied``)."""
     slot.tool = slot.tool or view.host.tools.get(name)
+    started(view, state, round, slot, name, "denied")
     slot.answer("denied", ToolResult.denied(message))
     settle_events(view, state, round, slot, name)
+
+
+def supply(
+    view: LoopView, state: RunState, round: int, slot: CallSlot, name: str, result: ToolResult
+) -> None:
+    """Answer the call with the result the caller supplied (``ToolStarted`` then the
+    result's event)."""
+    slot.tool = slot.tool or view.host.tools.get(name)
+    started(view, state, round, slot, name, "supplied")
+    slot.answer("supplied", result)
+    settle_events(view, state, round, slot, name)
+
+
+def started(
+    view: LoopView, state: RunState, round: int, slot: CallSlot, name: str, answer: Any
+) -> None:
+    """The ``ToolStarted`` of a call the caller answers instead of the tool."""
+    sensitive = slot.tool.sensitive_arguments if slot.tool is not None else frozenset()
+    view.emit(
+        state,
+        ToolStarted(
+            run_id=state.run_id,
+            round=round,
+            call_id=slot.call.id,
+            name=name,
+            arguments=redact_arguments(slot.arguments or {}, sensitive),
+            answer=answer,
+        ),
+    )

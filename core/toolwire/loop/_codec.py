@@ -77,7 +77,24 @@ def result_to_json(result: ToolResult) -> dict[str, Any]:
         "retryable": result.retryable,
         "metadata": _plain(result.metadata),
         "required_trust": result.required_trust.label if result.required_trust else None,
+        **(
+            {"follow_up": [_follow_up_to_json(p) for p in result.follow_up]}
+            if result.follow_up
+            else {}
+        ),
     }
+
+
+def _follow_up_to_json(part: Any) -> dict[str, Any]:
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    return _part_to_json(part, None)
+
+
+def _follow_up_from_json(data: Mapping[str, Any]) -> Any:
+    if data.get("type") == "text":
+        return str(data.get("text", ""))
+    return _part_from_json(data)
 
 
 def result_from_json(data: Mapping[str, Any]) -> ToolResult:
@@ -91,6 +108,7 @@ def result_from_json(data: Mapping[str, Any]) -> ToolResult:
         retryable=bool(data.get("retryable", False)),
         metadata=data.get("metadata") or {},
         required_trust=TrustLevel.parse(trust) if trust is not None else None,
+        follow_up=tuple(_follow_up_from_json(p) for p in data.get("follow_up") or ()),
     )
 
 

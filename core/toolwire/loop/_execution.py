@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
+from ..tools._errors import CallInterrupt, Retry, ToolFatal, decision_result
 from ..tools._result import ToolBlocked, ToolResult, ToolStatus
 from ._cancel import RunCancelled, until_cancelled
 from ._run import Outcome, Run
@@ -66,14 +67,18 @@ def capture(
     ledger: str | None = None,
 ) -> ToolResult:
     """The result the model gets for a call that raised ``exc`` (the only place where an
-    exception becomes a result): a policy's block, a timeout, the run's deadline, the run's
-    cancellation, the ledger that could not record the call, or the tool's own failure."""
+    exception becomes a result): a policy's block, a ``Retry`` or ``ToolFatal`` decision, a
+    timeout, the run's deadline, the run's cancellation, the ledger that could not record the
+    call, or the tool's own failure. A :class:`CallInterrupt` never gets here: it is a
+    decision the caller of :func:`attempt` applies."""
     if stage == "ledger":
         return ToolResult.error(
             f"Not run: the tool-effect ledger {ledger!r} cannot record the call ({describe(exc)})."
         )
     if isinstance(exc, ToolBlocked):
         return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
+    if isinstance(exc, Retry | ToolFatal):
+        return decision_result(exc, tool)
     if isinstance(exc, RunCancelled | asyncio.CancelledError):
         return ToolResult.error(f"Cancelled: the run was cancelled while {tool} ran.")
     if isinstance(exc, TimeoutError) and timeout is not None:
@@ -128,8 +133,8 @@ async def attempt(a: Attempt) -> ToolResult:
                 deadline_bound=a.deadline_bound,
                 timeout_setting=a.timeout_setting,
             )
-    except (RunCancelled, asyncio.CancelledError):
-        raise
+    except (RunCancelled, asyncio.CancelledError, CallInterrupt):
+        raise  # a decision from inside the call is the caller's to apply
     except BaseException as exc:
         # SystemExit, KeyboardInterrupt or GeneratorExit raised by a tool or a middleware is its
         # own failure, not the host's: a real Ctrl-C reaches an asyncio run as the cancellation
@@ -237,6 +242,7 @@ async def with_retries(
                 result.status is ToolStatus.ERROR
                 and result.retryable
                 and attempts <= a.tool.policy.max_retries
+                and not isinstance(result.exception, Retry)  # the model tries again, not the host
             ):
                 await asyncio.sleep(min(backoff * 2 ** (attempts - 1), backoff_max))
                 continue

@@ -99,6 +99,7 @@ class ToolCallingLoop:
         run_id: str | None = None,
         approval: Approver | None = None,
         cancel: asyncio.Event | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> Run:
         """Run one conversation to its end.
 
@@ -116,7 +117,10 @@ class ToolCallingLoop:
         :param approval: decides calls that need approval as they come (return None to defer).
         :param cancel: set it to stop the run: running tools are cancelled, pending calls
             answered as cancelled, and the run returns with stop reason ``cancelled``.
+        :param context: the application's own values for its tools, by name
+            (``ToolContext.values``); never shown to the model.
         :raises ValueError: for an unknown tool name, profile or tool choice.
+        :raises TypeError: for a ``context`` that is not a mapping with string keys.
         """
         state = new_state(
             self.config,
@@ -131,6 +135,7 @@ class ToolCallingLoop:
         )
         state.control.approval = approval
         state.control.cancel = cancel
+        state.control.values = context_values(context)
         return await self._drive(state, resumed=False, decisions=None)
 
     def _prepare_stream(
@@ -139,6 +144,7 @@ class ToolCallingLoop:
         options = dict(options)
         approval = options.pop("approval", None)
         cancel = options.pop("cancel", None)
+        values = context_values(options.pop("context", None))
         state = new_state(
             self.config,
             self.host.tools,
@@ -154,6 +160,7 @@ class ToolCallingLoop:
             raise TypeError(f"stream() got unknown option(s): {', '.join(sorted(options))}")
         state.control.approval = approval
         state.control.cancel = cancel
+        state.control.values = values
         return state
 
     async def resume(
@@ -163,6 +170,7 @@ class ToolCallingLoop:
         *,
         approval: Approver | None = None,
         cancel: asyncio.Event | None = None,
+        context: Mapping[str, Any] | None = None,
     ) -> Run:
         """Continue a run: decide its deferred calls, answer its unfinished turn, go on.
 
@@ -176,7 +184,7 @@ class ToolCallingLoop:
         it is deferred for a fresh decision (``reason="interrupted"``) unless the decision was
         given on that very request. A resume stores the run, to recover from, before the first
         call it starts. The run keeps its trust requirement and counters; the deadline starts
-        again.
+        again. ``context`` gives its tools the application's values, as with :meth:`run`.
 
         :raises ValueError: for decisions naming unknown call ids (the message lists the
             pending ones), an :class:`Approve` of an external tool, or a run that answered.
@@ -215,6 +223,7 @@ class ToolCallingLoop:
                 )
         state = restore(self.host.tools, run)
         state.control.approval = approval
+        state.control.values = context_values(context)
         state.control.cancel = cancel
         return await self._drive(state, resumed=True, decisions=decisions)
 
@@ -263,7 +272,9 @@ class ToolCallingLoop:
         The arguments are validated against the tool's schema (a refusal is an ``error``
         result), then executed like a call of a run: ``toolwire_execute_tool`` with every
         middleware (``[policy]`` included), the tool's timeout and retries, the result-size
-        limits, and the ledger when the loop has one. Events go to ``toolwire_event``.
+        limits, and the ledger when the loop has one. Events go to ``toolwire_event``. The
+        call counts as approved (``ToolContext.approved``); a call that defers itself
+        (``CallDeferred``) gets an error result saying why.
 
         :raises KeyError: when no tool of that name is registered (the message lists them).
         """
@@ -276,6 +287,7 @@ class ToolCallingLoop:
         view = self._view()
         slot = CallSlot(ToolCall(id="call_1", name=name, arguments=dict(arguments)))
         slot.tool = tool
+        slot.approved = True  # the person calling the tool directly is the approval
         try:
             slot.arguments = tool.validate(arguments)
         except ArgumentsInvalid as exc:
@@ -285,6 +297,8 @@ class ToolCallingLoop:
         finally:
             if view.ledger is not None and view.ledger.pending:
                 view.ledger.flush()
+        if slot.deferred is not None:  # CallDeferred: nobody is there to resume it
+            return ToolResult.error(f"Not run: {slot.deferred.detail}.")
         assert slot.result is not None
         return slot.result
 
@@ -367,3 +381,18 @@ class ToolCallingLoop:
         )
         view.bind()
         return view
+
+
+def context_values(context: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    """The application's ``context={...}`` of a run, checked and frozen for its tools."""
+    if context is None:
+        return types.MappingProxyType({})
+    if not isinstance(context, Mapping):
+        raise TypeError(
+            f"context must be a mapping of names to values for the run's tools, "
+            f"got {type(context).__name__}"
+        )
+    bad = sorted(repr(k) for k in context if not isinstance(k, str))
+    if bad:
+        raise TypeError(f"context keys must be strings (names); got {', '.join(bad)}")
+    return types.MappingProxyType(dict(context))

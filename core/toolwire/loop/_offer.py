@@ -14,7 +14,7 @@ from .._contain import bounded, is_cancellation, raised_by
 from .._request import OfferRequest
 from .._trust import TrustLevel
 from ..config import Config
-from ..events import Event, PluginFailed, ToolOmitted
+from ..events import Event, PluginFailed, ToolOmitted, ToolResolutionCorrected
 from ..messages import Message
 from ..tools._spec import FunctionSpec
 from ._execution import describe
@@ -249,8 +249,9 @@ async def resolve_offer(
     then each is resolved through ``toolwire_resolve_function`` (an awaitable answer is awaited);
     a tool whose resolution raises, returns None or :data:`NOT_OFFERED` is left out alone, with a
     :class:`~toolwire.events.ToolOmitted` event. The instructions of the offered tools
-    (``toolwire_system_prompt_instructions``) follow the base prompt in the same order; a raising
-    implementation costs only that tool's instructions, with a ``PluginFailed`` event.
+    (``toolwire_system_prompt_instructions``) follow the base prompt in the same order; a tool
+    whose instructions implementation raises is left out of the request (``PluginFailed`` and
+    ``ToolOmitted``): without its instructions it might be misused.
 
     With a ``cache`` (see :class:`OfferCache`) the same answers and events come from the kept
     offer while nothing that decides them changed.
@@ -304,7 +305,7 @@ async def resolve_offer(
         functions.append(spec if spec.tool is not None else attrs.evolve(spec, tool=tool))
         tools[spec.name] = tool
         requests.append(request)
-    instructions = await _instructions(
+    instructions, failed = await _instructions(
         host,
         tools,
         functions,
@@ -313,8 +314,12 @@ async def resolve_offer(
         emit=emit,
         bound=bound,
     )
+    for name, reason in failed.items():
+        # A tool without its instructions may be misused: it is left out of this request.
+        emit(ToolOmitted(run_id=run_id, round=round, tool=name, reason=reason))
+        del tools[name]
     return Offer(
-        functions=tuple(functions),
+        functions=tuple(spec for spec in functions if spec.name not in failed),
         tools=tools,
         system_prompt=_system_prompt(base_system_prompt, instructions),
     )
@@ -433,9 +438,31 @@ def _resolver(
             )
         if not isinstance(spec, FunctionSpec):
             return f"toolwire_resolve_function returned {type(spec).__name__}, not a FunctionSpec"
-        return spec
+        return _as_registered(tool, spec, request, emit)
 
     return resolve
+
+
+def _as_registered(
+    tool: Tool, spec: FunctionSpec, request: OfferRequest, emit: Callable[[Event], None]
+) -> FunctionSpec:
+    """``spec`` under ``tool``'s registered name and strict mode: only the description and the
+    parameters of a resolution count. What a resolution changed is put back, with a
+    ``ToolResolutionCorrected`` event (a strict mode of None leaves the registered one)."""
+    changes: list[str] = []
+    if spec.name != tool.name:
+        changes.append(f"name {spec.name!r} kept as {tool.name!r}")
+    if spec.strict is not None and spec.strict != tool.strict:
+        changes.append(f"strict {spec.strict!r} kept as {tool.strict!r}")
+    if changes:
+        emit(
+            ToolResolutionCorrected(
+                run_id=request.run_id, round=request.round, tool=tool.name, changes=tuple(changes)
+            )
+        )
+    if changes or spec.strict != tool.strict or (spec.tool is not None and spec.tool is not tool):
+        return attrs.evolve(spec, name=tool.name, strict=tool.strict, tool=tool)
+    return spec
 
 
 async def _instructions(
@@ -447,10 +474,12 @@ async def _instructions(
     direct: bool,
     emit: Callable[[Event], None],
     bound: float,
-) -> list[str]:
-    """The offered tools' instructions in offer order; a raising implementation costs only that
-    tool's instructions, with a ``PluginFailed`` event."""
+) -> tuple[list[str], dict[str, str]]:
+    """The offered tools' instructions in offer order, and the tools whose implementation raised
+    (by name, with the reason): each of those costs only its own tool, with a ``PluginFailed``
+    event, and is left out of the request by the caller."""
     instructions: list[str] = []
+    failed: dict[str, str] = {}
     instruct = host.hook.toolwire_system_prompt_instructions
     for spec, request in zip(functions, requests, strict=True):
         tool = tools[spec.name]
@@ -471,10 +500,11 @@ async def _instructions(
                     "instructions",
                 )
             )
+            failed[spec.name] = f"toolwire_system_prompt_instructions raised {describe(exc)}"
             continue
         if isinstance(text, str) and text.strip():
             instructions.append(text.strip())
-    return instructions
+    return instructions, failed
 
 
 def _system_prompt(base: str | None, instructions: list[str]) -> str | None:

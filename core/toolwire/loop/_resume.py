@@ -83,7 +83,8 @@ def stale(request: DeferredRequest | None, entry: LedgerEntry | None) -> bool:
         entry is not None
         and not entry.settled
         and not entry.idempotent
-        and (request is None or request.reason != "interrupted")
+        # A call that deferred itself while it ran knows of its started row.
+        and (request is None or (request.reason != "interrupted" and not request.started))
     )
 
 

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 
 from ..events import RoundFinished, ToolDeferred
 from ..messages import ToolCall
-from ._approval import deny
+from ._approval import deny, supply
 from ._resume import edited_call, interrupted_request, pending_turn, rebuild_results, stale
 from ._round import start_round
 from ._run import Decision, DeferredRequest, Deny, Supply, ToolCallRecord
-from ._settle import settle_events
+from ._settle import approved, settle_events
 from ._state import CallSlot, RunState
 from ._turn import answer_turn
 
@@ -144,12 +144,14 @@ def decided(
         deny(view, state, round, slot, request.tool, decision.message)
     elif isinstance(decision, Supply):
         slot.tool = tools.get(request.tool)
-        slot.answer("supplied", decision.result)
-        settle_events(view, state, round, slot, request.tool)
+        supply(view, state, round, slot, request.tool, decision.result)
     else:
         arguments = decision.arguments
         if arguments is None:
             arguments = request.arguments
+        tool = offer.tools.get(request.tool) or tools.get(request.tool)
+        if tool is not None:
+            approved(view, state, round, slot, tool, arguments, decision)
         slot.request = edited_call(slot.call, request.tool, arguments)
         return True
     return None

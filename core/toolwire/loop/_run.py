@@ -40,6 +40,7 @@ StopReason: TypeAlias = Literal[
     "fail_policy",
     "trust",
     "interrupted",
+    "tool_fatal",
 ]
 """Why a run ended.
 
@@ -50,6 +51,7 @@ StopReason: TypeAlias = Literal[
 below the trust level the run's results require. ``interrupted``: the process ended while the
 run was in progress (only seen on runs loaded from the ledger). ``truncated``: the answer was
 cut off at the provider's token limit. ``empty``: the answer had no text and no calls.
+``tool_fatal``: a tool raised ``ToolFatal``; the detail names the tool, the call and why.
 """
 
 Outcome: TypeAlias = Literal[
@@ -133,17 +135,20 @@ class ToolCallRecord:
         )
 
 
-DeferReason: TypeAlias = Literal["approval", "external", "interrupted"]
+DeferReason: TypeAlias = Literal["approval", "deferred", "external", "interrupted"]
 
 
 @attrs.frozen(kw_only=True)
 class DeferredRequest:
     """A call that waits for a decision of the caller.
 
-    ``reason`` is ``approval`` (the tool or ``[policy] require_approval`` asks for it),
-    ``external`` (a schema-only tool the caller runs: supply its result) or ``interrupted``
-    (the process ended while a non-idempotent call ran; approve to run it again). ``detail``
-    says it in words. ``arguments`` are the validated arguments the call would run with.
+    ``reason`` is ``approval`` (the tool, a middleware or ``[policy] require_approval`` asks
+    for it), ``deferred`` (the tool or a middleware left the call for later, by raising
+    ``CallDeferred``), ``external`` (a schema-only tool the caller runs: supply its result) or
+    ``interrupted`` (the process ended while a non-idempotent call ran; approve to run it
+    again). ``detail`` says it in words. ``arguments`` are the validated arguments the call
+    would run with. ``started`` is set when the call deferred itself while it ran, after the
+    ledger's ``started`` row (it is not an interrupted call: approving it runs it again).
     """
 
     call_id: str
@@ -152,6 +157,7 @@ class DeferredRequest:
     reason: DeferReason
     detail: str
     round: int
+    started: bool = False
 
     def to_json(self, redact: Redactor | None = None) -> dict[str, Any]:
         """The request as JSON (sensitive arguments redacted with ``redact``)."""
@@ -165,6 +171,7 @@ class DeferredRequest:
             "reason": self.reason,
             "detail": self.detail,
             "round": self.round,
+            **({"started": True} if self.started else {}),
         }
 
     @classmethod
@@ -177,6 +184,7 @@ class DeferredRequest:
             reason=data["reason"],
             detail=data.get("detail", ""),
             round=int(data["round"]),
+            started=bool(data.get("started", False)),
         )
 
 

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 import types
@@ -16,16 +17,26 @@ from typing import TYPE_CHECKING, Any
 
 from .._trust import TrustLevel
 from ..events import (
+    ArgumentsAdjusted,
     Event,
+    ToolApproved,
     ToolBlockedEvent,
     ToolCompleted,
+    ToolDeferred,
     ToolDenied,
     ToolFailed,
     ToolProgress,
     ToolStarted,
 )
-from ..messages import Message, SystemMessage, ToolCall
+from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ..tools._context import FILTERED_SERVICE, ToolContext
+from ..tools._errors import (
+    AdjustArguments,
+    ApprovalRequired,
+    ArgumentsInvalid,
+    CallDeferred,
+    ToolFatal,
+)
 from ..tools._result import ToolBlocked, ToolResult, ToolStatus
 from ..tools._truncate import truncate_result
 from ._cancel import answer_cancelled
@@ -39,7 +50,7 @@ from ._execution import (
     with_retries,
 )
 from ._records import pending_snapshot
-from ._run import Outcome
+from ._run import Approve, DeferredRequest, Deny, Outcome, Supply
 from ._schedule import schedule
 from ._state import CallSlot, RunState
 
@@ -60,6 +71,7 @@ async def execute(view: LoopView, state: RunState, round: int, slots: list[CallS
         messages = (SystemMessage(state.base_system), *messages)
     limit = view.config.loop.concurrency
     state.turn.direct_execution = view.pipeline.direct_execution
+    state.turn.message_id = _answer_id(state.messages)
     running: set[asyncio.Task[None]] = set()
     try:
         for group in schedule(slots, limit=limit, sequential=_sequential):
@@ -84,11 +96,19 @@ async def execute(view: LoopView, state: RunState, round: int, slots: list[CallS
         raise
     finally:
         for slot in slots:
-            if slot.result is None:  # only when the host itself failed: still answer it
+            if slot.result is None and slot.deferred is None:  # the host itself failed
                 slot.answer(
                     "not_run",
                     ToolResult.error("Tool execution failed: the host could not run this call."),
                 )
+
+
+def _answer_id(messages: list[Message]) -> str | None:
+    """The provider's id of the last answer (the one whose calls run now)."""
+    for message in reversed(messages):
+        if isinstance(message, AssistantMessage):
+            return message.response_id
+    return None
 
 
 def _sequential(slot: CallSlot) -> bool:
@@ -109,9 +129,13 @@ async def run_call(
     view: LoopView, state: RunState, round: int, slot: CallSlot, messages: tuple[Message, ...]
 ) -> None:
     """Execute one admitted call and settle its result: ``ToolStarted``, the ledger's rows,
-    retries and one attempt each, the size limits, then the outcome's events."""
+    retries and one attempt each, the decisions raised from inside the call, the size limits,
+    then the outcome's events. A call of a turn in which another was fatal does not start."""
     tool = slot.tool
     assert tool is not None
+    if state.turn.fatal is not None:
+        slot.answer("not_run", ToolResult.error(f"Not run: {state.turn.fatal}."))
+        return
     arguments = slot.arguments if slot.arguments is not None else {}
     call_id = slot.call.id
     run_id = state.run_id
@@ -125,42 +149,239 @@ async def run_call(
             arguments=redact_arguments(arguments, tool.sensitive_arguments),
         ),
     )
-    context = tool_context(view, state, round, tool, call_id, messages)
-    one = attempt_of(view, state, tool, call_id, arguments, context)
-
-    def send() -> Awaitable[tuple[ToolResult, Outcome]]:
-        return with_retries(
-            one, slot, backoff=view.retry_backoff, backoff_max=view.retry_backoff_max
-        )
-
+    running = Running(view, state, round, slot, tool, messages)
+    send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]] = running.send
     if tool.returns_untrusted_content:
-        send = _backstop(view, state, round, tool, call_id, context, send)
+        send = _backstop(view, state, round, tool, call_id, running.context, send)
     ledger = view.ledger
-    if ledger is None:  # no rows to build or write: the retries are the outermost layer
-        started = time.perf_counter()
-        try:
-            result, outcome = await send()
-        finally:
-            slot.duration = time.perf_counter() - started
-    else:
-        row = LedgerRow(
-            run_id=run_id,
-            round=round,
-            call_id=call_id,
-            tool=tool.name,
-            arguments=arguments,
-            idempotent=tool.policy.idempotent,
+    started_row = False
+    try:
+        if ledger is None:  # no rows to build or write: the retries are the outermost layer
+            started = time.perf_counter()
+            try:
+                result, outcome = await send()
+            finally:
+                slot.duration = time.perf_counter() - started
+        else:
+            row = LedgerRow(
+                run_id=run_id,
+                round=round,
+                call_id=call_id,
+                tool=tool.name,
+                arguments=arguments,
+                idempotent=tool.policy.idempotent,
+            )
+            if not row.idempotent:
+                refused = record_start(ledger, row, pending_snapshot(state))
+                if refused is not None:
+                    slot.answer("not_run", refused)
+                    settle_events(view, state, round, slot, tool.name)
+                    return
+                state.ledger_written = state.turn.turn_started = started_row = True
+            result, outcome = await with_ledger(ledger, row, slot, send)
+    except (ApprovalRequired, CallDeferred) as exc:
+        slot.arguments = running.arguments
+        defer(view, state, round, slot, _raised_request(slot, tool, exc, round, started_row))
+        return
+    slot.arguments = running.arguments
+    if isinstance(result.exception, ToolFatal):
+        state.turn.fatal = (
+            f"the run stopped when {tool.name} (call {call_id}) failed: {result.exception.message}"
         )
-        if not row.idempotent:
-            refused = record_start(ledger, row, pending_snapshot(state))
-            if refused is not None:
-                slot.answer("not_run", refused)
-                settle_events(view, state, round, slot, tool.name)
-                return
-            state.ledger_written = state.turn.turn_started = True
-        result, outcome = await with_ledger(ledger, row, slot, send)
     slot.answer(outcome, limit_size(view, tool, result))
     settle_events(view, state, round, slot, tool.name)
+
+
+def _raised_request(
+    slot: CallSlot,
+    tool: Tool,
+    exc: ApprovalRequired | CallDeferred,
+    round: int,
+    started: bool,
+) -> DeferredRequest:
+    """The request a call that deferred itself while it ran waits on."""
+    approval = isinstance(exc, ApprovalRequired)
+    return DeferredRequest(
+        call_id=slot.call.id,
+        tool=tool.name,
+        arguments=slot.arguments or {},
+        reason="approval" if approval else "deferred",
+        detail=f"{tool.name} {'asks for approval' if approval else 'was deferred'}: {exc.reason}",
+        round=round,
+        started=started,
+    )
+
+
+class Running:
+    """One call while it runs: its arguments, context and attempt, built again when a decision
+    raised from inside the call changes them (a middleware's adjusted arguments, an approval).
+    """
+
+    __slots__ = (
+        "arguments",
+        "attempt",
+        "context",
+        "messages",
+        "round",
+        "slot",
+        "state",
+        "tool",
+        "view",
+    )
+
+    _MAX_ADJUSTMENTS = 8
+
+    def __init__(
+        self,
+        view: LoopView,
+        state: RunState,
+        round: int,
+        slot: CallSlot,
+        tool: Tool,
+        messages: tuple[Message, ...],
+    ) -> None:
+        self.view, self.state, self.round, self.slot, self.tool = view, state, round, slot, tool
+        self.messages = messages
+        self.arguments: Mapping[str, Any] = slot.arguments if slot.arguments is not None else {}
+        self._prepare()
+
+    def _prepare(self) -> None:
+        view, state, tool, call_id = self.view, self.state, self.tool, self.slot.call.id
+        self.context = tool_context(view, state, self.round, tool, self.slot, self.messages)
+        self.attempt = attempt_of(view, state, tool, call_id, self.arguments, self.context)
+
+    async def send(self) -> tuple[ToolResult, Outcome]:
+        """Attempts with their retries, until the call has a result; an ``ApprovalRequired``
+        the approver does not decide, or a ``CallDeferred``, propagates (the call defers)."""
+        view = self.view
+        adjustments = 0
+        while True:
+            try:
+                return await with_retries(
+                    self.attempt,
+                    self.slot,
+                    backoff=view.retry_backoff,
+                    backoff_max=view.retry_backoff_max,
+                )
+            except AdjustArguments as exc:
+                adjustments += 1
+                if adjustments > self._MAX_ADJUSTMENTS:
+                    return ToolResult.error(
+                        f"Not run: the arguments of {self.tool.name} were adjusted "
+                        f"{self._MAX_ADJUSTMENTS} times without the call running; a middleware "
+                        "adjusts them again on every attempt."
+                    ), "not_run"
+                refused = self.adjust(exc.arguments, exc.reason or "adjusted by a middleware")
+                if refused is not None:
+                    return refused, "invalid_arguments"
+            except ApprovalRequired as exc:
+                answered = await self.approve(exc)
+                if answered is not None:
+                    return answered
+
+    def adjust(self, arguments: Mapping[str, Any], reason: str) -> ToolResult | None:
+        """Run the call with ``arguments`` from now on, validated (``ArgumentsAdjusted``); the
+        error result when the tool's schema refuses them."""
+        tool = self.tool
+        try:
+            cleaned = tool.validate(arguments)
+        except ArgumentsInvalid as exc:
+            named = exc if exc.tool else ArgumentsInvalid(exc.problems, tool=tool.name)
+            return ToolResult.error(
+                f"Not run: the arguments as adjusted ({reason}) were refused. {named}",
+                exception=exc,
+            )
+        sensitive = tool.sensitive_arguments
+        self.view.emit(
+            self.state,
+            ArgumentsAdjusted(
+                run_id=self.state.run_id,
+                round=self.round,
+                call_id=self.slot.call.id,
+                name=tool.name,
+                before=redact_arguments(self.arguments, sensitive),
+                after=redact_arguments(cleaned, sensitive),
+                reason=reason,
+            ),
+        )
+        self.arguments = cleaned
+        self._prepare()
+        return None
+
+    async def approve(self, exc: ApprovalRequired) -> tuple[ToolResult, Outcome] | None:
+        """Ask the run's approver about a call that asked for approval while it ran: its
+        answer, or None once approved (the call runs again, approved); undecided, ``exc``
+        propagates."""
+        state, tool, slot = self.state, self.tool, self.slot
+        request = DeferredRequest(
+            call_id=slot.call.id,
+            tool=tool.name,
+            arguments=self.arguments,
+            reason="approval",
+            detail=f"{tool.name} asks for approval: {exc.reason}",
+            round=self.round,
+        )
+        decision = await state.control.ask(request)
+        if decision is None:
+            raise exc
+        if isinstance(decision, Deny):
+            return ToolResult.denied(decision.message), "denied"
+        if isinstance(decision, Supply):
+            return decision.result, "supplied"
+        if not isinstance(decision, Approve):
+            raise TypeError(
+                f"the approval callback returned {decision!r}; expected Approve, Deny, Supply "
+                "or None"
+            )
+        if decision.arguments is not None:
+            refused = self.adjust(decision.arguments, "edited on approval")
+            if refused is not None:
+                return refused, "invalid_arguments"
+        slot.approved = True
+        approved(self.view, state, self.round, slot, tool, self.arguments, decision)
+        self._prepare()
+        return None
+
+
+def approved(
+    view: LoopView,
+    state: RunState,
+    round: int,
+    slot: CallSlot,
+    tool: Tool,
+    arguments: Mapping[str, Any],
+    decision: Approve,
+) -> None:
+    """Emit ``ToolApproved`` for a call the approver or a ``resume`` approved."""
+    view.emit(
+        state,
+        ToolApproved(
+            run_id=state.run_id,
+            round=round,
+            call_id=slot.call.id,
+            name=tool.name,
+            arguments=redact_arguments(arguments, tool.sensitive_arguments),
+            edited=decision.arguments is not None,
+        ),
+    )
+
+
+def defer(
+    view: LoopView, state: RunState, round: int, slot: CallSlot, request: DeferredRequest
+) -> None:
+    """Leave the call waiting for a decision on ``request`` (``ToolDeferred``)."""
+    slot.defer(request)
+    state.forget(slot)
+    view.emit(
+        state,
+        ToolDeferred(
+            run_id=state.run_id,
+            round=round,
+            call_id=slot.call.id,
+            name=request.tool,
+            reason=request.detail,
+        ),
+    )
 
 
 def _backstop(
@@ -198,12 +419,14 @@ def tool_context(
     state: RunState,
     round: int,
     tool: Tool,
-    call_id: str,
+    slot: CallSlot,
     messages: tuple[Message, ...],
 ) -> ToolContext:
-    """The :class:`ToolContext` a call runs with: its run, settings, services and progress."""
+    """The :class:`ToolContext` a call runs with: its run, settings, services, progress and
+    what the call is (its id, its arguments as received, its conversation and message)."""
     run_id = state.run_id
     name = tool.name
+    call_id = slot.call.id
 
     def progress(message: str, fraction: float | None = None) -> None:
         event = ToolProgress(
@@ -238,7 +461,19 @@ def tool_context(
         services=run_services(view, state),
         progress=progress,
         cancelled=state.control.cancelled_flag,
+        raw_arguments=raw_arguments_of(slot.call),
+        conversation_id=state.conversation_id(),
+        message_id=state.turn.message_id,
+        values=state.control.values,
+        approved=slot.approved,
     )
+
+
+def raw_arguments_of(call: ToolCall) -> str:
+    """The call's argument JSON as the provider sent it, else the JSON of its arguments."""
+    if call.raw_arguments is not None:
+        return call.raw_arguments
+    return json.dumps(call.arguments or {}, ensure_ascii=False, separators=(",", ":"))
 
 
 def run_services(view: LoopView, state: RunState) -> Mapping[str, Any]:

@@ -4,11 +4,14 @@ each call's slot."""
 from __future__ import annotations
 
 import asyncio
+import inspect
+import types
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 
+from .._request import conversation_key
 from .._trust import TrustLevel
 from ..events import Event
 from ..messages import Message, SystemMessage, ToolCall, Usage
@@ -19,6 +22,8 @@ if TYPE_CHECKING:
     from ..tools import Tool
 
 
+_NO_VALUES: Mapping[str, Any] = types.MappingProxyType({})
+
 Approver: TypeAlias = Callable[[DeferredRequest], Decision | Awaitable[Decision | None] | None]
 """Decides a call that needs approval while the run goes on; None defers it (ends the run)."""
 
@@ -27,6 +32,7 @@ class CallSlot:
     """The working state of one call of the current turn."""
 
     __slots__ = (
+        "approved",
         "arguments",
         "attempts",
         "call",
@@ -50,6 +56,7 @@ class CallSlot:
         self.attempts = 0
         self.duration: float | None = None
         self.key: str | None = None
+        self.approved = False  # a person (or the approver) approved this call
 
     def answer(self, outcome: Outcome, result: ToolResult) -> None:
         """Give the call its result (a call that waited for a decision waits no more)."""
@@ -87,6 +94,7 @@ class RunControl:
         "services",
         "settings",
         "sink",
+        "values",
     )
 
     def __init__(self) -> None:
@@ -97,11 +105,21 @@ class RunControl:
         self.sink: Callable[[Event], None] | None = None  # a stream's queue
         self.services: Mapping[str, Any] | None = None  # the tools' services, with the emitter
         self.settings: dict[str | None, Any] = {}  # plugin settings, looked up once per plugin
+        self.values: Mapping[str, Any] = _NO_VALUES  # the app's run(context={...})
 
     @property
     def cancel_requested(self) -> bool:
         """The caller set the run's cancel event."""
         return self.cancel is not None and self.cancel.is_set()
+
+    async def ask(self, request: DeferredRequest) -> Any:
+        """The approver's decision on ``request`` (None without an approver: defer it)."""
+        if self.approval is None:
+            return None
+        decision = self.approval(request)
+        if inspect.isawaitable(decision):
+            decision = await decision
+        return decision
 
     def deadline_passed(self) -> bool:
         """The run's deadline is set and has passed."""
@@ -116,7 +134,9 @@ class TurnState:
         "call_names",
         "deadline_hit",
         "direct_execution",
+        "fatal",
         "forced_choice_used",
+        "message_id",
         "recovery",
         "snapshot_pending",
         "snapshot_used",
@@ -133,6 +153,8 @@ class TurnState:
         self.call_names: dict[str, str] = {}  # streamed call id → tool name (for redaction)
         self.direct_execution: bool | None = None  # Pipeline.direct_execution, for this turn
         self.recovery: Run | None = None  # a resume's snapshot, for its first started row
+        self.fatal: str | None = None  # a call's ToolFatal: the run stops after this turn
+        self.message_id: str | None = None  # the provider's id of the answer being executed
 
 
 class RunState:
@@ -142,6 +164,7 @@ class RunState:
     __slots__ = (
         "base_system",
         "control",
+        "conversation",
         "deferred",
         "detail",
         "error",
@@ -187,6 +210,13 @@ class RunState:
         self.filtered_calls: set[tuple[int, str]] = set()  # (round, call id) that filtered
         self.control = RunControl()
         self.turn = TurnState()
+        self.conversation: str | None = None
+
+    def conversation_id(self) -> str:
+        """The conversation's key (``OfferRequest.conversation_key``'s rule), taken once."""
+        if self.conversation is None:
+            self.conversation = conversation_key(self.messages)
+        return self.conversation
 
     def finish(self, reason: StopReason, detail: str | None = None) -> None:
         if self.stop is None:

@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..events import LimitReached
-from ..messages import AssistantMessage
+from ..messages import AssistantMessage, TextPart, UserMessage, UserPart
 from ..tools._result import ToolResult
 from ._approval import admit_call
 from ._cancel import answer_cancelled
 from ._records import store
 from ._resume import rebuild_results
+from ._run import RAN
 from ._settle import execute
 from ._state import CallSlot, RunState
 
@@ -78,17 +79,26 @@ def _not_run(reason: str) -> ToolResult:
 def close_turn(
     view: LoopView, state: RunState, round: int, slots: list[CallSlot], turn: AssistantMessage
 ) -> None:
-    """Record the turn's calls and results; finish the run when the turn left it deferred,
-    cancelled, out of tool calls or past its deadline."""
+    """Record the turn's calls and results; finish the run when a call was fatal to it, or
+    when the turn left it deferred, cancelled, out of tool calls or past its deadline."""
+    fatal = state.turn.fatal
     for slot in slots:
+        if fatal is not None and slot.result is None:  # the run ends: nothing waits on it
+            slot.answer("not_run", ToolResult.error(f"Not run: {fatal}."))
         state.records.append(slot.record(round))
         if slot.deferred is not None:
             state.deferred.append(slot.deferred)
     rebuild_results(state, turn, round)
+    if not any(slot.deferred is not None for slot in slots):
+        message = follow_up(slots)
+        if message is not None:
+            state.messages.append(message)
     if state.turn.turn_started and view.ledger is not None:
         state.turn.turn_started = False
         store(view, state, None)  # the turn's side effects are settled: say so now
-    if state.deferred:
+    if fatal is not None:
+        state.finish("tool_fatal", fatal)
+    elif state.deferred:
         listed = ", ".join(f"{d.tool} ({d.call_id}: {d.reason})" for d in state.deferred)
         state.finish("deferred", f"waiting for a decision on: {listed}")
     elif state.control.cancel_requested or (
@@ -103,6 +113,18 @@ def close_turn(
         )
     elif state.turn.deadline_hit:
         deadline_reached(view, state)
+
+
+def follow_up(slots: list[CallSlot]) -> UserMessage | None:
+    """The user message of the follow-up content of a turn's results (of the calls a tool or
+    the caller answered), in call order; None when there is none."""
+    parts: list[UserPart] = []
+    for slot in slots:
+        result = slot.result
+        if result is None or not result.follow_up or slot.outcome not in RAN:
+            continue
+        parts.extend(TextPart(p) if isinstance(p, str) else p for p in result.follow_up)
+    return UserMessage(tuple(parts)) if parts else None
 
 
 def deadline_reached(view: LoopView, state: RunState) -> None:

@@ -223,6 +223,7 @@ class ScriptedModel(ProviderAdapter):
             model=message.model or self.config.model or "scripted",
             finish_reason=finish,
             usage=message.usage,
+            response_id=message.response_id,
         )
 
     def _schema_turn(self, request: ModelRequest) -> ScriptTurn:

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 from .._effects import SideEffect
 from ._cache import cached_resolver
 from ._context import Inject, Injected, ToolContext
-from ._errors import ArgumentsInvalid, ToolDefinitionError
+from ._errors import (
+    AdjustArguments,
+    ApprovalRequired,
+    ArgumentsInvalid,
+    CallDeferred,
+    CallInterrupt,
+    Retry,
+    ToolDefinitionError,
+    ToolFatal,
+)
 from ._model import Activation, Resolver, Tool, ToolPolicy, schema_for, tool
 from ._names import provider_name_problems, tool_name_problems, validate_tool_name
 from ._normalize import normalize_schema
@@ -52,7 +61,11 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "Activation",
+    "AdjustArguments",
+    "ApprovalRequired",
     "ArgumentsInvalid",
+    "CallDeferred",
+    "CallInterrupt",
     "FunctionSpec",
     "Inject",
     "Injected",
@@ -61,6 +74,7 @@ __all__ = [
     "PageNumber",
     "Paging",
     "Resolver",
+    "Retry",
     "SideEffect",
     "Source",
     "StrictProjection",
@@ -68,6 +82,7 @@ __all__ = [
     "ToolBlocked",
     "ToolContext",
     "ToolDefinitionError",
+    "ToolFatal",
     "ToolPolicy",
     "ToolResult",
     "ToolStatus",

@@ -23,6 +23,16 @@ call filtered its content (called with the call's round and id), so the loop's b
 tools returning untrusted content does not filter that result a second time."""
 
 
+def _no_progress(message: str, fraction: float | None = None) -> None:
+    """The progress of a call nobody follows."""
+
+
+def _progress_or_none(
+    value: Callable[[str, float | None], None] | None,
+) -> Callable[[str, float | None], None]:
+    return _no_progress if value is None else value
+
+
 @attrs.frozen
 class Inject:
     """Marks a parameter the host supplies; the model never sees it.
@@ -51,6 +61,15 @@ class ToolContext:
     the host wrote itself has ``by_host`` set. ``settings`` is the tool plugin's
     settings; ``services`` holds host services by name (``"filter_untrusted"``, ``"http"`` …);
     ``cancelled`` is set when the run is cancelled, so a long tool can stop early.
+
+    About the invocation: ``call_id`` and ``tool_name``; ``raw_arguments``, the argument JSON
+    as the provider sent it (the JSON of the parsed arguments when the adapter kept no text);
+    ``conversation_id``, which stays the same for one conversation across its rounds and runs
+    (the rule of ``OfferRequest.conversation_key``); ``message_id``, the provider's id of the
+    answer that made the call, when it gave one; ``values``, the application's own values
+    passed to ``run(..., context={...})``; ``approved``, set when a person (or the run's
+    approver) approved this call, so a tool that raised ``ApprovalRequired`` does not ask
+    again. ``progress`` is always callable.
     """
 
     tool: Tool
@@ -61,17 +80,26 @@ class ToolContext:
     settings: Any = None
     provider_trust: TrustLevel = TrustLevel.MEDIUM
     services: Mapping[str, Any] = attrs.field(factory=dict)
-    progress: Callable[[str, float | None], None] | None = attrs.field(
-        default=None, eq=False, repr=False
+    progress: Callable[[str, float | None], None] = attrs.field(
+        default=None, converter=_progress_or_none, eq=False, repr=False
     )
     cancelled: asyncio.Event | None = attrs.field(default=None, eq=False, repr=False)
+    raw_arguments: str | None = None
+    conversation_id: str | None = None
+    message_id: str | None = None
+    values: Mapping[str, Any] = attrs.field(factory=dict)
+    approved: bool = False
+
+    @property
+    def tool_name(self) -> str:
+        """The name of the tool being called."""
+        return self.tool.name
 
     def report_progress(self, message: str, fraction: float | None = None) -> None:
         """Tell the caller how far the tool got; ``fraction`` is between 0 and 1 when known."""
         if fraction is not None and not 0.0 <= fraction <= 1.0:
             raise ValueError(f"progress fraction must be between 0 and 1; got {fraction!r}")
-        if self.progress is not None:
-            self.progress(message, fraction)
+        self.progress(message, fraction)
 
     @property
     def is_cancelled(self) -> bool:

@@ -1,8 +1,13 @@
-"""Errors of the tool model: definitions that cannot work, and refused arguments."""
+"""Errors of the tool model: definitions that cannot work, refused arguments, and the decisions
+a tool or a middleware raises while a call runs."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._result import ToolResult
 
 
 class ToolDefinitionError(ValueError):
@@ -43,3 +48,92 @@ class ArgumentsInvalid(ValueError):
 
     def __str__(self) -> str:
         return self._text()
+
+
+# -- decisions raised while a call runs --------------------------------------------------------
+
+
+class CallInterrupt(Exception):
+    """Base of what a tool or an execution middleware raises to stop the current attempt at a
+    call with a decision rather than a result: :class:`AdjustArguments`,
+    :class:`ApprovalRequired`, :class:`CallDeferred`. The loop handles them; ``Tool.invoke``
+    lets them pass."""
+
+
+class AdjustArguments(CallInterrupt):
+    """Raised by an execution middleware, before it calls ``call_next()``, to run the call with
+    other ``arguments``.
+
+    The loop validates them against the tool's schema again (a refusal answers the call with
+    an error naming the middleware's arguments), emits ``ArgumentsAdjusted`` (sensitive values
+    redacted) and runs the call again through the whole chain with the new arguments; a
+    middleware sees the adjusted call then and lets it pass. ``reason`` says why, for people.
+    """
+
+    def __init__(self, arguments: Mapping[str, Any], reason: str = "") -> None:
+        if not isinstance(arguments, Mapping):
+            raise TypeError(
+                f"AdjustArguments(arguments=...) takes a mapping of argument names to values, "
+                f"got {type(arguments).__name__}"
+            )
+        super().__init__(reason or "the arguments were adjusted")
+        self.arguments: dict[str, Any] = dict(arguments)
+        self.reason = reason
+
+
+class ApprovalRequired(CallInterrupt):
+    """Raised by a tool or a middleware when this call needs a person's approval first.
+
+    The run's approver is asked, as for ``[policy] require_approval``; without one the run ends
+    ``deferred`` and ``resume`` with ``Approve()`` runs the call again, with
+    ``ToolContext.approved`` set (check it so as not to ask twice). ``Deny`` and ``Supply``
+    answer it. Raise it before taking any effect.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class CallDeferred(CallInterrupt):
+    """Raised by a tool or a middleware to leave this call for later: the run ends ``deferred``
+    (reason ``deferred``) whatever the approver would say; ``resume`` decides it like any
+    deferred call (``Approve()`` runs it again with ``ToolContext.approved`` set)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Retry(Exception):
+    """Raised by a tool or a middleware to tell the model to try again: the call is answered
+    with an error result holding ``message`` (``retryable``), and the host does not repeat
+    the call itself."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ToolFatal(Exception):
+    """Raised by a tool to classify its failure as fatal to the run.
+
+    The call is answered with an error result holding ``message``; calls of the same turn
+    still running finish, the ones not started are answered as not run, and the run then ends
+    with stop reason ``tool_fatal``, its detail naming the tool, the call and the message.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def decision_result(exc: Retry | ToolFatal, tool: str) -> ToolResult:
+    """The result of a call that raised ``Retry`` or ``ToolFatal`` (the exception kept on it)."""
+    from ._result import ToolResult
+
+    if isinstance(exc, Retry):
+        return ToolResult.error(exc.message or f"Try {tool} again.", retryable=True, exception=exc)
+    return ToolResult.error(
+        f"Tool {tool} failed, and the run stops: {exc.message}", retryable=False, exception=exc
+    )

@@ -22,7 +22,14 @@ from .._effects import READ_ONLY_EFFECTS, RISK_ORDER, SideEffect
 from .._trust import TrustLevel
 from ._context import Inject, ToolContext
 from ._docstrings import parse_docstring
-from ._errors import ArgumentsInvalid, ToolDefinitionError
+from ._errors import (
+    ArgumentsInvalid,
+    CallInterrupt,
+    Retry,
+    ToolDefinitionError,
+    ToolFatal,
+    decision_result,
+)
 from ._names import validate_tool_name
 from ._result import ToolBlocked, ToolResult
 from ._schemacheck import check_parameter_schema
@@ -857,6 +864,10 @@ class Tool:
             return ToolResult.error(str(named), exception=exc)
         except _InjectionMissing as exc:
             return ToolResult.error(f"Tool execution failed: {exc}", exception=exc)
+        except CallInterrupt:
+            raise  # a decision (approval, deferral, adjustment) the loop applies
+        except (Retry, ToolFatal) as exc:
+            return decision_result(exc, self.name)
         except BaseException as exc:
             # SystemExit, KeyboardInterrupt or GeneratorExit from a tool is the tool's failure:
             # caught here, before it can pass through a generator-based middleware. A real Ctrl-C

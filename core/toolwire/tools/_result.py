@@ -37,6 +37,30 @@ def _freeze_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return dict(value) if value else {}
 
 
+_PARTS = ("TextPart", "OpaquePart")
+
+
+def _freeze_follow_up(value: str | Sequence[Any] | None) -> tuple[Any, ...]:
+    """Follow-up content as a tuple of text (a ``TextPart`` becomes its text) and
+    ``OpaquePart`` items."""
+    if not value:
+        return ()
+    items: list[Any] = [value] if isinstance(value, str) else list(value)
+    for index, item in enumerate(items):
+        kind = type(item)
+        if isinstance(item, str):
+            continue
+        if kind.__module__ == "toolwire.messages" and kind.__name__ in _PARTS:
+            if kind.__name__ == "TextPart":
+                items[index] = item.text
+            continue
+        raise TypeError(
+            f"ToolResult(follow_up=...) takes text, TextPart or OpaquePart items; got "
+            f"{kind.__name__} {item!r:.60}"
+        )
+    return tuple(items)
+
+
 @attrs.frozen(kw_only=True)
 class ToolResult:
     """The outcome of one tool call.
@@ -45,6 +69,9 @@ class ToolResult:
     for the caller and never sent to the model. ``required_trust`` is the trust level this result
     requires from every later provider of the run (it only ever tightens the run's requirement).
     ``exception`` keeps the exception of a failed tool for the caller; it is never rendered.
+    ``follow_up`` is content for the model that a provider takes only in a user turn (an image
+    as an ``OpaquePart`` of that API, a document, text): the loop sends the follow-ups of a
+    turn's results as one user message right after the batch of results, in call order.
     """
 
     status: ToolStatus = ToolStatus.OK
@@ -56,6 +83,7 @@ class ToolResult:
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
     required_trust: TrustLevel | None = None
     exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+    follow_up: tuple[Any, ...] = attrs.field(default=(), converter=_freeze_follow_up)
 
     @classmethod
     def ok(cls, content: str | None = None, *, data: Any = None, **fields: Any) -> ToolResult:

@@ -489,7 +489,8 @@ class TelemetryObserver:
         call = self._call(event.run_id, event.call_id, event.name, event.round)
         if call is None:
             return
-        call.started = time.perf_counter()
+        if event.answer == "run":  # a supplied or denied call ran nothing: no duration
+            call.started = time.perf_counter()
         if self._capture:
             # The loop redacts sensitive arguments before the event is built.
             call.span.set_attribute(c.TOOL_ARGUMENTS, self._clip(_json(event.arguments)))

@@ -148,7 +148,13 @@ def test_the_events_name_the_call_and_what_happened() -> None:
     verdict = admit(_call("Search", raw="{'q': 'x'}"), OFFER, _ctx())
     ids: dict[str, Any] = {"run_id": "r1", "round": 1, "call_id": "c1"}
     assert verdict.events == (
-        UnknownTool(**ids, name="Search", offered=OFFER.names, action="repaired:search"),
+        UnknownTool(
+            **ids,
+            name="Search",
+            offered=OFFER.names,
+            action="repaired:search",
+            raw_arguments="{'q': 'x'}",
+        ),
         InvalidArguments(
             **ids, name="search", recovery="repaired", reason="repaired: single-quoted strings"
         ),
@@ -170,6 +176,27 @@ def test_sensitive_arguments_are_not_quoted_in_the_event() -> None:
     (event,) = verdict.events
     assert isinstance(event, InvalidArguments)
     assert "hunter2" not in event.reason
+
+
+def test_an_unknown_call_carries_its_arguments_verbatim_with_sensitive_ones_redacted() -> None:
+    plain = admit(_call("nope", arguments={"q": "x", "n": [1, 2]}), OFFER, _ctx())
+    (event,) = plain.events
+    assert isinstance(event, UnknownTool)
+    assert event.arguments == {"q": "x", "n": [1, 2]}
+    # A call of the login tool's name in other case is repaired to it: its secret is hidden.
+    call = ToolCall(
+        id="c1", name="LOGIN", arguments={"q": "hunter2", "n": 1}, raw_arguments='{"q": "hunter2"}'
+    )
+    verdict = admit(call, OFFER, _ctx())
+    unknown = next(e for e in verdict.events if isinstance(e, UnknownTool))
+    assert unknown.arguments == {"q": "[redacted]", "n": 1}
+    assert unknown.raw_arguments == "[redacted]"
+    # A registered tool that is not offered in this round hides its sensitive ones too.
+    hidden = admit(call, OFFER, _ctx(tools={"LOGIN": SECRET}, unknown_tool="fail"))
+    (event,) = hidden.events
+    assert isinstance(event, UnknownTool)
+    assert event.arguments == {"q": "[redacted]", "n": 1}
+    assert "hunter2" not in repr(event)
 
 
 def test_the_duplicate_names_the_first_call() -> None:
@@ -198,4 +225,5 @@ def test_the_approval_request_carries_the_validated_arguments() -> None:
         "reason": "approval",
         "detail": "side effects",
         "round": 1,
+        "started": False,
     }

@@ -122,7 +122,8 @@ async def test_a_hook_raising_a_base_exception_fails_only_itself(
     tmp_path: Path, hook: str, raised: BaseException, coroutine: bool
 ) -> None:
     host = make_host(tmp_path, [page], plugins=[_hostile_plugin(hook, raised, coroutine)])
-    expect_call = hook != "toolwire_resolve_function"
+    # A tool left out of the offer (its resolution or its instructions failed) is not called.
+    expect_call = hook not in ("toolwire_resolve_function", "toolwire_system_prompt_instructions")
     script: list[Any] = [[tool_call("page", id="a")], "done"] if expect_call else ["done"]
     run = await run_script(host, script)
     assert run.stop_reason == "answered"

@@ -147,7 +147,7 @@ async def test_instructions_hook_raising_costs_only_that_tool(tmp_path: Path) ->
     loop, model = scripted_loop(host, ["ok"])
     run = await loop.run("go")
     assert model.requests[0].messages[0] == SystemMessage("Use shout for emphasis.")
-    assert [f.name for f in model.requests[0].functions] == ["echo", "shout"]
+    assert [f.name for f in model.requests[0].functions] == ["shout"]
     [failed] = events_of(run, "plugin_failed")
     assert failed.hook == "toolwire_system_prompt_instructions"
     assert "RuntimeError: no instructions today" in failed.error

@@ -81,7 +81,7 @@ async def test_a_hook_answering_too_slowly_fails_alone_naming_the_bound(
 ) -> None:
     slow = plugin("slow", **{hook: _HOOKS[hook]})
     host = make_host(tmp_path, [page], plugins=[slow], loop=evolve_loop(hook_timeout=0.05))
-    offered = hook != "toolwire_resolve_function"
+    offered = hook not in ("toolwire_resolve_function", "toolwire_system_prompt_instructions")
     run = await run_script(host, [[tool_call("page")], "done"] if offered else ["done"])
     assert run.stop_reason == "answered"
     failures = [e for e in events_of(run, "plugin_failed") if e.hook == hook]

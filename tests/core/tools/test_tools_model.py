@@ -29,12 +29,13 @@ from toolwire.tools import (
 )
 
 EXPECTED_NAMES = [
-    "Activation", "ArgumentsInvalid", "FunctionSpec", "Inject", "Injected", "LintFinding", "Page",
-    "PageNumber", "Paging", "Resolver", "SideEffect", "Source", "StrictProjection", "Tool",
-    "ToolBlocked", "ToolContext", "ToolDefinitionError", "ToolPolicy", "ToolResult", "ToolStatus",
-    "Toolbox", "cached_resolver", "describe_schema", "lint_tool",
-    "normalize_schema", "provider_name_problems", "schema_for", "strict_projection", "tool",
-    "tool_name_problems", "truncate_result", "validate_tool_name",
+    "Activation", "AdjustArguments", "ApprovalRequired", "ArgumentsInvalid", "CallDeferred",
+    "CallInterrupt", "FunctionSpec", "Inject", "Injected", "LintFinding", "Page", "PageNumber",
+    "Paging", "Resolver", "Retry", "SideEffect", "Source", "StrictProjection", "Tool",
+    "ToolBlocked", "ToolContext", "ToolDefinitionError", "ToolFatal", "ToolPolicy", "ToolResult",
+    "ToolStatus", "Toolbox", "cached_resolver", "describe_schema", "lint_tool", "normalize_schema",
+    "provider_name_problems", "schema_for", "strict_projection", "tool", "tool_name_problems",
+    "truncate_result", "validate_tool_name",
 ]  # fmt: skip
 
 
