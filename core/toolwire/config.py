@@ -172,6 +172,13 @@ class PolicyConfig:
     max_untrusted_result_bytes: int = 65_536
     """The cap on the result of a ``returns_untrusted_content`` tool that did not filter its
     result itself (the loop then caps and filters it)."""
+    workspace: str | None = None
+    """The directory a tool's ``path_arguments`` may name paths in (with ``trusted_roots``);
+    relative to the directory of the file that sets it; None = the current directory."""
+    trusted_roots: tuple[str, ...] = ()
+    """More directories paths may lie in (relative ones as ``workspace``)."""
+    unattended: bool = False
+    """Nobody watches the runs: calls of tools that are not ``background_safe`` are refused."""
 
 
 @attrs.frozen(kw_only=True)
@@ -1182,6 +1189,12 @@ def _check_values(
         for i, effect in enumerate(getattr(config.policy, key)):
             if effect not in side_effects:
                 raise bad(f"$.policy.{key}[{i}]", effect, "one of " + ", ".join(side_effects))
+    workspace = config.policy.workspace
+    if workspace is not None and (not workspace or "\x00" in workspace):
+        raise bad("$.policy.workspace", workspace, "a directory path such as '.'")
+    for i, root in enumerate(config.policy.trusted_roots):
+        if not root or "\x00" in root:
+            raise bad(f"$.policy.trusted_roots[{i}]", root, "a directory path such as '/srv/data'")
     if config.trace.request_bodies and not config.trace.path:
         raise bad(
             "$.trace.request_bodies",
