@@ -243,3 +243,20 @@ def test_batch_unattended_sets_the_policy() -> None:
     assert batch_config(Config(), args).policy.unattended is True
     args = parser.parse_args(["batch", "in.jsonl", "--out", "out.jsonl"])
     assert batch_config(Config(), args).policy.unattended is False
+
+
+def test_doctor_flags_a_file_tool_whose_path_is_not_declared() -> None:
+    from toolwire.tools import lint_tool
+
+    @toolwire.tool(side_effects=["writes_files"])
+    def save(target_path: Annotated[str, "Where."], text: Annotated[str, "What."]) -> str:
+        """Save text."""
+        return text
+
+    [finding] = [f for f in lint_tool(save) if f.code == "undeclared-path-argument"]
+    assert finding.parameter == "target_path"
+    declared = toolwire.tool(side_effects=["writes_files"], path_arguments=["target_path"])(
+        save.__wrapped__
+    )
+    assert not [f for f in lint_tool(declared) if f.code == "undeclared-path-argument"]
+    assert not [f for f in lint_tool(read_file) if f.code == "undeclared-path-argument"]
