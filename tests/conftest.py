@@ -15,3 +15,6 @@ def _private_user_dirs(
     monkeypatch.setenv("XDG_DATA_HOME", str(Path(data)))
     monkeypatch.delenv("TOOLWIRE_PLUGINS", raising=False)
     monkeypatch.delenv("TOOLWIRE_CONFIG", raising=False)
+    # No administrator's or user's file of this machine reaches a test.
+    monkeypatch.setenv("TOOLWIRE_SYSTEM_CONFIG", "")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))

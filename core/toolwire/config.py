@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import re
@@ -26,6 +27,9 @@ from ._trust import TrustLevel
 CONFIG_FILE_NAME = "toolwire.toml"
 CONFIG_ENV = "TOOLWIRE_CONFIG"
 PLUGINS_ENV = "TOOLWIRE_PLUGINS"
+SYSTEM_CONFIG_ENV = "TOOLWIRE_SYSTEM_CONFIG"
+"""Names the system file instead of ``/etc/toolwire/toolwire.toml`` (empty: no system file)."""
+SYSTEM_CONFIG_FILE = Path("/etc/toolwire") / CONFIG_FILE_NAME
 
 T = TypeVar("T")
 
@@ -171,6 +175,13 @@ class PolicyConfig:
     max_untrusted_result_bytes: int = 65_536
     """The cap on the result of a ``returns_untrusted_content`` tool that did not filter its
     result itself (the loop then caps and filters it)."""
+    workspace: str | None = None
+    """The directory a tool's ``path_arguments`` may name paths in (with ``trusted_roots``);
+    relative to the directory of the file that sets it; None = the current directory."""
+    trusted_roots: tuple[str, ...] = ()
+    """More directories paths may lie in (relative ones as ``workspace``)."""
+    unattended: bool = False
+    """Nobody watches the runs: calls of tools that are not ``background_safe`` are refused."""
 
 
 @attrs.frozen(kw_only=True)
@@ -248,6 +259,40 @@ class Config:
     source: str | None = None
     enabled_from: str | None = None
     """Where ``plugins.enable`` came from when not from ``source`` (``$TOOLWIRE_PLUGINS``)."""
+    layers: tuple[str, ...] = ()
+    """The files merged into this config, first to last (system, user, project)."""
+    origins: Mapping[str, str] = attrs.field(factory=dict)
+    """The file each set key came from, by key path (``$.loop.max_rounds``); empty when the
+    config was not loaded from files (then ``source``, if any, is every key's file)."""
+    locked: Mapping[str, str] = attrs.field(factory=dict)
+    """Locked key paths (``$.policy.deny``) and the file that locked them."""
+
+    def origin_of(self, path: str) -> str | None:
+        """The file the value at ``path`` (``$.tools.web.private_hosts``) came from: the file
+        of that key, of the table holding it, or of the last file that set a key inside it
+        (None when it is a default)."""
+        if not self.origins:
+            return self.source
+        probe = path
+        while True:
+            if probe in self.origins:
+                return self.origins[probe]
+            cut = max(probe.rfind("."), probe.rfind("["))
+            if cut <= 1:
+                break
+            probe = probe[:cut]
+        inner = [file for key, file in self.origins.items() if key.startswith(path + ".")]
+        return inner[-1] if inner else self.source
+
+    def structure(self, data: Any, cls: type[T], *, path: str) -> T:
+        """``data`` (the table at ``path`` of this config) structured into ``cls``; an error
+        names the file each bad value came from."""
+        if not self.origins:
+            return structure_section(data, cls, file=self.source, path=path)
+        try:
+            return structure_section(data, cls, file=_LAYERED, path=path)
+        except ConfigError as exc:
+            raise _attributed(exc, self.origin_of) from None
 
     def with_enabled(self, names: tuple[str, ...], *, origin: str | None = None) -> Config:
         """This config with a different list of enabled plugins, which came from ``origin``
@@ -255,6 +300,42 @@ class Config:
         return attrs.evolve(
             self, plugins=attrs.evolve(self.plugins, enable=names), enabled_from=origin
         )
+
+
+def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
+    """Every setting of ``config`` as ``(key path, value, where it came from)``, sorted by key.
+
+    Where is a file, ``$TOOLWIRE_PLUGINS`` or ``default``. Lists are one value each; plugin
+    tables (``[tools.<plugin>]``, ``[providers.<name>]``) show the keys they set.
+    """
+    data = cattrs.Converter().unstructure(config)
+    for internal in ("source", "enabled_from", "layers", "origins", "locked"):
+        data.pop(internal)
+    tools = data["tools"]
+    tools.update(tools.pop("plugin_settings"))
+    i18n = data["i18n"]
+    i18n.update(i18n.pop("texts"))
+    out: list[tuple[str, Any, str]] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict) and value:
+            for key in sorted(value):
+                walk(value[key], f"{path}.{key}")
+            return
+        if path == "$.plugins.enable" and config.enabled_from:
+            where: str | None = config.enabled_from
+        elif config.origins:
+            where = config.origin_of(path) if _set_in(config.origins, path) else None
+        else:  # structured from a table, not loaded from files: no record per key
+            where = config.source
+        out.append((path[2:], value, where or "default"))
+
+    walk(data, "$")
+    return out
+
+
+def _set_in(origins: Mapping[str, str], path: str) -> bool:
+    return any(path == k or path.startswith(k + ".") for k in origins)
 
 
 # -- structuring -------------------------------------------------------------------------------
@@ -511,6 +592,47 @@ def _extra_keys(exc: BaseException, path: str, cls: Any) -> list[tuple[str, list
 
 # -- loading -----------------------------------------------------------------------------------
 
+_LAYERED = "\x00layered"
+"""The file name given to structuring merged layers; :func:`_attributed` replaces it by the
+file each message's key came from."""
+_MESSAGE_PATH = re.compile(re.escape(_LAYERED) + r": (\$[^\s=:]*)")
+
+
+def _attributed(exc: ConfigError, origin_of: Any) -> ConfigError:
+    """``exc`` (raised for merged layers) with every message line naming the file its key came
+    from."""
+
+    def named(match: re.Match[str]) -> str:
+        return f"{origin_of(match.group(1)) or '<defaults>'}: {match.group(1)}"
+
+    message = _MESSAGE_PATH.sub(named, str(exc)).replace(_LAYERED, "<config>")
+    file = origin_of(exc.path) if exc.path else None
+    return ConfigError(message, file=file, path=exc.path)
+
+
+def system_config_file() -> Path | None:
+    """The administrator's file: ``$TOOLWIRE_SYSTEM_CONFIG`` when set (empty: none; a named file
+    that is missing is an error), else ``/etc/toolwire/toolwire.toml`` when it exists."""
+    env = os.environ.get(SYSTEM_CONFIG_ENV)
+    if env is not None:
+        if not env:
+            return None
+        path = Path(env)
+        if not path.is_file():
+            raise ConfigError(
+                f"system config file {env!r} (from ${SYSTEM_CONFIG_ENV}) does not exist"
+            )
+        return path
+    return SYSTEM_CONFIG_FILE if SYSTEM_CONFIG_FILE.is_file() else None
+
+
+def user_config_file() -> Path | None:
+    """The user's file, ``$XDG_CONFIG_HOME/toolwire/toolwire.toml`` (``~/.config/…`` when the
+    variable is unset or empty), when it exists."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    path = Path(base) / "toolwire" / CONFIG_FILE_NAME
+    return path if path.is_file() else None
+
 
 def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path | None:
     """The config file to use: ``explicit``, else ``$TOOLWIRE_CONFIG``, else ``./toolwire.toml``.
@@ -534,33 +656,176 @@ def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path | N
 
 
 def load_config(path: str | os.PathLike[str] | None = None, *, search: bool = True) -> Config:
-    """Read and structure the config (see :func:`find_config_file`), or defaults when there is none.
+    """Read, merge and structure the config files, or defaults when there are none.
 
-    ``$TOOLWIRE_PLUGINS`` (comma-separated names) overrides ``[plugins] enable``.
+    The layers, first to last: the system file (:func:`system_config_file`), the user file
+    (:func:`user_config_file`) and the project file (:func:`find_config_file`). A later layer
+    wins key by key; tables merge, and any other value (a list too) replaces the earlier one.
+    ``[locked] keys`` of the system file names keys no later layer may set. With
+    ``search=False`` and no ``path``, no file is read at all.
+
+    ``$TOOLWIRE_PLUGINS`` (comma-separated names) overrides ``[plugins] enable``, unless the
+    system file locks that key.
     """
-    file = find_config_file(path) if (path is not None or search) else None
-    if file is None:
-        config = Config()
-    else:
-        try:
-            text = file.read_text(encoding="utf-8")
-            raw = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise _toml_error(text, exc, str(file)) from None
-        except RecursionError:
-            raise ConfigError(
-                f"{file}: arrays or tables nested too deep to read; a config nests at most "
-                f"{_MAX_NESTING} levels",
-                file=str(file),
-            ) from None
-        except OSError as exc:
-            raise ConfigError(f"{file}: cannot be read: {exc}", file=str(file)) from None
-        config = config_from_dict(raw, file=str(file))
+    project = find_config_file(path) if (path is not None or search) else None
+    files: list[tuple[Path, str]] = []
+    if path is not None or search:
+        system, user = system_config_file(), user_config_file()
+        files += [(system, "system")] if system is not None else []
+        files += [(user, "user")] if user is not None and user != system else []
+    if project is not None and all(project.resolve() != f.resolve() for f, _ in files):
+        files.append((project, "project"))
+    layers = [(str(file), _read_toml(file)) for file, _ in files]
+    config = _layered_config(layers, has_system=bool(files) and files[0][1] == "system")
     env = os.environ.get(PLUGINS_ENV)
     if env is not None:
+        for key in ("$.plugins.enable", "$.plugins"):
+            if key in config.locked:
+                raise ConfigError(
+                    f"${PLUGINS_ENV} = {env!r}: {key} is locked by {config.locked[key]} "
+                    "([locked] keys); unset the variable",
+                    file=config.locked[key],
+                    path=key,
+                )
         names = tuple(n.strip() for n in env.split(",") if n.strip())
         config = config.with_enabled(names, origin=f"${PLUGINS_ENV}")
     return config
+
+
+def _read_toml(file: Path) -> dict[str, Any]:
+    """One config file parsed, every error naming the file."""
+    text = ""
+    try:
+        text = file.read_text(encoding="utf-8")
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _toml_error(text, exc, str(file)) from None
+    except RecursionError:
+        raise ConfigError(
+            f"{file}: arrays or tables nested too deep to read; a config nests at most "
+            f"{_MAX_NESTING} levels",
+            file=str(file),
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{file}: cannot be read: {exc}", file=str(file)) from None
+    _check_raw(raw, str(file))
+    return raw
+
+
+_KEY_PATH = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
+
+
+def _locked_keys(raw: dict[str, Any], file: str, *, system: bool) -> dict[str, str]:
+    """The ``[locked] keys`` of one layer (taken out of ``raw``), as ``$.a.b`` paths."""
+    if "locked" not in raw:
+        return {}
+    table = raw.pop("locked")
+    if not system:
+        raise ConfigError(
+            f"{file}: $.locked: only the system file ({SYSTEM_CONFIG_FILE} or "
+            f"${SYSTEM_CONFIG_ENV}) may lock keys; remove [locked] from this file",
+            file=file,
+            path="$.locked",
+        )
+    if not isinstance(table, dict) or set(table) - {"keys"}:
+        raise ConfigError(
+            f"{file}: $.locked = {table!r}: expected a table [locked] with one key, keys "
+            '(a list of key paths such as "policy.deny")',
+            file=file,
+            path="$.locked",
+        )
+    keys = table.get("keys", [])
+    if not isinstance(keys, list):
+        raise ConfigError(
+            f'{file}: $.locked.keys = {keys!r}: expected a list of key paths such as "policy.deny"',
+            file=file,
+            path="$.locked.keys",
+        )
+    valid = {*_SECTIONS, "i18n", "profiles", "providers", "tools"}
+    for i, key in enumerate(keys):
+        if (
+            not isinstance(key, str)
+            or not _KEY_PATH.fullmatch(key)
+            or key.split(".")[0] not in valid
+        ):
+            raise ConfigError(
+                f"{file}: $.locked.keys[{i}] = {key!r}: expected a key path such as "
+                f'"policy.deny" whose first part is one of {", ".join(sorted(valid))}',
+                file=file,
+                path=f"$.locked.keys[{i}]",
+            )
+    return {f"$.{key}": file for key in keys}
+
+
+def _leaf_paths(raw: Mapping[str, Any], base: str = "$") -> list[str]:
+    """The key path of every value of a parsed table that is not itself a table."""
+    out: list[str] = []
+    for key, value in raw.items():
+        path = f"{base}.{key}"
+        if isinstance(value, dict) and value:
+            out.extend(_leaf_paths(value, path))
+        else:
+            out.append(path)
+    return out
+
+
+def _merge_into(
+    merged: dict[str, Any], raw: Mapping[str, Any], origins: dict[str, str], file: str, base: str
+) -> None:
+    """``raw`` over ``merged``: tables merge key by key, anything else replaces."""
+    for key, value in raw.items():
+        path = f"{base}.{key}"
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            _merge_into(merged[key], value, origins, file, path)
+            continue
+        for known in [k for k in origins if k == path or k.startswith(path + ".")]:
+            del origins[known]
+        merged[key] = copy.deepcopy(value)
+        if isinstance(value, dict) and value:
+            origins.update(dict.fromkeys(_leaf_paths(value, path), file))
+        else:
+            origins[path] = file
+
+
+def _layered_config(layers: list[tuple[str, dict[str, Any]]], *, has_system: bool) -> Config:
+    """The config of the parsed ``(file, table)`` layers, first to last."""
+    if not layers:
+        return Config()
+    locked: dict[str, str] = {}
+    merged: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    for index, (file, raw) in enumerate(layers):
+        locked_here = _locked_keys(raw, file, system=has_system and index == 0)
+        for path in _leaf_paths(raw):
+            for key, by in locked.items():
+                if path == key or path.startswith(key + ".") or key.startswith(path + "."):
+                    raise ConfigError(
+                        f"{file}: {path}: the key {key[2:]} is locked by {by} ([locked] keys) "
+                        f"and may not be set here; remove it from {file}",
+                        file=file,
+                        path=path,
+                    )
+        locked.update(locked_here)
+        _merge_into(merged, raw, origins, file, "$")
+    project = layers[-1][0]
+    if len(layers) == 1:
+        config = config_from_dict(merged, file=project)
+        return attrs.evolve(config, layers=(project,), origins=origins, locked=locked)
+    try:
+        config = config_from_dict(merged, file=_LAYERED)
+    except ConfigError as exc:
+
+        def origin_of(path: str) -> str | None:
+            return Config(origins=origins, source=None).origin_of(path)
+
+        raise _attributed(exc, origin_of) from None
+    return attrs.evolve(
+        config,
+        source=project,
+        layers=tuple(file for file, _ in layers),
+        origins=origins,
+        locked=locked,
+    )
 
 
 _MAX_NESTING = 32
@@ -927,6 +1192,12 @@ def _check_values(
         for i, effect in enumerate(getattr(config.policy, key)):
             if effect not in side_effects:
                 raise bad(f"$.policy.{key}[{i}]", effect, "one of " + ", ".join(side_effects))
+    workspace = config.policy.workspace
+    if workspace is not None and (not workspace or "\x00" in workspace):
+        raise bad("$.policy.workspace", workspace, "a directory path such as '.'")
+    for i, root in enumerate(config.policy.trusted_roots):
+        if not root or "\x00" in root:
+            raise bad(f"$.policy.trusted_roots[{i}]", root, "a directory path such as '/srv/data'")
     if config.trace.request_bodies and not config.trace.path:
         raise bad(
             "$.trace.request_bodies",
@@ -956,6 +1227,7 @@ __all__ = [
     "ToolsConfig",
     "TraceConfig",
     "config_from_dict",
+    "effective_settings",
     "find_config_file",
     "load_config",
     "structure_section",

@@ -116,3 +116,47 @@ def test_tool_author_normaliser_example_runs() -> None:
     namespace = _namespace(code)
     assert namespace["measure"].parameters["properties"]["size"] == {"type": "number"}
     assert len(namespace["notes"]) == 4
+
+
+def _tool_author_block(marker: str) -> dict[str, Any]:
+    [code] = [b for b in _python_blocks(ROOT / "docs" / "tool-authors.md") if marker in b]
+    return _namespace(code)
+
+
+async def test_sandbox_example_runs_code_in_a_limited_child(tmp_path: Path) -> None:
+    from toolwire.loop import call_tool
+
+    module = _tool_author_block("def sandbox(")
+    run_python = module["run_python"]
+    tools = type("Tools", (), {"toolwire_tools": toolwire.hookimpl(lambda settings: [run_python])})
+    sandbox = type("Sandbox", (), {"sandbox": staticmethod(module["sandbox"])})
+    config = Config(ledger=LedgerConfig(enabled=False, path=str(tmp_path / "l")))
+    host = Host.load(config, plugins=[tools(), sandbox()])
+    result = await call_tool(host, "run_python", {"code": "print(6 * 7)"})
+    assert (result.status.value, result.content) == ("ok", "42\n")
+    result = await call_tool(host, "run_python", {"code": "import os; print(dict(os.environ))"})
+    assert "HOME" not in (result.content or "")  # no environment reaches the child
+    result = await call_tool(host, "run_python", {"code": "data = bytearray(2 * 1024**3)"})
+    assert result.status.value == "error"
+    assert "MemoryError" in result.model_text()  # the memory limit held
+    without = Host.load(config, plugins=[tools()])
+    result = await call_tool(without, "run_python", {"code": "print(1)"})
+    assert result.status.value == "blocked"  # no sandbox: the tool refuses to run
+
+
+async def test_path_arguments_example_is_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolwire.loop import call_tool
+
+    read_text = _tool_author_block("path_arguments")["read_text"]
+    (tmp_path / "a.txt").write_text("inside", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    tools = type("Tools", (), {"toolwire_tools": toolwire.hookimpl(lambda settings: [read_text])})
+    host = Host.load(
+        Config(ledger=LedgerConfig(enabled=False, path=str(tmp_path / "l"))), plugins=[tools()]
+    )
+    assert (await call_tool(host, "read_text", {"path": "a.txt"})).content == "inside"
+    refused = await call_tool(host, "read_text", {"path": "../a.txt"})
+    assert refused.status.value == "blocked"
+    assert "outside the allowed roots" in refused.model_text()

@@ -1,4 +1,5 @@
-"""Default plugin: ``[policy]`` enforcement around tool calls (deny by side effect, strict mode).
+"""Default plugin: ``[policy]`` enforcement around tool calls (deny by side effect, strict mode,
+unattended runs, the roots a path argument may lie in).
 
 The loop asks :func:`approval_reason` at admission (a call that needs approval is deferred or put
 to the run's approver) and truncates results to ``max_result_bytes``; the middleware here refuses
@@ -7,7 +8,9 @@ the calls ``[policy]`` forbids, before any other middleware or the tool runs.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import os
+from collections.abc import Generator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._markers import hookimpl
@@ -25,9 +28,23 @@ def _effects(tool: Tool) -> list[str] | None:
     return sorted(str(getattr(e, "value", e)) for e in effects)
 
 
+def background_safe(tool: Tool) -> bool:
+    """Whether a call of ``tool`` may run with nobody watching: its own ``background_safe``,
+    else True only for a read-only tool that asks for no approval."""
+    if tool.background_safe is not None:
+        return tool.background_safe
+    return tool.policy.read_only and not tool.policy.requires_approval
+
+
 def refusal_reason(tool: Tool, policy: PolicyConfig) -> str | None:
     """Why ``[policy]`` refuses every call of ``tool`` (None when it does not)."""
     effects = _effects(tool)
+    if policy.unattended and not background_safe(tool):
+        return (
+            f"Tool {tool.name} is blocked by policy: this run is unattended ([policy] unattended "
+            "= true) and the tool is not marked background_safe, so it may only run with a "
+            "person watching."
+        )
     if effects is None:
         if policy.strict:
             return (
@@ -57,13 +74,64 @@ def approval_reason(tool: Tool, policy: PolicyConfig) -> str | None:
     return None
 
 
+def allowed_roots(config: Config) -> tuple[Path, ...]:
+    """The directories ``path_arguments`` may lie in: ``[policy] workspace`` (default: the
+    current directory) and ``trusted_roots``, symlinks resolved. A relative root is taken from
+    the directory of the config file that set it."""
+    policy = config.policy
+
+    def resolved(root: str, key: str) -> Path:
+        path = Path(root)
+        if not path.is_absolute():
+            origin = config.origin_of(key)
+            path = (Path(origin).parent if origin else Path.cwd()) / path
+        return Path(os.path.realpath(path))
+
+    roots = [resolved(policy.workspace or ".", "$.policy.workspace")]
+    roots += [resolved(root, "$.policy.trusted_roots") for root in policy.trusted_roots]
+    return tuple(dict.fromkeys(roots))
+
+
+def access_reason(tool: Tool, arguments: Mapping[str, Any], roots: tuple[Path, ...]) -> str | None:
+    """Why ``[policy]`` refuses this call for a path it names (None when every path of the
+    tool's ``path_arguments`` lies in one of ``roots``).
+
+    A path is resolved as the tool would open it: relative to the current directory, ``..`` and
+    symlinks followed (a path that does not exist yet is resolved as far as it exists).
+    """
+    for name in sorted(tool.path_arguments):
+        value = arguments.get(name)
+        values = value if isinstance(value, list | tuple) else [value]
+        for item in values:
+            if item is None:
+                continue
+            if not isinstance(item, str) or "\x00" in item:
+                return (
+                    f"Tool {tool.name} is blocked by policy: argument {name!r} = {item!r} is not "
+                    "a file system path (a string without NUL characters)."
+                )
+            target = Path(os.path.realpath(item))
+            if not any(target == root or target.is_relative_to(root) for root in roots):
+                allowed = ", ".join(str(root) for root in roots)
+                return (
+                    f"Tool {tool.name} is blocked by policy: argument {name!r} = {item!r} "
+                    f"resolves to {target}, outside the allowed roots ({allowed}; [policy] "
+                    "workspace and trusted_roots)."
+                )
+    return None
+
+
 @hookimpl(wrapper=True, tryfirst=True)
 def toolwire_execute_tool(call: ToolCall, context: ToolContext) -> Generator[None, Any, Any]:
     """Refuse (``blocked``) calls of tools whose side effects ``[policy]`` denies or, with
-    ``strict = true``, that declare none. The config comes from ``context.services["config"]``."""
+    ``strict = true``, that declare none; in an unattended run, of tools not background safe;
+    and calls naming a path outside the allowed roots. The config comes from
+    ``context.services["config"]``."""
     config = context.services.get("config")
     if isinstance(config, Config):
         reason = refusal_reason(context.tool, config.policy)
+        if reason is None and context.tool.path_arguments:
+            reason = access_reason(context.tool, call.arguments or {}, allowed_roots(config))
         if reason is not None:
             from ..tools._result import ToolBlocked  # imported when a call runs, not at start
 

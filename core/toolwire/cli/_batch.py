@@ -53,6 +53,11 @@ def add_batch_parser(sub: Any) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--approve-all", action="store_true", help="approve calls needing approval")
     group.add_argument("--deny-all", action="store_true", help="deny calls needing approval")
+    p.add_argument(
+        "--unattended",
+        action="store_true",
+        help="nobody watches: refuse calls of tools not marked background_safe ([policy])",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -98,7 +103,10 @@ def batch_config(config: Config, args: argparse.Namespace) -> Config:
     deadline = batch.run_deadline_seconds
     if deadline is not None and (loop.deadline_seconds is None or deadline < loop.deadline_seconds):
         loop = attrs.evolve(loop, deadline_seconds=deadline)
-    return attrs.evolve(config, batch=batch, loop=loop)
+    policy = config.policy
+    if getattr(args, "unattended", False):
+        policy = attrs.evolve(policy, unattended=True)
+    return attrs.evolve(config, batch=batch, loop=loop, policy=policy)
 
 
 def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

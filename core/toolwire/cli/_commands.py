@@ -1,4 +1,4 @@
-"""The ``toolwire`` command line: plugins, tools, run, doctor, init.
+"""The ``toolwire`` command line: plugins, tools, run, config, doctor, init.
 
 Imports stay lazy: ``--help``, ``plugins`` and ``tools list`` never import aiohttp, a provider
 SDK or a plugin that is not enabled.
@@ -89,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
 
     add_batch_parser(sub)
 
+    config = sub.add_parser("config", help="the effective config and where each value came from")
+    config_sub = config.add_subparsers(dest="config_command", metavar="ACTION")
+    p = config_sub.add_parser("show", help="every setting, its value and the file it came from")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
     p = sub.add_parser("doctor", help="check the config, the plugins and every tool")
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -113,6 +118,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(out)
         return EXIT_OK
+    if args.command == "config" and args.config_command is None:
+        parser.parse_args([*(argv or sys.argv[1:]), "--help"])
     if args.command == "tools" and args.tools_command is None:
         parser.parse_args([*(argv or sys.argv[1:]), "--help"])
     if args.command == "init":
@@ -126,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _tools(args, out, err)
         if args.command == "run":
             return _run(args, out, err)
+        if args.command == "config":
+            return _config_show(args, out)
         if args.command == "doctor":
             return _doctor(args, out, err)
         if args.command == "chat":
@@ -150,6 +159,36 @@ def _load(args: argparse.Namespace) -> Host:
 def _print_json(data: Any, out: TextIO) -> None:
     out.write(json.dumps(data, ensure_ascii=False, indent=2, default=str))
     out.write("\n")
+
+
+# -- config -----------------------------------------------------------------------------------
+
+
+def _config_show(args: argparse.Namespace, out: TextIO) -> int:
+    """``toolwire config show``: the merged config, one setting a line with its origin."""
+    from ..config import effective_settings, load_config
+
+    config = load_config(args.config)
+    settings = effective_settings(config)
+    if args.json:
+        _print_json(
+            {
+                "layers": list(config.layers),
+                "locked": {key[2:]: file for key, file in sorted(config.locked.items())},
+                "settings": [
+                    {"key": key, "value": value, "source": where} for key, value, where in settings
+                ],
+            },
+            out,
+        )
+        return EXIT_OK
+    out.write("# layers, first to last: " + (", ".join(config.layers) or "none") + "\n")
+    for key, file in sorted(config.locked.items()):
+        out.write(f"# locked: {key[2:]} (by {file})\n")
+    for key, value, where in settings:
+        shown = json.dumps(value, ensure_ascii=False, default=str)
+        out.write(f"{key} = {shown}  # {where}\n")
+    return EXIT_OK
 
 
 # -- plugins -----------------------------------------------------------------------------------

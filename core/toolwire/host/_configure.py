@@ -34,7 +34,7 @@ def check_plugin_settings(host: Host) -> None:
     if problems:
         raise ConfigError(
             "\n".join(str(problem) for problem in problems),
-            file=host.config.source,
+            file=problems[0].file,
             path=problems[0].path,
         )
 

@@ -13,7 +13,7 @@ from .. import hookspecs
 from .._defaults import default_plugins
 from .._markers import PROJECT_NAME
 from .._trust import TrustLevel
-from ..config import Config, ConfigError, ProviderConfig, load_config, structure_section
+from ..config import Config, ConfigError, ProviderConfig, load_config
 from ._configure import check_plugin_settings, configure_plugins
 from ._discovery import (
     PluginInfo,
@@ -109,12 +109,13 @@ class Host:
                 where = (
                     f"{config.enabled_from} = {','.join(enabled)!r}: item {index + 1}"
                     if config.enabled_from
-                    else f"{config.source or '<config>'}: $.plugins.enable[{index}]"
+                    else f"{config.origin_of('$.plugins.enable') or '<config>'}: "
+                    f"$.plugins.enable[{index}]"
                 )
                 raise ConfigError(
                     f"{where} = {name!r}: no installed plugin has this name; installed plugins: "
                     f"{known}",
-                    file=None if config.enabled_from else config.source,
+                    file=None if config.enabled_from else config.origin_of("$.plugins.enable"),
                     path=None if config.enabled_from else f"$.plugins.enable[{index}]",
                 )
         for name, (_ep, info) in sorted(installed.items()):
@@ -159,9 +160,7 @@ class Host:
         settings_cls = self.hook.toolwire_settings_class(plugin_name=plugin)
         settings: Any = dict(raw)
         if settings_cls is not None:
-            settings = structure_section(
-                dict(raw), settings_cls, file=self.config.source, path=section
-            )
+            settings = self.config.structure(dict(raw), settings_cls, path=section)
         self._settings[plugin] = settings
         return settings
 

@@ -12,7 +12,8 @@ from .._defaults import trace as _trace
 from ..loop._protocol import Pipeline
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
+    from pathlib import Path
 
     import pluggy
 
@@ -34,6 +35,7 @@ def choose_pipeline(hook: pluggy.HookRelay, config: Config) -> Pipeline:
         request_context=bool(hook.toolwire_request_context.get_hookimpls()),
         refusal_reason=_per_tool(functools.partial(_policy.refusal_reason, policy=config.policy)),
         approval_reason=_per_tool(functools.partial(_policy.approval_reason, policy=config.policy)),
+        access_reason=_access(_policy.allowed_roots(config)),
         begin_trace=trace.begin if trace is not None else _no_trace,
         end_trace=trace.end if trace is not None else _no_trace,
     )
@@ -58,6 +60,17 @@ def _per_tool(reason: Callable[[Tool], str | None]) -> Callable[[Tool], str | No
         return answer
 
     return cached
+
+
+def _access(roots: tuple[Path, ...]) -> Callable[[Tool, Mapping[str, Any]], str | None]:
+    """The path check of ``[policy]`` with the allowed roots resolved once, for this host."""
+
+    def access_reason(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+        if not tool.path_arguments:  # most tools take no paths: nothing to resolve
+            return None
+        return _policy.access_reason(tool, arguments, roots)
+
+    return access_reason
 
 
 def _only_defaults(caller: Any) -> bool:

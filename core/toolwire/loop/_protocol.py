@@ -45,6 +45,9 @@ class Pipeline:
     """Why ``[policy]`` refuses every call of a tool (None when it does not)."""
     approval_reason: Callable[[Tool], str | None]
     """Why ``[policy]`` wants a call of a tool approved first (None when it does not)."""
+    access_reason: Callable[[Tool, Mapping[str, Any]], str | None] = lambda tool, arguments: None
+    """Why ``[policy]`` refuses a call for a path argument outside the allowed roots (None when
+    it does not); asked inline when :attr:`direct_execution` is True."""
     begin_trace: Callable[[str], Any]
     """Start the trace of the run with this id (per ``[trace]``); returns what :attr:`end_trace`
     takes."""

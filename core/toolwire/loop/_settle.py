@@ -523,7 +523,7 @@ def attempt_of(
             )
             return awaitable
         if direct:  # the default policy middleware, inline
-            reason = refusal_reason(tool)
+            reason = refusal_reason(tool) or view.pipeline.access_reason(tool, arguments)
             if reason is not None:
                 raise ToolBlocked(reason)
         return tool.invoke_validated(arguments, context)

@@ -33,7 +33,8 @@ class LintFinding:
 
     ``code`` is stable for filtering: ``missing-description``, ``parameter-without-description``,
     ``unsafe-name``, ``not-strict-compatible``, ``instructions-in-description``,
-    ``null-means-default``, ``normalized-schema``, ``undeclared-side-effect``.
+    ``null-means-default``, ``normalized-schema``, ``undeclared-side-effect``,
+    ``undeclared-path-argument``.
     """
 
     tool: str
@@ -69,6 +70,26 @@ def _undescribed(node: Any, root: Mapping[str, Any], path: str, out: list[str], 
         _undescribed(items, root, f"{path}[]", out, depth + 1)
     for member in node.get("anyOf") or ():
         _undescribed(member, root, path, out, depth + 1)
+
+
+_PATH_NAME = re.compile(r"(?:^|_)(?:paths?|files?|filename|filenames|dir|directory|folder)$")
+
+
+def _undeclared_paths(tool: Tool) -> list[str]:
+    """String parameters named like paths of a file tool that are not in ``path_arguments``."""
+    effects = {str(getattr(e, "value", e)) for e in tool.policy.side_effects or ()}
+    if not effects & {"reads_files", "writes_files"}:
+        return []
+    out = []
+    for name, sub in _properties(tool.parameters).items():
+        if name in tool.path_arguments or not _PATH_NAME.search(name):
+            continue
+        kinds = sub.get("type") if isinstance(sub, Mapping) else None
+        items = sub.get("items") if isinstance(sub, Mapping) else None
+        item_kind = items.get("type") if isinstance(items, Mapping) else None
+        if kinds == "string" or (kinds == "array" and item_kind == "string"):
+            out.append(name)
+    return out
 
 
 def lint_tool(tool: Tool) -> list[LintFinding]:
@@ -155,6 +176,15 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             f"the function uses {', '.join(seen)} but the tool does not declare the side effect "
             f"{effect!r}; declare it (side_effects=[...]) so [policy] can ask for approval or "
             "refuse it",
+        )
+
+    for name in _undeclared_paths(tool):
+        add(
+            "undeclared-path-argument",
+            f"the tool reads or writes files and parameter {name} looks like a path, but it is "
+            "not in path_arguments; list it (path_arguments=[...]) so [policy] workspace and "
+            "trusted_roots are enforced before the tool runs",
+            parameter=name,
         )
 
     for name in _none_unreachable(tool):

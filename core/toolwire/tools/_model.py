@@ -480,6 +480,12 @@ class Tool:
     ``icon`` is a short text (an emoji or a few characters) that user interfaces show beside the
     title; it never reaches a model.
 
+    ``path_arguments`` names the arguments that are file system paths (a string, or a list of
+    strings): the host refuses a call whose path lies outside ``[policy] workspace`` and
+    ``trusted_roots`` before the tool runs. ``background_safe`` says whether a call may run
+    with nobody watching (``[policy] unattended = true``); None means only a tool that declares
+    itself read only and asks for no approval.
+
     ``schema_notes`` lists what ``Tool.from_schema(..., normalize=True)`` changed in the schema
     it was given (one ``$.path: change`` each).
 
@@ -508,6 +514,8 @@ class Tool:
     sensitive_arguments: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
     returns_untrusted_content: bool = False
     min_provider_trust: TrustLevel | None = attrs.field(default=None, converter=_trust)
+    path_arguments: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
+    background_safe: bool | None = None
     external: bool = False
     plugin: str | None = None
     schema_notes: tuple[str, ...] = attrs.field(default=(), converter=_name_tuple)
@@ -553,6 +561,8 @@ class Tool:
         sensitive_arguments: Iterable[str] = (),
         returns_untrusted_content: bool = False,
         min_provider_trust: TrustLevel | str | None = None,
+        path_arguments: Iterable[str] = (),
+        background_safe: bool | None = None,
         external: bool = False,
         plugin: str | None = None,
     ) -> Tool:
@@ -589,6 +599,7 @@ class Tool:
         )
         visible = [p.name for p in params if not p.hidden]
         _check_sensitive(_name_set(sensitive_arguments), visible, owner)
+        _check_sensitive(_name_set(path_arguments), visible, owner, "path_arguments")
         doc = parse_docstring(inspect.getdoc(function))
         return cls(
             name=tool_name,
@@ -616,6 +627,8 @@ class Tool:
             sensitive_arguments=_name_set(sensitive_arguments),
             returns_untrusted_content=returns_untrusted_content,
             min_provider_trust=min_provider_trust,
+            path_arguments=_name_set(path_arguments),
+            background_safe=background_safe,
             external=external,
             plugin=plugin,
             runner=_FunctionRunner(function, params, method=method),
@@ -648,6 +661,8 @@ class Tool:
         sensitive_arguments: Iterable[str] = (),
         returns_untrusted_content: bool = False,
         min_provider_trust: TrustLevel | str | None = None,
+        path_arguments: Iterable[str] = (),
+        background_safe: bool | None = None,
         external: bool = False,
         plugin: str | None = None,
         normalize: bool = False,
@@ -698,6 +713,7 @@ class Tool:
         properties = copied.get("properties")
         names = list(properties) if isinstance(properties, Mapping) else []
         _check_sensitive(_name_set(sensitive_arguments), names, owner)
+        _check_sensitive(_name_set(path_arguments), names, owner, "path_arguments")
         return cls(
             name=name,
             title=title,
@@ -724,6 +740,8 @@ class Tool:
             sensitive_arguments=_name_set(sensitive_arguments),
             returns_untrusted_content=returns_untrusted_content,
             min_provider_trust=min_provider_trust,
+            path_arguments=_name_set(path_arguments),
+            background_safe=background_safe,
             external=external,
             plugin=plugin,
             schema_notes=notes,
@@ -936,11 +954,14 @@ def _policy(policy: ToolPolicy | None, **shortcuts: Any) -> ToolPolicy:
     return attrs.evolve(base, **changes) if changes else base
 
 
-def _check_sensitive(names: Iterable[str], visible: list[str], owner: str) -> None:
+def _check_sensitive(
+    names: Iterable[str], visible: list[str], owner: str, what: str = "sensitive_arguments"
+) -> None:
+    """Refuse a list of argument names (``what``) naming arguments the tool does not take."""
     unknown = sorted(set(names) - set(visible))
     if unknown:
         raise ToolDefinitionError(
-            f"{owner}: sensitive_arguments names {', '.join(unknown)}, which the tool does not "
+            f"{owner}: {what} names {', '.join(unknown)}, which the tool does not "
             f"take; its arguments: {', '.join(visible) or 'none'}"
         )
 
@@ -1140,6 +1161,8 @@ def tool(
     sensitive_arguments: Iterable[str] = (),
     returns_untrusted_content: bool = False,
     min_provider_trust: TrustLevel | str | None = None,
+    path_arguments: Iterable[str] = (),
+    background_safe: bool | None = None,
     external: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
