@@ -137,7 +137,8 @@ class _Checker:
                 if type(value) is not str or value not in _JSON_TYPE_SET:
                     self.type_(value, (*path, key))
             elif key in _FREE:
-                continue
+                if isinstance(value, Mapping | list):  # data, but validators follow a $ref in it
+                    self.refs_in(value, (*path, key), depth + 1)
             elif key == "description":
                 if type(value) is not str:
                     self.add((*path, key), f"must be a string; got {_kind(value)} {_shown(value)}")
@@ -148,7 +149,7 @@ class _Checker:
                     else:
                         self.named({name: sub}, (*path, key), depth, patterns=False)
             elif key == "enum" and type(value) is list:
-                continue
+                self.refs_in(value, (*path, key), depth + 1)
             elif key in _NAMED:
                 self.named(value, (*path, key), depth, patterns=key == "patternProperties")
             elif key in _MANY:
@@ -199,7 +200,8 @@ class _Checker:
                 self.refs_in(value, (*path, key), depth + 1)
 
     def refs_in(self, value: Any, path: tuple[str | int, ...], depth: int) -> None:
-        """Check every ``$ref`` inside the value of a keyword this checker does not know."""
+        """Check every ``$ref`` inside a value that is not read as a schema (an unknown keyword,
+        an enum's values, a default): validators follow a ``$ref`` wherever it stands."""
         if depth > _MAX_DEPTH:
             self.add(path, f"schemas nest deeper than {_MAX_DEPTH} levels")
             return

@@ -185,6 +185,10 @@ def test_a_reference_under_a_keyword_no_validator_reads_is_still_checked() -> No
         "$.x-meta[0].$ref: '#/nowhere' points at nothing in this schema"
     ]
     assert schema_problems({"x-meta": {"note": "no reference here"}}) == []
+    assert schema_problems({"enum": [{"type": None, "$ref": "#/a"}]}) == [
+        "$.enum[0].$ref: '#/a' points at nothing in this schema"
+    ]
+    assert schema_problems({"enum": ["a", {"b": 1}], "default": "a"}) == []
 
 
 def test_tools_made_directly_are_checked_too() -> None:
