@@ -81,7 +81,7 @@ class ToolCallingLoop:
         self.config = config
         self.ledger = ledger if ledger is not None else ledger_for(host)
         self.last_run: Run | None = None
-        self._trust = config.provider.trust_level
+        self._provider_trust = config.provider.trust_level  # taken once per loop
         self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
         self._trust: TrustLevel | None = None  # instead of the provider's (a person's own call)
         self._offers = OfferCache()  # the offer kept from round to round while nothing changed
@@ -360,7 +360,7 @@ class ToolCallingLoop:
         view = LoopView(
             self.host,
             ledger=self.ledger,
-            trust=self._trust,
+            trust=self._provider_trust,
             retry_backoff=self.retry_backoff,
             retry_backoff_max=self.retry_backoff_max,
             services=self._services,
