@@ -24,6 +24,7 @@ from ._discovery import (
 )
 from ._observers import Observers
 from ._registry import Registry
+from ._services import Services
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
@@ -56,6 +57,8 @@ class Host:
         config: Config,
         plugin_manager: pluggy.PluginManager,
         plugins: Sequence[PluginInfo],
+        *,
+        services: Mapping[str, Any] | None = None,
     ) -> None:
         self.config = config
         self.plugin_manager = plugin_manager
@@ -66,12 +69,20 @@ class Host:
         self._transport: Transport | None = None
         self._pipeline: Pipeline | None = None
         self._observers = Observers(self.hook, self.plugin_info, bound=config.loop.observer_timeout)
+        self._services = Services(
+            self.hook,
+            services or {},
+            plugin_info=self.plugin_info,
+            plugin_settings=self.plugin_settings,
+            report_failure=self._fail,
+        )
         self._registry = Registry(
             self.hook,
             plugin_info=self.plugin_info,
             plugin_settings=self.plugin_settings,
             report_failure=self._fail,
             min_trust={name: TrustLevel.parse(level) for name, level in config.tools.trust.items()},
+            services=lambda: self.services,
         )
         self.stash: dict[Any, Any] = {}
         self._closers: list[Callable[[], Awaitable[None]]] = []
@@ -84,6 +95,7 @@ class Host:
         config: Config | str | os.PathLike[str] | None = None,
         *,
         plugins: Iterable[object] = (),
+        services: Mapping[str, Any] | None = None,
     ) -> Host:
         """Discover installed plugins, enable those the config names, and register them.
 
@@ -91,6 +103,10 @@ class Host:
             (``--config``, ``$TOOLWIRE_CONFIG``, ``./toolwire.toml``) or use defaults.
         :param plugins: plugin objects (modules or instances with hookimpls) registered directly,
             in addition to the enabled entry-point plugins.
+        :param services: named services for the tools' ``Injected`` parameters (a database
+            client, an HTTP client with credentials …), beside those the plugins provide
+            (``toolwire_services``; a name given here wins). Never shown to the model; closed
+            with the host (``aclose()`` or ``close()``).
         :raises ConfigError: when the config is invalid, enables a plugin that is not installed,
             or gives an enabled plugin settings that do not fit it.
         """
@@ -130,7 +146,7 @@ class Host:
             info = PluginInfo(name=str(name), enabled=True, loaded=True)
             register_plugin(pm, obj, info)
             infos.append(info)
-        host = cls(config, pm, infos)
+        host = cls(config, pm, infos, services=services)
         check_plugin_settings(host)
         configure_plugins(host)
         return host
@@ -164,6 +180,15 @@ class Host:
             )
         self._settings[plugin] = settings
         return settings
+
+    # -- services --------------------------------------------------------------------------
+
+    @property
+    def services(self) -> Mapping[str, Any]:
+        """The services tools receive through ``Injected`` parameters, by name: those given to
+        :meth:`load`, each plugin's (``toolwire_services``, called once, on first use), and the
+        host's own ``host`` and ``config``. Read-only."""
+        return {**self._services.services, "host": self, "config": self.config}
 
     # -- tools -----------------------------------------------------------------------------
 
@@ -347,12 +372,25 @@ class Host:
                     )
                 )
         self.stash.clear()
+        await self._services.aclose(self._service_failed)
         adapter, self._adapter = self._adapter, None
         if adapter is not None:
             await adapter.aclose()
         transport, self._transport = self._transport, None
         if transport is not None:
             await transport.aclose()
+
+    def _service_failed(self, name: str, exc: BaseException) -> None:
+        from ..events import PluginFailed
+
+        self.emit(
+            PluginFailed(
+                run_id="",
+                plugin="host",
+                hook="services",
+                error=f"closing service {name!r}: {describe_exception(exc)}",
+            )
+        )
 
     async def __aenter__(self) -> Host:
         return self

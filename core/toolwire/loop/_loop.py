@@ -82,7 +82,9 @@ class ToolCallingLoop:
         self.ledger = ledger if ledger is not None else ledger_for(host)
         self.last_run: Run | None = None
         self._provider_trust = config.provider.trust_level  # taken once per loop
-        self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
+        self._services: Mapping[str, Any] = types.MappingProxyType(
+            {**getattr(host, "services", {}), "host": host, "config": config}
+        )
         self._trust: TrustLevel | None = None  # instead of the provider's (a person's own call)
         self._offers = OfferCache()  # the offer kept from round to round while nothing changed
         self._coarse = CoarseBounds()  # the default tool bound's shared timers
