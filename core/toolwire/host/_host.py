@@ -27,6 +27,7 @@ from ._registry import Registry
 from ._services import Services
 
 if TYPE_CHECKING:
+    from .._request import OfferRequest
     from ..adapters import ProviderAdapter
     from ..events import Event
     from ..http._transport import Transport
@@ -212,6 +213,51 @@ class Host:
                 raise KeyError(f"no tool named {tool!r}; registered tools: {known}")
             tool = found
         return tool_display(tool, self.config.i18n, locale)
+
+    async def why_not_offered(
+        self,
+        name: str,
+        request: OfferRequest | None = None,
+        *,
+        tools: Sequence[str] | None = None,
+        profile: str | None = None,
+    ) -> str | None:
+        """Why a round would not offer the tool ``name``, or None when it would.
+
+        The offer's own checks, in its order, give the first reason that applies: no such
+        tool, not enabled, denied, outside the profile's allow list, the provider's trust, the
+        adapter's name limit, and ``toolwire_resolve_function`` returning nothing (or raising).
+        ``tools`` and ``profile`` are the run's options of the same names. Without a
+        ``request``, one for the first round of an empty conversation with the configured
+        provider is used. When no provider is configured, the adapter's name limit is not
+        checked.
+        """
+        from .._request import OfferRequest
+        from ..loop._offer import Selection
+        from ..loop._offer import why_not_offered as first_reason
+
+        selection = Selection.from_config(
+            self.config, tuple(tools) if tools is not None else None, profile
+        )
+        try:
+            adapter: ProviderAdapter | None = await self.get_adapter()
+        except HostError:
+            adapter = None
+        api = request.api if request is not None else (adapter.api if adapter else "")
+        max_name = adapter.capabilities.max_tool_name_length if adapter else len(name)
+        if request is None:
+            tool = self.tools.get(name)
+            request = OfferRequest(
+                run_id="",
+                round=1,
+                messages=(),
+                api=api,
+                model=self.config.provider.model,
+                provider_trust=self.config.provider.trust_level,
+                native_tools=adapter.capabilities.native_tools if adapter else True,
+                settings=self.plugin_settings(tool.plugin) if tool is not None else {},
+            )
+        return await first_reason(self, selection, name, request, max_name=max_name, emit=self.emit)
 
     def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
         """Register a tool directly (for embedding and tests); a taken name is an error."""
