@@ -27,6 +27,7 @@ class Selection:
     enabled: frozenset[str] | None
     allow: frozenset[str] | None
     deny: frozenset[str]
+    hidden: frozenset[str] = frozenset()
 
     @classmethod
     def from_config(
@@ -51,6 +52,9 @@ class Selection:
             enabled=frozenset(enabled) if enabled is not None else None,
             allow=allow,
             deny=frozenset(deny),
+            hidden=frozenset(
+                name for name, exposure in config.tools.exposure.items() if exposure == "hidden"
+            ),
         )
 
     def candidates(self, registered: Mapping[str, Tool]) -> list[Tool]:
@@ -61,7 +65,7 @@ class Selection:
 
     def reason(self, tool: Tool) -> str | None:
         """Why this selection leaves ``tool`` out, or None when it lets it through. The checks
-        run in the offer's order: not enabled, denied, outside the profile's allow list."""
+        run in the offer's order: not enabled, denied, outside the profile's allow list, hidden."""
         name = tool.name
         if self.enabled is not None and name not in self.enabled and tool.activation != "context":
             return "it is not enabled ([tools] enable, or the run's tools=, does not name it)"
@@ -69,6 +73,8 @@ class Selection:
             return "it is denied ([tools] deny, or the profile's deny list, names it)"
         if self.allow is not None and name not in self.allow:
             return "it is not in the profile's allow list"
+        if name in self.hidden:
+            return "its exposure is hidden ([tools.exposure])"
         return None
 
 

@@ -155,6 +155,15 @@ class ToolsConfig:
     profile: str | None = None
     trust: Mapping[str, str] = attrs.field(factory=dict)
     plugin_settings: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    max_direct: int | None = None
+    """The most tools a round offers directly; past it the most relevant are offered and the
+    rest are found through ``tool_search`` (None: no limit)."""
+    max_direct_bytes: int | None = None
+    """The most bytes of JSON (name, description, parameters) the directly offered tools may
+    take; past it, as with ``max_direct`` (None: no limit)."""
+    exposure: Mapping[str, str] = attrs.field(factory=dict)
+    """``[tools.exposure]``: a tool's exposure by name, ``direct`` (the default), ``deferred``
+    (found only through ``tool_search``) or ``hidden`` (never offered to a model)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -256,7 +265,9 @@ class Config:
 
 # -- structuring -------------------------------------------------------------------------------
 
-_TOOLS_OWN_KEYS = frozenset({"enable", "deny", "profile", "trust"})
+_TOOLS_OWN_KEYS = frozenset(
+    {"enable", "deny", "profile", "trust", "max_direct", "max_direct_bytes", "exposure"}
+)
 _LOOP_OWNED_OPTIONS = frozenset(
     {"tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"}
 )
@@ -703,7 +714,8 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         if not isinstance(value, dict):
             raise ConfigError(
                 f"{_where(file, f'$.tools.{key}')} = {value!r}: unknown key {key!r}; [tools] takes "
-                "enable, deny, profile, [tools.trust], and [tools.<plugin>] tables of plugin "
+                "enable, deny, profile, max_direct, max_direct_bytes, [tools.trust], "
+                "[tools.exposure], and [tools.<plugin>] tables of plugin "
                 "settings",
                 file=file,
                 path=f"$.tools.{key}",
@@ -919,6 +931,13 @@ def _check_values(
                 level,
                 "one of " + ", ".join(t.label for t in TrustLevel),
             ) from None
+    for name, exposure in tools.exposure.items():
+        if exposure not in ("direct", "deferred", "hidden"):
+            raise bad(f"$.tools.exposure.{name}", exposure, "one of direct, deferred, hidden")
+    for key in ("max_direct", "max_direct_bytes"):
+        limit = getattr(tools, key)
+        if limit is not None and limit < 1:
+            raise bad(f"$.tools.{key}", limit, "a whole number of at least 1, or leave it out")
     side_effects = [effect.value for effect in SideEffect]
     for key in ("require_approval", "deny"):
         for i, effect in enumerate(getattr(config.policy, key)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
@@ -16,9 +16,10 @@ from .._selection import Selection as Selection  # kept importable from here
 from .._selection import first_reason
 from .._selection import unfit as _unfit
 from .._trust import TrustLevel
-from ..events import Event, PluginFailed, ToolOmitted
+from ..events import Event, PluginFailed, ToolOmitted, ToolsDeferred, ToolsPromoted
 from ..messages import Message
 from ..tools._spec import FunctionSpec
+from ._catalogue import Arranged, SearchTools, arrange
 from ._execution import describe
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ class OfferCache:
         self._plan: _Plan | None = None
         self._offer: Offer | None = None
         self._offer_prompt: str | None = None
+        self.search = SearchTools()  # the catalogue's sizes and tool_search, kept between rounds
 
     def clear(self) -> None:
         """Forget the kept offer: the next round is worked out from scratch."""
@@ -253,6 +255,11 @@ async def resolve_offer(
         functions.append(spec if spec.tool is not None else attrs.evolve(spec, tool=tool))
         tools[spec.name] = tool
         requests.append(request)
+    kept = _arranged(host, functions, tools, messages, SearchTools(), run_id, round, emit)
+    if kept.deferred:
+        asked = {spec.name: request for spec, request in zip(functions, requests, strict=True)}
+        requests = [asked.get(spec.name, requests[0]) for spec in kept.functions]
+        functions, tools = list(kept.functions), dict(kept.tools)
     instructions = await _instructions(
         host,
         tools,
@@ -293,7 +300,10 @@ async def _cached_offer(
         base_system_prompt,
     )
     if not plan.dynamic and not plan.omitted:
-        return cache.offer_for(plan.functions, plan.tools_by_name, base_system_prompt)
+        kept = _arranged(
+            host, plan.functions, plan.tools_by_name, messages, cache.search, run_id, round, emit
+        )
+        return cache.offer_for(kept.functions, kept.tools, base_system_prompt)
     resolve = _resolver(
         host.hook.toolwire_resolve_function,
         direct=True,
@@ -324,7 +334,32 @@ async def _cached_offer(
             tools[entry.name] = tool
         else:
             emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=entry))
-    return cache.offer_for(tuple(functions), tools, base_system_prompt)
+    kept = _arranged(host, functions, tools, messages, cache.search, run_id, round, emit)
+    return cache.offer_for(kept.functions, kept.tools, base_system_prompt)
+
+
+def _arranged(
+    host: LoopHost,
+    functions: Sequence[FunctionSpec],
+    tools: Mapping[str, Tool],
+    messages: tuple[Message, ...],
+    search: SearchTools,
+    run_id: str,
+    round: int,
+    emit: Callable[[Event], None],
+) -> Arranged:
+    """The round's functions within the catalogue budget (``loop/_catalogue.py``), with the
+    events saying what was deferred and what ``tool_search`` promoted."""
+    arranged = arrange(functions, tools, messages, host.config.tools, search)
+    if arranged.promoted:
+        emit(ToolsPromoted(run_id=run_id, round=round, tools=arranged.promoted))
+    if arranged.deferred:
+        emit(
+            ToolsDeferred(
+                run_id=run_id, round=round, tools=arranged.deferred, reason=arranged.reason
+            )
+        )
+    return arranged
 
 
 async def why_not_offered(
