@@ -51,6 +51,21 @@ class SearchTools:
     def __init__(self) -> None:
         self._sizes: dict[int, tuple[FunctionSpec, int]] = {}
         self._search: tuple[tuple[str, ...], Tool, FunctionSpec] | None = None
+        self._words: dict[int, tuple[FunctionSpec, frozenset[str], frozenset[str]]] = {}
+        # The last arrangement and what it was made from: a kept offer's functions and tools
+        # (the same objects round after round), the last user text and the promotions.
+        self.last: tuple[object, object, str, frozenset[str], Arranged] | None = None
+
+    def words_of(self, spec: FunctionSpec) -> tuple[frozenset[str], frozenset[str]]:
+        """The words of ``spec``'s name and of its description, worked out once per spec."""
+        kept = self._words.get(id(spec))
+        if kept is not None and kept[0] is spec:
+            return kept[1], kept[2]
+        name, described = words(spec.name), words(spec.description or "")
+        if len(self._words) > 4096:
+            self._words.clear()
+        self._words[id(spec)] = (spec, name, described)
+        return name, described
 
     def size(self, spec: FunctionSpec) -> int:
         """The bytes of JSON a provider receives for ``spec`` (name, description, parameters)."""
@@ -80,11 +95,14 @@ def words(text: str) -> frozenset[str]:
     return frozenset(_WORD.findall(text.lower()))
 
 
-def relevance(query: frozenset[str], spec: FunctionSpec) -> int:
+def relevance(query: frozenset[str], spec: FunctionSpec, kept: SearchTools | None = None) -> int:
     """How many words of ``query`` the tool's name and description hold (name words count
     twice: a name is what the tool is)."""
-    name = words(spec.name)
-    described = words(spec.description or "")
+    name, described = (
+        kept.words_of(spec)
+        if kept is not None
+        else (words(spec.name), words(spec.description or ""))
+    )
     return sum(2 if word in name else 1 for word in query if word in name or word in described)
 
 
@@ -139,6 +157,30 @@ def arrange(
     if not budgeted(config) or SEARCH_TOOL in tools:
         return unchanged
     found, latest = promotions(messages)
+    text = last_user_text(messages)
+    last = kept.last
+    if (
+        last is not None
+        and last[0] is functions
+        and last[1] is tools
+        and last[2:4] == (text, found)
+    ):
+        return attrs.evolve(last[4], promoted=tuple(n for n in latest if n in tools))
+    arranged = _arranged(functions, tools, text, found, config, kept)
+    kept.last = (functions, tools, text, found, arranged)
+    return attrs.evolve(arranged, promoted=tuple(n for n in latest if n in tools))
+
+
+def _arranged(
+    functions: Sequence[FunctionSpec],
+    tools: Mapping[str, Tool],
+    text: str,
+    found: frozenset[str],
+    config: ToolsConfig,
+    kept: SearchTools,
+) -> Arranged:
+    """:func:`arrange` for one last user text and one set of promoted tools."""
+    unchanged = Arranged(functions=tuple(functions), tools=tools)
     promoted = [spec for spec in functions if spec.name in found]
     marked = [
         spec
@@ -147,10 +189,10 @@ def arrange(
     ]
     marked_ids = {id(spec) for spec in marked}
     rest = [spec for spec in functions if spec.name not in found and id(spec) not in marked_ids]
-    direct, over = _within_budget(rest, messages, config, kept)
+    direct, over = _within_budget(rest, text, config, kept)
     deferred = sorted([*marked, *over], key=lambda spec: spec.name)
     if not deferred:
-        return attrs.evolve(unchanged, promoted=tuple(n for n in latest if n in tools))
+        return unchanged
     search, search_spec = kept.search_for(deferred)
     offered = sorted([*promoted, *direct, search_spec], key=lambda spec: spec.name)
     reasons = []
@@ -163,7 +205,6 @@ def arrange(
         tools=_by_name(offered, tools, search),
         deferred=tuple(spec.name for spec in deferred),
         reason="; ".join(reasons),
-        promoted=tuple(n for n in latest if n in tools),
     )
 
 
@@ -184,7 +225,7 @@ def _budget_text(config: ToolsConfig) -> str:
 
 def _within_budget(
     specs: list[FunctionSpec],
-    messages: Sequence[Message],
+    text: str,
     config: ToolsConfig,
     kept: SearchTools,
 ) -> tuple[list[FunctionSpec], list[FunctionSpec]]:
@@ -193,9 +234,9 @@ def _within_budget(
     total = sum(kept.size(spec) for spec in specs) if size is not None else 0
     if (count is None or len(specs) <= count) and (size is None or total <= size):
         return specs, []
-    query = words(last_user_text(messages))
+    query = words(text)
     # The most relevant first; ties keep name order, so the choice is stable for prompt caches.
-    ranked = sorted(specs, key=lambda spec: -relevance(query, spec))
+    ranked = sorted(specs, key=lambda spec: -relevance(query, spec, kept))
     direct: list[FunctionSpec] = []
     used = 0
     for spec in ranked:
