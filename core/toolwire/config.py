@@ -191,6 +191,18 @@ class LedgerConfig:
 
 
 @attrs.frozen(kw_only=True)
+class ArtifactsConfig:
+    """``[artifacts]``: a directory where the artifacts of tool results are written (None = kept
+    in memory on the result only). Each result that has artifacts gets their references
+    (``metadata["artifacts"]``: name, path, bytes, sha256), which the run record and the ledger
+    keep; ``max_bytes`` caps one artifact (a larger one is referenced with an error, not
+    written)."""
+
+    dir: str | None = None
+    max_bytes: int = 50_000_000
+
+
+@attrs.frozen(kw_only=True)
 class TraceConfig:
     """``[trace]``: a JSONL trace of every event (None path = no trace).
 
@@ -251,6 +263,7 @@ class Config:
     trace: TraceConfig = TraceConfig()
     batch: BatchConfig = BatchConfig()
     i18n: I18nConfig = I18nConfig()
+    artifacts: ArtifactsConfig = ArtifactsConfig()
     source: str | None = None
     enabled_from: str | None = None
     """Where ``plugins.enable`` came from when not from ``source`` (``$TOOLWIRE_PLUGINS``)."""
@@ -799,6 +812,7 @@ _SECTIONS: dict[str, type] = {
     "ledger": LedgerConfig,
     "trace": TraceConfig,
     "batch": BatchConfig,
+    "artifacts": ArtifactsConfig,
 }
 
 
@@ -931,6 +945,8 @@ def _check_values(
                 level,
                 "one of " + ", ".join(t.label for t in TrustLevel),
             ) from None
+    if config.artifacts.max_bytes < 1:
+        raise bad("$.artifacts.max_bytes", config.artifacts.max_bytes, "a whole number ≥ 1")
     for name, exposure in tools.exposure.items():
         if exposure not in ("direct", "deferred", "hidden"):
             raise bad(f"$.tools.exposure.{name}", exposure, "one of direct, deferred, hidden")
