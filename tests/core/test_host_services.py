@@ -201,3 +201,28 @@ def test_a_builtin_type_goes_by_name_only():
     named = Host.load(Config(), services={"greeting": "hello"})
     named.add_tool(greet)
     assert "greeting" not in named.tools["greet"].parameters["properties"]
+
+
+def test_services_are_built_only_when_a_tool_or_run_needs_them():
+    built: list[Any] = []
+
+    @toolwire.tool
+    def plain(text: Annotated[str, "Any text."]) -> str:
+        """Echo."""
+        return text
+
+    def services(settings: Any) -> dict[str, Any]:
+        built.append(settings)
+        return {"store": Store("lazy", [])}
+
+    host = Host.load(
+        Config(),
+        plugins=[
+            _plugin("svc", toolwire_services=services),
+            _plugin("t", toolwire_tools=lambda settings: [plain]),
+        ],
+    )
+    assert list(host.tools) == ["plain"]
+    assert built == []
+    host.add_tool(remember)
+    assert len(built) == 1

@@ -139,7 +139,7 @@ class Registry:
 
         if self._services is None:
             return None
-        missing = missing_service(tool, self._services(), RUN_SERVICES)
+        missing = missing_service(tool, self._services, RUN_SERVICES)
         return ToolDefinitionError(missing) if missing is not None else None
 
     # -- adapters --------------------------------------------------------------------------

@@ -411,10 +411,13 @@ def _service_of_type(tool: Tool, param: _Param, services: Mapping[str, Any]) -> 
 
 
 def missing_service(
-    tool: Tool, services: Mapping[str, Any], per_run: frozenset[str] = frozenset()
+    tool: Tool,
+    services_of: Callable[[], Mapping[str, Any]],
+    per_run: frozenset[str] = frozenset(),
 ) -> str | None:
-    """Why ``tool`` cannot get one of its ``Injected`` parameters from ``services`` (and the
-    names in ``per_run``, which the loop adds to every run), or None when it can get them all.
+    """Why ``tool`` cannot get one of its ``Injected`` parameters from the services
+    ``services_of()`` returns (asked only for a tool that has such parameters) and the names in
+    ``per_run``, which the loop adds to every run; None when it can get them all.
 
     The same lookup as a call makes: by key, the call's own context, then by type; a parameter
     with a default may go without.
@@ -422,9 +425,11 @@ def missing_service(
     runner = tool._runner
     if not isinstance(runner, _FunctionRunner):
         return None
-    for param in runner.params:
-        if param.hidden != "inject":
-            continue
+    injected = [param for param in runner.params if param.hidden == "inject"]
+    if not injected:
+        return None
+    services = services_of()
+    for param in injected:
         key = param.key or param.name
         base, _ = strip_annotated(param.annotation)
         if key in services or key in per_run or key in _CONTEXT_ATTRIBUTES:
