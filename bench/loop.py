@@ -28,7 +28,12 @@ so the ledger, on, writes no rows), with the kept offer and
 rendering (``cached``, the default) and with both cleared before every round (``cold``, what
 every round cost before they were kept).
 
-Run: ``python bench/loop.py`` (``--quick`` for fewer repetitions).
+Large catalogues: the same run with 1000 tools and ``[tools] max_direct = 20`` (the 20 tools
+most relevant to the prompt and ``tool_search`` go to the model), per round, against all 1000
+offered; the budget is to cost less than the full offer, not more.
+
+Run: ``python bench/loop.py`` (``--quick`` for fewer repetitions, ``--catalogue`` for the large
+catalogue alone).
 """
 
 from __future__ import annotations
@@ -250,6 +255,7 @@ async def main(repeat: int) -> int:
             f"{peer['per_round_and_call'] / off['per_round_and_call']:.1f}×"
         )
     await _offer_section(max(repeat // 4, 10))
+    await _catalogue_section(max(repeat // 4, 10))
     return 0 if ok else 1
 
 
@@ -258,10 +264,12 @@ async def main(repeat: int) -> int:
 OFFERED = (10, 100, 1000)
 
 
-def _offer_runner(offered: int, rounds: int, *, cold: bool) -> Callable[[], Awaitable[Any]]:
+def _offer_runner(
+    offered: int, rounds: int, *, cold: bool, max_direct: int | None = None
+) -> Callable[[], Awaitable[Any]]:
     import toolwire
     from toolwire import Config, Host, Tool
-    from toolwire.config import LedgerConfig, LoopConfig, ProviderConfig
+    from toolwire.config import LedgerConfig, LoopConfig, ProviderConfig, ToolsConfig
     from toolwire.loop import ToolCallingLoop
     from toolwire_openai import OpenAIChatAdapter
 
@@ -298,8 +306,10 @@ def _offer_runner(offered: int, rounds: int, *, cold: bool) -> Callable[[], Awai
         loop=LoopConfig(max_rounds=rounds + 1, max_tool_calls=rounds),
         ledger=LedgerConfig(path=str(Path(tmp) / "ledger.sqlite3")),
         provider=provider,
+        tools=ToolsConfig(max_direct=max_direct),
     )
     host = Host.load(config=config, plugins=[Bench()])
+    sent = offered if max_direct is None else max_direct + 1  # the direct ones and tool_search
     loop: Any = None
 
     class InProcess(OpenAIChatAdapter):
@@ -309,7 +319,7 @@ def _offer_runner(offered: int, rounds: int, *, cold: bool) -> Callable[[], Awai
             if cold:
                 loop._offers.clear()
                 self._tools.clear()
-            assert len(body.get("tools", ())) == offered
+            assert len(body.get("tools", ())) == sent
             index = request.round
             if index <= rounds:
                 call = {
@@ -354,8 +364,38 @@ async def _offer_section(repeat: int) -> None:
         print(f"{offered:>14} {_us(cold)} {_us(cached)} {cold / cached:13.1f}×")
 
 
+async def _catalogue_section(repeat: int) -> None:
+    offered, budget = 1000, 20
+    print(
+        f"\nA large catalogue, per round ({offered} tools, [tools] max_direct = {budget}, "
+        f"openai-chat adapter, ledger on; median of {repeat} runs):"
+    )
+    full_answer, full_run, answer, run = await _time_interleaved(
+        [
+            _offer_runner(offered, 0, cold=False),
+            _offer_runner(offered, ROUNDS, cold=False),
+            _offer_runner(offered, 0, cold=False, max_direct=budget),
+            _offer_runner(offered, ROUNDS, cold=False, max_direct=budget),
+        ],
+        repeat,
+    )
+    full = (full_run - full_answer) / ROUNDS
+    budgeted = (run - answer) / ROUNDS
+    # The fixed cost of a run includes its first offer, where the choice is made.
+    print(f"{'all offered':>14} {_us(full)}   first round and answer {_us(full_answer)}")
+    print(f"{'max_direct':>14} {_us(budgeted)}   first round and answer {_us(answer)}")
+    print(
+        f"all offered / max_direct per round: {full / budgeted:.1f}×; "
+        f"first round: {full_answer / answer:.1f}× (target: ≥ 1×, the budget must not cost more)"
+    )
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--catalogue", action="store_true", help="only the large catalogue")
     args = parser.parse_args()
-    sys.exit(asyncio.run(main(40 if args.quick else 200)))
+    repetitions = 40 if args.quick else 200
+    if args.catalogue:
+        sys.exit(asyncio.run(_catalogue_section(max(repetitions // 4, 10))))
+    sys.exit(asyncio.run(main(repetitions)))

@@ -162,6 +162,15 @@ class ToolsConfig:
     profile: str | None = None
     trust: Mapping[str, str] = attrs.field(factory=dict)
     plugin_settings: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
+    max_direct: int | None = None
+    """The most tools a round offers directly; past it the most relevant are offered and the
+    rest are found through ``tool_search`` (None: no limit)."""
+    max_direct_bytes: int | None = None
+    """The most bytes of JSON (name, description, parameters) the directly offered tools may
+    take; past it, as with ``max_direct`` (None: no limit)."""
+    exposure: Mapping[str, str] = attrs.field(factory=dict)
+    """``[tools.exposure]``: a tool's exposure by name, ``direct`` (the default), ``deferred``
+    (found only through ``tool_search``) or ``hidden`` (never offered to a model)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -193,6 +202,18 @@ class LedgerConfig:
     enabled: bool = True
     path: str | None = None
     url: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ArtifactsConfig:
+    """``[artifacts]``: a directory where the artifacts of tool results are written (None = kept
+    in memory on the result only). Each result that has artifacts gets their references
+    (``metadata["artifacts"]``: name, path, bytes, sha256), which the run record and the ledger
+    keep; ``max_bytes`` caps one artifact (a larger one is referenced with an error, not
+    written)."""
+
+    dir: str | None = None
+    max_bytes: int = 50_000_000
 
 
 @attrs.frozen(kw_only=True)
@@ -256,6 +277,7 @@ class Config:
     trace: TraceConfig = TraceConfig()
     batch: BatchConfig = BatchConfig()
     i18n: I18nConfig = I18nConfig()
+    artifacts: ArtifactsConfig = ArtifactsConfig()
     source: str | None = None
     enabled_from: str | None = None
     """Where ``plugins.enable`` came from when not from ``source`` (``$TOOLWIRE_PLUGINS``)."""
@@ -340,7 +362,9 @@ def _set_in(origins: Mapping[str, str], path: str) -> bool:
 
 # -- structuring -------------------------------------------------------------------------------
 
-_TOOLS_OWN_KEYS = frozenset({"enable", "deny", "profile", "trust"})
+_TOOLS_OWN_KEYS = frozenset(
+    {"enable", "deny", "profile", "trust", "max_direct", "max_direct_bytes", "exposure"}
+)
 _LOOP_OWNED_OPTIONS = frozenset(
     {"tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"}
 )
@@ -971,7 +995,8 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         if not isinstance(value, dict):
             raise ConfigError(
                 f"{_where(file, f'$.tools.{key}')} = {value!r}: unknown key {key!r}; [tools] takes "
-                "enable, deny, profile, [tools.trust], and [tools.<plugin>] tables of plugin "
+                "enable, deny, profile, max_direct, max_direct_bytes, [tools.trust], "
+                "[tools.exposure], and [tools.<plugin>] tables of plugin "
                 "settings",
                 file=file,
                 path=f"$.tools.{key}",
@@ -1055,6 +1080,7 @@ _SECTIONS: dict[str, type] = {
     "ledger": LedgerConfig,
     "trace": TraceConfig,
     "batch": BatchConfig,
+    "artifacts": ArtifactsConfig,
 }
 
 
@@ -1187,6 +1213,15 @@ def _check_values(
                 level,
                 "one of " + ", ".join(t.label for t in TrustLevel),
             ) from None
+    if config.artifacts.max_bytes < 1:
+        raise bad("$.artifacts.max_bytes", config.artifacts.max_bytes, "a whole number ≥ 1")
+    for name, exposure in tools.exposure.items():
+        if exposure not in ("direct", "deferred", "hidden"):
+            raise bad(f"$.tools.exposure.{name}", exposure, "one of direct, deferred, hidden")
+    for key in ("max_direct", "max_direct_bytes"):
+        limit = getattr(tools, key)
+        if limit is not None and limit < 1:
+            raise bad(f"$.tools.{key}", limit, "a whole number of at least 1, or leave it out")
     side_effects = [effect.value for effect in SideEffect]
     for key in ("require_approval", "deny"):
         for i, effect in enumerate(getattr(config.policy, key)):

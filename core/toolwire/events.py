@@ -104,6 +104,22 @@ class ToolResolutionCorrected(Event):
 
 
 @attrs.frozen(kw_only=True)
+class ToolsDeferred(Event):
+    """The round's tools were over the catalogue budget (``[tools] max_direct`` or
+    ``max_direct_bytes``) or set ``deferred``: these are left to ``tool_search``."""
+
+    tools: tuple[str, ...]
+    reason: str
+
+
+@attrs.frozen(kw_only=True)
+class ToolsPromoted(Event):
+    """``tool_search`` found these deferred tools: they are offered from this round on."""
+
+    tools: tuple[str, ...]
+
+
+@attrs.frozen(kw_only=True)
 class RequestSent(Event):
     """A request went to the provider."""
 
@@ -390,5 +406,7 @@ __all__ = [
     "ToolProgress",
     "ToolResolutionCorrected",
     "ToolStarted",
+    "ToolsDeferred",
+    "ToolsPromoted",
     "UnknownTool",
 ]

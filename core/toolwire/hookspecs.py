@@ -7,7 +7,7 @@ calls hooks synchronously, so a ``wrapper=True`` implementation wraps the awaita
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._markers import hookspec
@@ -51,6 +51,35 @@ def toolwire_tools(settings: Any) -> Iterable[Tool] | None:
         @toolwire.hookimpl
         def toolwire_tools(settings):
             return [shout]
+    """
+
+
+@hookspec
+def toolwire_services(settings: Any) -> Mapping[str, Any] | None:
+    """Provide named services to the tools of every plugin (a database client, an HTTP client
+    with credentials, a store).
+
+    Called once per host, when the host first needs its services (to register its tools or run
+    one); the results of all plugins are collected, and a name two plugins provide stays with the
+    first, the clash reported naming both. A tool receives a service through an ``Injected[T]``
+    parameter, by the parameter's name (or ``Inject("key")``) or else by type; the model never
+    sees it. When the host closes, each service is closed, latest first: its ``aclose()`` is
+    awaited, or else its ``close()`` is called (and awaited if it returns an awaitable).
+    Services given to ``Host.load(services=...)`` win over a plugin's of the same name.
+
+    :param settings: the plugin's own settings, as in ``toolwire_tools``.
+    :returns: a mapping of service name to service object, or None.
+
+    **Example**::
+
+        @toolwire.hookimpl
+        def toolwire_services(settings):
+            return {"db": sqlite3.connect(settings.path)}
+
+        @toolwire.tool
+        def count_rows(table: str, db: Injected[sqlite3.Connection]) -> int:
+            \"\"\"Count the rows of a table.\"\"\"
+            ...
     """
 
 

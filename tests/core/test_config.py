@@ -125,7 +125,10 @@ def test_config_file_from_environment(tmp_path: Path, monkeypatch: pytest.Monkey
         ),
         ("[tools]\nprofile = 'x'\n", "$.tools.profile = 'x': expected the name of a [profiles."),
         ("[tools]\nlimit = 3\n", "$.tools.limit = 3: unknown key 'limit'"),
-        ("[bogus]\nx = 1\n", "$.bogus: unknown key 'bogus'; valid keys here: batch, i18n, "),
+        (
+            "[bogus]\nx = 1\n",
+            "$.bogus: unknown key 'bogus'; valid keys here: artifacts, batch, i18n, ",
+        ),
         ("[profiles.p]\nallow = ['a']\ndeni = []\n", "$.profiles.p.deni: unknown key 'deni'"),
         ("[loop\n", "not valid TOML"),
         ("loop = 3\n", "$.loop = 3: expected a table [loop]"),

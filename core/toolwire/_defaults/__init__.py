@@ -28,4 +28,9 @@ def default_plugins(config: Config) -> list[tuple[str, object]]:
     for name in DEFAULT_PLUGINS:
         plugin = Trace(config.trace) if name == TRACE else importlib.import_module(name)
         plugins.append((name, plugin))
+    if config.artifacts.dir is not None:
+        from .artifacts import NAME as ARTIFACTS
+        from .artifacts import ArtifactStore
+
+        plugins.append((ARTIFACTS, ArtifactStore(config.artifacts)))
     return plugins

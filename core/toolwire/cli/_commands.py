@@ -46,6 +46,10 @@ def _parser() -> argparse.ArgumentParser:
     p = tools_sub.add_parser("list", help="the tools of the enabled plugins")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--locale", help="the language of titles and descriptions ([i18n])")
+    p = tools_sub.add_parser("why", help="why a run would not offer a tool (the first reason)")
+    p.add_argument("name")
+    p.add_argument("--profile", help="the run's profile (default: [tools] profile)")
+    p.add_argument("--json", action="store_true", help="print JSON")
     p = tools_sub.add_parser("show", help="a tool exactly as a provider receives it")
     p.add_argument("name")
     p.add_argument("--locale", help="the language of the display texts ([i18n])")
@@ -223,6 +227,7 @@ def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     _report_failures(host, err)
     if args.tools_command == "list":
         tools = list(registered.values())
+        reasons = _listed_reasons(host, tools)
         if args.json:
             rows = [
                 {
@@ -230,6 +235,8 @@ def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     "plugin": t.plugin,
                     "description": t.description,
                     "parameters": t.parameters,
+                    "offered": reasons[t.name] is None,
+                    "not_offered": reasons[t.name],
                 }
                 for t in tools
             ]
@@ -241,8 +248,18 @@ def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             for t in tools:
                 text = host.tool_display(t, getattr(args, "locale", None)).description
                 summary = text.splitlines()[0] if text else ""
-                out.write(f"{t.name:<{width}}  [{t.plugin}]  {summary}\n")
+                reason = reasons[t.name]
+                offered = "offered" if reason is None else "not offered"
+                line = f"{t.name:<{width}}  [{t.plugin}]  {offered:<11}  {summary}"
+                out.write(f"{line}  ({reason})\n" if reason else f"{line}\n")
         return EXIT_OK
+    if args.tools_command == "why":
+        reason = _why_not_offered(host, [args.name], profile=args.profile)[args.name]
+        if args.json:
+            _print_json({"name": args.name, "offered": reason is None, "reason": reason}, out)
+        else:
+            out.write(f"{args.name} is offered\n" if reason is None else f"{args.name}: {reason}\n")
+        return EXIT_OK if reason is None or args.name in registered else EXIT_FAILED
     tool = registered.get(args.name)
     if tool is None:
         known = ", ".join(registered) or "none"
@@ -251,6 +268,38 @@ def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.tools_command == "show":
         return _tools_show(host, tool, args, out, err)
     return _tools_call(host, tool, args, out, err)
+
+
+def _listed_reasons(host: Host, tools: list[Any]) -> dict[str, str | None]:
+    """The first reason the offer leaves each tool out, from the checks that need no provider
+    and no conversation (the selection, then trust): listing starts no event loop and no
+    adapter. A context tool that passes them is offered when its resolver answers, which
+    ``toolwire tools why`` asks."""
+    from .._selection import Selection, first_reason
+
+    try:
+        selection = Selection.from_config(host.config, None, None)
+    except ValueError as exc:  # an undefined [tools] profile: no tool can be offered
+        return {t.name: str(exc) for t in tools}
+    trust = host.config.provider.trust_level
+    return {t.name: first_reason(selection, t, trust, len(t.name), "") for t in tools}
+
+
+def _why_not_offered(
+    host: Host, names: list[str], profile: str | None = None
+) -> dict[str, str | None]:
+    """``Host.why_not_offered`` for each name, in one event loop (the host closed after)."""
+    import asyncio
+
+    async def reasons() -> dict[str, str | None]:
+        try:
+            return {name: await host.why_not_offered(name, profile=profile) for name in names}
+        except ValueError as exc:  # an undefined profile: no tool can be offered
+            return dict.fromkeys(names, str(exc))
+        finally:
+            await host.aclose()
+
+    return asyncio.run(reasons())
 
 
 def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:

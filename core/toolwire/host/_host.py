@@ -24,8 +24,10 @@ from ._discovery import (
 )
 from ._observers import Observers
 from ._registry import Registry
+from ._services import Services
 
 if TYPE_CHECKING:
+    from .._request import OfferRequest
     from ..adapters import ProviderAdapter
     from ..events import Event
     from ..http._transport import Transport
@@ -56,6 +58,8 @@ class Host:
         config: Config,
         plugin_manager: pluggy.PluginManager,
         plugins: Sequence[PluginInfo],
+        *,
+        services: Mapping[str, Any] | None = None,
     ) -> None:
         self.config = config
         self.plugin_manager = plugin_manager
@@ -66,12 +70,20 @@ class Host:
         self._transport: Transport | None = None
         self._pipeline: Pipeline | None = None
         self._observers = Observers(self.hook, self.plugin_info, bound=config.loop.observer_timeout)
+        self._services = Services(
+            self.hook,
+            services or {},
+            plugin_info=self.plugin_info,
+            plugin_settings=self.plugin_settings,
+            report_failure=self._fail,
+        )
         self._registry = Registry(
             self.hook,
             plugin_info=self.plugin_info,
             plugin_settings=self.plugin_settings,
             report_failure=self._fail,
             min_trust={name: TrustLevel.parse(level) for name, level in config.tools.trust.items()},
+            services=lambda: self.services,
         )
         self.stash: dict[Any, Any] = {}
         self._closers: list[Callable[[], Awaitable[None]]] = []
@@ -84,6 +96,7 @@ class Host:
         config: Config | str | os.PathLike[str] | None = None,
         *,
         plugins: Iterable[object] = (),
+        services: Mapping[str, Any] | None = None,
     ) -> Host:
         """Discover installed plugins, enable those the config names, and register them.
 
@@ -91,6 +104,10 @@ class Host:
             (``--config``, ``$TOOLWIRE_CONFIG``, ``./toolwire.toml``) or use defaults.
         :param plugins: plugin objects (modules or instances with hookimpls) registered directly,
             in addition to the enabled entry-point plugins.
+        :param services: named services for the tools' ``Injected`` parameters (a database
+            client, an HTTP client with credentials …), beside those the plugins provide
+            (``toolwire_services``; a name given here wins). Never shown to the model; closed
+            with the host (``aclose()`` or ``close()``).
         :raises ConfigError: when the config is invalid, enables a plugin that is not installed,
             or gives an enabled plugin settings that do not fit it.
         """
@@ -131,7 +148,7 @@ class Host:
             info = PluginInfo(name=str(name), enabled=True, loaded=True)
             register_plugin(pm, obj, info)
             infos.append(info)
-        host = cls(config, pm, infos)
+        host = cls(config, pm, infos, services=services)
         check_plugin_settings(host)
         configure_plugins(host)
         return host
@@ -164,6 +181,15 @@ class Host:
         self._settings[plugin] = settings
         return settings
 
+    # -- services --------------------------------------------------------------------------
+
+    @property
+    def services(self) -> Mapping[str, Any]:
+        """The services tools receive through ``Injected`` parameters, by name: those given to
+        :meth:`load`, each plugin's (``toolwire_services``, called once, on first use), and the
+        host's own ``host`` and ``config``. Read-only."""
+        return {**self._services.services, "host": self, "config": self.config}
+
     # -- tools -----------------------------------------------------------------------------
 
     @property
@@ -186,6 +212,51 @@ class Host:
                 raise KeyError(f"no tool named {tool!r}; registered tools: {known}")
             tool = found
         return tool_display(tool, self.config.i18n, locale)
+
+    async def why_not_offered(
+        self,
+        name: str,
+        request: OfferRequest | None = None,
+        *,
+        tools: Sequence[str] | None = None,
+        profile: str | None = None,
+    ) -> str | None:
+        """Why a round would not offer the tool ``name``, or None when it would.
+
+        The offer's own checks, in its order, give the first reason that applies: no such
+        tool, not enabled, denied, outside the profile's allow list, the provider's trust, the
+        adapter's name limit, and ``toolwire_resolve_function`` returning nothing (or raising).
+        ``tools`` and ``profile`` are the run's options of the same names. Without a
+        ``request``, one for the first round of an empty conversation with the configured
+        provider is used. When no provider is configured, the adapter's name limit is not
+        checked.
+        """
+        from .._request import OfferRequest
+        from ..loop._offer import Selection
+        from ..loop._offer import why_not_offered as first_reason
+
+        selection = Selection.from_config(
+            self.config, tuple(tools) if tools is not None else None, profile
+        )
+        try:
+            adapter: ProviderAdapter | None = await self.get_adapter()
+        except HostError:
+            adapter = None
+        api = request.api if request is not None else (adapter.api if adapter else "")
+        max_name = adapter.capabilities.max_tool_name_length if adapter else len(name)
+        if request is None:
+            tool = self.tools.get(name)
+            request = OfferRequest(
+                run_id="",
+                round=1,
+                messages=(),
+                api=api,
+                model=self.config.provider.model,
+                provider_trust=self.config.provider.trust_level,
+                native_tools=adapter.capabilities.native_tools if adapter else True,
+                settings=self.plugin_settings(tool.plugin) if tool is not None else {},
+            )
+        return await first_reason(self, selection, name, request, max_name=max_name, emit=self.emit)
 
     def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
         """Register a tool directly (for embedding and tests); a taken name is an error."""
@@ -346,12 +417,25 @@ class Host:
                     )
                 )
         self.stash.clear()
+        await self._services.aclose(self._service_failed)
         adapter, self._adapter = self._adapter, None
         if adapter is not None:
             await adapter.aclose()
         transport, self._transport = self._transport, None
         if transport is not None:
             await transport.aclose()
+
+    def _service_failed(self, name: str, exc: BaseException) -> None:
+        from ..events import PluginFailed
+
+        self.emit(
+            PluginFailed(
+                run_id="",
+                plugin="host",
+                hook="services",
+                error=f"closing service {name!r}: {describe_exception(exc)}",
+            )
+        )
 
     async def __aenter__(self) -> Host:
         return self

@@ -35,8 +35,10 @@ class Registry:
         plugin_settings: Callable[[str | None], Any],
         report_failure: ReportFailure,
         min_trust: Mapping[str, TrustLevel] | None = None,
+        services: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         self._hook = hook
+        self._services = services
         self._min_trust = dict(min_trust or {})
         self._plugin_info = plugin_info
         self._plugin_settings = plugin_settings
@@ -58,6 +60,9 @@ class Registry:
         from ..tools import ToolDefinitionError, validate_tool_name
 
         validate_tool_name(tool.name)
+        problem = self._service_problem(tool)
+        if problem is not None:
+            raise problem
         tools = dict(self.tools)
         if tool.name in tools:
             other = tools[tool.name].plugin or "the host"
@@ -124,7 +129,18 @@ class Registry:
                 f"tool name {tool.name!r} is registered by two plugins: "
                 f"{first_desc} and {this_desc}; the one from {first!r} is kept"
             )
-        return None
+        return self._service_problem(tool)
+
+    def _service_problem(self, tool: Tool) -> Exception | None:
+        """A :class:`ToolDefinitionError` when ``tool`` asks for a service the host lacks."""
+        from ..tools import ToolDefinitionError
+        from ..tools._context import RUN_SERVICES
+        from ..tools._model import missing_service
+
+        if self._services is None:
+            return None
+        missing = missing_service(tool, self._services, RUN_SERVICES)
+        return ToolDefinitionError(missing) if missing is not None else None
 
     # -- adapters --------------------------------------------------------------------------
 

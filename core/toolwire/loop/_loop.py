@@ -81,7 +81,9 @@ class ToolCallingLoop:
         self.ledger = ledger if ledger is not None else ledger_for(host)
         self.last_run: Run | None = None
         self._trust = config.provider.trust_level
-        self._services: Mapping[str, Any] = types.MappingProxyType({"host": host, "config": config})
+        self._services: Mapping[str, Any] = types.MappingProxyType(
+            {**getattr(host, "services", {}), "host": host, "config": config}
+        )
         self._offers = OfferCache()  # the offer kept from round to round while nothing changed
         self._coarse = CoarseBounds()  # the default tool bound's shared timers
 

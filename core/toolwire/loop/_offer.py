@@ -5,18 +5,28 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
 from .._contain import bounded, is_cancellation, raised_by
 from .._request import OfferRequest
+from .._selection import Selection as Selection  # kept importable from here
+from .._selection import first_reason
+from .._selection import unfit as _unfit
 from .._trust import TrustLevel
-from ..config import Config
-from ..events import Event, PluginFailed, ToolOmitted, ToolResolutionCorrected
+from ..events import (
+    Event,
+    PluginFailed,
+    ToolOmitted,
+    ToolResolutionCorrected,
+    ToolsDeferred,
+    ToolsPromoted,
+)
 from ..messages import Message
 from ..tools._spec import FunctionSpec
+from ._catalogue import Arranged, SearchTools, arrange
 from ._execution import describe
 
 if TYPE_CHECKING:
@@ -57,59 +67,6 @@ class Offer:
         return tuple(f.name for f in self.functions)
 
 
-@attrs.frozen(kw_only=True)
-class Selection:
-    """The candidate tools of a run before per-round checks: selected by ``[tools] enable`` or the
-    run's ``tools=``, plus ``context`` tools, within the profile's allow list, minus deny lists."""
-
-    enabled: frozenset[str] | None
-    allow: frozenset[str] | None
-    deny: frozenset[str]
-
-    @classmethod
-    def from_config(
-        cls, config: Config, tools: tuple[str, ...] | None, profile: str | None
-    ) -> Selection:
-        """The selection for a run; ``tools`` (the run's option) overrides ``[tools] enable``."""
-        enabled = tools if tools is not None else config.tools.enable
-        deny = set(config.tools.deny)
-        allow: frozenset[str] | None = None
-        profile_name = profile if profile is not None else config.tools.profile
-        if profile_name is not None:
-            chosen = config.profiles.get(profile_name)
-            if chosen is None:
-                known = ", ".join(sorted(config.profiles)) or "none are defined"
-                raise ValueError(
-                    f"profile {profile_name!r} is not defined; defined profiles: {known}"
-                )
-            if chosen.allow is not None:
-                allow = frozenset(chosen.allow)
-            deny.update(chosen.deny)
-        return cls(
-            enabled=frozenset(enabled) if enabled is not None else None,
-            allow=allow,
-            deny=frozenset(deny),
-        )
-
-    def candidates(self, registered: Mapping[str, Tool]) -> list[Tool]:
-        """The registered tools this selection lets through, sorted by name."""
-        out: list[Tool] = []
-        for name in sorted(registered):
-            tool = registered[name]
-            if name in self.deny:
-                continue
-            if self.allow is not None and name not in self.allow:
-                continue
-            if (
-                self.enabled is not None
-                and name not in self.enabled
-                and tool.activation != "context"
-            ):
-                continue
-            out.append(tool)
-        return out
-
-
 @attrs.frozen
 class _Plan:
     """What a round offers when no plugin takes part in resolving it, worked out once.
@@ -145,6 +102,7 @@ class OfferCache:
         self._plan: _Plan | None = None
         self._offer: Offer | None = None
         self._offer_prompt: str | None = None
+        self.search = SearchTools()  # the catalogue's sizes and tool_search, kept between rounds
 
     def clear(self) -> None:
         """Forget the kept offer: the next round is worked out from scratch."""
@@ -305,6 +263,11 @@ async def resolve_offer(
         functions.append(spec if spec.tool is not None else attrs.evolve(spec, tool=tool))
         tools[spec.name] = tool
         requests.append(request)
+    kept = _arranged(host, functions, tools, messages, SearchTools(), run_id, round, emit)
+    if kept.deferred:
+        asked = {spec.name: request for spec, request in zip(functions, requests, strict=True)}
+        requests = [asked.get(spec.name, requests[0]) for spec in kept.functions]
+        functions, tools = list(kept.functions), dict(kept.tools)
     instructions, failed = await _instructions(
         host,
         tools,
@@ -349,7 +312,10 @@ async def _cached_offer(
         base_system_prompt,
     )
     if not plan.dynamic and not plan.omitted:
-        return cache.offer_for(plan.functions, plan.tools_by_name, base_system_prompt)
+        kept = _arranged(
+            host, plan.functions, plan.tools_by_name, messages, cache.search, run_id, round, emit
+        )
+        return cache.offer_for(kept.functions, kept.tools, base_system_prompt)
     resolve = _resolver(
         host.hook.toolwire_resolve_function,
         direct=True,
@@ -380,23 +346,61 @@ async def _cached_offer(
             tools[entry.name] = tool
         else:
             emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=entry))
-    return cache.offer_for(tuple(functions), tools, base_system_prompt)
+    kept = _arranged(host, functions, tools, messages, cache.search, run_id, round, emit)
+    return cache.offer_for(kept.functions, kept.tools, base_system_prompt)
 
 
-def _unfit(tool: Tool, trust: TrustLevel, max_name: int, api: str) -> str | None:
-    """Why ``tool`` cannot be offered to this adapter and provider at all, or None."""
-    if len(tool.name) > max_name:
-        return (
-            f"its name is {len(tool.name)} characters long; the {api} "
-            f"adapter accepts at most {max_name}"
+def _arranged(
+    host: LoopHost,
+    functions: Sequence[FunctionSpec],
+    tools: Mapping[str, Tool],
+    messages: tuple[Message, ...],
+    search: SearchTools,
+    run_id: str,
+    round: int,
+    emit: Callable[[Event], None],
+) -> Arranged:
+    """The round's functions within the catalogue budget (``loop/_catalogue.py``), with the
+    events saying what was deferred and what ``tool_search`` promoted."""
+    arranged = arrange(functions, tools, messages, host.config.tools, search)
+    if arranged.promoted:
+        emit(ToolsPromoted(run_id=run_id, round=round, tools=arranged.promoted))
+    if arranged.deferred:
+        emit(
+            ToolsDeferred(
+                run_id=run_id, round=round, tools=arranged.deferred, reason=arranged.reason
+            )
         )
-    needed = tool.min_provider_trust
-    if needed is not None and TrustLevel.parse(needed) > trust:
-        return (
-            "it needs a provider trusted at least "
-            f"{TrustLevel.parse(needed).label!r}; the provider is {trust.label!r}"
-        )
-    return None
+    return arranged
+
+
+async def why_not_offered(
+    host: LoopHost,
+    selection: Selection,
+    name: str,
+    request: OfferRequest,
+    *,
+    max_name: int,
+    emit: Callable[[Event], None],
+) -> str | None:
+    """The first reason the offer would leave the tool ``name`` out of ``request``, or None when
+    it would offer it: the same checks as :func:`resolve_offer`, in its order (the selection,
+    then trust and name length, then ``toolwire_resolve_function``)."""
+    tool = host.tools.get(name)
+    if tool is None:
+        known = ", ".join(host.tools) or "none are registered"
+        return f"no tool named {name!r} is registered; registered tools: {known}"
+    reason = first_reason(selection, tool, request.provider_trust, max_name, request.api)
+    if reason is not None:
+        return reason
+    resolve = _resolver(
+        host.hook.toolwire_resolve_function,
+        direct=host.pipeline.direct_resolve,
+        emit=emit,
+        bound=host.config.loop.hook_timeout,
+    )
+    spec = await resolve(tool, request)
+    return spec if isinstance(spec, str) else None
 
 
 def _plugin_failed(

@@ -22,6 +22,10 @@ FILTERED_SERVICE = "untrusted_filtered"
 call filtered its content (called with the call's round and id), so the loop's backstop for
 tools returning untrusted content does not filter that result a second time."""
 
+RUN_SERVICES: frozenset[str] = frozenset({"emit", FILTERED_SERVICE})
+"""The services the loop adds to each run's (``emit`` records an event in the run): a tool may
+ask for them although the host's own services do not hold them."""
+
 
 def _no_progress(message: str, fraction: float | None = None) -> None:
     """The progress of a call nobody follows."""
@@ -39,7 +43,11 @@ class Inject:
 
     ``key`` names what to supply (default: the parameter's name), looked up first in the call's
     ``ToolContext.services``, then among the attributes of the ``ToolContext`` itself
-    (``settings``, ``messages``, ``call_id`` …). Usually written as ``Injected[T]``.
+    (``settings``, ``messages``, ``call_id`` …), then by type: the one service that is an
+    instance of ``T``. Usually written as ``Injected[T]``. Services come from the host
+    (``host``, ``config``), from plugins (``toolwire_services``) and from
+    ``Host.load(services=...)``; a tool asking for one the host does not have is refused when
+    it is registered.
     """
 
     key: str | None = None

@@ -388,13 +388,74 @@ def _injected(tool: Tool, param: _Param, context: ToolContext) -> Any:
         return context
     if key in _CONTEXT_ATTRIBUTES:
         return getattr(context, key)
-    if param.default is not _EMPTY:
-        return _UNSET
+    found = _service_of_type(tool, param, context.services)
+    if found is not _UNSET or param.default is not _EMPTY:
+        return found
     offered = ", ".join(sorted(context.services)) or "none"
     raise _InjectionMissing(
         f"tool {tool.name} needs the host service {key!r} (parameter {param.name}), which this "
         f"host does not provide (services: {offered})"
     )
+
+
+def _service_of_type(tool: Tool, param: _Param, services: Mapping[str, Any]) -> Any:
+    """The one service that is an instance of the parameter's type, else ``_UNSET``; two or more
+    are an :class:`_InjectionMissing` naming them (a name must choose). Built-in types
+    (``str``, ``dict`` …) say nothing about which service is meant, so they go by name only."""
+    base, _ = strip_annotated(param.annotation)
+    if not isinstance(base, type) or base.__module__ == "builtins":
+        return _UNSET
+    matches = [name for name, value in services.items() if isinstance(value, base)]
+    if len(matches) == 1:
+        return services[matches[0]]
+    if matches:
+        raise _InjectionMissing(
+            f"tool {tool.name}, parameter {param.name}: several host services are "
+            f"{base.__name__} ({', '.join(sorted(matches))}); name the parameter after one of "
+            f"them or mark it Injected with Inject(key)"
+        )
+    return _UNSET
+
+
+def missing_service(
+    tool: Tool,
+    services_of: Callable[[], Mapping[str, Any]],
+    per_run: frozenset[str] = frozenset(),
+) -> str | None:
+    """Why ``tool`` cannot get one of its ``Injected`` parameters from the services
+    ``services_of()`` returns (asked only for a tool that has such parameters) and the names in
+    ``per_run``, which the loop adds to every run; None when it can get them all.
+
+    The same lookup as a call makes: by key, the call's own context, then by type; a parameter
+    with a default may go without.
+    """
+    runner = tool._runner
+    if not isinstance(runner, _FunctionRunner):
+        return None
+    injected = [param for param in runner.params if param.hidden == "inject"]
+    if not injected:
+        return None
+    services = services_of()
+    for param in injected:
+        key = param.key or param.name
+        base, _ = strip_annotated(param.annotation)
+        if key in services or key in per_run or key in _CONTEXT_ATTRIBUTES:
+            continue
+        if isinstance(base, type) and issubclass(base, ToolContext):
+            continue
+        try:
+            found = _service_of_type(tool, param, services)
+        except _InjectionMissing as exc:
+            return str(exc)
+        if found is not _UNSET or param.default is not _EMPTY:
+            continue
+        offered = ", ".join(sorted({*services, *per_run})) or "none"
+        kind = base.__name__ if isinstance(base, type) else str(param.annotation)
+        return (
+            f"tool {tool.name} needs the service {key!r} (parameter {param.name}: {kind}), which "
+            f"no enabled plugin and no Host.load(services=...) provides; services: {offered}"
+        )
+    return None
 
 
 class _InjectionMissing(Exception):

@@ -1,0 +1,288 @@
+"""Large catalogues: which of a round's tools go to the model directly, and ``tool_search`` for
+the rest.
+
+When ``[tools] max_direct`` or ``max_direct_bytes`` is exceeded, or tools are set ``deferred``
+in ``[tools.exposure]``, the round offers the tools most relevant to the last user message (its
+words against each tool's name and description) and a built-in ``tool_search`` over the rest.
+What ``tool_search`` finds is promoted: the conversation holds its results, so every later round
+(also after a resume, or in a run continuing the conversation) offers those tools directly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Final
+
+import attrs
+
+from ..messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from ..tools._spec import FunctionSpec
+
+if TYPE_CHECKING:
+    from ..config import ToolsConfig
+    from ..tools import Tool
+
+SEARCH_TOOL: Final = "tool_search"
+"""The name of the built-in search over deferred tools."""
+
+_MAX_FOUND = 5
+_WORD = re.compile(r"[^\W_]+")
+
+
+@attrs.frozen
+class Arranged:
+    """A round's offer after the catalogue budget: the functions the model sees (sorted by
+    name, ``tool_search`` among them when anything is deferred) and the tools behind them."""
+
+    functions: tuple[FunctionSpec, ...]
+    tools: Mapping[str, Tool]
+    deferred: tuple[str, ...] = ()
+    reason: str = ""
+    promoted: tuple[str, ...] = ()
+
+
+class SearchTools:
+    """What the catalogue keeps between rounds: the sizes of specs and the ``tool_search``
+    built for one set of deferred tools (the same object while that set holds, so a kept offer
+    stays the same)."""
+
+    def __init__(self) -> None:
+        self._sizes: dict[int, tuple[FunctionSpec, int]] = {}
+        self._search: tuple[tuple[str, ...], Tool, FunctionSpec] | None = None
+        self._words: dict[int, tuple[FunctionSpec, frozenset[str], frozenset[str]]] = {}
+        # The last arrangement and what it was made from: a kept offer's functions and tools
+        # (the same objects round after round), the last user text and the promotions.
+        self.last: tuple[object, object, str, frozenset[str], Arranged] | None = None
+
+    def words_of(self, spec: FunctionSpec) -> tuple[frozenset[str], frozenset[str]]:
+        """The words of ``spec``'s name and of its description, worked out once per spec."""
+        kept = self._words.get(id(spec))
+        if kept is not None and kept[0] is spec:
+            return kept[1], kept[2]
+        name, described = words(spec.name), words(spec.description or "")
+        if len(self._words) > 4096:
+            self._words.clear()
+        self._words[id(spec)] = (spec, name, described)
+        return name, described
+
+    def size(self, spec: FunctionSpec) -> int:
+        """The bytes of JSON a provider receives for ``spec`` (name, description, parameters)."""
+        kept = self._sizes.get(id(spec))
+        if kept is not None and kept[0] is spec:
+            return kept[1]
+        body = {"name": spec.name, "description": spec.description, "parameters": spec.parameters}
+        size = len(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
+        if len(self._sizes) > 4096:
+            self._sizes.clear()
+        self._sizes[id(spec)] = (spec, size)
+        return size
+
+    def search_for(self, deferred: Sequence[FunctionSpec]) -> tuple[Tool, FunctionSpec]:
+        """The ``tool_search`` tool over ``deferred`` and its spec."""
+        key = tuple(spec.name for spec in deferred)
+        if self._search is not None and self._search[0] == key:
+            return self._search[1], self._search[2]
+        tool = search_tool(deferred)
+        spec = attrs.evolve(tool.function_spec(), tool=tool)
+        self._search = (key, tool, spec)
+        return tool, spec
+
+
+def words(text: str) -> frozenset[str]:
+    """The lower-cased words of ``text`` (``read_web_page`` is three words)."""
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def relevance(query: frozenset[str], spec: FunctionSpec, kept: SearchTools | None = None) -> int:
+    """How many words of ``query`` the tool's name and description hold (name words count
+    twice: a name is what the tool is)."""
+    name, described = (
+        kept.words_of(spec)
+        if kept is not None
+        else (words(spec.name), words(spec.description or ""))
+    )
+    return sum(2 if word in name else 1 for word in query if word in name or word in described)
+
+
+def last_user_text(messages: Sequence[Message]) -> str:
+    """The text of the last user turn of the conversation, or ''."""
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            return message.text
+    return ""
+
+
+def promotions(messages: Sequence[Message]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The tools that ``tool_search`` found in this conversation, and those it found in the
+    results after the last assistant turn (promoted by the latest round)."""
+    found: set[str] = set()
+    latest: list[str] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            latest = []
+        if not isinstance(message, ToolResultMessage) or message.name != SEARCH_TOOL:
+            continue
+        data = message.result.data
+        listed = data.get("tools") if isinstance(data, dict) else None
+        for entry in listed if isinstance(listed, list) else ():
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if isinstance(name, str) and name not in found:
+                found.add(name)
+                latest.append(name)
+    return frozenset(found), tuple(latest)
+
+
+def budgeted(config: ToolsConfig) -> bool:
+    """True when the catalogue may defer anything (a budget or a ``deferred`` exposure)."""
+    return (
+        config.max_direct is not None
+        or config.max_direct_bytes is not None
+        or any(value == "deferred" for value in config.exposure.values())
+    )
+
+
+def arrange(
+    functions: Sequence[FunctionSpec],
+    tools: Mapping[str, Tool],
+    messages: Sequence[Message],
+    config: ToolsConfig,
+    kept: SearchTools,
+) -> Arranged:
+    """Split a round's resolved functions into those offered directly and those deferred to
+    ``tool_search`` (see the module's docstring). Without anything deferred, ``functions`` and
+    ``tools`` come back as they are."""
+    unchanged = Arranged(functions=tuple(functions), tools=tools)
+    if not budgeted(config) or SEARCH_TOOL in tools:
+        return unchanged
+    found, latest = promotions(messages)
+    text = last_user_text(messages)
+    last = kept.last
+    if (
+        last is not None
+        and last[0] is functions
+        and last[1] is tools
+        and last[2:4] == (text, found)
+    ):
+        return attrs.evolve(last[4], promoted=tuple(n for n in latest if n in tools))
+    arranged = _arranged(functions, tools, text, found, config, kept)
+    kept.last = (functions, tools, text, found, arranged)
+    return attrs.evolve(arranged, promoted=tuple(n for n in latest if n in tools))
+
+
+def _arranged(
+    functions: Sequence[FunctionSpec],
+    tools: Mapping[str, Tool],
+    text: str,
+    found: frozenset[str],
+    config: ToolsConfig,
+    kept: SearchTools,
+) -> Arranged:
+    """:func:`arrange` for one last user text and one set of promoted tools."""
+    unchanged = Arranged(functions=tuple(functions), tools=tools)
+    promoted = [spec for spec in functions if spec.name in found]
+    marked = [
+        spec
+        for spec in functions
+        if spec.name not in found and config.exposure.get(spec.name) == "deferred"
+    ]
+    marked_ids = {id(spec) for spec in marked}
+    rest = [spec for spec in functions if spec.name not in found and id(spec) not in marked_ids]
+    direct, over = _within_budget(rest, text, config, kept)
+    deferred = sorted([*marked, *over], key=lambda spec: spec.name)
+    if not deferred:
+        return unchanged
+    search, search_spec = kept.search_for(deferred)
+    offered = sorted([*promoted, *direct, search_spec], key=lambda spec: spec.name)
+    reasons = []
+    if over:
+        reasons.append(_budget_text(config))
+    if marked:
+        reasons.append("[tools.exposure] sets them deferred")
+    return Arranged(
+        functions=tuple(offered),
+        tools=_by_name(offered, tools, search),
+        deferred=tuple(spec.name for spec in deferred),
+        reason="; ".join(reasons),
+    )
+
+
+def _by_name(
+    offered: Sequence[FunctionSpec], tools: Mapping[str, Tool], search: Tool
+) -> dict[str, Tool]:
+    return {spec.name: search if spec.name == SEARCH_TOOL else tools[spec.name] for spec in offered}
+
+
+def _budget_text(config: ToolsConfig) -> str:
+    limits = []
+    if config.max_direct is not None:
+        limits.append(f"[tools] max_direct = {config.max_direct}")
+    if config.max_direct_bytes is not None:
+        limits.append(f"[tools] max_direct_bytes = {config.max_direct_bytes}")
+    return "over the catalogue budget (" + ", ".join(limits) + ")"
+
+
+def _within_budget(
+    specs: list[FunctionSpec],
+    text: str,
+    config: ToolsConfig,
+    kept: SearchTools,
+) -> tuple[list[FunctionSpec], list[FunctionSpec]]:
+    """The specs offered directly (the most relevant that fit both budgets) and those left."""
+    count, size = config.max_direct, config.max_direct_bytes
+    total = sum(kept.size(spec) for spec in specs) if size is not None else 0
+    if (count is None or len(specs) <= count) and (size is None or total <= size):
+        return specs, []
+    query = words(text)
+    # The most relevant first; ties keep name order, so the choice is stable for prompt caches.
+    ranked = sorted(specs, key=lambda spec: -relevance(query, spec, kept))
+    direct: list[FunctionSpec] = []
+    used = 0
+    for spec in ranked:
+        if count is not None and len(direct) >= count:
+            break
+        cost = kept.size(spec) if size is not None else 0
+        if size is not None and used + cost > size:
+            continue
+        direct.append(spec)
+        used += cost
+    chosen = {id(spec) for spec in direct}
+    return direct, [spec for spec in specs if id(spec) not in chosen]
+
+
+def search_tool(deferred: Sequence[FunctionSpec]) -> Tool:
+    """The built-in ``tool_search`` over ``deferred``: the best matches for a query, with their
+    descriptions; the tools it returns are offered from the next round on."""
+    from ..tools import tool
+
+    catalogue = tuple(deferred)
+
+    def tool_search(
+        query: Annotated[str, "Words describing the tool you need (what it does, its subject)."],
+    ) -> dict[str, Any]:
+        asked = words(query)
+        scored = sorted(
+            ((relevance(asked, spec), spec) for spec in catalogue),
+            key=lambda pair: -pair[0],
+        )
+        hits = [spec for score, spec in scored if score > 0][:_MAX_FOUND]
+        if not hits:
+            return {
+                "tools": [],
+                "note": "No tool matches these words; try other words for what the tool does.",
+            }
+        return {
+            "tools": [{"name": spec.name, "description": spec.description} for spec in hits],
+            "note": "These tools are offered to you from your next turn on; call them then.",
+        }
+
+    return tool(
+        name=SEARCH_TOOL,
+        description=(
+            f"Find tools by what they do. {len(catalogue)} more tools are available than are "
+            "offered now; the ones found are offered from the next turn on."
+        ),
+        side_effects="read_only",
+        idempotent=True,
+    )(tool_search)
