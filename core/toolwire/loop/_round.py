@@ -29,7 +29,7 @@ from ..events import (
 )
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ._execution import describe
-from ._ids import run_call_id, taken_ids, with_run_id, with_run_ids
+from ._ids import run_call_id, with_run_id, with_run_ids
 from ._offer import Offer, Selection, resolve_offer
 from ._redact import redacted_call, redacted_message, sensitive
 from ._run import ToolCallRecord
@@ -274,7 +274,7 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
     the arguments of sensitive tools redacted."""
     run_id = state.run_id
     host = view.host
-    taken = taken_ids(state.messages)  # ids a provider may number afresh each round
+    taken = state.taken_call_ids()  # ids a provider may number afresh each round
 
     def emit(event: Event) -> None:
         if event.run_id != run_id or event.round != round:
@@ -303,7 +303,9 @@ def take_answer(
     view: LoopView, state: RunState, round: int, message: AssistantMessage, api: str
 ) -> list[ToolCall]:
     """Record the model's answer; the calls the host must answer (none: the run answered)."""
-    message = with_run_ids(message, round, taken_ids(state.messages))
+    taken = state.taken_call_ids()
+    message = with_run_ids(message, round, taken)
+    taken.update(call.id for call in message.tool_calls)
     state.messages.append(message)
     state.add_usage(message.usage)
     view.emit(

@@ -16,6 +16,7 @@ from .._trust import TrustLevel
 from ..events import Event
 from ..messages import Message, SystemMessage, ToolCall, Usage
 from ..tools._result import Source, ToolResult
+from ._ids import taken_ids
 from ._run import Decision, DeferredRequest, Outcome, Run, RunOptions, StopReason, ToolCallRecord
 
 if TYPE_CHECKING:
@@ -163,6 +164,7 @@ class RunState:
 
     __slots__ = (
         "base_system",
+        "call_ids",
         "control",
         "conversation",
         "deferred",
@@ -208,6 +210,7 @@ class RunState:
         self.text = ""
         self.ledger_written = False  # this run wrote started rows (its snapshot must be final)
         self.filtered_calls: set[tuple[int, str]] = set()  # (round, call id) that filtered
+        self.call_ids: set[str] | None = None  # ids of the calls of the turns so far
         self.control = RunControl()
         self.turn = TurnState()
         self.conversation: str | None = None
@@ -217,6 +220,13 @@ class RunState:
         if self.conversation is None:
             self.conversation = conversation_key(self.messages)
         return self.conversation
+
+    def taken_call_ids(self) -> set[str]:
+        """The ids of every call of the run's turns so far: read from the messages once, then
+        kept up to date as answers arrive (:func:`~toolwire.loop._round.take_answer`)."""
+        if self.call_ids is None:
+            self.call_ids = set(taken_ids(self.messages))
+        return self.call_ids
 
     def finish(self, reason: StopReason, detail: str | None = None) -> None:
         if self.stop is None:
