@@ -228,7 +228,6 @@ async def resolve_offer(
             provider_trust=provider_trust,
             emit=emit,
         )
-    capabilities = adapter.capabilities
     # With only the built-in implementations, ask the tools directly (same answers, no hook
     # machinery per tool and round).
     bound = host.config.loop.hook_timeout
@@ -238,27 +237,17 @@ async def resolve_offer(
         emit=emit,
         bound=bound,
     )
+    max_name = adapter.capabilities.max_tool_name_length
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
     requests: list[OfferRequest] = []
     for tool in selection.candidates(host.tools):
-        reason = _unfit(tool, provider_trust, capabilities.max_tool_name_length, adapter.api)
-        spec: FunctionSpec | str | None = None
-        if reason is None:
-            request = OfferRequest(
-                run_id=run_id,
-                round=round,
-                messages=messages,
-                api=adapter.api,
-                model=host.config.provider.model,
-                provider_trust=provider_trust,
-                native_tools=capabilities.native_tools,
-                settings=_settings_of(host, tool),
-            )
+        spec: FunctionSpec | str | None = _unfit(tool, provider_trust, max_name, adapter.api)
+        if spec is None:
+            request = _offer_request(host, adapter, tool, run_id, round, messages, provider_trust)
             spec = await resolve(tool, request)
         if not isinstance(spec, FunctionSpec):
-            reason = reason or spec or ""
-            emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=reason))
+            emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=spec))
             continue
         functions.append(spec if spec.tool is not None else attrs.evolve(spec, tool=tool))
         tools[spec.name] = tool
@@ -326,16 +315,7 @@ async def _cached_offer(
     tools: dict[str, Tool] = {}
     for tool, entry in plan.entries:
         if entry is None:
-            request = OfferRequest(
-                run_id=run_id,
-                round=round,
-                messages=messages,
-                api=adapter.api,
-                model=host.config.provider.model,
-                provider_trust=provider_trust,
-                native_tools=capabilities.native_tools,
-                settings=_settings_of(host, tool),
-            )
+            request = _offer_request(host, adapter, tool, run_id, round, messages, provider_trust)
             resolved = await resolve(tool, request)
             if isinstance(resolved, FunctionSpec):
                 entry = resolved if resolved.tool is not None else attrs.evolve(resolved, tool=tool)
@@ -401,6 +381,28 @@ async def why_not_offered(
     )
     spec = await resolve(tool, request)
     return spec if isinstance(spec, str) else None
+
+
+def _offer_request(
+    host: LoopHost,
+    adapter: ProviderAdapter,
+    tool: Tool,
+    run_id: str,
+    round: int,
+    messages: tuple[Message, ...],
+    provider_trust: TrustLevel,
+) -> OfferRequest:
+    """What the resolution of ``tool`` learns about this round."""
+    return OfferRequest(
+        run_id=run_id,
+        round=round,
+        messages=messages,
+        api=adapter.api,
+        model=host.config.provider.model,
+        provider_trust=provider_trust,
+        native_tools=adapter.capabilities.native_tools,
+        settings=_settings_of(host, tool),
+    )
 
 
 def _plugin_failed(
