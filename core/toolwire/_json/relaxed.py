@@ -297,25 +297,8 @@ class _RelaxedParser:
             self.pos += 1
             self.skip_whitespace()
             result[key] = self.parse_value()
-            self.skip_whitespace()
-            ch = text[self.pos : self.pos + 1]
-            if ch == ",":
-                self.pos += 1
-                self.skip_whitespace()
-                if text.startswith("}", self.pos):
-                    self.repairs.append("trailing commas")
-                    self.pos += 1
-                    break
-            elif ch == "}":
-                self.pos += 1
+            if self.closed("}", "an object"):
                 break
-            elif not ch:
-                self.fail(
-                    "the text ends inside an object, where ',' or '}' was expected (truncated?)",
-                    "',' or '}'",
-                )
-            else:
-                self.fail(f"expected ',' or '}}', got {self.describe_here()}", "',' or '}'")
         self.depth -= 1
         return result
 
@@ -332,27 +315,35 @@ class _RelaxedParser:
         while True:
             self.skip_whitespace()
             result.append(self.parse_value())
-            self.skip_whitespace()
-            ch = text[self.pos : self.pos + 1]
-            if ch == ",":
-                self.pos += 1
-                self.skip_whitespace()
-                if text.startswith("]", self.pos):
-                    self.repairs.append("trailing commas")
-                    self.pos += 1
-                    break
-            elif ch == "]":
-                self.pos += 1
+            if self.closed("]", "an array"):
                 break
-            elif not ch:
-                self.fail(
-                    "the text ends inside an array, where ',' or ']' was expected (truncated?)",
-                    "',' or ']'",
-                )
-            else:
-                self.fail(f"expected ',' or ']', got {self.describe_here()}", "',' or ']'")
         self.depth -= 1
         return result
+
+    def closed(self, close: str, where: str) -> bool:
+        """After a member or an item: True when ``close`` ends the container (a trailing comma
+        before it is repaired), False after the comma that separates the next one."""
+        text = self.text
+        self.skip_whitespace()
+        ch = text[self.pos : self.pos + 1]
+        if ch == ",":
+            self.pos += 1
+            self.skip_whitespace()
+            if not text.startswith(close, self.pos):
+                return False
+            self.repairs.append("trailing commas")
+            self.pos += 1
+            return True
+        if ch == close:
+            self.pos += 1
+            return True
+        expected = f"',' or '{close}'"
+        if not ch:
+            self.fail(
+                f"the text ends inside {where}, where {expected} was expected (truncated?)",
+                expected,
+            )
+        self.fail(f"expected {expected}, got {self.describe_here()}", expected)
 
     def parse_key(self) -> str:
         ch = self.text[self.pos : self.pos + 1]
