@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -137,29 +139,27 @@ def test_a_schema_from_a_newer_toolwire_is_refused(
         open_ledger().load_run("none")
 
 
-def test_two_processes_racing_for_the_same_calls_run_each_once(
-    ledger_config: LedgerConfig, open_ledger: OpenLedger, tmp_path: Path
+@pytest.mark.parametrize(
+    ("children", "when"), [(2, "open-first"), (4, "open-at-go")], ids=["open", "fresh"]
+)
+def test_processes_racing_for_the_same_calls_run_each_once(
+    ledger_config: LedgerConfig,
+    open_ledger: OpenLedger,
+    tmp_path: Path,
+    children: int,
+    when: str,
 ) -> None:
+    """``fresh``: every process opens the ledger at the same moment, before anyone created it
+    (a batch's workers starting together); none may fail to open it."""
     location = ledger_config.url or str(ledger_config.path)
     effects = tmp_path / "effects.log"
     calls = 20
     go = time.time() + 3
-    children = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                str(RACE_CHILD),
-                location,
-                "run_race",
-                str(calls),
-                str(effects),
-                str(go),
-            ],
-            stderr=subprocess.PIPE,
-        )
-        for _ in range(2)
+    command = [sys.executable, str(RACE_CHILD), location, "run_race", str(calls), str(effects)]
+    running = [
+        subprocess.Popen([*command, str(go), when], stderr=subprocess.PIPE) for _ in range(children)
     ]
-    for child in children:
+    for child in running:
         _, err = child.communicate(timeout=120)
         assert child.returncode == 0, err.decode()
     lines = effects.read_text().split("\n")[:-1]
@@ -203,3 +203,25 @@ def _set_schema_version(backend: str, config: LedgerConfig, version: int) -> Non
     db = sqlite3.connect(config.path)
     db.execute(f"PRAGMA user_version = {int(version)}")
     db.close()
+
+
+def test_a_new_sqlite_ledger_opened_while_another_process_holds_it_waits(
+    tmp_path: Path,
+) -> None:
+    """Switching a new file to WAL needs it to itself, and SQLite reports "locked" at once
+    when it cannot have it: opening waits instead, as a write waits for another's."""
+    path = tmp_path / "ledger.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("CREATE TABLE other (x)")
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, as another opener switching has
+    holder.execute("INSERT INTO other VALUES (1)")
+    release = threading.Timer(0.5, holder.execute, ("COMMIT",))
+    release.start()
+    ledger = Ledger.open(LedgerConfig(path=str(path)))
+    try:
+        assert ledger.entries("run_1", 1) == {}
+    finally:
+        release.join()
+        holder.close()
+        ledger.close()
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)

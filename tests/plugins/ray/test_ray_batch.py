@@ -49,7 +49,7 @@ def test_a_batch_over_two_workers(ray_workdir: Path, ray_cluster: str) -> None:
         text=True,
         timeout=300,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, (done.stderr, out.read_text() if out.exists() else "")
     summary = json.loads(done.stdout)
     assert (summary["executor"], summary["done"], summary["total"]) == ("ray", 6, 6)
     records = _records(out)
