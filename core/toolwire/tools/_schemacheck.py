@@ -307,6 +307,12 @@ class _Checker:
             else:
                 self.add(path, f"{value!r} points at nothing in this schema")
                 return
+        if not isinstance(target, Mapping | bool):
+            self.add(
+                path,
+                f"{value!r} points at {_shown(target)}, which is not a schema (an object, "
+                "or true or false)",
+            )
 
 
 def schema_problems(schema: Any) -> list[str]:

@@ -191,6 +191,17 @@ def test_a_reference_under_a_keyword_no_validator_reads_is_still_checked() -> No
     assert schema_problems({"enum": ["a", {"b": 1}], "default": "a"}) == []
 
 
+def test_a_reference_must_point_at_a_schema() -> None:
+    # A validator compiles what a $ref points at as a schema: null or a number is not one.
+    assert schema_problems({"a": None, "minimum": 0, "$ref": "#/a"}) == [
+        "$.$ref: '#/a' points at null, which is not a schema (an object, or true or false)"
+    ]
+    assert schema_problems({"x": [1, 2], "$ref": "#/x/1"}) == [
+        "$.$ref: '#/x/1' points at 2, which is not a schema (an object, or true or false)"
+    ]
+    assert schema_problems({"$defs": {"no": False}, "$ref": "#/$defs/no"}) == []
+
+
 def test_tools_made_directly_are_checked_too() -> None:
     with pytest.raises(ToolDefinitionError, match=r"tool direct: .*\$\.properties\.x\.type"):
         Tool(name="direct", parameters=obj({"x": {"type": "double"}}), external=True)
