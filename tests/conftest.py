@@ -1,10 +1,20 @@
-"""Every test runs with its own user data dir, so no test writes to the real ledger."""
+"""Every test runs with its own user data dir, so no test writes to the real ledger.
+
+Property tests are repeatable: the ``repeatable`` Hypothesis profile (the default here) draws
+the same examples on every run, so a run fails for a change, not for a new draw.
+``pytest --hypothesis-profile=explore`` draws new ones, to look for what the fixed draw misses.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile("repeatable")
 
 
 @pytest.fixture(autouse=True)
