@@ -391,3 +391,16 @@ async def test_external_tools_are_not_run_by_the_host():
     assert "run by the caller" in (result.content or "")
     with pytest.raises(TypeError, match="no implementation"):
         t()
+
+
+def test_raw_arguments_are_the_providers_text_else_the_json_of_the_parsed_arguments():
+    @tool
+    def f(q: str) -> str:
+        """Echo."""
+        return q
+
+    kept = context(f, raw_arguments='{ "q" : "é" }', call_arguments={"q": "other"})
+    assert kept.raw_arguments == '{ "q" : "é" }'
+    written = context(f, call_arguments={"q": "é", "n": [1, 2]})
+    assert written.raw_arguments == '{"q":"é","n":[1,2]}'
+    assert context(f).raw_arguments is None
