@@ -404,3 +404,24 @@ def test_raw_arguments_are_the_providers_text_else_the_json_of_the_parsed_argume
     written = context(f, call_arguments={"q": "é", "n": [1, 2]})
     assert written.raw_arguments == '{"q":"é","n":[1,2]}'
     assert context(f).raw_arguments is None
+
+
+async def test_json_scalars_are_the_data_as_returned_and_their_subclasses_are_unstructured():
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    returned: list[Any] = [7, 2.5, True, Level.HIGH]
+
+    @tool
+    def value(i: int) -> Any:
+        """Value."""
+        return returned[i]
+
+    results = [await value.invoke({"i": i}) for i in range(len(returned))]
+    assert [(r.data, type(r.data)) for r in results] == [
+        (7, int),
+        (2.5, float),
+        (True, bool),
+        (3, int),
+    ]
+    assert [r.model_text() for r in results] == ["7", "2.5", "true", "3"]
