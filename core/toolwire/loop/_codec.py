@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -30,6 +31,14 @@ Redactor = Callable[[str], frozenset[str]]
 """Maps a tool name to the names of its sensitive arguments (empty: nothing to redact)."""
 
 REDACTED = "[redacted]"
+
+_STORED = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def stored_json(value: Any) -> str:
+    """The JSON text the ledger stores for ``value`` (non-ASCII kept, anything JSON has no form
+    for as its ``str``); one encoder for every row, not one built per row."""
+    return _STORED.encode(value)
 
 
 def redact_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> Mapping[str, Any]:
