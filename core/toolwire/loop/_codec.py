@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -33,12 +34,34 @@ Redactor = Callable[[str], frozenset[str]]
 REDACTED = "[redacted]"
 
 _STORED = json.JSONEncoder(ensure_ascii=False, default=str)
+_fast_json: Callable[[Any], bytes] | None = None
 
 
 def stored_json(value: Any) -> str:
-    """The JSON text the ledger stores for ``value`` (non-ASCII kept, anything JSON has no form
-    for as its ``str``); one encoder for every row, not one built per row."""
-    return _STORED.encode(value)
+    """The JSON text the ledger stores for ``value``: non-ASCII kept, anything JSON has no form
+    for as its ``str``, a float that is not finite as ``null``.
+
+    Written by orjson (imported on the ledger's first write), an order of magnitude faster than
+    the standard encoder on rows this small; what orjson refuses (an integer past 64 bits, a
+    lone surrogate) gets the standard encoder's answer.
+    """
+    global _fast_json
+    if _fast_json is None:
+        _fast_json = _orjson_encoder()
+    try:
+        return _fast_json(value).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return _STORED.encode(value)
+
+
+def _orjson_encoder() -> Callable[[Any], bytes]:
+    import orjson
+
+    # Dates and dataclasses as their str, like the standard encoder with default=str.
+    options = (
+        orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+    )
+    return functools.partial(orjson.dumps, default=str, option=options)
 
 
 def redact_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> Mapping[str, Any]:
