@@ -71,8 +71,19 @@ def redact_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) ->
     return {k: (REDACTED if k in sensitive else v) for k, v in arguments.items()}
 
 
+_JSON_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
     """A JSON-compatible copy of ``value`` (tuples to lists, enums to values, attrs to dicts)."""
+    kind = type(value)
+    if kind in _JSON_LEAVES:
+        return value
+    if kind is dict:  # the common case, arguments and data from JSON: leaves copied inline
+        return {
+            k if type(k) is str else str(k): v if type(v) in _JSON_LEAVES else _plain(v)
+            for k, v in value.items()
+        }
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, TrustLevel):

@@ -260,7 +260,11 @@ class RunState:
             total_tokens=plus(u.total_tokens, usage.total_tokens),
         )
 
-    def build(self, *, stop: StopReason | None = None, events: bool = True) -> Run:
+    def build(
+        self, *, stop: StopReason | None = None, events: bool = True, used: int | None = None
+    ) -> Run:
+        """The run as it stands (``stop`` instead of its own stop reason, ``used`` instead of
+        its count of tool calls, when given)."""
         messages: tuple[Message, ...] = tuple(self.messages)
         if self.base_system:
             messages = (SystemMessage(self.base_system), *messages)
@@ -277,7 +281,7 @@ class RunState:
             required_trust=self.required_trust,
             usage=self.usage,
             rounds=self.rounds,
-            tool_calls_used=self.used,
+            tool_calls_used=self.used if used is None else used,
             options=attrs.evolve(self.options, system_prompt=self.base_system),
             error=self.error,
         )
