@@ -34,7 +34,7 @@ Redactor = Callable[[str], frozenset[str]]
 REDACTED = "[redacted]"
 
 _STORED = json.JSONEncoder(ensure_ascii=False, default=str)
-_fast_json: Callable[[Any], bytes] | None = None
+_fast_json: Callable[[Any], str] | None = None
 
 
 def stored_json(value: Any) -> str:
@@ -43,25 +43,29 @@ def stored_json(value: Any) -> str:
 
     Written by orjson (imported on the ledger's first write), an order of magnitude faster than
     the standard encoder on rows this small; what orjson refuses (an integer past 64 bits, a
-    lone surrogate) gets the standard encoder's answer.
+    lone surrogate) gets the standard encoder's answer, and so does everything when orjson
+    cannot be imported.
     """
     global _fast_json
     if _fast_json is None:
-        _fast_json = _orjson_encoder()
+        _fast_json = _fast_encoder()
     try:
-        return _fast_json(value).decode()
+        return _fast_json(value)
     except TypeError:  # orjson.JSONEncodeError
         return _STORED.encode(value)
 
 
-def _orjson_encoder() -> Callable[[Any], bytes]:
-    import orjson
-
+def _fast_encoder() -> Callable[[Any], str]:
+    try:
+        import orjson
+    except ImportError:  # a dependency of toolwire, but a broken install must not stop the ledger
+        return _STORED.encode
     # Dates and dataclasses as their str, like the standard encoder with default=str.
     options = (
         orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
     )
-    return functools.partial(orjson.dumps, default=str, option=options)
+    dumps = functools.partial(orjson.dumps, default=str, option=options)
+    return lambda value: dumps(value).decode()
 
 
 def redact_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> Mapping[str, Any]:

@@ -8,6 +8,8 @@ import enum
 import json
 import math
 
+import pytest
+
 from toolwire.loop._codec import stored_json
 
 
@@ -46,3 +48,16 @@ def test_a_float_that_is_not_finite_is_stored_as_null() -> None:
 
 def test_enum_members_are_stored_as_their_values() -> None:
     assert json.loads(stored_json({"c": Colour.RED})) == {"c": "red"}
+
+
+def test_without_orjson_the_standard_encoder_writes_the_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from toolwire.loop import _codec
+
+    monkeypatch.setitem(sys.modules, "orjson", None)  # import orjson now raises ImportError
+    monkeypatch.setattr(_codec, "_fast_json", None)
+    value = {"a": [1, "é"], "when": dt.date(2024, 1, 2)}
+    assert stored_json(value) == json.dumps(value, ensure_ascii=False, default=str)
