@@ -20,6 +20,7 @@ from ._ids import taken_ids
 from ._run import Decision, DeferredRequest, Outcome, Run, RunOptions, StopReason, ToolCallRecord
 
 if TYPE_CHECKING:
+    from .._selection import Selection
     from ..tools import Tool
 
 
@@ -180,6 +181,7 @@ class RunState:
         "rounds",
         "run_id",
         "seen",
+        "selection",
         "sources",
         "stop",
         "text",
@@ -214,6 +216,7 @@ class RunState:
         self.control = RunControl()
         self.turn = TurnState()
         self.conversation: str | None = None
+        self.selection: Selection | None = None  # the run's candidate tools, taken once
 
     def conversation_id(self) -> str:
         """The conversation's key (``OfferRequest.conversation_key``'s rule), taken once."""
