@@ -24,14 +24,15 @@ and with the ledger off, the configuration closest to pydantic-ai's (which has n
 The floor of a call with side effects, ledger on, is one bare SQLite WAL commit of its
 ``started`` row (``BEGIN IMMEDIATE``, one insert, ``COMMIT`` at ``synchronous = NORMAL``, in the
 ledger file the runs above wrote), which must be committed before the tool runs: the bench
-measures it and prints what the defaults cost above it. Last measured (``--quick``, the shared
-2-core machine busy with other work, so expect ±30 %): defaults 142 µs per round + 114 µs per
-call, 10.2× less overhead than pydantic-ai; ledger off 56 + 44 µs, 26×; the floor 18 µs. The
-per-call target is missed by about 15 µs: above the commit, such a call costs the loop's own
-work (the ledger-off figure), its ``settled`` row (upserted with the next commit), its share of
-the turn's run record and the JSON of both rows. None of that can move ahead of the tool
-without weakening the ledger; before this was measured, the same session gave 229 µs per round
-+ 164 µs per call with the defaults (335 µs per call in a busier one).
+measures it and prints what the defaults cost above it. Last measured (``--quick``, medians
+of five runs, each alternated with a run of the loop as it was before its ledger rows moved to
+orjson, "before"; the shared 2-core machine busy with other work): defaults 151 µs per round
++ 112 µs per call, 10.1× less overhead than pydantic-ai (before: 216 + 191 µs, 7.1×); ledger
+off 48 + 43 µs, 30× (before: 52 + 61 µs, 23×); the floor 17.6 µs. The per-call target is
+missed by about 12 µs: above the commit, such a call costs the loop's own work (the ledger-off
+figure), its ``settled`` row (upserted with the next commit), its share of the turn's run
+record and the JSON of both rows. None of that can move ahead of the tool without weakening
+the ledger.
 
 The offer: with 10, 100 and 1000 offered tools (one of them called), the per-round cost of a
 run through the real ``openai-chat`` adapter (rendering and parsing included; its HTTP post is
