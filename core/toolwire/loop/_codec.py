@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import enum
+import functools
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -31,6 +33,40 @@ Redactor = Callable[[str], frozenset[str]]
 
 REDACTED = "[redacted]"
 
+_STORED = json.JSONEncoder(ensure_ascii=False, default=str)
+_fast_json: Callable[[Any], str] | None = None
+
+
+def stored_json(value: Any) -> str:
+    """The JSON text the ledger stores for ``value``: non-ASCII kept, anything JSON has no form
+    for as its ``str``, a float that is not finite as ``null``.
+
+    Written by orjson (imported on the ledger's first write), an order of magnitude faster than
+    the standard encoder on rows this small; what orjson refuses (an integer past 64 bits, a
+    lone surrogate) gets the standard encoder's answer, and so does everything when orjson
+    cannot be imported.
+    """
+    global _fast_json
+    if _fast_json is None:
+        _fast_json = _fast_encoder()
+    try:
+        return _fast_json(value)
+    except TypeError:  # orjson.JSONEncodeError
+        return _STORED.encode(value)
+
+
+def _fast_encoder() -> Callable[[Any], str]:
+    try:
+        import orjson
+    except ImportError:  # a dependency of toolwire, but a broken install must not stop the ledger
+        return _STORED.encode
+    # Dates and dataclasses as their str, like the standard encoder with default=str.
+    options = (
+        orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+    )
+    dumps = functools.partial(orjson.dumps, default=str, option=options)
+    return lambda value: dumps(value).decode()
+
 
 def redact_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> Mapping[str, Any]:
     """``arguments`` with the value of every sensitive argument replaced by ``"[redacted]"``."""
@@ -39,8 +75,19 @@ def redact_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) ->
     return {k: (REDACTED if k in sensitive else v) for k, v in arguments.items()}
 
 
+_JSON_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
     """A JSON-compatible copy of ``value`` (tuples to lists, enums to values, attrs to dicts)."""
+    kind = type(value)
+    if kind in _JSON_LEAVES:
+        return value
+    if kind is dict:  # the common case, arguments and data from JSON: leaves copied inline
+        return {
+            k if type(k) is str else str(k): v if type(v) in _JSON_LEAVES else _plain(v)
+            for k, v in value.items()
+        }
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, TrustLevel):

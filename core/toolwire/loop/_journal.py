@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from ._codec import message_to_json, source_to_json
+from ._codec import message_to_json, source_to_json, stored_json
 from ._run import Run
 
 KINDS = ("messages", "tool_calls", "sources")
@@ -36,10 +36,6 @@ class RunRecord:
     truncate: tuple[str, ...]
     lists: tuple[tuple[Any, ...], ...] = attrs.field(eq=False, repr=False, default=())
     """The lists as written (objects), to compare the next write of the run with."""
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _unchanged(new: tuple[Any, ...], old: tuple[Any, ...]) -> int:
@@ -77,11 +73,13 @@ class RunJournal:
                 if len(items) < len(old[index]):
                     truncate.append(kind)
             encode = _ENCODERS[index]
-            rows.extend((kind, seq, _dumps(encode(items[seq]))) for seq in range(start, len(items)))
+            rows.extend(
+                (kind, seq, stored_json(encode(items[seq]))) for seq in range(start, len(items))
+            )
         head = attrs.evolve(run, messages=(), tool_calls=(), sources=(), events=())
         return RunRecord(
             run_id=run.id,
-            head=_dumps(head.to_json(events=False)),
+            head=stored_json(head.to_json(events=False)),
             lengths=(len(lists[0]), len(lists[1]), len(lists[2])),
             rows=tuple(rows),
             truncate=tuple(truncate),
@@ -121,8 +119,8 @@ def split(data: Mapping[str, Any]) -> tuple[str, tuple[int, int, int], list[Row]
     for kind in KINDS:
         items = data.get(kind) or []
         lengths.append(len(items))
-        rows.extend((kind, seq, _dumps(item)) for seq, item in enumerate(items))
-    return _dumps(head), (lengths[0], lengths[1], lengths[2]), rows
+        rows.extend((kind, seq, stored_json(item)) for seq, item in enumerate(items))
+    return stored_json(head), (lengths[0], lengths[1], lengths[2]), rows
 
 
 def assemble(

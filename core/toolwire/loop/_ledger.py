@@ -14,7 +14,7 @@ import attrs
 
 from ..config import LedgerConfig
 from ..tools._result import ToolResult
-from ._codec import result_from_json, result_to_json
+from ._codec import result_from_json, result_to_json, stored_json
 from ._journal import RunJournal
 from ._ledger_sqlite import SQLiteStore
 from ._ledger_store import LedgerStore, SettledRow, StartedRow
@@ -80,6 +80,7 @@ class Ledger:
             store = SQLiteStore(Path(store))
         self.store: LedgerStore = store
         self._settled: list[tuple[Any, ...]] = []
+        self._started: dict[_Key, str] = {}  # a started call's arguments as committed (JSON)
         self._journal = RunJournal()
         self._takeover: dict[_Key, int] = {}
 
@@ -137,7 +138,7 @@ class Ledger:
             round=round,
             call_id=call_id,
             tool=tool,
-            arguments=_dumps(arguments),
+            arguments=stored_json(arguments),
             idempotent=idempotent,
             at=time.time(),
         )
@@ -146,6 +147,7 @@ class Ledger:
         self.store.start(row, settled, record, takeover=self._takeover.get(key))
         self._takeover.pop(key, None)
         self._settled.clear()
+        self._started[key] = row.arguments
         if record is not None:
             self._journal.remember(record)
 
@@ -160,14 +162,17 @@ class Ledger:
         *,
         idempotent: bool,
     ) -> None:
-        """Record the outcome of a call that ran (committed with the next write; encoded then)."""
+        """Record the outcome of a call that ran (committed with the next write; encoded then,
+        the arguments of a call that has its ``started`` row as they were committed there)."""
+        encoded = self._started.pop((run_id, round, call_id), None)
         self._settled.append(
-            (run_id, round, call_id, tool, arguments, idempotent, result, time.time())
+            (run_id, round, call_id, tool, arguments, encoded, idempotent, result, time.time())
         )
 
     def discard(self, run_id: str) -> None:
         """Drop the pending settled rows of a run that ended without needing them."""
         self._settled = [row for row in self._settled if row[0] != run_id]
+        self._forget_started(run_id)
         self._journal.forget(run_id)
 
     @property
@@ -192,13 +197,20 @@ class Ledger:
                 round=round,
                 call_id=call_id,
                 tool=tool,
-                arguments=_dumps(arguments),
+                arguments=stored_json(arguments) if encoded is None else encoded,
                 idempotent=idempotent,
-                result=_dumps(result_to_json(result)),
+                result=stored_json(result_to_json(result)),
                 at=at,
             )
-            for run_id, round, call_id, tool, arguments, idempotent, result, at in self._settled
+            for run_id, round, call_id, tool, arguments, encoded, idempotent, result, at in (
+                self._settled
+            )
         ]
+
+    def _forget_started(self, run_id: str) -> None:
+        """Drop the kept arguments of a run's calls that started and will not settle here."""
+        if self._started:
+            self._started = {k: v for k, v in self._started.items() if k[0] != run_id}
 
     def entries(self, run_id: str, round: int) -> dict[str, LedgerEntry]:
         """Every call of one round of a run that reached the ledger, by call id."""
@@ -229,14 +241,11 @@ class Ledger:
             self.flush(snapshot=run)
         finally:
             self._journal.forget(run.id)
+            self._forget_started(run.id)
 
     def load_run(self, run_id: str) -> dict[str, Any] | None:
         """The run as last stored (``Run.to_json(events=False)``), or None when unknown."""
         return self.store.load_run(run_id)
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 _shared: weakref.WeakKeyDictionary[Any, Ledger] = weakref.WeakKeyDictionary()

@@ -6,8 +6,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +101,7 @@ class SQLiteStore:
         """Create the schema, or migrate an older one (checked again under the write lock)."""
         if _version(db) == SCHEMA_VERSION:
             return
-        with _transaction(db, "BEGIN IMMEDIATE"):
+        with _Transaction(db, "BEGIN IMMEDIATE"):
             version = _version(db)
             if version > SCHEMA_VERSION:
                 raise LedgerError(
@@ -136,7 +135,7 @@ class SQLiteStore:
     ) -> None:
         db = self._connect()
         key = (row.run_id, row.round, row.call_id)
-        with _transaction(db, "BEGIN IMMEDIATE"):
+        with _Transaction(db, "BEGIN IMMEDIATE"):
             _write(db, settled, record)
             inserted = db.execute(
                 "INSERT INTO calls (run_id, round, call_id, tool, arguments, idempotent, state, "
@@ -161,7 +160,7 @@ class SQLiteStore:
         if not settled and record is None:
             return
         db = self._connect()
-        with _transaction(db):
+        with _Transaction(db):
             _write(db, settled, record)
 
     def calls(self, run_id: str, round: int) -> list[CallRow]:
@@ -186,7 +185,7 @@ class SQLiteStore:
 
     def load_run(self, run_id: str) -> dict[str, Any] | None:
         db = self._connect()
-        with _transaction(db):  # one read snapshot for the head and its rows
+        with _Transaction(db):  # one read snapshot for the head and its rows
             head = db.execute(
                 "SELECT head, messages, tool_calls, sources FROM runs WHERE run_id = ?",
                 (run_id,),
@@ -248,9 +247,13 @@ def _write(db: sqlite3.Connection, settled: Sequence[SettledRow], record: RunRec
         )
     if record is not None:
         run_id = record.run_id
+        # An upsert changes the row in place; a replace would delete it and insert it again,
+        # rewriting the run_id index on every write of the run.
         db.execute(
-            "INSERT OR REPLACE INTO runs (run_id, head, messages, tool_calls, sources, updated) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO runs (run_id, head, messages, tool_calls, sources, updated) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, "
+            "messages = excluded.messages, tool_calls = excluded.tool_calls, "
+            "sources = excluded.sources, updated = excluded.updated",
             (run_id, record.head, *record.lengths, time.time()),
         )
         for kind in record.truncate:
@@ -308,13 +311,27 @@ def _migrate_from_1(db: sqlite3.Connection) -> None:
     db.execute("DROP TABLE runs_v1")
 
 
-@contextmanager
-def _transaction(db: sqlite3.Connection, begin: str = "BEGIN") -> Iterator[None]:
-    """``BEGIN`` … ``COMMIT`` (``ROLLBACK`` on error) on an autocommit connection."""
-    db.execute(begin)
-    try:
-        yield
-    except BaseException:
+class _Transaction:
+    """``BEGIN`` … ``COMMIT`` (``ROLLBACK`` on error, also when the commit itself fails) on an
+    autocommit connection. A class rather than a generator: it wraps every ledger write."""
+
+    __slots__ = ("begin", "db")
+
+    def __init__(self, db: sqlite3.Connection, begin: str = "BEGIN") -> None:
+        self.db = db
+        self.begin = begin
+
+    def __enter__(self) -> None:
+        self.db.execute(self.begin)
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        db = self.db
+        if kind is None:
+            try:
+                db.execute("COMMIT")
+                return
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
         db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")

@@ -151,8 +151,11 @@ def pending_snapshot(state: RunState) -> Run | None:
     if not state.turn.snapshot_pending:
         return None
     state.turn.snapshot_pending = False
-    interrupted = state.turn.recovery or state.build(stop="interrupted", events=False)
-    return attrs.evolve(interrupted, tool_calls_used=state.turn.snapshot_used)
+    used = state.turn.snapshot_used
+    recovery = state.turn.recovery
+    if recovery is not None:
+        return attrs.evolve(recovery, tool_calls_used=used)
+    return state.build(stop="interrupted", events=False, used=used)
 
 
 def store(view: LoopView, state: RunState, run: Run | None) -> None:

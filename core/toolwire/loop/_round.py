@@ -122,7 +122,10 @@ async def start_round(
     messages: tuple[Message, ...],
 ) -> Offer:
     """Resolve the round's offer from the config and the run's options, and announce it."""
-    selection = Selection.from_config(view.config, state.options.tools, state.options.profile)
+    selection = state.selection
+    if selection is None:  # the config and the run's options are the run's own: once per run
+        selection = Selection.from_config(view.config, state.options.tools, state.options.profile)
+        state.selection = selection
     offer = await resolve_offer(
         view.host,
         adapter,

@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 import types
@@ -59,6 +58,7 @@ if TYPE_CHECKING:
     from ._protocol import LoopView
 
 _NO_SETTINGS: Any = object()
+_NO_ARGUMENTS: Mapping[str, Any] = types.MappingProxyType({})
 
 
 async def execute(view: LoopView, state: RunState, round: int, slots: list[CallSlot]) -> None:
@@ -426,7 +426,8 @@ def tool_context(
     what the call is (its id, its arguments as received, its conversation and message)."""
     run_id = state.run_id
     name = tool.name
-    call_id = slot.call.id
+    call = slot.call
+    call_id = call.id
 
     def progress(message: str, fraction: float | None = None) -> None:
         event = ToolProgress(
@@ -461,19 +462,14 @@ def tool_context(
         services=run_services(view, state),
         progress=progress,
         cancelled=state.control.cancelled_flag,
-        raw_arguments=raw_arguments_of(slot.call),
+        # The JSON of the parsed arguments is written only if the tool reads raw_arguments.
+        raw_arguments=call.raw_arguments,
+        call_arguments=(call.arguments or _NO_ARGUMENTS) if call.raw_arguments is None else None,
         conversation_id=state.conversation_id(),
         message_id=state.turn.message_id,
         values=state.control.values,
         approved=slot.approved,
     )
-
-
-def raw_arguments_of(call: ToolCall) -> str:
-    """The call's argument JSON as the provider sent it, else the JSON of its arguments."""
-    if call.raw_arguments is not None:
-        return call.raw_arguments
-    return json.dumps(call.arguments or {}, ensure_ascii=False, separators=(",", ":"))
 
 
 def run_services(view: LoopView, state: RunState) -> Mapping[str, Any]:

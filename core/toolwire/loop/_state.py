@@ -20,6 +20,7 @@ from ._ids import taken_ids
 from ._run import Decision, DeferredRequest, Outcome, Run, RunOptions, StopReason, ToolCallRecord
 
 if TYPE_CHECKING:
+    from .._selection import Selection
     from ..tools import Tool
 
 
@@ -180,6 +181,7 @@ class RunState:
         "rounds",
         "run_id",
         "seen",
+        "selection",
         "sources",
         "stop",
         "text",
@@ -214,6 +216,7 @@ class RunState:
         self.control = RunControl()
         self.turn = TurnState()
         self.conversation: str | None = None
+        self.selection: Selection | None = None  # the run's candidate tools, taken once
 
     def conversation_id(self) -> str:
         """The conversation's key (``OfferRequest.conversation_key``'s rule), taken once."""
@@ -260,7 +263,11 @@ class RunState:
             total_tokens=plus(u.total_tokens, usage.total_tokens),
         )
 
-    def build(self, *, stop: StopReason | None = None, events: bool = True) -> Run:
+    def build(
+        self, *, stop: StopReason | None = None, events: bool = True, used: int | None = None
+    ) -> Run:
+        """The run as it stands (``stop`` instead of its own stop reason, ``used`` instead of
+        its count of tool calls, when given)."""
         messages: tuple[Message, ...] = tuple(self.messages)
         if self.base_system:
             messages = (SystemMessage(self.base_system), *messages)
@@ -277,7 +284,7 @@ class RunState:
             required_trust=self.required_trust,
             usage=self.usage,
             rounds=self.rounds,
-            tool_calls_used=self.used,
+            tool_calls_used=self.used if used is None else used,
             options=attrs.evolve(self.options, system_prompt=self.base_system),
             error=self.error,
         )

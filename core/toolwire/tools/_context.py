@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
 
@@ -71,7 +72,8 @@ class ToolContext:
     ``cancelled`` is set when the run is cancelled, so a long tool can stop early.
 
     About the invocation: ``call_id`` and ``tool_name``; ``raw_arguments``, the argument JSON
-    as the provider sent it (the JSON of the parsed arguments when the adapter kept no text);
+    as the provider sent it (when the adapter kept no text, the JSON of ``call_arguments``,
+    the arguments as parsed, written only when a tool reads it);
     ``conversation_id``, which stays the same for one conversation across its rounds and runs
     (the rule of ``OfferRequest.conversation_key``); ``message_id``, the provider's id of the
     answer that made the call, when it gave one; ``values``, the application's own values
@@ -92,11 +94,20 @@ class ToolContext:
         default=None, converter=_progress_or_none, eq=False, repr=False
     )
     cancelled: asyncio.Event | None = attrs.field(default=None, eq=False, repr=False)
-    raw_arguments: str | None = None
+    _raw_arguments: str | None = attrs.field(default=None, alias="raw_arguments")
+    call_arguments: Mapping[str, Any] | None = attrs.field(default=None, repr=False)
     conversation_id: str | None = None
     message_id: str | None = None
     values: Mapping[str, Any] = attrs.field(factory=dict)
     approved: bool = False
+
+    @property
+    def raw_arguments(self) -> str | None:
+        """The call's argument JSON as the provider sent it; when the adapter kept no text, the
+        compact JSON of ``call_arguments`` (None when neither is known)."""
+        if self._raw_arguments is not None or self.call_arguments is None:
+            return self._raw_arguments
+        return json.dumps(dict(self.call_arguments), ensure_ascii=False, separators=(",", ":"))
 
     @property
     def tool_name(self) -> str:

@@ -995,6 +995,9 @@ class Tool:
         return text
 
 
+_JSON_SCALARS = frozenset({int, float, bool})
+
+
 def _to_result(value: Any) -> ToolResult:
     if isinstance(value, ToolResult):
         return value
@@ -1002,6 +1005,8 @@ def _to_result(value: Any) -> ToolResult:
         return ToolResult.ok()
     if isinstance(value, str):
         return ToolResult.ok(value)
+    if type(value) in _JSON_SCALARS:  # JSON as it is: nothing to unstructure or check
+        return ToolResult.ok(data=value)
     from ._convert import unstructure_result
 
     data = unstructure_result(value)

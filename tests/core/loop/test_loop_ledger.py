@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import sqlite3
 import subprocess
 import sys
@@ -113,7 +114,7 @@ async def test_rows_are_written_before_and_after_a_side_effect(tmp_path: Path) -
         rows = sorted(db.execute("SELECT call_id, tool, state, idempotent FROM calls"))
         assert rows == [("call_1_0", "send", "settled", 0), ("call_1_1", "read", "settled", 1)]
         [(head,)] = db.execute("SELECT head FROM runs WHERE run_id = ?", (run.id,))
-    assert '"stop_reason": "answered"' in head
+    assert json.loads(head)["stop_reason"] == "answered"
     assert oct(db_path.stat().st_mode & 0o777) == "0o600"
 
 

@@ -391,3 +391,37 @@ async def test_external_tools_are_not_run_by_the_host():
     assert "run by the caller" in (result.content or "")
     with pytest.raises(TypeError, match="no implementation"):
         t()
+
+
+def test_raw_arguments_are_the_providers_text_else_the_json_of_the_parsed_arguments():
+    @tool
+    def f(q: str) -> str:
+        """Echo."""
+        return q
+
+    kept = context(f, raw_arguments='{ "q" : "é" }', call_arguments={"q": "other"})
+    assert kept.raw_arguments == '{ "q" : "é" }'
+    written = context(f, call_arguments={"q": "é", "n": [1, 2]})
+    assert written.raw_arguments == '{"q":"é","n":[1,2]}'
+    assert context(f).raw_arguments is None
+
+
+async def test_json_scalars_are_the_data_as_returned_and_their_subclasses_are_unstructured():
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    returned: list[Any] = [7, 2.5, True, Level.HIGH]
+
+    @tool
+    def value(i: int) -> Any:
+        """Value."""
+        return returned[i]
+
+    results = [await value.invoke({"i": i}) for i in range(len(returned))]
+    assert [(r.data, type(r.data)) for r in results] == [
+        (7, int),
+        (2.5, float),
+        (True, bool),
+        (3, int),
+    ]
+    assert [r.model_text() for r in results] == ["7", "2.5", "true", "3"]
