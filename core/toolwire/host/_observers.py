@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import queue
 import threading
 import time
@@ -78,6 +77,10 @@ class Observers:
         The others are called inline again if the host is used after all.
         """
         detached = list(self._detached.items())
+        if not detached:
+            return
+        import asyncio  # listing commands load the host without asyncio; closing comes after runs
+
         for _, observer in detached:
             observer.close()
         deadline = time.monotonic() + grace
