@@ -1,4 +1,5 @@
-"""Every test runs with its own user data dir, so no test writes to the real ledger.
+"""Every test runs with its own user data dir, so no test writes to the real ledger; fixtures
+every tier shares.
 
 Property tests are repeatable: the ``repeatable`` Hypothesis profile (the default here) draws
 the same examples on every run, so a run fails for a change, not for a new draw.
@@ -7,6 +8,9 @@ the same examples on every run, so a run fails for a change, not for a new draw.
 
 from __future__ import annotations
 
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,3 +32,25 @@ def _private_user_dirs(
     # No administrator's or user's file of this machine reaches a test.
     monkeypatch.setenv("TOOLWIRE_SYSTEM_CONFIG", "")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
+
+
+@pytest.fixture
+def hold_new_sqlite_file() -> Iterator[Callable[[Path], None]]:
+    """``hold(path)`` creates the SQLite file at ``path`` and holds its write lock from another
+    connection (``BEGIN IMMEDIATE``, as another process opening the same new file has) for half a
+    second, released on a timer: what a second opener of the file meets."""
+    holders: list[tuple[sqlite3.Connection, threading.Timer]] = []
+
+    def hold(path: Path) -> None:
+        holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        holder.execute("CREATE TABLE held (x)")
+        holder.execute("BEGIN IMMEDIATE")
+        holder.execute("INSERT INTO held VALUES (1)")
+        release = threading.Timer(0.5, holder.execute, ("COMMIT",))
+        release.start()
+        holders.append((holder, release))
+
+    yield hold
+    for holder, release in holders:
+        release.join()
+        holder.close()

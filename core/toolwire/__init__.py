@@ -2,7 +2,8 @@
 
 The names here are the public API for people running the host, tool authors and adapter authors.
 Adapter authors also use :mod:`toolwire.adapters`; everyone may use :mod:`toolwire.config`,
-:mod:`toolwire.events`, :mod:`toolwire.messages`, :mod:`toolwire.tools` and :mod:`toolwire.testing`.
+:mod:`toolwire.events`, :mod:`toolwire.messages`, :mod:`toolwire.tools` and :mod:`toolwire.testing`;
+plugins that keep a SQLite file several processes open use :mod:`toolwire.sqlite`.
 """
 
 from typing import TYPE_CHECKING, Any

@@ -135,6 +135,8 @@ class LoopConfig:
     take."""
     observer_timeout: float = 1.0
     """Seconds one event may take an observer before it is reported and moved off the loop."""
+    observer_close_timeout: float = 5.0
+    """Seconds ``Host.aclose`` waits for observers moved off the loop to deliver what was queued."""
     execute_tools: bool = True
     """False: the host runs no local tool; every call ends the run deferred (``external``) with
     its arguments, for the caller to run and supply (provider-run tools still work)."""
@@ -1142,7 +1144,7 @@ def _check_values(
     within("$.batch.run_deadline_seconds", batch.run_deadline_seconds, 0.001, _WEEK, "seconds")
     if not re.fullmatch(r"[a-z][a-z0-9_-]{0,63}", batch.executor):
         raise bad("$.batch.executor", batch.executor, "an executor name such as 'local' or 'ray'")
-    for key in ("tool_timeout", "hook_timeout", "observer_timeout"):
+    for key in ("tool_timeout", "hook_timeout", "observer_timeout", "observer_close_timeout"):
         value = getattr(loop, key)
         if value <= 0:
             raise bad(f"$.loop.{key}", value, "a positive number of seconds")

@@ -1,11 +1,12 @@
 """Tools for the batch tests, as a plugin installable by entry point into a throwaway site dir.
 
 Settings ``[tools.batchtest] workdir = "…"``. ``charge`` (not idempotent) appends the job's
-prompt to ``effects.log``; ``wait`` (idempotent) sleeps the ``sleep=<s>`` of the prompt, and
-when ``block`` exists in the work directory and ``effects.log`` has at least as many lines as
-``block`` says, leaves a ``waiting-*`` marker (process id and prompt) and waits until ``block``
-is removed; ``hang`` never returns; ``approve_me`` needs approval; ``heavy`` reports the
-process and the Ray resources it ran with.
+prompt to ``effects.log``; ``wait`` (idempotent) sleeps the ``sleep=<s>`` of the prompt (with
+``together=<n>``, first until ``n`` calls of it run at once in the process; the most that did is
+kept in ``peak``), and when ``block`` exists in the work directory and ``effects.log`` has at
+least as many lines as ``block`` says, leaves a ``waiting-*`` marker (process id and prompt) and
+waits until ``block`` is removed; ``hang`` never returns; ``approve_me`` needs approval;
+``heavy`` reports the process and the Ray resources it ran with.
 """
 
 from __future__ import annotations
@@ -60,10 +61,33 @@ async def wait(context: ToolContext) -> str:
             # A file another process removes: there is nothing to await but the clock.
             while block.exists():  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
-    match = re.search(r"sleep=([0-9.]+)", prompt)
-    if match:
-        await asyncio.sleep(float(match.group(1)))
+    global in_flight, peak
+    in_flight += 1
+    peak = max(peak, in_flight)
+    try:
+        together = re.search(r"together=([0-9]+)", prompt)
+        if together:
+            await _until_in_flight(int(together.group(1)))
+        match = re.search(r"sleep=([0-9.]+)", prompt)
+        if match:
+            await asyncio.sleep(float(match.group(1)))
+    finally:
+        in_flight -= 1
     return f"waited for {prompt}"
+
+
+in_flight = 0
+"""Calls of ``wait`` running now in this process."""
+peak = 0
+"""The most calls of ``wait`` that ran at once in this process (a test sets it back to 0)."""
+
+
+async def _until_in_flight(count: int) -> None:
+    """Wait until ``count`` calls of ``wait`` run at once, for a minute at most (a hang bound:
+    with fewer allowed at once, the test sees a peak below ``count``)."""
+    deadline = asyncio.get_running_loop().time() + 60
+    while in_flight < count and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.01)
 
 
 @toolwire.tool(idempotent=True)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import batch_tools
 import pytest
 from batch_tools import KILL_SCRIPT, write_config
 
@@ -66,36 +67,37 @@ def test_each_run_is_one_record_with_its_input_id(workdir: Path) -> None:
 
 async def test_records_come_in_the_order_runs_end(workdir: Path) -> None:
     config = write_config(workdir)
-    jobs = _jsonl(
-        workdir / "in.jsonl",
-        [
-            {"id": "slow", "prompt": "sleep=0.6", "tools": ["wait"]},
-            {"id": "mid", "prompt": "sleep=0.3", "tools": ["wait"]},
-            {"id": "fast", "prompt": "sleep=0", "tools": ["wait"]},
-        ],
-    )
+    sleeps = {"slow": 0.6, "mid": 0.3, "fast": 0}
+
+    def jobs(start: str) -> Path:
+        rows = [
+            {"id": i, "prompt": f"{start}sleep={s}", "tools": ["wait"]} for i, s in sleeps.items()
+        ]
+        return _jsonl(workdir / "in.jsonl", rows)
+
     out = workdir / "out.jsonl"
     async with Host.load(config) as host:
-        summary = await run_batch(host, jobs, out, plan=BatchPlan(concurrency=3))
+        # The three calls start their sleeps together, however long each run took to get there.
+        summary = await run_batch(host, jobs("together=3 "), out, plan=BatchPlan(concurrency=3))
     assert [r["id"] for r in _records(out)] == ["fast", "mid", "slow"]
     assert (summary.total, summary.done) == (3, 3)
     out.unlink()
     async with Host.load(config) as host:
-        await run_batch(host, jobs, workdir / "serial.jsonl", plan=BatchPlan(concurrency=1))
+        await run_batch(host, jobs(""), workdir / "serial.jsonl", plan=BatchPlan(concurrency=1))
     assert [r["id"] for r in _records(workdir / "serial.jsonl")] == ["slow", "mid", "fast"]
 
 
 async def test_concurrency_bounds_the_runs_in_flight(workdir: Path) -> None:
     config = write_config(workdir)
-    rows = [{"id": str(i), "prompt": "sleep=0.2", "tools": ["wait"]} for i in range(6)]
+    rows = [{"id": str(i), "prompt": "together=3 sleep=0.2", "tools": ["wait"]} for i in range(6)]
     jobs = _jsonl(workdir / "in.jsonl", rows)
+    batch_tools.peak = 0
     async with Host.load(config) as host:
-        started = time.monotonic()
         summary = await run_batch(host, jobs, workdir / "out.jsonl", plan=BatchPlan(concurrency=3))
-        elapsed = time.monotonic() - started
     assert summary.done == 6
-    # Two waves of three 0.2 s runs: never one wave (unbounded), never six (serial).
-    assert 0.4 <= elapsed < 1.2
+    # Each call waits until three run at once: never more at once (unbounded), never fewer
+    # (serial); two waves of three.
+    assert batch_tools.peak == 3
 
 
 def test_bad_lines_are_reported_with_their_number_and_skipped(workdir: Path) -> None:

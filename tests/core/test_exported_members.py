@@ -72,6 +72,7 @@ def test_every_exported_name_resolves(name: str):
         "toolwire.loop",
         "toolwire.messages",
         "toolwire.net",
+        "toolwire.sqlite",
         "toolwire.testing",
         "toolwire.tools",
         "toolwire.toolsets",

@@ -4,11 +4,10 @@ the call with its arguments, progress while it runs, and what it came to."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp import web
+from canned_provider import CannedProvider
 
 from toolwire.adapters import ModelRequest
 from toolwire.config import ProviderConfig
@@ -101,33 +100,6 @@ def messages_stream(result: dict[str, Any]) -> str:
     )
 
 
-@pytest.fixture
-async def provider() -> AsyncIterator[dict[str, Any]]:
-    """A loopback provider that answers each path with the body the test sets for it."""
-    bodies: dict[str, Any] = {}
-
-    async def answer(request: web.Request) -> web.StreamResponse:
-        streamed = (await request.json()).get("stream") is True
-        body = bodies[request.path]["sse" if streamed else "json"]
-        if not streamed:
-            return web.json_response(body)
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        await response.write(body.encode())
-        await response.write_eof()
-        return response
-
-    app = web.Application()
-    app.router.add_post("/{tail:.*}", answer)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    bodies["url"] = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    yield bodies
-    await runner.cleanup()
-
-
 async def complete(adapter: Any, stream: bool) -> list[Event]:
     events: list[Event] = []
     request = ModelRequest(
@@ -146,13 +118,14 @@ def of(events: list[Event], kind: type[Event]) -> list[Any]:
 
 @pytest.mark.parametrize("stream", [True, False])
 async def test_a_responses_web_search_reports_progress_and_its_sources(
-    provider: dict[str, Any], stream: bool
+    canned_provider: CannedProvider, stream: bool
 ) -> None:
-    provider["/v1/responses"] = {
-        "sse": responses_stream(),
-        "json": {"id": "resp_1", "status": "completed", "output": [SEARCH_DONE, ANSWER]},
-    }
-    config = ProviderConfig(base_url=provider["url"] + "/v1", model="m", max_retries=0)
+    canned_provider.answer(
+        "/v1/responses",
+        sse=responses_stream(),
+        json={"id": "resp_1", "status": "completed", "output": [SEARCH_DONE, ANSWER]},
+    )
+    config = ProviderConfig(base_url=canned_provider.url + "/v1", model="m", max_retries=0)
     events = await complete(OpenAIResponsesAdapter(config), stream)
     [call] = [e.call for e in of(events, ToolCallCompleted)]
     assert call.provider_executed
@@ -171,7 +144,7 @@ async def test_a_responses_web_search_reports_progress_and_its_sources(
 
 @pytest.mark.parametrize("stream", [True, False])
 async def test_an_anthropic_server_tool_reports_what_its_result_block_says(
-    provider: dict[str, Any], stream: bool
+    canned_provider: CannedProvider, stream: bool
 ) -> None:
     text = {"type": "text", "text": "Ok"}
     whole = {
@@ -183,8 +156,8 @@ async def test_an_anthropic_server_tool_reports_what_its_result_block_says(
         "stop_reason": "end_turn",
         "usage": {"input_tokens": 3, "output_tokens": 1},
     }
-    provider["/v1/messages"] = {"sse": messages_stream(SEARCH_RESULT), "json": whole}
-    config = ProviderConfig(base_url=provider["url"], model="claude-test", max_retries=0)
+    canned_provider.answer("/v1/messages", sse=messages_stream(SEARCH_RESULT), json=whole)
+    config = ProviderConfig(base_url=canned_provider.url, model="claude-test", max_retries=0)
     events = await complete(AnthropicMessagesAdapter(config), stream)
     [call] = [e.call for e in of(events, ToolCallCompleted)]
     assert call.provider_executed
@@ -198,22 +171,23 @@ async def test_an_anthropic_server_tool_reports_what_its_result_block_says(
     ]
 
 
-async def test_an_anthropic_server_tool_error_is_a_failure(provider: dict[str, Any]) -> None:
-    provider["/v1/messages"] = {"sse": messages_stream(SEARCH_ERROR), "json": {}}
-    config = ProviderConfig(base_url=provider["url"], model="claude-test", max_retries=0)
+async def test_an_anthropic_server_tool_error_is_a_failure(canned_provider: CannedProvider) -> None:
+    canned_provider.answer("/v1/messages", sse=messages_stream(SEARCH_ERROR), json={})
+    config = ProviderConfig(base_url=canned_provider.url, model="claude-test", max_retries=0)
     events = await complete(AnthropicMessagesAdapter(config), True)
     assert of(events, ToolCompleted) == []
     [failed] = of(events, ToolFailed)
     assert failed.result.content == "the provider's web_search failed: too_many_requests"
 
 
-async def test_a_failed_responses_tool_is_a_failure(provider: dict[str, Any]) -> None:
+async def test_a_failed_responses_tool_is_a_failure(canned_provider: CannedProvider) -> None:
     failed_item = {**SEARCH_DONE, "status": "failed"}
-    provider["/v1/responses"] = {
-        "sse": "",
-        "json": {"id": "resp_1", "status": "completed", "output": [failed_item, ANSWER]},
-    }
-    config = ProviderConfig(base_url=provider["url"] + "/v1", model="m", max_retries=0)
+    canned_provider.answer(
+        "/v1/responses",
+        sse="",
+        json={"id": "resp_1", "status": "completed", "output": [failed_item, ANSWER]},
+    )
+    config = ProviderConfig(base_url=canned_provider.url + "/v1", model="m", max_retries=0)
     events = await complete(OpenAIResponsesAdapter(config), False)
     [failed] = of(events, ToolFailed)
     assert "web_search failed: failed" in (failed.result.content or "")

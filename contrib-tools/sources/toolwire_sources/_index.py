@@ -22,12 +22,15 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from toolwire.sqlite import use_wal
+
 from ._documents import Document, DocumentSkipped, read_document, split_passages
 from ._embedding import DIMENSIONS, MODEL, embed
 from ._settings import SourceConfig, SourcesSettings
 
 SearchMode = Literal["lexical", "semantic", "hybrid"]
 _SCHEMA_VERSION = "1"
+_BUSY_TIMEOUT = 30.0  # seconds a write (or the switch to WAL) waits for another process
 _CELL_THRESHOLD = 4096
 _EMBED_BATCH = 512
 _PROBES = 12
@@ -164,8 +167,8 @@ class IndexReport:
 
 def _connect(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path, timeout=30.0, isolation_level=None)
-    connection.execute("PRAGMA journal_mode=WAL")
+    connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT, isolation_level=None)
+    use_wal(connection, timeout=_BUSY_TIMEOUT)
     connection.execute("PRAGMA foreign_keys=ON")
     connection.execute("PRAGMA synchronous=NORMAL")
     return connection

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader left
 
 WIRES = ("openai-chat", "openai-responses", "anthropic-messages", "prompted")
 
@@ -110,7 +112,34 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``toolwire`` console script; returns the exit code."""
+    """Entry point of the ``toolwire`` console script; returns the exit code.
+
+    Output closed early (``toolwire tools list | head -1``) ends the command quietly with
+    :data:`EXIT_BROKEN_PIPE`, as a command stopped by ``SIGPIPE`` ends, never with a traceback.
+    """
+    try:
+        try:
+            return _command(argv)
+        finally:
+            sys.stdout.flush()  # what is still buffered fails here, not at interpreter exit
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _discard_stdout() -> None:
+    """Send the rest of stdout to ``os.devnull``: the reader is gone, and what is still buffered
+    would fail again when the interpreter flushes it at exit."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a file (a test's capture): nothing will flush it to a pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def _command(argv: Sequence[str] | None) -> int:
     parser = _parser()
     from ._plugin_commands import run_plugin_command
 

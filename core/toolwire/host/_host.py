@@ -400,7 +400,9 @@ class Host:
         self._closers.append(callback)
 
     async def aclose(self) -> None:
-        """Close what plugins registered with :meth:`on_close`, the adapter and the transport.
+        """Close what plugins registered with :meth:`on_close`, the adapter and the transport,
+        then end the threads of observers moved off the loop once they delivered what was queued
+        (for at most ``[loop] observer_close_timeout`` seconds).
 
         A closer that raises is reported and does not keep the others from running.
         """
@@ -424,6 +426,7 @@ class Host:
         transport, self._transport = self._transport, None
         if transport is not None:
             await transport.aclose()
+        await self._observers.aclose(self.config.loop.observer_close_timeout)
 
     def _service_failed(self, name: str, exc: BaseException) -> None:
         from ..events import PluginFailed

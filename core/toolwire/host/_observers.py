@@ -68,6 +68,30 @@ class Observers:
                 observers[index] = (plugin, self._detach(plugin, function))
                 self._report_slow(plugin, event, took)
 
+    async def aclose(self, grace: float) -> None:
+        """End the threads of detached observers once they delivered the events queued so far.
+
+        Waits at most ``grace`` seconds for all of them together. An observer still busy then is
+        reported (its plugin's record, and a ``PluginFailed`` to the other observers) and left to
+        its daemon thread, which delivers nothing more; events after the close are not queued.
+        The others are called inline again if the host is used after all.
+        """
+        detached = list(self._detached.items())
+        if not detached:
+            return
+        import asyncio  # listing commands load the host without asyncio; closing comes after runs
+
+        for _, observer in detached:
+            observer.close()
+        deadline = time.monotonic() + grace
+        for plugin, observer in detached:
+            remaining = max(deadline - time.monotonic(), 0.0)
+            if await asyncio.to_thread(observer.finished.wait, remaining):
+                del self._detached[plugin]
+            else:
+                self._report_busy(plugin, observer.abandon(), grace)
+        self._observers = None
+
     def refresh(self) -> None:
         """Resolve the observers again at the next event (after plugins were registered)."""
         self._observers = None
@@ -91,6 +115,18 @@ class Observers:
                 "of its own from now on",
             )
         )
+
+    def _report_busy(self, plugin: str, undelivered: int, timeout: float) -> None:
+        error = (
+            f"toolwire_event: still busy {timeout:g} s after the host began to close "
+            f"([loop] observer_close_timeout); {undelivered} queued events were not delivered"
+        )
+        info = self._plugin_info(plugin)
+        if info is not None:
+            info.error = error
+        from ..events import PluginFailed
+
+        self.emit(PluginFailed(run_id="", plugin=plugin, hook="toolwire_event", error=error))
 
     def _report(self, plugin: str, event: Event, exc: BaseException) -> None:
         if plugin in self._failures:
@@ -124,30 +160,50 @@ class _Detached:
         self._plugin = plugin
         self._function = function
         self._plugin_info = plugin_info
-        self._queue: queue.Queue[Event] = queue.Queue(maxsize=_BACKLOG)
+        # None after the events marks the end; the backlog is counted in __call__, so it fits.
+        self._queue: queue.Queue[Event | None] = queue.Queue()
         self.dropped = 0
         self._failed = False
+        self._closed = False
+        self._abandoned = False
+        self.finished = threading.Event()
+        """Set when the thread has ended."""
         threading.Thread(
             target=self._deliver, name=f"toolwire-observer-{plugin}", daemon=True
         ).start()
 
     def __call__(self, event: Event) -> None:
-        try:
-            self._queue.put_nowait(event)
-        except queue.Full:
+        if self._closed:
+            return
+        if self._queue.qsize() >= _BACKLOG:  # only emit adds: the size can only fall meanwhile
             self.dropped += 1
             if self.dropped == 1:
                 self._note(f"toolwire_event: events dropped, {_BACKLOG} were waiting for it")
+            return
+        self._queue.put_nowait(event)
+
+    def close(self) -> None:
+        """Queue nothing more; the thread ends after the events already queued."""
+        if not self._closed:
+            self._closed = True
+            self._queue.put_nowait(None)
+
+    def abandon(self) -> int:
+        """Have the thread end after its current event; returns how many it will not deliver."""
+        self._abandoned = True
+        return max(self._queue.qsize() - 1, 0)  # the end marker is not an event
 
     def _deliver(self) -> None:
-        while True:
-            event = self._queue.get()
-            try:
-                self._function(event)
-            except BaseException as exc:
-                if not self._failed:
-                    self._failed = True
-                    self._note(f"toolwire_event: {describe_exception(exc)}")
+        try:
+            while (event := self._queue.get()) is not None and not self._abandoned:
+                try:
+                    self._function(event)
+                except BaseException as exc:
+                    if not self._failed:
+                        self._failed = True
+                        self._note(f"toolwire_event: {describe_exception(exc)}")
+        finally:
+            self.finished.set()
 
     def _note(self, error: str) -> None:
         info = self._plugin_info(self._plugin)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..sqlite import use_wal
 from ._journal import KINDS, RunRecord, assemble, split
 from ._ledger_store import (
     SCHEMA_VERSION,
@@ -88,7 +89,7 @@ class SQLiteStore:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             try:
                 db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT * 1000)}")
-                _use_wal(db)
+                use_wal(db, timeout=BUSY_TIMEOUT)
                 db.execute("PRAGMA synchronous=NORMAL")
                 self._prepare(db)
             except BaseException:
@@ -196,22 +197,6 @@ class SQLiteStore:
                 "SELECT kind, seq, item FROM run_items WHERE run_id = ?", (run_id,)
             ).fetchall()
         return assemble(run_id, head[0], (head[1], head[2], head[3]), rows)
-
-
-def _use_wal(db: sqlite3.Connection) -> None:
-    """Switch the file to WAL. The switch needs the file to itself, and SQLite reports "locked"
-    at once (without waiting ``busy_timeout``) when another process is opening the same new
-    ledger: a batch's workers all start together. So the switch is retried, for as long as a
-    write would wait."""
-    deadline = time.monotonic() + BUSY_TIMEOUT
-    while True:
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
 
 
 def _script(db: sqlite3.Connection, sql: str) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import re
 import weakref
 from collections.abc import Mapping
@@ -152,7 +151,10 @@ class _Handler:
             result, server=server, tool=self.server_tool, trust=self.connection.settings.trust
         )
         if context.tool.returns_untrusted_content:
-            tool_result = await _filtered(tool_result, context)
+            from toolwire.untrusted import filter_result
+
+            source = f"MCP tool {context.tool.name}"
+            tool_result = await filter_result(context, tool_result, source=source)
         return tool_result
 
 
@@ -165,38 +167,6 @@ def _report_progress(
     text = message or (f"{done:g} of {total:g}" if total else f"{done:g}")
     with contextlib.suppress(ValueError):
         context.report_progress(text, fraction)
-
-
-async def _filtered(result: ToolResult, context: ToolContext) -> ToolResult:
-    """The result with the text the model reads run through the untrusted-content filter."""
-    from toolwire.untrusted import filter_untrusted
-
-    texts: list[str] = []
-    fields: list[str] = []
-    if result.content:
-        texts.append(result.content)
-        fields.append("content")
-    data_text = json.dumps(result.data, ensure_ascii=False) if result.data is not None else None
-    if data_text is not None:
-        texts.append(data_text)
-        fields.append("structured content")
-    if not texts:
-        return result
-    outcome = await filter_untrusted(
-        context, texts, source=f"MCP tool {context.tool.name}", fields=fields
-    )
-    changes: dict[str, Any] = {}
-    filtered = list(outcome.texts)
-    if result.content:
-        changes["content"] = filtered.pop(0)
-    if data_text is not None:
-        new_data_text = filtered.pop(0)
-        if new_data_text != data_text:
-            # Neutralised text no longer parses as the server's JSON: the model gets the text.
-            joined = [changes.get("content") or "", new_data_text]
-            changes["content"] = "\n\n".join(t for t in joined if t)
-            changes["data"] = None
-    return attrs.evolve(result, **changes)
 
 
 class McpClient:

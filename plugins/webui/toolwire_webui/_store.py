@@ -13,8 +13,11 @@ from typing import Any
 
 import attrs
 
+from toolwire.sqlite import use_wal
+
 DATABASE_FILE_NAME = "webui.sqlite3"
 _TITLE_LENGTH = 60
+_BUSY_TIMEOUT = 5.0  # seconds a write (or the switch to WAL) waits for another process
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -67,9 +70,9 @@ class ConversationStore:
         if str(target) != ":memory:":
             Path(target).parent.mkdir(parents=True, exist_ok=True)
         self.path = str(target)
-        self._db = sqlite3.connect(self.path, isolation_level=None)
+        self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT, isolation_level=None)
         self._db.execute("PRAGMA foreign_keys = ON")
-        self._db.execute("PRAGMA journal_mode = WAL")
+        use_wal(self._db, timeout=_BUSY_TIMEOUT)
         self._db.executescript(_SCHEMA)
 
     def close(self) -> None:

@@ -173,3 +173,21 @@ def test_a_large_source_searches_only_the_nearest_cells(
     with SourceIndex(settings.index_file) as index:
         assert index._db.execute("SELECT COUNT(*) FROM cells").fetchone()[0] == 0
         assert index.search("many", "fixing my car", limit=1, mode="semantic")[0].path == "car.txt"
+
+
+def test_a_new_index_opened_while_another_worker_holds_the_file_waits(
+    corpus: Path,
+    settings_for: Settings,
+    tmp_path: Path,
+    hold_new_sqlite_file: Callable[[Path], None],
+) -> None:
+    """Workers sharing one new index file: the second waits for the file instead of failing
+    with "database is locked" at the switch to WAL."""
+    path = tmp_path / "shared-index.sqlite3"
+    settings = settings_for(corpus, index_path=str(path))
+    hold_new_sqlite_file(path)
+    report = index_sources(settings)
+    assert sum(r.added for r in report.sources) == 6
+    assert _paths(settings, "notes", "sourdough starter", "lexical") == ["bread.txt"]
+    with SourceIndex(path) as index:
+        assert index._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -206,22 +205,15 @@ def _set_schema_version(backend: str, config: LedgerConfig, version: int) -> Non
 
 
 def test_a_new_sqlite_ledger_opened_while_another_process_holds_it_waits(
-    tmp_path: Path,
+    tmp_path: Path, hold_new_sqlite_file: Callable[[Path], None]
 ) -> None:
     """Switching a new file to WAL needs it to itself, and SQLite reports "locked" at once
     when it cannot have it: opening waits instead, as a write waits for another's."""
     path = tmp_path / "ledger.sqlite3"
-    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    holder.execute("CREATE TABLE other (x)")
-    holder.execute("BEGIN IMMEDIATE")  # the write lock, as another opener switching has
-    holder.execute("INSERT INTO other VALUES (1)")
-    release = threading.Timer(0.5, holder.execute, ("COMMIT",))
-    release.start()
+    hold_new_sqlite_file(path)
     ledger = Ledger.open(LedgerConfig(path=str(path)))
     try:
         assert ledger.entries("run_1", 1) == {}
     finally:
-        release.join()
-        holder.close()
         ledger.close()
     assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)

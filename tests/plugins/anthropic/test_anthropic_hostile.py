@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp import web
+from canned_provider import CannedProvider
 
 from toolwire.adapters import ModelRequest, ProviderError
 from toolwire.config import ProviderConfig
@@ -16,38 +15,14 @@ from toolwire_anthropic import AnthropicMessagesAdapter
 KEY = "sk-ant-hostile-0123456789"
 
 
-@pytest.fixture
-async def host(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[dict[str, Any]]:
-    """A loopback host answering with whatever the test puts under ``answer``."""
+@pytest.fixture(autouse=True)
+def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOSTILE_KEY", KEY)
-    state: dict[str, Any] = {}
-
-    async def answer(request: web.Request) -> web.StreamResponse:
-        await request.read()
-        state["key_sent"] = request.headers.get("x-api-key")
-        kind, body = state["answer"]
-        if kind == "json":
-            return web.Response(text=body, content_type="application/json")
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        await response.write(body.encode())
-        await response.write_eof()
-        return response
-
-    app = web.Application()
-    app.router.add_post("/v1/messages", answer)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    state["base_url"] = f"http://127.0.0.1:{runner.addresses[0][1]}"
-    yield state
-    await runner.cleanup()
 
 
-async def _complete(host: dict[str, Any], stream: bool) -> Any:
+async def _complete(canned_provider: CannedProvider, stream: bool) -> Any:
     config = ProviderConfig(
-        base_url=host["base_url"], model="m", max_retries=0, api_key_env="HOSTILE_KEY"
+        base_url=canned_provider.url, model="m", max_retries=0, api_key_env="HOSTILE_KEY"
     )
     adapter = AnthropicMessagesAdapter(config)
     request = ModelRequest(run_id="r", round=1, messages=(UserMessage("hi"),), stream=stream)
@@ -75,43 +50,44 @@ async def _complete(host: dict[str, Any], stream: bool) -> Any:
     ids=["stream-error-event", "200-error-body"],
 )
 async def test_a_key_echoed_in_an_error_never_reaches_the_error(
-    host: dict[str, Any], stream: bool, body: str
+    canned_provider: CannedProvider, stream: bool, body: str
 ) -> None:
-    host["answer"] = ("sse" if stream else "json", body)
+    canned_provider.answer(sse=body) if stream else canned_provider.answer(json=body)
     with pytest.raises(ProviderError) as caught:
-        await _complete(host, stream)
-    assert host["key_sent"] == KEY
+        await _complete(canned_provider, stream)
+    assert canned_provider.headers[-1]["x-api-key"] == KEY
     assert "invalid x-api-key [redacted]" in str(caught.value)
     assert KEY not in str(caught.value)
     assert KEY not in str(caught.value.provider_message)
 
 
-async def test_a_garbage_event_is_refused_clearly(host: dict[str, Any]) -> None:
-    host["answer"] = ("sse", 'event: message_start\ndata: {"type": "message_start"\n\n')
+async def test_a_garbage_event_is_refused_clearly(canned_provider: CannedProvider) -> None:
+    canned_provider.answer(sse='event: message_start\ndata: {"type": "message_start"\n\n')
     with pytest.raises(ProviderError, match="a streamed event is not JSON"):
-        await _complete(host, stream=True)
+        await _complete(canned_provider, stream=True)
 
 
-async def test_content_of_the_wrong_shape_is_refused_clearly(host: dict[str, Any]) -> None:
-    host["answer"] = ("json", '{"type": "message", "role": "assistant", "content": "hello"}')
+async def test_content_of_the_wrong_shape_is_refused_clearly(
+    canned_provider: CannedProvider,
+) -> None:
+    canned_provider.answer(json='{"type": "message", "role": "assistant", "content": "hello"}')
     with pytest.raises(ProviderError, match="content is a JSON string, not a list"):
-        await _complete(host, stream=False)
+        await _complete(canned_provider, stream=False)
 
 
 async def test_repeated_tool_use_ids_become_unique_and_the_wire_keeps_the_providers(
-    host: dict[str, Any],
+    canned_provider: CannedProvider,
 ) -> None:
     from toolwire import ToolResult
     from toolwire.messages import ToolCall, ToolResultMessage
     from toolwire_anthropic import render_messages
 
     block = '{"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}'
-    host["answer"] = (
-        "json",
-        f'{{"type": "message", "role": "assistant", "content": [{block}, {block}], '
-        '"stop_reason": "tool_use"}',
+    canned_provider.answer(
+        json=f'{{"type": "message", "role": "assistant", "content": [{block}, {block}], '
+        '"stop_reason": "tool_use"}'
     )
-    message = await _complete(host, stream=False)
+    message = await _complete(canned_provider, stream=False)
     calls = [part for part in message.parts if isinstance(part, ToolCall)]
     assert calls[0].id == "toolu_1"
     assert calls[1].id != "toolu_1"

@@ -6,13 +6,45 @@ a crash mid-call, a call that never answers, an image, and a schema that needs n
 It writes its PID to ``$NOTES_PID_FILE`` when set, so tests can check it is gone.
 """
 
+# ruff: noqa: E402 (the modes that never serve run before the SDK is imported)
+
 from __future__ import annotations
 
-import asyncio
-import base64
 import os
 import sys
 import time
+
+
+def _mode() -> str:
+    args = sys.argv[1:]
+    return args[args.index("--mode") + 1] if "--mode" in args else "normal"
+
+
+def _note_pid() -> None:
+    """Append this process's PID to ``$NOTES_PID_FILE`` when it is set."""
+    pid_file = os.environ.get("NOTES_PID_FILE")
+    if pid_file:
+        with open(pid_file, "a") as f:
+            f.write(f"{os.getpid()}\n")
+
+
+def _fail_or_stall(mode: str) -> None:
+    """The modes that never serve: they act before the SDK is imported, which takes seconds on a
+    loaded machine, longer than the startup timeout a test gives a server that never answers."""
+    _note_pid()
+    if mode == "broken":
+        print("notes server: cannot open /srv/notes: permission denied", file=sys.stderr)
+        sys.exit(2)
+    print("notes server: waiting forever", file=sys.stderr, flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__" and _mode() in ("broken", "silent"):
+    _fail_or_stall(_mode())
+
+import asyncio
+import base64
 from pathlib import Path
 from typing import Annotated
 
@@ -126,20 +158,7 @@ def whoami() -> int:
 
 def main() -> None:
     args = sys.argv[1:]
-    mode = "normal"
-    if "--mode" in args:
-        mode = args[args.index("--mode") + 1]
-    pid_file = os.environ.get("NOTES_PID_FILE")
-    if pid_file:
-        with open(pid_file, "a") as f:
-            f.write(f"{os.getpid()}\n")
-    if mode == "broken":
-        print("notes server: cannot open /srv/notes: permission denied", file=sys.stderr)
-        sys.exit(2)
-    if mode == "silent":
-        print("notes server: waiting forever", file=sys.stderr, flush=True)
-        while True:
-            time.sleep(3600)
+    _note_pid()
     if args and args[0] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(args[1]))
     else:

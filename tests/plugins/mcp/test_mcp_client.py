@@ -343,3 +343,17 @@ async def test_a_list_change_before_the_first_call_applies_at_that_call(write_co
         "milk, eggs",
         "the secret is 42",
     ]
+
+
+async def test_outside_content_is_filtered_with_the_note_for_the_model(write_config, notes_stdio):
+    """An open-world tool's result goes through the untrusted-content filter as any tool's does:
+    imitated chat markup neutralised, and the host's note saying so, naming the MCP tool, first."""
+    host = Host.load(write_config({"notes": notes_stdio()}))
+    async with host:
+        result = await ToolCallingLoop(host).call("notes_search_web", {"query": "tides"})
+    assert result.is_ok
+    content = result.content or ""
+    assert "<|im_start|>" not in content
+    assert content.startswith("[Host note:")
+    assert "from MCP tool notes_search_web" in content
+    assert content.endswith("results for tides")

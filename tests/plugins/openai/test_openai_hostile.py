@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from aiohttp import web
+from canned_provider import CannedProvider
 
 from toolwire.adapters import ModelRequest, ProviderError
 from toolwire.config import ProviderConfig
@@ -20,37 +19,9 @@ def _request(stream: bool) -> ModelRequest:
     return ModelRequest(run_id="r", round=1, messages=(UserMessage("hi"),), stream=stream)
 
 
-@pytest.fixture
-async def host() -> AsyncIterator[dict[str, Any]]:
-    """A loopback host answering with whatever the test puts under ``answer``."""
-    state: dict[str, Any] = {}
-
-    async def answer(request: web.Request) -> web.StreamResponse:
-        await request.read()
-        kind, body = state["answer"]
-        if kind == "json":
-            return web.Response(text=body, content_type="application/json")
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        await response.write(body.encode())
-        await response.write_eof()
-        return response
-
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", answer)
-    app.router.add_post("/v1/responses", answer)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    state["base_url"] = f"http://127.0.0.1:{runner.addresses[0][1]}/v1"
-    yield state
-    await runner.cleanup()
-
-
-async def _complete(adapter_type: Any, host: dict[str, Any], stream: bool) -> Any:
+async def _complete(adapter_type: Any, canned_provider: CannedProvider, stream: bool) -> Any:
     config = ProviderConfig(
-        base_url=host["base_url"], model="m", max_retries=0, api_key_env="HOSTILE_KEY"
+        base_url=canned_provider.url + "/v1", model="m", max_retries=0, api_key_env="HOSTILE_KEY"
     )
     adapter = adapter_type(config)
     try:
@@ -73,11 +44,11 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 async def test_a_garbage_event_is_refused_clearly(
-    host: dict[str, Any], adapter: Any, body: str
+    canned_provider: CannedProvider, adapter: Any, body: str
 ) -> None:
-    host["answer"] = ("sse", body)
+    canned_provider.answer(sse=body)
     with pytest.raises(ProviderError, match=r"a streamed event is (not JSON|a JSON array)"):
-        await _complete(adapter, host, stream=True)
+        await _complete(adapter, canned_provider, stream=True)
 
 
 @pytest.mark.parametrize(
@@ -102,19 +73,19 @@ async def test_a_garbage_event_is_refused_clearly(
     ],
 )
 async def test_tool_calls_of_the_wrong_shape_are_refused_clearly(
-    host: dict[str, Any], stream: bool, body: str, field: str
+    canned_provider: CannedProvider, stream: bool, body: str, field: str
 ) -> None:
-    host["answer"] = ("sse" if stream else "json", body)
+    canned_provider.answer(sse=body) if stream else canned_provider.answer(json=body)
     with pytest.raises(ProviderError, match=field):
-        await _complete(OpenAIChatAdapter, host, stream=stream)
+        await _complete(OpenAIChatAdapter, canned_provider, stream=stream)
 
 
 async def test_responses_output_of_the_wrong_shape_is_refused_clearly(
-    host: dict[str, Any],
+    canned_provider: CannedProvider,
 ) -> None:
-    host["answer"] = ("json", '{"id": "r", "status": "completed", "output": {"type": "x"}}')
+    canned_provider.answer(json='{"id": "r", "status": "completed", "output": {"type": "x"}}')
     with pytest.raises(ProviderError, match="output is a JSON object, not a list"):
-        await _complete(OpenAIResponsesAdapter, host, stream=False)
+        await _complete(OpenAIResponsesAdapter, canned_provider, stream=False)
 
 
 @pytest.mark.parametrize(
@@ -131,11 +102,11 @@ async def test_responses_output_of_the_wrong_shape_is_refused_clearly(
     ids=["chat-stream-error", "responses-error", "responses-failed"],
 )
 async def test_a_key_in_a_streamed_error_never_reaches_the_error(
-    host: dict[str, Any], adapter: Any, body: str
+    canned_provider: CannedProvider, adapter: Any, body: str
 ) -> None:
-    host["answer"] = ("sse", body)
+    canned_provider.answer(sse=body)
     with pytest.raises(ProviderError) as caught:
-        await _complete(adapter, host, stream=True)
+        await _complete(adapter, canned_provider, stream=True)
     assert "revoked" in str(caught.value)
     assert KEY not in str(caught.value)
     assert KEY not in repr(caught.value.provider_message)
@@ -160,14 +131,14 @@ _DUPLICATE_STREAM = (
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_repeated_call_ids_become_unique_and_the_wire_keeps_the_providers(
-    host: dict[str, Any], stream: bool
+    canned_provider: CannedProvider, stream: bool
 ) -> None:
     from toolwire import ToolResult
     from toolwire.messages import ToolCall, ToolResultMessage
     from toolwire_openai._chat import render_chat_messages
 
-    host["answer"] = ("sse", _DUPLICATE_STREAM) if stream else ("json", _DUPLICATE_CALLS)
-    message = await _complete(OpenAIChatAdapter, host, stream=stream)
+    canned_provider.answer(sse=_DUPLICATE_STREAM, json=_DUPLICATE_CALLS)
+    message = await _complete(OpenAIChatAdapter, canned_provider, stream=stream)
     calls = [part for part in message.parts if isinstance(part, ToolCall)]
     ids = [call.id for call in calls]
     assert len(ids) == (2 if stream else 3)

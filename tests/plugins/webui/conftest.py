@@ -153,6 +153,11 @@ async def chat(tmp_path: Path) -> AsyncIterator[StartServer]:
             await item.close()
 
 
+HANG = 120.0
+"""Seconds a test waits for what a server or a page will do: only ever to end a hang (a run
+streamed with a pace takes several times longer on a loaded machine than on an idle one)."""
+
+
 class ViewStream:
     """The view messages of one conversation's event stream, read in the background."""
 
@@ -186,7 +191,7 @@ class ViewStream:
                 self.batches += 1
                 self._changed.set()
 
-    async def wait_for(self, predicate: Callable[[View], bool], within: float = 10.0) -> View:
+    async def wait_for(self, predicate: Callable[[View], bool], within: float = HANG) -> View:
         """The first view (already read or coming) that ``predicate`` accepts."""
         async with asyncio.timeout(within):
             seen = 0
@@ -198,7 +203,7 @@ class ViewStream:
                 self._changed.clear()
                 await self._changed.wait()
 
-    async def wait_kind(self, name: str, within: float = 10.0, **fields: Any) -> View:
+    async def wait_kind(self, name: str, within: float = HANG, **fields: Any) -> View:
         """The first view of kind ``name`` whose fields have these values."""
         return await self.wait_for(
             lambda v: v.get("kind") == name and all(v.get(k) == x for k, x in fields.items()),
@@ -248,6 +253,7 @@ async def browser_page() -> AsyncIterator[Any]:
         )
         try:
             context = await browser.new_context(viewport={"width": 1200, "height": 860})
+            context.set_default_timeout(HANG * 1000)
             page = await context.new_page()
             page.errors = []
             page.on("pageerror", lambda exc: page.errors.append(str(exc)))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -375,3 +376,19 @@ async def test_a_sensitive_argument_is_never_shown_and_survives_an_edit(
     record = server.store.get(cid)
     assert record is not None
     assert "s3cret" not in json.dumps(record.run)
+
+
+def test_a_new_store_opened_while_another_process_holds_the_file_waits(
+    tmp_path: Path, hold_new_sqlite_file: Callable[[Path], None]
+) -> None:
+    """Two servers opening one new conversations file together: the second waits for the
+    file instead of failing with "database is locked" at the switch to WAL."""
+    path = tmp_path / "shared.sqlite3"
+    hold_new_sqlite_file(path)
+    store = ConversationStore(path)
+    try:
+        created = store.create("first")
+        assert [c.id for c in store.list()] == [created.id]
+        assert store._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    finally:
+        store.close()

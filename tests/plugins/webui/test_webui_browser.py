@@ -212,7 +212,7 @@ async def test_a_page_opened_in_the_middle_of_a_turn_catches_up_and_follows_it(
     await page.wait_for_selector(".card")
     assert await page.locator(".message.user").text_content() == "Echo it."
     assert await page.is_enabled("#stop")
-    await page.wait_for_selector('.card[data-status="ok"]', timeout=20_000)
+    await page.wait_for_selector('.card[data-status="ok"]')
     value = await page.locator('.arg-value[data-key="text"]').text_content()
     assert value == LONG_TEXT
     await page.wait_for_selector("text=Echoed.")
