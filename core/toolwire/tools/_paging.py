@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Annotated, Generic, TypeAlias, TypeVar
+from typing import Annotated, Any, Generic, TypeAlias, TypeVar
 
 import attrs
 
@@ -15,6 +15,13 @@ PageNumber: TypeAlias = Annotated[int, "Page of results, starting at 1.", {"mini
 """The type of a tool's ``page`` parameter: an integer from 1 (``0`` is refused, not "no page")."""
 
 
+def _as_tuple(items: Iterable[Any]) -> tuple[Any, ...]:
+    # A function, not the builtin ``tuple``, as the converter of ``Page.items``: attrs reads a
+    # converter's signature, and a builtin's is parsed from its text by ``tokenize``, whose
+    # patterns cost milliseconds to compile at every start.
+    return tuple(items)
+
+
 @attrs.frozen(kw_only=True)
 class Page(Generic[T]):
     """One page of results as the model sees it: the items, the page number, and ``has_more``.
@@ -23,7 +30,7 @@ class Page(Generic[T]):
     know whether to ask for the next page.
     """
 
-    items: tuple[T, ...] = attrs.field(converter=tuple)
+    items: tuple[T, ...] = attrs.field(converter=_as_tuple)
     page: int
     has_more: bool
 
