@@ -524,6 +524,13 @@ def structure_section(
     The message names the file, the key path (``$.loop.max_rounds``), the value that was found and
     what would be valid. Unknown keys are refused (they are almost always typos).
     """
+    if converter is None and type(data) is dict and not data and _all_defaults(cls):
+        # A table left out or empty is the class's defaults: cattrs would generate and compile
+        # a structuring function for the class only to call it without arguments.
+        try:
+            return cls()
+        except Exception:  # reported below, as cattrs reports it
+            pass
     conv = converter or _converter
     try:
         return conv.structure(data, cls)
@@ -531,6 +538,13 @@ def structure_section(
         raise _config_error(exc, data, cls, file=file, base=path) from None
     except (TypeError, ValueError) as exc:
         raise ConfigError(_where(file, path) + f": {exc}", file=file, path=path) from None
+
+
+def _all_defaults(cls: type) -> bool:
+    """True for an attrs class every argument of whose ``__init__`` has a default."""
+    return attrs.has(cls) and all(
+        not field.init or field.default is not attrs.NOTHING for field in attrs.fields(cls)
+    )
 
 
 def _where(file: str | None, path: str) -> str:
