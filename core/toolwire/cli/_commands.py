@@ -25,7 +25,13 @@ EXIT_USAGE = 2
 WIRES = ("openai-chat", "openai-responses", "anthropic-messages", "prompted")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser.
+
+    Given the arguments, it holds only the sub-parser of the built-in command they name: argparse
+    does work for every parser and argument at every start. With no command, an option first or
+    a word that is no built-in command, it holds them all, for the help and the error.
+    """
     parser = argparse.ArgumentParser(
         prog="toolwire",
         description="A plugin-based host for LLM tool calling.",
@@ -37,10 +43,33 @@ def _parser() -> argparse.ArgumentParser:
         help="config file (default: $TOOLWIRE_CONFIG or ./toolwire.toml)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    wanted = _command_word(sys.argv[1:] if argv is None else argv)
+    for name, add in _COMMANDS:
+        if wanted not in _COMMAND_NAMES or name == wanted:
+            add(sub)
+    return parser
 
+
+def _command_word(args: Sequence[str]) -> str | None:
+    """The command ``args`` name after the ``--config`` option, if they start with one."""
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--config" and index + 1 < len(args):
+            index += 2
+        elif arg.startswith("--config="):
+            index += 1
+        else:
+            return None if arg.startswith("-") else arg
+    return None
+
+
+def _add_plugins(sub: Any) -> None:
     p = sub.add_parser("plugins", help="list installed plugins: enabled, loaded, failures")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _add_tools(sub: Any) -> None:
     tools = sub.add_parser("tools", help="list, show and call tools")
     tools_sub = tools.add_subparsers(dest="tools_command", metavar="ACTION")
     p = tools_sub.add_parser("list", help="the tools of the enabled plugins")
@@ -65,6 +94,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object")
     p.add_argument("--json", action="store_true", help="print the result object as JSON")
 
+
+def _add_run(sub: Any) -> None:
     p = sub.add_parser("run", help="run one conversation with the configured provider")
     p.add_argument("prompt")
     p.add_argument("--json", action="store_true", help="print the run as JSON")
@@ -78,6 +109,8 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument("--approve-all", action="store_true", help="approve every deferred call")
     group.add_argument("--deny-all", action="store_true", help="deny every deferred call")
 
+
+def _add_chat(sub: Any) -> None:
     p = sub.add_parser("chat", help="converse with the configured provider, turn after turn")
     p.add_argument(
         "--continue",
@@ -89,29 +122,51 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--list", action="store_true", help="list the saved conversations")
     p.add_argument("--expanded", action="store_true", help="show every argument and result in full")
+
+
+def _add_batch(sub: Any) -> None:
     from ._batch import add_batch_parser
 
     add_batch_parser(sub)
 
+
+def _add_config(sub: Any) -> None:
     config = sub.add_parser("config", help="the effective config and where each value came from")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION")
     p = config_sub.add_parser("show", help="every setting, its value and the file it came from")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _add_doctor(sub: Any) -> None:
     p = sub.add_parser("doctor", help="check the config, the plugins and every tool")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _add_init(sub: Any) -> None:
     p = sub.add_parser("init", help="write a toolwire.toml enabling the installed plugins")
     p.add_argument(
         "--path", default="toolwire.toml", help="where to write (default: ./toolwire.toml)"
     )
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
-    return parser
+
+
+# The built-in commands in the order the help lists them, each with what adds its sub-parser.
+_COMMANDS: tuple[tuple[str, Any], ...] = (
+    ("plugins", _add_plugins),
+    ("tools", _add_tools),
+    ("run", _add_run),
+    ("chat", _add_chat),
+    ("batch", _add_batch),
+    ("config", _add_config),
+    ("doctor", _add_doctor),
+    ("init", _add_init),
+)
+_COMMAND_NAMES = frozenset(name for name, _ in _COMMANDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toolwire`` console script; returns the exit code."""
-    parser = _parser()
+    parser = _parser(argv)
     from ._plugin_commands import run_plugin_command
 
     code = run_plugin_command(parser, argv)
