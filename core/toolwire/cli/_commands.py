@@ -167,11 +167,12 @@ _COMMAND_NAMES = frozenset(name for name, _ in _COMMANDS)
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toolwire`` console script; returns the exit code."""
     parser = _parser(argv)
-    from ._plugin_commands import run_plugin_command
+    if _command_word(sys.argv[1:] if argv is None else argv) not in _COMMAND_NAMES:
+        from ._plugin_commands import run_plugin_command
 
-    code = run_plugin_command(parser, argv)
-    if code is not None:
-        return code
+        code = run_plugin_command(parser, argv)
+        if code is not None:
+            return code
     args = parser.parse_args(argv)
     out, err = sys.stdout, sys.stderr
     if args.command is None:
