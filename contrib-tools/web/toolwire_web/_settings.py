@@ -64,7 +64,12 @@ def _ports(instance: object, attribute: attrs.Attribute[Any], value: tuple[int, 
 
 
 def _optional_url(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
-    if value is not None and not _http_url().fullmatch(value.strip()):
+    # The default is valid as written; only a configured value needs the pattern.
+    if (
+        value is not None
+        and value != attribute.default
+        and not _http_url().fullmatch(value.strip())
+    ):
         raise ValueError(
             f"{SECTION} {attribute.name} = {value!r}: expected an http:// or https:// URL such "
             "as 'http://127.0.0.1:8888'"
@@ -72,7 +77,7 @@ def _optional_url(instance: object, attribute: attrs.Attribute[Any], value: str 
 
 
 def _env_name(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not _env_name_pattern().fullmatch(value):
+    if value != attribute.default and not _env_name_pattern().fullmatch(value):
         raise ValueError(
             f"{SECTION} {attribute.name}: expected the NAME of an environment variable (such "
             "as 'BRAVE_API_KEY'), never the key itself"
