@@ -6,8 +6,7 @@ import functools
 import inspect
 import re
 from collections.abc import Mapping
-
-import attrs
+from typing import NamedTuple
 
 # Section titles of Google and NumPy docstrings; which ones describe parameters or attributes.
 _PARAMETER_SECTIONS = frozenset(
@@ -91,17 +90,19 @@ _SPHINX_PARAM_KINDS = frozenset({"param", "parameter", "arg", "argument", "key",
 _SPHINX_ATTRIBUTE_KINDS = frozenset({"ivar", "var", "cvar"})
 
 
-@attrs.frozen
-class ParsedDocstring:
+class ParsedDocstring(NamedTuple):
     """What a docstring says: free text, and the text for each parameter and attribute.
 
     ``description`` is the text before the first section or field (summary and extended
     description, paragraphs kept); Returns, Raises, Examples and other sections are left out.
+
+    A named tuple rather than an attrs class: it is built for every tool a plugin declares, and
+    an attrs class costs a compile of its generated methods at every start.
     """
 
-    description: str = ""
-    parameters: Mapping[str, str] = attrs.field(factory=dict)
-    attributes: Mapping[str, str] = attrs.field(factory=dict)
+    description: str
+    parameters: Mapping[str, str]
+    attributes: Mapping[str, str]
 
 
 def _indent(line: str) -> int:
@@ -169,7 +170,7 @@ def _numpy_entries(body: list[str]) -> dict[str, str]:
 def parse_docstring(doc: str | None) -> ParsedDocstring:
     """Read a docstring written in Google, NumPy or Sphinx style (or a mix of them)."""
     if not doc or not doc.strip():
-        return ParsedDocstring()
+        return ParsedDocstring("", {}, {})
     lines = inspect.cleandoc(doc).splitlines()
     description: list[str] = []
     parameters: dict[str, str] = {}

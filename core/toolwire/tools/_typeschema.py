@@ -61,6 +61,8 @@ def _string_formats() -> tuple[tuple[type, str], ...]:
     uuid = _uuid_class()
     special = ((uuid, "uuid"),) if uuid is not None else ()
     return (*_STRING_FORMATS, *special, (PurePath, "path"))
+
+
 _JSON_TYPE = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
 
 
