@@ -131,6 +131,15 @@ def _subcommands(parser: argparse.ArgumentParser) -> list[str]:
     ]
 
 
+def _subcommands_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    (found,) = [
+        action.choices[name]
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+    ]
+    return found
+
+
 def test_parser_holds_only_the_named_command() -> None:
     from toolwire.cli._commands import _parser
 
@@ -139,6 +148,13 @@ def test_parser_holds_only_the_named_command() -> None:
     assert _subcommands(_parser(["plugins", "--json"])) == ["plugins"]
     assert _subcommands(_parser(["--config", "x.toml", "tools", "list"])) == ["tools"]
     assert _subcommands(_parser(["--config=x.toml", "doctor"])) == ["doctor"]
+    assert _subcommands(_subcommands_parser(_parser(["tools", "show", "calc"]), "tools")) == [
+        "show"
+    ]
+    every_action = _subcommands(_subcommands_parser(_parser(["tools"]), "tools"))
+    assert every_action == ["list", "why", "show", "call"]
+    for args in (["tools", "bogus"], ["tools", "--json", "list"]):
+        assert _subcommands(_subcommands_parser(_parser(args), "tools")) == every_action, args
     for args in (["bogus"], ["-h", "plugins"], ["--conf", "x.toml", "plugins"], ["--config"]):
         assert _subcommands(_parser(args)) == every, args
 
