@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import toolwire
 from toolwire import Source, ToolContext, ToolResult
-from toolwire.tools import ArgumentsInvalid, FunctionSpec, PageNumber, Paging
+from toolwire.tools import ArgumentsInvalid, FunctionSpec, PageNumber
 
 from ._settings import SECTION, WebSettings
 
@@ -60,6 +60,8 @@ async def web_search(
     Results come one page at a time: ``has_more`` says whether asking for the next page can
     give more. To read a result, pass its address to read_web_page.
     """
+    from toolwire.tools import Paging
+
     from ._backends import SearchFailed, backend_for
 
     settings = WebSettings.coerce(context.settings)

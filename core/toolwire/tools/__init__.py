@@ -28,7 +28,8 @@ from ._toolbox import Toolbox
 
 if TYPE_CHECKING:
     from ._lint import LintFinding, lint_tool
-    from ._paging import Page, PageNumber, Paging
+    from ._page_number import PageNumber
+    from ._paging import Page, Paging
     from ._strict import StrictProjection, strict_projection
     from ._truncate import truncate_result
     from ._validation import describe_schema
@@ -39,7 +40,7 @@ _LAZY = {
     "LintFinding": "._lint",
     "lint_tool": "._lint",
     "Page": "._paging",
-    "PageNumber": "._paging",
+    "PageNumber": "._page_number",
     "Paging": "._paging",
     "StrictProjection": "._strict",
     "strict_projection": "._strict",

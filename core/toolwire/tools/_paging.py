@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Annotated, Any, Generic, TypeAlias, TypeVar
+from typing import Any, Generic, TypeVar
 
 import attrs
 
 from ._errors import ArgumentsInvalid
+from ._page_number import PageNumber
+
+__all__ = ["Page", "PageNumber", "Paging"]
 
 T = TypeVar("T")
-
-PageNumber: TypeAlias = Annotated[int, "Page of results, starting at 1.", {"minimum": 1}]
-"""The type of a tool's ``page`` parameter: an integer from 1 (``0`` is refused, not "no page")."""
 
 
 def _as_tuple(items: Iterable[Any]) -> tuple[Any, ...]:

@@ -30,7 +30,14 @@ print(json.dumps({
     "compiled": compiled,
     "modules": sorted(
         m
-        for m in ("html", "base64", "uuid", "toolwire.messages", "toolwire_web._backends")
+        for m in (
+            "html",
+            "base64",
+            "uuid",
+            "toolwire.messages",
+            "toolwire.tools._paging",
+            "toolwire_web._backends",
+        )
         if m in sys.modules
     ),
 }))
