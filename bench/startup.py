@@ -15,16 +15,23 @@ Each command is timed by its CPU time (user + system, from the child's resource 
 its wall time; the ratios use CPU time, which a busy machine disturbs less. Target: every
 command at most 1.5x the floor.
 
-    python bench/startup.py [--runs N] [--keep DIR] [--old-floor]
+``--baseline REF`` also builds a venv from the git commit ``REF`` of this repository (the same
+plugins and samples) and times its commands in the same run, taking turns with the current
+tree's, so a change is measured before and after under the same machine load. Its rows are
+marked ``(REF)``; the target applies to the current tree only.
+
+    python bench/startup.py [--runs N] [--keep DIR] [--old-floor] [--baseline REF]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import venv
@@ -76,8 +83,9 @@ def toolwire_tools(settings):
 '''
 
 
-def build_env(base: Path, *, old_floor: bool) -> Path:
-    """A venv with toolwire, the real plugins and the samples; reused when it already exists."""
+def build_env(base: Path, *, old_floor: bool, root: Path = ROOT) -> Path:
+    """A venv with toolwire (from the tree at ``root``), the real plugins and the samples;
+    reused when it already exists."""
     env = base / "env"
     python = env / "bin" / "python"
     if python.exists():
@@ -89,7 +97,7 @@ def build_env(base: Path, *, old_floor: bool) -> Path:
         (pkg / "pyproject.toml").write_text(TEMPLATE_PYPROJECT.format(i=i))
         (pkg / f"toolwire_sample{i}" / "__init__.py").write_text(TEMPLATE_MODULE.format(i=i))
     wheels = base / "wheels"
-    sources = [str(ROOT), *(str(ROOT / p) for p in REAL), *(str(p) for p in sorted(src.iterdir()))]
+    sources = [str(root), *(str(root / p) for p in REAL), *(str(p) for p in sorted(src.iterdir()))]
     pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
     subprocess.run([*pip_wheel, "--no-build-isolation", "-w", str(wheels), *sources], check=True)
     venv.EnvBuilder(with_pip=True).create(env)
@@ -97,6 +105,30 @@ def build_env(base: Path, *, old_floor: bool) -> Path:
     pip_install = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*pip_install, *extra, *map(str, wheels.glob("*.whl"))], check=True)
     return env
+
+
+def baseline_env(base: Path, ref: str, *, old_floor: bool) -> tuple[str, Path]:
+    """The short commit id of ``ref`` and a venv built from that commit's tree (kept under
+    ``base`` by commit, so a later run with the same ``--keep`` reuses it)."""
+    found = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"],
+        capture_output=True,
+        text=True,
+    )
+    if found.returncode != 0:
+        raise SystemExit(f"--baseline {ref!r}: not a commit of {ROOT}: {found.stderr.strip()}")
+    commit = found.stdout.strip()
+    home = base / f"baseline-{commit}"
+    tree = home / "tree"
+    if not tree.exists():
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", "--format=tar", commit],
+            capture_output=True,
+            check=True,
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tree, filter="data")
+    return commit, build_env(home, old_floor=old_floor, root=tree)
 
 
 def _run_once(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -140,6 +172,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--keep", type=Path, help="build the venv here and keep it")
     parser.add_argument("--old-floor", action="store_true", help="also time the old floor")
+    parser.add_argument("--baseline", metavar="REF", help="also time the commands of commit REF")
     args = parser.parse_args()
     base = args.keep or Path(tempfile.mkdtemp(prefix="toolwire-startup-"))
     base.mkdir(parents=True, exist_ok=True)
@@ -161,12 +194,17 @@ def main() -> int:
     commands = [("toolwire --help", ["--help"]), ("toolwire plugins", ["plugins"])]
     commands.append(("toolwire tools list", ["tools", "list"]))
     rows += [(name, [toolwire, *argv]) for name, argv in commands]
+    if args.baseline:
+        commit, baseline = baseline_env(base, args.baseline, old_floor=args.old_floor)
+        before = str(baseline / "bin" / "toolwire")
+        rows += [(f"{name} ({commit})", [before, *argv]) for name, argv in commands]
     times = timed([c for _, c in rows], work, args.runs, env)
     figures = dict(zip((n for n, _ in rows), times, strict=True))
     floor = figures["floor"][0]
-    print(f"{'command':<22} {'CPU ms':>8} {'wall ms':>8} {'x floor':>8}")
+    width = max(len(name) for name in figures)
+    print(f"{'command':<{width}} {'CPU ms':>8} {'wall ms':>8} {'x floor':>8}")
     for name, (cpu, wall) in figures.items():
-        print(f"{name:<22} {cpu * 1e3:8.1f} {wall * 1e3:8.1f} {cpu / floor:8.2f}")
+        print(f"{name:<{width}} {cpu * 1e3:8.1f} {wall * 1e3:8.1f} {cpu / floor:8.2f}")
     worst = max(figures[name][0] / floor for name, _ in commands)
     met = worst <= TARGET
     print(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import os
 import re
@@ -525,6 +526,13 @@ def structure_section(
     The message names the file, the key path (``$.loop.max_rounds``), the value that was found and
     what would be valid. Unknown keys are refused (they are almost always typos).
     """
+    if converter is None and type(data) is dict and not data and _all_defaults(cls):
+        # A table left out or empty is the class's defaults: cattrs would generate and compile
+        # a structuring function for the class only to call it without arguments.
+        try:
+            return cls()
+        except Exception:  # reported below, as cattrs reports it
+            pass
     conv = converter or _converter
     try:
         return conv.structure(data, cls)
@@ -532,6 +540,13 @@ def structure_section(
         raise _config_error(exc, data, cls, file=file, base=path) from None
     except (TypeError, ValueError) as exc:
         raise ConfigError(_where(file, path) + f": {exc}", file=file, path=path) from None
+
+
+def _all_defaults(cls: type) -> bool:
+    """True for an attrs class every argument of whose ``__init__`` has a default."""
+    return attrs.has(cls) and all(
+        not field.init or field.default is not attrs.NOTHING for field in attrs.fields(cls)
+    )
 
 
 def _where(file: str | None, path: str) -> str:
@@ -621,7 +636,13 @@ def _extra_keys(exc: BaseException, path: str, cls: Any) -> list[tuple[str, list
 _LAYERED = "\x00layered"
 """The file name given to structuring merged layers; :func:`_attributed` replaces it by the
 file each message's key came from."""
-_MESSAGE_PATH = re.compile(re.escape(_LAYERED) + r": (\$[^\s=:]*)")
+
+
+# The patterns of this module compile on first use: every command loads a config, and they are
+# needed only for a locked key, an [i18n] table or an error.
+@functools.cache
+def _message_path() -> re.Pattern[str]:
+    return re.compile(re.escape(_LAYERED) + r": (\$[^\s=:]*)")
 
 
 def _attributed(exc: ConfigError, origin_of: Any) -> ConfigError:
@@ -631,7 +652,7 @@ def _attributed(exc: ConfigError, origin_of: Any) -> ConfigError:
     def named(match: re.Match[str]) -> str:
         return f"{origin_of(match.group(1)) or '<defaults>'}: {match.group(1)}"
 
-    message = _MESSAGE_PATH.sub(named, str(exc)).replace(_LAYERED, "<config>")
+    message = _message_path().sub(named, str(exc)).replace(_LAYERED, "<config>")
     file = origin_of(exc.path) if exc.path else None
     return ConfigError(message, file=file, path=exc.path)
 
@@ -738,7 +759,9 @@ def _read_toml(file: Path) -> dict[str, Any]:
     return raw
 
 
-_KEY_PATH = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
+@functools.cache
+def _key_path() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
 
 
 def _locked_keys(raw: dict[str, Any], file: str, *, system: bool) -> dict[str, str]:
@@ -771,7 +794,7 @@ def _locked_keys(raw: dict[str, Any], file: str, *, system: bool) -> dict[str, s
     for i, key in enumerate(keys):
         if (
             not isinstance(key, str)
-            or not _KEY_PATH.fullmatch(key)
+            or not _key_path().fullmatch(key)
             or key.split(".")[0] not in valid
         ):
             raise ConfigError(
@@ -856,9 +879,22 @@ def _layered_config(layers: list[tuple[str, dict[str, Any]]], *, has_system: boo
 
 _MAX_NESTING = 32
 
-_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$|\s*\(at end of document\)$")
-_KEY_LINE = re.compile(r"\s*([A-Za-z0-9_-]+(?:\s*\.\s*[A-Za-z0-9_-]+)*)\s*=\s*(.*?)\s*$")
-_HEADER_LINE = re.compile(r"\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+
+@functools.cache
+def _position() -> re.Pattern[str]:
+    return re.compile(r"\s*\(at line (\d+), column (\d+)\)$|\s*\(at end of document\)$")
+
+
+@functools.cache
+def _key_line() -> re.Pattern[str]:
+    return re.compile(r"\s*([A-Za-z0-9_-]+(?:\s*\.\s*[A-Za-z0-9_-]+)*)\s*=\s*(.*?)\s*$")
+
+
+@functools.cache
+def _header_line() -> re.Pattern[str]:
+    return re.compile(r"\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+
+
 _TOML_VALUES = (
     'a string in quotes ("…"), true or false, a number, an array [ … ] or an inline table { … }'
 )
@@ -868,7 +904,7 @@ def _toml_error(text: str, exc: tomllib.TOMLDecodeError, file: str) -> ConfigErr
     """A :class:`ConfigError` for a file that is not valid TOML, naming the line, the key and
     what would be valid (``tomllib`` gives only a position and a terse reason)."""
     reason = str(exc)
-    match = _POSITION.search(reason)
+    match = _position().search(reason)
     lines = text.splitlines()
     if match is None or match.group(1) is None:
         where = "the end of the file" if match is not None else "somewhere"
@@ -878,22 +914,22 @@ def _toml_error(text: str, exc: tomllib.TOMLDecodeError, file: str) -> ConfigErr
     reason = reason[: match.start()]
     number = int(match.group(1))
     line = lines[number - 1] if 0 < number <= len(lines) else ""
-    own_header = _HEADER_LINE.fullmatch(line)
+    own_header = _header_line().fullmatch(line)
     table = re.sub(r"\s+", "", own_header.group(1)) if own_header else _table_at(lines, number)
-    key_match = _KEY_LINE.match(line)
+    key_match = _key_line().match(line)
     key = re.sub(r"\s+", "", key_match.group(1)) if key_match else None
     path = "$." + ".".join(p for p in (table, key) if p) if (table or key) else None
     shown = f"[{table}] " if table else ""
     where = f"{file}: line {number}"
     if reason.startswith("Cannot declare") and table:
-        first = _first_line(lines, number, lambda other: _HEADER_LINE.fullmatch(other), table)
+        first = _first_line(lines, number, lambda other: _header_line().fullmatch(other), table)
         message = (
             f"{where}: the table [{table}] is declared twice"
             + (f" (first on line {first})" if first else "")
             + f"; keep one [{table}] header and put all its keys under it"
         )
     elif reason.startswith("Cannot overwrite") and key is not None:
-        first = _first_line(lines, number, lambda other: _KEY_LINE.match(other), key, table)
+        first = _first_line(lines, number, lambda other: _key_line().match(other), key, table)
         message = (
             f"{where}: {shown}{key} is set twice"
             + (f" (first on line {first})" if first else "")
@@ -922,7 +958,7 @@ def _toml_error(text: str, exc: tomllib.TOMLDecodeError, file: str) -> ConfigErr
 def _table_at(lines: list[str], number: int) -> str | None:
     """The table a line belongs to: the last ``[header]`` above it (None: the root table)."""
     for line in reversed(lines[: number - 1]):
-        header = _HEADER_LINE.fullmatch(line)
+        header = _header_line().fullmatch(line)
         if header is not None:
             return re.sub(r"\s+", "", header.group(1))
     return None
@@ -1039,7 +1075,9 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
     )
 
 
-_LOCALE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")
+@functools.cache
+def _locale_tag() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")
 
 
 def _structure_i18n(raw: Any, file: str | None) -> I18nConfig:
@@ -1053,14 +1091,14 @@ def _structure_i18n(raw: Any, file: str | None) -> I18nConfig:
     if not isinstance(raw, dict):
         raise bad("$.i18n", raw, "a table [i18n]")
     locale = raw.get("locale")
-    if locale is not None and (not isinstance(locale, str) or not _LOCALE.fullmatch(locale)):
+    if locale is not None and (not isinstance(locale, str) or not _locale_tag().fullmatch(locale)):
         raise bad("$.i18n.locale", locale, "a language tag such as 'fr' or 'pt-BR'")
     texts: dict[str, dict[str, ToolTexts]] = {}
     for name, tables in raw.items():
         if name == "locale":
             continue
         path = f"$.i18n.{name}"
-        if not _LOCALE.fullmatch(name) or not isinstance(tables, dict):
+        if not _locale_tag().fullmatch(name) or not isinstance(tables, dict):
             raise bad(path, tables, "locale tables such as [i18n.fr.<tool>] (or the key locale)")
         texts[_normal_locale(name)] = {
             tool: structure_section(table, ToolTexts, file=file, path=f"{path}.{tool}")

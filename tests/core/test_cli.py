@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -119,3 +120,56 @@ def test_tools_list_json_is_empty_without_plugins(
 def test_unknown_tool(workdir: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["tools", "call", "nothing"]) == 1
     assert "no tool named 'nothing'" in capsys.readouterr().err
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> list[str]:
+    return [
+        name
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    ]
+
+
+def _subcommands_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    (found,) = [
+        action.choices[name]
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+    ]
+    return found
+
+
+def test_parser_holds_only_the_named_command() -> None:
+    from toolwire.cli._commands import _parser
+
+    every = _subcommands(_parser([]))
+    assert every == ["plugins", "tools", "run", "chat", "batch", "config", "doctor", "init"]
+    assert _subcommands(_parser(["plugins", "--json"])) == ["plugins"]
+    assert _subcommands(_parser(["--config", "x.toml", "tools", "list"])) == ["tools"]
+    assert _subcommands(_parser(["--config=x.toml", "doctor"])) == ["doctor"]
+    assert _subcommands(_subcommands_parser(_parser(["tools", "show", "calc"]), "tools")) == [
+        "show"
+    ]
+    every_action = _subcommands(_subcommands_parser(_parser(["tools"]), "tools"))
+    assert every_action == ["list", "why", "show", "call"]
+    for args in (["tools", "bogus"], ["tools", "--json", "list"]):
+        assert _subcommands(_subcommands_parser(_parser(args), "tools")) == every_action, args
+    for args in (["bogus"], ["-h", "plugins"], ["--conf", "x.toml", "plugins"], ["--config"]):
+        assert _subcommands(_parser(args)) == every, args
+
+
+def test_a_command_parses_and_helps_as_with_every_command(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from toolwire.cli._commands import _parser
+
+    args = ["tools", "show", "calc", "--wire", "prompted", "--dialect", "xml"]
+    assert _parser(args).parse_args(args) == _parser([]).parse_args(args)
+    helps = []
+    for parser in (_parser(["tools"]), _parser([])):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["tools", "--help"])
+        helps.append(capsys.readouterr().out)
+    assert helps[0] == helps[1]
+    assert "list" in helps[0]

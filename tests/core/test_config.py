@@ -221,3 +221,51 @@ def test_several_problems_are_all_reported():
         config_from_dict({"loop": {"max_rounds": "x", "concurrency": "y"}}, file="t.toml")
     assert "$.loop.max_rounds" in str(info.value)
     assert "$.loop.concurrency" in str(info.value)
+
+
+# An empty table is structured without cattrs (the class's defaults); the answers and the
+# errors must be the ones cattrs gives.
+def test_empty_tables_are_the_defaults_cattrs_would_give() -> None:
+    import attrs
+
+    import toolwire.config as config_module
+    from toolwire.config import structure_section
+
+    classes = [
+        value
+        for value in vars(config_module).values()
+        if isinstance(value, type) and attrs.has(value) and value.__module__ == "toolwire.config"
+    ]
+    assert len(classes) > 10
+    for cls in classes:
+        if not config_module._all_defaults(cls):
+            continue
+        fast = structure_section({}, cls, file="t.toml", path="$.x")
+        slow = config_module._converter.structure({}, cls)
+        assert fast == slow, cls
+
+
+def test_empty_table_of_a_class_with_a_required_field_is_refused_as_before() -> None:
+    import attrs
+
+    from toolwire.config import structure_section
+
+    @attrs.frozen
+    class Needs:
+        name: str
+
+    @attrs.frozen
+    class BadDefault:
+        level: int = attrs.field(default=0, validator=attrs.validators.ge(1))
+
+    with pytest.raises(ConfigError, match=r"t\.toml: \$\.x\.name: required key is missing"):
+        structure_section({}, Needs, file="t.toml", path="$.x")
+    import toolwire.config as config_module
+
+    errors = []
+    for converter in (None, config_module._converter):  # the fast path, and cattrs alone
+        with pytest.raises(ConfigError) as caught:
+            structure_section({}, BadDefault, file="t.toml", path="$.x", converter=converter)
+        errors.append(str(caught.value))
+    assert errors[0] == errors[1]
+    assert "'level' must be >= 1: 0" in errors[0]

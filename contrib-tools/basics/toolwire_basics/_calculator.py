@@ -8,9 +8,7 @@ import math
 import re
 import tokenize
 from collections.abc import Callable
-from typing import Any, TypeAlias
-
-import attrs
+from typing import Any, NamedTuple, TypeAlias
 
 from ._words import from_words
 
@@ -38,8 +36,7 @@ class CalculationError(ValueError):
     """An expression was refused or could not be evaluated; the message names the offending part."""
 
 
-@attrs.frozen
-class _Function:
+class _Function(NamedTuple):
     """A callable the calculator offers, with its arity and a line of help for refusals."""
 
     call: Callable[..., Number]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import re
-import zoneinfo
 from datetime import UTC, date, datetime, time, timedelta
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import zoneinfo
 
 
 class TimeZoneError(ValueError):
@@ -21,6 +23,8 @@ _NOT_ZONES = frozenset({"localtime", "posixrules", "factory", "leap-seconds.list
 
 @functools.cache
 def _zone_names() -> tuple[str, ...]:
+    import zoneinfo
+
     return tuple(
         sorted(
             name
@@ -61,6 +65,8 @@ def find_zone(name: str) -> zoneinfo.ZoneInfo:
     if canonical is None:
         canonical = _place(key)
     if canonical is not None:
+        import zoneinfo
+
         return zoneinfo.ZoneInfo(canonical)
     raise TimeZoneError(f"unknown time zone {name!r}. {_suggest(key)}")
 
@@ -101,7 +107,10 @@ _PLACES = {
     "washington dc": "America/New_York",
 }
 
-_PLACE_NOISE = re.compile(r"^(?:in|at|the)\s+|\s+(?:time|local time|time zone)$|[?.!]+$", re.I)
+
+@functools.cache
+def _place_noise() -> re.Pattern[str]:
+    return re.compile(r"^(?:in|at|the)\s+|\s+(?:time|local time|time zone)$|[?.!]+$", re.I)
 
 
 def _place(key: str) -> str | None:
@@ -110,7 +119,7 @@ def _place(key: str) -> str | None:
     text = key.lower().split(",")[0].strip()
     previous = None
     while previous != text:
-        previous, text = text, _PLACE_NOISE.sub("", text).strip()
+        previous, text = text, _place_noise().sub("", text).strip()
     if text in _ALIASES:
         return _ALIASES[text]
     if text in _PLACES:
@@ -127,6 +136,8 @@ def _suggest(key: str) -> str:
         )
     city = key.lower().replace("_", " ").rsplit("/", 1)[-1].strip()
     matches = list(_cities().get(city, []))
+    import difflib
+
     if not matches:
         close_cities = difflib.get_close_matches(city, list(_cities()), n=3, cutoff=0.8)
         matches = [zone for c in close_cities for zone in _cities()[c]]
@@ -160,8 +171,14 @@ def now_in(zone: zoneinfo.ZoneInfo, *, now: datetime | None = None) -> datetime:
     return moment.astimezone(zone)
 
 
-_TIME_ONLY = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp]\.?[Mm]\.?)?")
-_HOUR_AMPM = re.compile(r"(\d{1,2})\s*([AaPp]\.?[Mm]\.?)")
+@functools.cache
+def _time_only() -> re.Pattern[str]:
+    return re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp]\.?[Mm]\.?)?")
+
+
+@functools.cache
+def _hour_ampm() -> re.Pattern[str]:
+    return re.compile(r"(\d{1,2})\s*([AaPp]\.?[Mm]\.?)")
 
 
 def parse_wall_time(text: str, zone: zoneinfo.ZoneInfo, *, today: date) -> datetime:
@@ -215,12 +232,12 @@ def _without_own_zone(value: str, zone: zoneinfo.ZoneInfo) -> str:
 
 
 def _time_of_day(value: str) -> time | None:
-    match = _TIME_ONLY.fullmatch(value)
+    match = _time_only().fullmatch(value)
     if match:
         hour, minute, second = int(match[1]), int(match[2]), int(match[3] or 0)
         hour = _twelve_hour(hour, match[4], value)
     else:
-        match = _HOUR_AMPM.fullmatch(value)
+        match = _hour_ampm().fullmatch(value)
         if not match:
             return None
         hour, minute, second = _twelve_hour(int(match[1]), match[2], value), 0, 0

@@ -6,68 +6,104 @@ it stays offered, and the system prompt stays the same from round to round.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
-
-from toolwire import FunctionSpec, OfferRequest, Tool
-from toolwire.messages import UserMessage
+from typing import TYPE_CHECKING, Any
 
 from ._settings import BasicsSettings
 from ._units import UnitError, find_unit
 
-_MATH_WORDS = re.compile(
-    r"\b(calculat\w*|comput\w*|sum|total|average|mean|percent\w*|plus|minus|times|multipl\w*|"
-    r"divid\w*|square|root|sqrt|power|squared|cubed|factorial|logarithm|log|sin|cos|tan)\b",
-    re.IGNORECASE,
-)
-_TIME_WORDS = re.compile(
-    r"\b(time|times?zones?|date|day|today|tonight|tomorrow|yesterday|now|clock|hour|o'clock|"
-    r"weekday|week|month|year|utc|gmt|noon|midnight|morning|evening)\b",
-    re.IGNORECASE,
-)
-_TIME_OF_DAY = re.compile(r"\b\d{1,2}(:\d{2}|\s*[ap]\.?m\b)|\bnoon\b|\bmidnight\b", re.IGNORECASE)
-_ZONE_WORDS = re.compile(r"\btime\s*zones?\b|\btimezones?\b|\butc\b|\bgmt\b|\b[A-Z][a-z]+/[A-Z]")
-_QUANTITY = re.compile(r"(\d+(?:[.,]\d+)?)\s*([^\W\d][\w°/²³^.-]*(?:\s+[a-z]+)?|°\s*[CFKR]\b)")
-_CONVERT = re.compile(r"\b(convert\w*|in|into|to|how many|how much)\b", re.IGNORECASE)
+if TYPE_CHECKING:
+    from toolwire import FunctionSpec, OfferRequest, Tool
+
+# The patterns compile on first use (a test asks them), so listing the tools pays for none.
+
+
+@functools.cache
+def _math_words() -> re.Pattern[str]:
+    return re.compile(
+        r"\b(calculat\w*|comput\w*|sum|total|average|mean|percent\w*|plus|minus|times|multipl\w*|"
+        r"divid\w*|square|root|sqrt|power|squared|cubed|factorial|logarithm|log|sin|cos|tan)\b",
+        re.IGNORECASE,
+    )
+
+
+@functools.cache
+def _time_words() -> re.Pattern[str]:
+    return re.compile(
+        r"\b(time|times?zones?|date|day|today|tonight|tomorrow|yesterday|now|clock|hour|o'clock|"
+        r"weekday|week|month|year|utc|gmt|noon|midnight|morning|evening)\b",
+        re.IGNORECASE,
+    )
+
+
+@functools.cache
+def _time_of_day() -> re.Pattern[str]:
+    return re.compile(r"\b\d{1,2}(:\d{2}|\s*[ap]\.?m\b)|\bnoon\b|\bmidnight\b", re.IGNORECASE)
+
+
+@functools.cache
+def _zone_words() -> re.Pattern[str]:
+    return re.compile(r"\btime\s*zones?\b|\btimezones?\b|\butc\b|\bgmt\b|\b[A-Z][a-z]+/[A-Z]")
+
+
+@functools.cache
+def _quantity() -> re.Pattern[str]:
+    return re.compile(r"(\d+(?:[.,]\d+)?)\s*([^\W\d][\w°/²³^.-]*(?:\s+[a-z]+)?|°\s*[CFKR]\b)")
+
+
+@functools.cache
+def _convert() -> re.Pattern[str]:
+    return re.compile(r"\b(convert\w*|in|into|to|how many|how much)\b", re.IGNORECASE)
+
+
 # "a week", "an hour", "one mile": a quantity of one, written as a word.
-_ONE_OF = re.compile(r"\b(?:a|an|one|per)\s+([^\W\d][\w°/²³^.-]*)", re.IGNORECASE)
-_HOW_MANY = re.compile(r"\bhow many\s+([^\W\d][\w°/²³^.-]*)", re.IGNORECASE)
+@functools.cache
+def _one_of() -> re.Pattern[str]:
+    return re.compile(r"\b(?:a|an|one|per)\s+([^\W\d][\w°/²³^.-]*)", re.IGNORECASE)
+
+
+@functools.cache
+def _how_many() -> re.Pattern[str]:
+    return re.compile(r"\bhow many\s+([^\W\d][\w°/²³^.-]*)", re.IGNORECASE)
 
 
 def user_text(request: OfferRequest) -> str:
     """The user's own turns of the conversation, joined."""
+    from toolwire.messages import UserMessage
+
     return "\n".join(m.text for m in request.messages if isinstance(m, UserMessage))
 
 
 def wants_calculator(text: str) -> bool:
     """Words of arithmetic, or numbers other than times of day and quantities with a unit."""
-    if _MATH_WORDS.search(text) is not None:
+    if _math_words().search(text) is not None:
         return True
-    bare = _TIME_OF_DAY.sub(" ", text)
-    bare = _QUANTITY.sub(lambda m: " " if _unit_of(m) else m[0], bare)
+    bare = _time_of_day().sub(" ", text)
+    bare = _quantity().sub(lambda m: " " if _unit_of(m) else m[0], bare)
     return any(ch.isdigit() for ch in bare)
 
 
 def wants_current_time(text: str) -> bool:
     """Words about the time or the date."""
-    return _TIME_WORDS.search(text) is not None
+    return _time_words().search(text) is not None
 
 
 def wants_convert_time(text: str) -> bool:
     """A time of day, or time zones, mentioned."""
-    return _TIME_OF_DAY.search(text) is not None or _ZONE_WORDS.search(text) is not None
+    return _time_of_day().search(text) is not None or _zone_words().search(text) is not None
 
 
 def wants_convert_units(text: str) -> bool:
     """A number (or "a", "an", "one") followed by a unit, and words of conversion; or "how many"
     followed by a unit ("How many seconds are there in a week?")."""
-    if _CONVERT.search(text) is None:
+    if _convert().search(text) is None:
         return False
-    if any(_unit_of(match) for match in _QUANTITY.finditer(text)):
+    if any(_unit_of(match) for match in _quantity().finditer(text)):
         return True
-    return any(_is_unit(m[1]) for m in _ONE_OF.finditer(text)) and any(
-        _is_unit(m[1]) for m in _HOW_MANY.finditer(text)
+    return any(_is_unit(m[1]) for m in _one_of().finditer(text)) and any(
+        _is_unit(m[1]) for m in _how_many().finditer(text)
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
+import functools
 import math
 import re
 import sys
@@ -295,13 +295,15 @@ def _normalise(name: str) -> str:
     return text
 
 
-_SPOKEN_PREFIX = re.compile(r"^(?:an?|one|the|of|in|into|to)\s+", re.IGNORECASE)
+@functools.cache
+def _spoken_prefix() -> re.Pattern[str]:
+    return re.compile(r"^(?:an?|one|the|of|in|into|to)\s+", re.IGNORECASE)
 
 
 def _as_spoken(key: str) -> str:
     """A unit as people say it, reduced to a name the table knows: ``a day`` is ``day``, ``cups``
     is ``cup``, ``kilometers?`` is ``kilometers``, ``30 cm`` is ``cm``."""
-    text = _SPOKEN_PREFIX.sub("", key.strip(" .,;:!?")).strip()
+    text = _spoken_prefix().sub("", key.strip(" .,;:!?")).strip()
     # "30 cm", "3 weeks": the quantity came along with the unit.
     text = re.sub(r"^-?\d[\d,]*(?:\.\d+)?\s+(?=\D)", "", text)
     if text == key and len(text) > 3 and text.endswith("s") and text[:-1].isalpha():
@@ -309,7 +311,10 @@ def _as_spoken(key: str) -> str:
     return text
 
 
+@functools.cache
 def _index() -> tuple[dict[str, Unit], dict[str, list[Unit]]]:
+    """Every name of every unit (exact, and case-folded), built on the first lookup: listing the
+    tools never reads it."""
     exact: dict[str, Unit] = {}
     folded: dict[str, list[Unit]] = {}
     for unit in UNITS:
@@ -327,8 +332,9 @@ def _index() -> tuple[dict[str, Unit], dict[str, list[Unit]]]:
     return exact, folded
 
 
-_EXACT, _FOLDED = _index()
-_BY_SYMBOL = {unit.symbol: unit for unit in UNITS}
+@functools.cache
+def _by_symbol() -> dict[str, Unit]:
+    return {unit.symbol: unit for unit in UNITS}
 
 
 def find_unit(name: str) -> Unit:
@@ -339,13 +345,14 @@ def find_unit(name: str) -> Unit:
     key = _normalise(name)
     if not key:
         raise UnitError(f"the unit is empty; {_dimension_overview()}")
-    if key in _EXACT:
-        return _EXACT[key]
+    exact, folded_names = _index()
+    if key in exact:
+        return exact[key]
     folded = key.lower()
     if folded in AMBIGUOUS:
-        choices = [_BY_SYMBOL[s] for s in AMBIGUOUS[folded]]
+        choices = [_by_symbol()[s] for s in AMBIGUOUS[folded]]
         raise UnitError(f"the unit {name!r} is ambiguous: use one of {_describe(choices)}")
-    candidates = _FOLDED.get(folded, [])
+    candidates = folded_names.get(folded, [])
     if len(candidates) == 1:
         return candidates[0]
     if candidates:
@@ -359,7 +366,9 @@ def find_unit(name: str) -> Unit:
             return find_unit(spoken)
         except UnitError:
             pass
-    close = difflib.get_close_matches(key, list(_EXACT), n=4, cutoff=0.75)
+    import difflib
+
+    close = difflib.get_close_matches(key, list(exact), n=4, cutoff=0.75)
     suggestion = ""
     if close:
         suggestion = " Did you mean " + " or ".join(repr(c) for c in close) + "?"

@@ -14,11 +14,18 @@ _NUM = r"-?\d+(?:\.\d+)?%?"
 _OPERAND = rf"(?:{_NUM}|\([^()]*\))"
 _LIST = rf"({_NUM}(?:\s*,\s*{_NUM})*(?:,?\s+and\s+{_NUM}))"
 
-_LEAD = re.compile(
-    r"^(?:(?:what|how much)(?:\s+is|'s)|calculate|compute|evaluate|work out|find|tell me)\s+",
-    re.IGNORECASE,
-)
-_ARTICLE = re.compile(r"\bthe\s+", re.IGNORECASE)
+
+@functools.cache
+def _lead() -> re.Pattern[str]:
+    return re.compile(
+        r"^(?:(?:what|how much)(?:\s+is|'s)|calculate|compute|evaluate|work out|find|tell me)\s+",
+        re.IGNORECASE,
+    )
+
+
+@functools.cache
+def _article() -> re.Pattern[str]:
+    return re.compile(r"\bthe\s+", re.IGNORECASE)
 
 
 def _numbers(text: str) -> list[str]:
@@ -85,8 +92,8 @@ def from_words(text: str) -> str:
     if not re.search(r"[a-z]{2}|\d\s*x\s*[\d(]|!", text, re.IGNORECASE):
         return text
     out = text.strip().rstrip("?. ")
-    out = _LEAD.sub("", out)
-    out = _ARTICLE.sub("", out)
+    out = _lead().sub("", out)
+    out = _article().sub("", out)
     for pattern, replacement in _rules():
         out = pattern.sub(replacement, out)
     out = re.sub(r"\s+", " ", out).strip()

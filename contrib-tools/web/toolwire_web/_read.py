@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -9,12 +10,11 @@ import attrs
 
 import toolwire
 from toolwire import Source, ToolContext, ToolResult, TrustLevel
-from toolwire.messages import ToolResultMessage
 
-from ._addresses import address_given
 from ._settings import SECTION, WebSettings
-from ._worker import ConversionFailed, conversion_worker
 
+# The conversation's messages, the address check and the conversion worker are imported where a
+# page is read: listing the tools builds this module and needs none of them.
 if TYPE_CHECKING:
     from toolwire.net import RetrievalBlocked, Retrieved
 
@@ -71,8 +71,12 @@ class Document:
 
 
 _STRUCTURED_KINDS = frozenset({"json", "xml", "yaml", "csv"})
-# A line of a configuration file: a [section] or key = value / key: value.
-_CONFIG_LINE = re.compile(r"\s*(?:\[[^\]\n]+\]|[\w.-]+\s*[:=])")
+
+
+@functools.cache
+def _config_line() -> re.Pattern[str]:
+    """A line of a configuration file: a [section] or key = value / key: value."""
+    return re.compile(r"\s*(?:\[[^\]\n]+\]|[\w.-]+\s*[:=])")
 
 
 def is_structured(document: Document) -> bool:
@@ -83,7 +87,7 @@ def is_structured(document: Document) -> bool:
     if document.kind != "text":
         return False
     lines = [line for line in document.body.splitlines()[:200] if line.strip()]
-    config = sum(1 for line in lines if _CONFIG_LINE.match(line))
+    config = sum(1 for line in lines if _config_line().match(line))
     return bool(lines) and config >= 0.6 * len(lines)
 
 
@@ -104,6 +108,7 @@ async def convert(page: Retrieved, settings: WebSettings, context: ToolContext |
 
     :raises ConversionFailed: when an HTML page could not be converted in time.
     """
+    from ._worker import conversion_worker
     from .extraction import normalize_text_document
 
     kind = document_kind(page.content_type)
@@ -162,6 +167,8 @@ def _one_line(value: str | None, limit: int) -> str | None:
 
 def earlier_reads(context: ToolContext) -> dict[str, str]:
     """The pages this tool already read in the run: each final and requested URL → call id."""
+    from toolwire.messages import ToolResultMessage
+
     reads: dict[str, str] = {}
     name = context.tool.name
     for message in context.messages:
@@ -286,6 +293,9 @@ async def read_web_page(
     Markdown) as sent. The result starts with the page's title, final address after redirects,
     kind, and author, date and description when the page declares them.
     """
+    from ._addresses import address_given
+    from ._worker import ConversionFailed
+
     settings = WebSettings.coerce(context.settings)
     url = url.strip()
     # A call with no conversation (``toolwire tools call``) was typed by a person, not chosen

@@ -6,13 +6,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import toolwire
 from toolwire import Source, ToolContext, ToolResult
-from toolwire.tools import ArgumentsInvalid, FunctionSpec, PageNumber, Paging
+from toolwire.tools import ArgumentsInvalid, FunctionSpec, PageNumber
 
-from ._backends import SearchFailed, SearchHit, backend_for
 from ._settings import SECTION, WebSettings
 
+# The backends are imported where a search runs: listing the tools needs none of them.
 if TYPE_CHECKING:
     from toolwire import OfferRequest, Tool
+
+    from ._backends import SearchHit
 
 MAX_QUERY_CHARS = 400
 SEARCH_INSTRUCTIONS = (
@@ -58,6 +60,10 @@ async def web_search(
     Results come one page at a time: ``has_more`` says whether asking for the next page can
     give more. To read a result, pass its address to read_web_page.
     """
+    from toolwire.tools import Paging
+
+    from ._backends import SearchFailed, backend_for
+
     settings = WebSettings.coerce(context.settings)
     query = " ".join(query.split())
     if not query:

@@ -20,8 +20,16 @@ DEFAULT_BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
 BRAVE_MAX_PAGES = 10  # the Brave API serves offsets 0 to 9
 BRAVE_MAX_COUNT = 20
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_HTTP_URL = re.compile(r"https?://[^\s/?#@\\]+(?:/[^\s\\]*)?", re.IGNORECASE)
+
+# Compiled on first use: the settings are built for every command that enables the plugin.
+@functools.cache
+def _env_name_pattern() -> re.Pattern[str]:
+    return re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@functools.cache
+def _http_url() -> re.Pattern[str]:
+    return re.compile(r"https?://[^\s/?#@\\]+(?:/[^\s\\]*)?", re.IGNORECASE)
 
 
 def _at_least(minimum: float) -> Any:
@@ -56,7 +64,12 @@ def _ports(instance: object, attribute: attrs.Attribute[Any], value: tuple[int, 
 
 
 def _optional_url(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
-    if value is not None and not _HTTP_URL.fullmatch(value.strip()):
+    # The default is valid as written; only a configured value needs the pattern.
+    if (
+        value is not None
+        and value != attribute.default
+        and not _http_url().fullmatch(value.strip())
+    ):
         raise ValueError(
             f"{SECTION} {attribute.name} = {value!r}: expected an http:// or https:// URL such "
             "as 'http://127.0.0.1:8888'"
@@ -64,7 +77,7 @@ def _optional_url(instance: object, attribute: attrs.Attribute[Any], value: str 
 
 
 def _env_name(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not _ENV_NAME.fullmatch(value):
+    if value != attribute.default and not _env_name_pattern().fullmatch(value):
         raise ValueError(
             f"{SECTION} {attribute.name}: expected the NAME of an environment variable (such "
             "as 'BRAVE_API_KEY'), never the key itself"

@@ -27,7 +27,14 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whos
 WIRES = ("openai-chat", "openai-responses", "anthropic-messages", "prompted")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line's parser.
+
+    Given the arguments, it holds only the sub-parser of the built-in command they name (and of
+    its action, for ``tools``): argparse does work for every parser and argument at every start.
+    With no command, an option first or a word that is no built-in command, it holds them all,
+    for the help and the error.
+    """
     parser = argparse.ArgumentParser(
         prog="toolwire",
         description="A plugin-based host for LLM tool calling.",
@@ -39,19 +46,69 @@ def _parser() -> argparse.ArgumentParser:
         help="config file (default: $TOOLWIRE_CONFIG or ./toolwire.toml)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    words = _command_words(sys.argv[1:] if argv is None else argv)
+    wanted = words[0] if words else None
+    for name, add in _COMMANDS:
+        if wanted not in _COMMAND_NAMES:
+            add(sub, None)
+        elif name == wanted:
+            add(sub, words[1] if len(words) > 1 else None)
+    return parser
 
+
+def _command_words(args: Sequence[str]) -> list[str]:
+    """The words ``args`` start with after the ``--config`` option (the command, its action),
+    up to the first option."""
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--config" and index + 1 < len(args):
+            index += 2
+        elif arg.startswith("--config="):
+            index += 1
+        else:
+            break
+    words: list[str] = []
+    for arg in args[index:]:
+        if arg.startswith("-"):
+            break
+        words.append(arg)
+    return words
+
+
+def _command_word(args: Sequence[str]) -> str | None:
+    """The command ``args`` name after the ``--config`` option, if they start with one."""
+    words = _command_words(args)
+    return words[0] if words else None
+
+
+def _add_plugins(sub: Any, action: str | None) -> None:
     p = sub.add_parser("plugins", help="list installed plugins: enabled, loaded, failures")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _add_tools(sub: Any, action: str | None) -> None:
     tools = sub.add_parser("tools", help="list, show and call tools")
     tools_sub = tools.add_subparsers(dest="tools_command", metavar="ACTION")
+    for name, add in _TOOLS_ACTIONS:
+        if action not in _TOOLS_ACTION_NAMES or name == action:
+            add(tools_sub)
+
+
+def _add_tools_list(tools_sub: Any) -> None:
     p = tools_sub.add_parser("list", help="the tools of the enabled plugins")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--locale", help="the language of titles and descriptions ([i18n])")
+
+
+def _add_tools_why(tools_sub: Any) -> None:
     p = tools_sub.add_parser("why", help="why a run would not offer a tool (the first reason)")
     p.add_argument("name")
     p.add_argument("--profile", help="the run's profile (default: [tools] profile)")
     p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _add_tools_show(tools_sub: Any) -> None:
     p = tools_sub.add_parser("show", help="a tool exactly as a provider receives it")
     p.add_argument("name")
     p.add_argument("--locale", help="the language of the display texts ([i18n])")
@@ -62,11 +119,25 @@ def _parser() -> argparse.ArgumentParser:
         help="prompted dialect (with --wire prompted; default: the tool's from the config)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _add_tools_call(tools_sub: Any) -> None:
     p = tools_sub.add_parser("call", help="run one tool with JSON arguments, no model")
     p.add_argument("name")
     p.add_argument("--args", default="{}", metavar="JSON", help="the arguments as a JSON object")
     p.add_argument("--json", action="store_true", help="print the result object as JSON")
 
+
+_TOOLS_ACTIONS: tuple[tuple[str, Any], ...] = (
+    ("list", _add_tools_list),
+    ("why", _add_tools_why),
+    ("show", _add_tools_show),
+    ("call", _add_tools_call),
+)
+_TOOLS_ACTION_NAMES = frozenset(name for name, _ in _TOOLS_ACTIONS)
+
+
+def _add_run(sub: Any, action: str | None) -> None:
     p = sub.add_parser("run", help="run one conversation with the configured provider")
     p.add_argument("prompt")
     p.add_argument("--json", action="store_true", help="print the run as JSON")
@@ -80,6 +151,8 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument("--approve-all", action="store_true", help="approve every deferred call")
     group.add_argument("--deny-all", action="store_true", help="deny every deferred call")
 
+
+def _add_chat(sub: Any, action: str | None) -> None:
     p = sub.add_parser("chat", help="converse with the configured provider, turn after turn")
     p.add_argument(
         "--continue",
@@ -91,24 +164,46 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--list", action="store_true", help="list the saved conversations")
     p.add_argument("--expanded", action="store_true", help="show every argument and result in full")
+
+
+def _add_batch(sub: Any, action: str | None) -> None:
     from ._batch import add_batch_parser
 
     add_batch_parser(sub)
 
+
+def _add_config(sub: Any, action: str | None) -> None:
     config = sub.add_parser("config", help="the effective config and where each value came from")
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION")
     p = config_sub.add_parser("show", help="every setting, its value and the file it came from")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _add_doctor(sub: Any, action: str | None) -> None:
     p = sub.add_parser("doctor", help="check the config, the plugins and every tool")
     p.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _add_init(sub: Any, action: str | None) -> None:
     p = sub.add_parser("init", help="write a toolwire.toml enabling the installed plugins")
     p.add_argument(
         "--path", default="toolwire.toml", help="where to write (default: ./toolwire.toml)"
     )
     p.add_argument("--force", action="store_true", help="overwrite an existing file")
-    return parser
+
+
+# The built-in commands in the order the help lists them, each with what adds its sub-parser.
+_COMMANDS: tuple[tuple[str, Any], ...] = (
+    ("plugins", _add_plugins),
+    ("tools", _add_tools),
+    ("run", _add_run),
+    ("chat", _add_chat),
+    ("batch", _add_batch),
+    ("config", _add_config),
+    ("doctor", _add_doctor),
+    ("init", _add_init),
+)
+_COMMAND_NAMES = frozenset(name for name, _ in _COMMANDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -140,12 +235,13 @@ def _discard_stdout() -> None:
 
 
 def _command(argv: Sequence[str] | None) -> int:
-    parser = _parser()
-    from ._plugin_commands import run_plugin_command
+    parser = _parser(argv)
+    if _command_word(sys.argv[1:] if argv is None else argv) not in _COMMAND_NAMES:
+        from ._plugin_commands import run_plugin_command
 
-    code = run_plugin_command(parser, argv)
-    if code is not None:
-        return code
+        code = run_plugin_command(parser, argv)
+        if code is not None:
+            return code
     args = parser.parse_args(argv)
     out, err = sys.stdout, sys.stderr
     if args.command is None:

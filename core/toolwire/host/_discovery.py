@@ -6,7 +6,6 @@ imported only when it is enabled.
 
 from __future__ import annotations
 
-import traceback
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -91,6 +90,8 @@ def load_entry_point(ep: PluginEntryPoint, info: PluginInfo) -> object | None:
 
 def describe_exception(exc: BaseException) -> str:
     """``Type: message (at file:line)`` for plugin failure reports."""
+    import traceback  # only a failure needs it (with textwrap): not every start
+
     last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     where = f" (at {last[0].filename}:{last[0].lineno})" if last else ""
     return f"{type(exc).__name__}: {exc}{where}"

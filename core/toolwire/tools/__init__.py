@@ -7,7 +7,6 @@ a tool is first validated or called.
 from typing import TYPE_CHECKING, Any
 
 from .._effects import SideEffect
-from ._cache import cached_resolver
 from ._context import Inject, Injected, ToolContext
 from ._errors import (
     AdjustArguments,
@@ -21,25 +20,31 @@ from ._errors import (
 )
 from ._model import Activation, Resolver, Tool, ToolPolicy, schema_for, tool
 from ._names import provider_name_problems, tool_name_problems, validate_tool_name
-from ._normalize import normalize_schema
 from ._result import Source, ToolBlocked, ToolResult, ToolStatus
 from ._spec import FunctionSpec
-from ._toolbox import Toolbox
 
 if TYPE_CHECKING:
+    from ._cache import cached_resolver
     from ._lint import LintFinding, lint_tool
-    from ._paging import Page, PageNumber, Paging
+    from ._normalize import normalize_schema
+    from ._page_number import PageNumber
+    from ._paging import Page, Paging
     from ._strict import StrictProjection, strict_projection
+    from ._toolbox import Toolbox
     from ._truncate import truncate_result
     from ._validation import describe_schema
 
-# Used when a tool is linted, paged, projected or cut, not when one is declared: loaded on first
-# use, so `toolwire plugins` and `toolwire tools list` do not build their classes.
+# Used when a tool is linted, paged, projected, cut, cached, normalised or written as a toolbox,
+# not when a function is declared: loaded on first use, so `toolwire plugins` and `toolwire tools
+# list` do not build them.
 _LAZY = {
+    "Toolbox": "._toolbox",
+    "cached_resolver": "._cache",
+    "normalize_schema": "._normalize",
     "LintFinding": "._lint",
     "lint_tool": "._lint",
     "Page": "._paging",
-    "PageNumber": "._paging",
+    "PageNumber": "._page_number",
     "Paging": "._paging",
     "StrictProjection": "._strict",
     "strict_projection": "._strict",

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Mapping
-
-import attrs
+from typing import NamedTuple
 
 # Section titles of Google and NumPy docstrings; which ones describe parameters or attributes.
 _PARAMETER_SECTIONS = frozenset(
@@ -47,28 +47,62 @@ _OTHER_SECTIONS = frozenset(
 )
 _ALL_SECTIONS = _PARAMETER_SECTIONS | _ATTRIBUTE_SECTIONS | _OTHER_SECTIONS
 
-_GOOGLE_HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*$")
-_NUMPY_RULE = re.compile(r"^\s*-{3,}\s*$")
-_SPHINX_FIELD = re.compile(r"^:([A-Za-z]+)((?:\s+[^:]+)?)\s*:(.*)$")
-_GOOGLE_ENTRY = re.compile(r"^\*{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^:]*)\))?\s*:(.*)$")
-_NUMPY_ENTRY = re.compile(
-    r"^\*{0,2}([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*\*{0,2}[A-Za-z_][A-Za-z0-9_]*)*)\s*(?::.*)?$"
-)
+# The patterns compile on first use, and each is tried only on a line it could match (a Google
+# header ends in a colon, a Sphinx field starts with one): a docstring without sections, like most
+# tools' docstrings, compiles none of them.
+
+
+@functools.cache
+def _google_header_pattern() -> re.Pattern[str]:
+    return re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*$")
+
+
+@functools.cache
+def _numpy_rule() -> re.Pattern[str]:
+    return re.compile(r"^\s*-{3,}\s*$")
+
+
+@functools.cache
+def _sphinx_field_pattern() -> re.Pattern[str]:
+    return re.compile(r"^:([A-Za-z]+)((?:\s+[^:]+)?)\s*:(.*)$")
+
+
+@functools.cache
+def _google_entry() -> re.Pattern[str]:
+    return re.compile(r"^\*{0,2}([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([^:]*)\))?\s*:(.*)$")
+
+
+@functools.cache
+def _numpy_entry() -> re.Pattern[str]:
+    return re.compile(
+        r"^\*{0,2}([A-Za-z_][A-Za-z0-9_]*(?:\s*,\s*\*{0,2}[A-Za-z_][A-Za-z0-9_]*)*)\s*(?::.*)?$"
+    )
+
+
+def _sphinx_field(line: str) -> re.Match[str] | None:
+    """The ``:kind name: text`` field a line at indent 0 starts, if it is one."""
+    if not line.startswith(":"):
+        return None
+    return _sphinx_field_pattern().match(line)
+
+
 _SPHINX_PARAM_KINDS = frozenset({"param", "parameter", "arg", "argument", "key", "keyword"})
 _SPHINX_ATTRIBUTE_KINDS = frozenset({"ivar", "var", "cvar"})
 
 
-@attrs.frozen
-class ParsedDocstring:
+class ParsedDocstring(NamedTuple):
     """What a docstring says: free text, and the text for each parameter and attribute.
 
     ``description`` is the text before the first section or field (summary and extended
     description, paragraphs kept); Returns, Raises, Examples and other sections are left out.
+
+    A named tuple rather than an attrs class: it is built for every tool a plugin declares, and
+    an attrs class costs a compile of its generated methods at every start.
     """
 
-    description: str = ""
-    parameters: Mapping[str, str] = attrs.field(factory=dict)
-    attributes: Mapping[str, str] = attrs.field(factory=dict)
+    description: str
+    parameters: Mapping[str, str]
+    attributes: Mapping[str, str]
 
 
 def _indent(line: str) -> int:
@@ -83,15 +117,15 @@ def _numpy_header(lines: list[str], i: int) -> str | None:
     if i + 1 >= len(lines) or _indent(lines[i]) != 0:
         return None
     title = lines[i].strip().lower()
-    if title in _ALL_SECTIONS and _NUMPY_RULE.match(lines[i + 1]):
+    if title in _ALL_SECTIONS and _numpy_rule().match(lines[i + 1]):
         return title
     return None
 
 
 def _google_header(line: str) -> str | None:
-    if _indent(line) != 0:
+    if _indent(line) != 0 or not line.rstrip().endswith(":"):
         return None
-    match = _GOOGLE_HEADER.match(line)
+    match = _google_header_pattern().match(line)
     if match and match.group(1).lower() in _ALL_SECTIONS:
         return match.group(1).lower()
     return None
@@ -105,7 +139,7 @@ def _google_entries(body: list[str]) -> dict[str, str]:
         if not line.strip():
             continue
         if _indent(line) == base:
-            match = _GOOGLE_ENTRY.match(line.strip())
+            match = _google_entry().match(line.strip())
             if match:
                 current = entries.setdefault(match.group(1), [])
                 current.append(match.group(3))
@@ -122,7 +156,7 @@ def _numpy_entries(body: list[str]) -> dict[str, str]:
         if not line.strip():
             continue
         if _indent(line) == 0:
-            match = _NUMPY_ENTRY.match(line.strip())
+            match = _numpy_entry().match(line.strip())
             current = []
             if match:
                 for name in match.group(1).split(","):
@@ -136,7 +170,7 @@ def _numpy_entries(body: list[str]) -> dict[str, str]:
 def parse_docstring(doc: str | None) -> ParsedDocstring:
     """Read a docstring written in Google, NumPy or Sphinx style (or a mix of them)."""
     if not doc or not doc.strip():
-        return ParsedDocstring()
+        return ParsedDocstring("", {}, {})
     lines = inspect.cleandoc(doc).splitlines()
     description: list[str] = []
     parameters: dict[str, str] = {}
@@ -147,7 +181,7 @@ def parse_docstring(doc: str | None) -> ParsedDocstring:
         line = lines[i]
         numpy = _numpy_header(lines, i)
         google = None if numpy else _google_header(line)
-        sphinx = _SPHINX_FIELD.match(line) if _indent(line) == 0 else None
+        sphinx = _sphinx_field(line) if _indent(line) == 0 else None
         if numpy or google:
             in_description = False
             title = numpy or google
@@ -157,7 +191,7 @@ def parse_docstring(doc: str | None) -> ParsedDocstring:
                 nxt = lines[end]
                 if _numpy_header(lines, end) or _google_header(nxt):
                     break
-                if _indent(nxt) == 0 and _SPHINX_FIELD.match(nxt):
+                if _indent(nxt) == 0 and _sphinx_field(nxt):
                     break
                 if google and nxt.strip() and _indent(nxt) == 0:
                     break

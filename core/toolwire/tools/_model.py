@@ -14,7 +14,7 @@ import functools
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
 import attrs
 
@@ -177,8 +177,9 @@ _EMPTY = inspect.Parameter.empty
 _POSITIONAL_ONLY = inspect.Parameter.POSITIONAL_ONLY
 
 
-@attrs.frozen
-class _Param:
+# The two records below are named tuples, not attrs classes: each attrs class costs a compile of
+# its generated methods at every start, and these are private.
+class _Param(NamedTuple):
     name: str
     positional_only: bool
     annotation: Any
@@ -244,8 +245,7 @@ _CONTEXT_ATTRIBUTES = frozenset(
 )
 
 
-@attrs.frozen
-class _FastPlan:
+class _FastPlan(NamedTuple):
     names: frozenset[str]
     hooked: tuple[tuple[str, Callable[[Any], Any]], ...]
     required: tuple[str, ...]

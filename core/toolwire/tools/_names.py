@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -10,30 +11,47 @@ from ._errors import ToolDefinitionError
 MAX_TOOL_NAME_LENGTH = 64
 """The longest tool name OpenAI and Anthropic accept."""
 
-TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*")
-"""The rule (at most 64 characters): what OpenAI and Anthropic accept, ``^[a-zA-Z0-9_-]{1,64}$``,
-plus dotted names such as ``math.factorial``, which their adapters send under an alias."""
-
-SNAKE_CASE = re.compile(r"[a-z][a-z0-9_]{0,63}")
-"""The recommended spelling: safe unchanged on every provider and in every prompted dialect."""
-
-_PROVIDER_SAFE = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_NOT_SNAKE = re.compile(r"[^a-z0-9]+")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+_PART_CHARS = _NAME_CHARS - {"."}
+
+# The patterns below compile on first use: registering a tool checks its name with
+# :func:`is_tool_name`, which needs none of them.
+
+
+@functools.cache
+def _snake_case() -> re.Pattern[str]:
+    """The recommended spelling: safe unchanged on every provider and in every prompted dialect."""
+    return re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
+@functools.cache
+def _provider_safe() -> re.Pattern[str]:
+    return re.compile(r"[a-zA-Z0-9_-]{1,64}")
+
+
+@functools.cache
+def _camel_boundary() -> re.Pattern[str]:
+    return re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+@functools.cache
+def _not_snake() -> re.Pattern[str]:
+    return re.compile(r"[^a-z0-9]+")
 
 
 def is_tool_name(name: object) -> bool:
-    """True when ``name`` follows the rule of :data:`TOOL_NAME_PATTERN`."""
+    """True when ``name`` follows the rule (at most 64 characters): what OpenAI and Anthropic
+    accept, ``^[a-zA-Z0-9_-]{1,64}$``, plus dotted names such as ``math.factorial`` (a non-empty
+    part on each side of every ``.``), which their adapters send under an alias."""
     return (
         isinstance(name, str)
         and len(name) <= MAX_TOOL_NAME_LENGTH
-        and TOOL_NAME_PATTERN.fullmatch(name) is not None
+        and all(part and _PART_CHARS.issuperset(part) for part in name.split("."))
     )
 
 
 def tool_name_problems(name: str) -> list[str]:
-    """Every reason ``name`` breaks the rule of :data:`TOOL_NAME_PATTERN`; empty when valid."""
+    """Every reason ``name`` breaks the rule of :func:`is_tool_name`; empty when valid."""
     if not name:
         return ["it is empty"]
     problems: list[str] = []
@@ -54,10 +72,10 @@ def tool_name_problems(name: str) -> list[str]:
 
 def suggest_tool_name(name: str) -> str | None:
     """A snake_case spelling of ``name`` that follows the default rule, when one can be made."""
-    words = _CAMEL_BOUNDARY.sub("_", name.strip())
-    candidate = _NOT_SNAKE.sub("_", words.lower()).strip("_")
+    words = _camel_boundary().sub("_", name.strip())
+    candidate = _not_snake().sub("_", words.lower()).strip("_")
     candidate = candidate.lstrip("0123456789_")[:MAX_TOOL_NAME_LENGTH].rstrip("_")
-    if candidate and candidate != name and SNAKE_CASE.fullmatch(candidate):
+    if candidate and candidate != name and _snake_case().fullmatch(candidate):
         return candidate
     return None
 
@@ -96,7 +114,7 @@ def provider_name_problems(name: str) -> list[str]:
         problems.append(
             f"{len(name)} characters: OpenAI and Anthropic accept at most {MAX_TOOL_NAME_LENGTH}"
         )
-    if not _PROVIDER_SAFE.fullmatch(name[:MAX_TOOL_NAME_LENGTH] or "-"):
+    if not _provider_safe().fullmatch(name[:MAX_TOOL_NAME_LENGTH] or "-"):
         problems.append(
             "characters outside [a-zA-Z0-9_-], which OpenAI and Anthropic refuse (their "
             "adapters send such a name under an alias)"
@@ -105,12 +123,14 @@ def provider_name_problems(name: str) -> list[str]:
         )
     if name and not (name[0].isascii() and (name[0].isalpha() or name[0] == "_")):
         problems.append("it does not start with a letter or '_', which Gemini requires")
-    if name and not name.isidentifier() and _PROVIDER_SAFE.fullmatch(name):
+    if name and not name.isidentifier() and _provider_safe().fullmatch(name):
         problems.append("it is not an identifier, so the prompted ptype dialect cannot call it")
     return problems
 
 
-_ALIAS_CHARACTER = re.compile(r"[^a-zA-Z0-9_-]")
+@functools.cache
+def _alias_character() -> re.Pattern[str]:
+    return re.compile(r"[^a-zA-Z0-9_-]")
 
 
 def match_tool_name(name: str, offered: Iterable[str]) -> str | None:
@@ -127,6 +147,6 @@ def match_tool_name(name: str, offered: Iterable[str]) -> str | None:
         candidate
         for candidate in offered
         if candidate.casefold() == wanted
-        or _ALIAS_CHARACTER.sub("_", candidate).casefold() == wanted
+        or _alias_character().sub("_", candidate).casefold() == wanted
     }
     return found.pop() if len(found) == 1 else None

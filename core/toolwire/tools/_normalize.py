@@ -10,6 +10,7 @@ every change it made, so nothing changes silently.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -73,7 +74,12 @@ TYPE_WORDS: Final[Mapping[str, str]] = {
 any value, so ``type`` is left out). Matching ignores case and surrounding spaces, so ``String``,
 ``HashMap`` and ``Integer`` are covered too; a generic such as ``List[str]`` maps by its base."""
 
-_GENERIC: Final = re.compile(r"\s*([A-Za-z_][\w.]*)\s*[\[<](.*)[\]>]\s*")
+
+@functools.cache
+def _generic() -> re.Pattern[str]:
+    """A generic type word such as ``List[str]`` or ``Map<String, Integer>`` (compiled on first
+    use: only a hand-written schema with such a word needs it)."""
+    return re.compile(r"\s*([A-Za-z_][\w.]*)\s*[\[<](.*)[\]>]\s*")
 
 
 def standard_type(word: str) -> str | None:
@@ -84,7 +90,7 @@ def standard_type(word: str) -> str | None:
     mapped = TYPE_WORDS.get(lowered)
     if mapped is not None:
         return mapped
-    generic = _GENERIC.fullmatch(word)
+    generic = _generic().fullmatch(word)
     if generic is not None:
         base = generic[1].rsplit(".", 1)[-1]
         return standard_type(base) if base.lower() != lowered else None

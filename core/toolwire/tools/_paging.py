@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Annotated, Generic, TypeAlias, TypeVar
+from typing import Any, Generic, TypeVar
 
 import attrs
 
 from ._errors import ArgumentsInvalid
+from ._page_number import PageNumber
+
+__all__ = ["Page", "PageNumber", "Paging"]
 
 T = TypeVar("T")
 
-PageNumber: TypeAlias = Annotated[int, "Page of results, starting at 1.", {"minimum": 1}]
-"""The type of a tool's ``page`` parameter: an integer from 1 (``0`` is refused, not "no page")."""
+
+def _as_tuple(items: Iterable[Any]) -> tuple[Any, ...]:
+    # A function, not the builtin ``tuple``, as the converter of ``Page.items``: attrs reads a
+    # converter's signature, and a builtin's is parsed from its text by ``tokenize``, whose
+    # patterns cost milliseconds to compile at every start.
+    return tuple(items)
 
 
 @attrs.frozen(kw_only=True)
@@ -23,7 +30,7 @@ class Page(Generic[T]):
     know whether to ask for the next page.
     """
 
-    items: tuple[T, ...] = attrs.field(converter=tuple)
+    items: tuple[T, ...] = attrs.field(converter=_as_tuple)
     page: int
     has_more: bool
 

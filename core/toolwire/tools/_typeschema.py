@@ -12,9 +12,9 @@ import dataclasses
 import datetime as dt
 import enum
 import math
+import sys
 import types
 import typing
-import uuid
 from collections.abc import Callable, Mapping
 from pathlib import PurePath
 from typing import Any, Literal, NewType, Union, get_args, get_origin
@@ -46,9 +46,23 @@ _STRING_FORMATS: tuple[tuple[type, str], ...] = (
     (dt.datetime, "date-time"),
     (dt.date, "date"),
     (dt.time, "time"),
-    (uuid.UUID, "uuid"),
-    (PurePath, "path"),
 )
+
+
+def _uuid_class() -> type | None:
+    """``uuid.UUID`` once something imported ``uuid``, else None: until then no type or value
+    can be one, and building a tool need not pay for the import."""
+    module = sys.modules.get("uuid")
+    return None if module is None else module.UUID
+
+
+def _string_formats() -> tuple[tuple[type, str], ...]:
+    """The types a schema writes as strings with a ``format``, most specific first."""
+    uuid = _uuid_class()
+    special = ((uuid, "uuid"),) if uuid is not None else ()
+    return (*_STRING_FORMATS, *special, (PurePath, "path"))
+
+
 _JSON_TYPE = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
 
 
@@ -88,7 +102,8 @@ def json_default(value: Any) -> tuple[bool, Any]:
         return (True, value) if math.isfinite(value) else (False, None)
     if isinstance(value, dt.date | dt.time):
         return True, value.isoformat()
-    if isinstance(value, uuid.UUID | PurePath):
+    uuid = _uuid_class()
+    if isinstance(value, PurePath) or (uuid is not None and isinstance(value, uuid)):
         return True, str(value)
     if isinstance(value, list | tuple | set | frozenset):
         items = [json_default(item) for item in value]
@@ -189,7 +204,7 @@ class SchemaBuilder:
         if isinstance(tp, type):
             if issubclass(tp, enum.Enum):
                 return self._enum(tp, where)
-            for kind, fmt in _STRING_FORMATS:
+            for kind, fmt in _string_formats():
                 if issubclass(tp, kind):
                     return {"type": "string", "format": fmt}
             if attrs.has(tp) or dataclasses.is_dataclass(tp):

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from toolwire.tools._docstrings import parse_docstring
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolwire.tools._docstrings import (
+    _ALL_SECTIONS,
+    _google_header,
+    _sphinx_field,
+    parse_docstring,
+)
 
 GOOGLE = """Find books by title.
 
@@ -118,3 +128,30 @@ def test_a_line_ending_in_a_colon_in_the_description_is_not_a_section():
     doc = parse_docstring("Compare two values.\n\nUsage:\n    compare(a, b)\n")
     assert "Usage:" in doc.description
     assert doc.parameters == {}
+
+
+# The parser tries a section pattern only on a line that could match it (a Google header ends
+# in a colon, a Sphinx field starts with one); these check that no line it skips would match.
+GOOGLE_HEADER = re.compile(r"^([A-Za-z][A-Za-z ]*?)\s*:\s*$")
+SPHINX_FIELD = re.compile(r"^:([A-Za-z]+)((?:\s+[^:]+)?)\s*:(.*)$")
+LINE = st.text(alphabet=st.sampled_from("Args :param\t \u00a0\u2003x-"), max_size=16)
+
+
+@given(LINE)
+def test_google_header_precheck_skips_no_header(line: str) -> None:
+    match = GOOGLE_HEADER.match(line)
+    expected = match.group(1).lower() if match and match.group(1).lower() in _ALL_SECTIONS else None
+    assert _google_header(line) == expected
+
+
+@given(LINE)
+def test_sphinx_field_precheck_skips_no_field(line: str) -> None:
+    found = _sphinx_field(line)
+    expected = SPHINX_FIELD.match(line)
+    assert (found and found.groups()) == (expected and expected.groups())
+
+
+def test_headers_with_trailing_space_are_sections() -> None:
+    parsed = parse_docstring("Do it.\n\nArgs:\u00a0 \n    a: The a.\n:param b: The b.\n")
+    assert parsed.description == "Do it."
+    assert parsed.parameters == {"a": "The a.", "b": "The b."}
