@@ -114,6 +114,7 @@ class LlamaCppAdapter(ProviderAdapter):
                 choice,
                 max_string_length=self.settings.max_string_length,
                 copies=copies,
+                distinct_copies=self.settings.distinct_copies,
             ).text
         statement = self.statement(request, choice)
         if statement is not None:

@@ -50,6 +50,9 @@ class LlamaCppSettings:
     inside one until ``max_tokens``. ``copy_arguments`` True holds string arguments to spans of
     the user's words and numbers to the numbers they wrote (see
     :func:`~toolwire_llamacpp.tool_grammar`): a small model copies well and invents badly.
+    ``distinct_copies`` True (with ``copy_arguments``) keeps the spans of a call's string
+    arguments apart: one written after the first copied string cannot copy that string's words
+    (a small model otherwise converts ``3 kg`` into ``kg``).
     ``answer_step`` ``result``: when ``call_policy`` ``alternate`` asks for an answer after
     results that all succeeded, the answer states those results as the tools wrote them;
     ``model`` lets the model word it (and misread it).
@@ -71,6 +74,7 @@ class LlamaCppSettings:
     call_policy: Literal["alternate", "model"] = "alternate"
     constrain: bool = True
     copy_arguments: bool = True
+    distinct_copies: bool = True
     answer_step: Literal["result", "model"] = "result"
     chat_format: Literal["auto", "chatml"] = "auto"
 
