@@ -19,7 +19,9 @@ often the right tool was called first (tool choice), how often that first call's
 accepted (argument validity), and how many answers were correct. ``--no-crutches`` offers every
 tool in every round (``offer = "always"``) and leaves tool choice to the model
 (``call_policy = "model"``); ``--limit N`` asks the first N of each kind; ``--only
-convert_units,none`` asks only those kinds; ``--json FILE`` writes every question's outcome.
+convert_units,none`` asks only those kinds; ``--set NAME=JSON`` changes one
+``[providers.llamacpp]`` setting (``--set distinct_copies=false``); ``--json FILE`` writes every
+question's outcome.
 """
 
 from __future__ import annotations
@@ -168,7 +170,11 @@ def _show(row: dict[str, Any]) -> None:
 
 
 async def _ask_all(
-    crutches: bool, limit: int | None, threads: int, only: set[str] | None = None
+    crutches: bool,
+    limit: int | None,
+    threads: int,
+    only: set[str] | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     from local_model_questions import questions
 
@@ -187,7 +193,7 @@ async def _ask_all(
                 kept[question.tool] = kept.get(question.tool, 0) + 1
                 chosen.append(question)
         asked = chosen
-    llamacpp: dict[str, Any] = {"n_threads": threads}
+    llamacpp: dict[str, Any] = {"n_threads": threads, **(settings or {})}
     tools: dict[str, Any] = {}
     if not crutches:
         llamacpp["call_policy"] = "model"
@@ -280,11 +286,22 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1, help="threads for --questions")
     parser.add_argument("--json", help="write each question's outcome to this file")
     parser.add_argument("--only", help="ask only these kinds: tool names, or none, comma-separated")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="a [providers.llamacpp] setting for --questions, e.g. distinct_copies=false",
+    )
     args = parser.parse_args()
     if args.questions:
         crutches = not args.no_crutches
         only = set(args.only.split(",")) if args.only else None
-        rows = asyncio.run(_ask_all(crutches, args.limit, args.threads, only))
+        settings = {}
+        for item in args.set:
+            name, _, value = item.partition("=")
+            settings[name.strip()] = json.loads(value)
+        rows = asyncio.run(_ask_all(crutches, args.limit, args.threads, only, settings))
         if args.json:
             with open(args.json, "w", encoding="utf-8") as out:
                 json.dump(rows, out, indent=1, default=str)
