@@ -188,23 +188,21 @@ def convert_units(
 
 
 def _into(amount: Quantity, source: Unit, into_unit: str) -> Unit:
-    """The unit to convert into: ``into_unit``, or the unit the quantity's own words ask for
-    (``5 miles to km``) when ``into_unit`` is unknown, the amount's own unit or of another kind."""
-    try:
-        target = find_unit(into_unit)
-    except UnitError:
-        if amount.target is None:
-            raise
-        return find_unit(amount.target)
-    if target != source and target.dimension == source.dimension:
-        return target
-    if amount.target is not None:
+    """The unit to convert into: ``into_unit``, or else the unit the quantity's own words ask
+    for (``5 miles to km``), whichever first is a unit of the amount's kind other than its own.
+
+    :raises UnitError: about ``into_unit`` when neither is.
+    """
+    for name in (into_unit, amount.target):
+        if name is None:
+            continue
         try:
-            asked = find_unit(amount.target)
+            target = find_unit(name)
         except UnitError:
-            asked = target
-        if asked != source and asked.dimension == source.dimension:
-            return asked
+            continue
+        if target != source and target.dimension == source.dimension:
+            return target
+    target = find_unit(into_unit)
     if target == source:
         raise UnitError(
             f"the unit {into_unit!r} (into_unit) is the one the quantity {amount.unit!r} is "

@@ -439,15 +439,15 @@ _AMOUNT = re.compile(
 # "5 miles to km", "5 miles in km", "5 miles into km", "5 miles as km", "5 miles = ? km".
 _INTO = re.compile(r"\s+(?:(?:converted\s+)?(?:in|into|to|as)|=|->|→)\s+(?:\?\s*)?", re.I)
 # "how many km is 5 miles", "how many kilometres are there in 5 miles".
-_HOW_MANY = re.compile(r"^.*?\bhow\s+(?:many|much)\s+(?=\S)", re.IGNORECASE)
+_HOW_MANY = re.compile(r"^(?:.*?\bhow\s+)?(?:many|much)\s+(?=\S)", re.IGNORECASE)
 _LINKING = re.compile(r"(?:\s+(?:is|are|make|makes|there|in|of|do|does|equal|equals))+$", re.I)
 
 
 def parse_quantity(text: str) -> Quantity:
     """The amount, its unit and any target unit written in ``text``.
 
-    Words before the amount are dropped unless they ask ``how many <unit>``; ``a``, ``an`` and
-    ``one`` count as 1 (``seconds in a week``).
+    Words before the amount are dropped unless they ask for a unit (``how many <unit> is``,
+    ``<unit> are in``); ``a``, ``an`` and ``one`` count as 1 (``seconds in a week``).
 
     :raises UnitError: when ``text`` holds no amount or no unit after it.
     """
@@ -471,7 +471,10 @@ def parse_quantity(text: str) -> Quantity:
             "unit as the user wrote it"
         )
     if target is None and before:
+        # "how many km is 5 miles", "minutes are in a day": the words before ask for a unit.
         asked = _HOW_MANY.match(before)
-        if asked is not None:
-            target = _LINKING.sub("", before[asked.end() :]).strip(" ,")
+        start = asked.end() if asked is not None else 0
+        linked = _LINKING.search(before, start)
+        if asked is not None or (linked is not None and linked.start() > start):
+            target = before[start : linked.start() if linked else None].strip(" ,")
     return Quantity(value, unit, target or None)

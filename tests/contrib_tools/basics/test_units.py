@@ -157,6 +157,9 @@ def test_a_quantity_copied_with_its_unit_is_read_as_the_unit() -> None:
         ("how many seconds are there in a week", 1, "week", "seconds"),
         ("How many square feet is 20 square meters", 20, "square meters", "square feet"),
         ("an hour", 1, "hour", None),
+        ("minutes are in a day", 1, "day", "minutes"),
+        ("many pounds is 3 kg", 3, "kg", "pounds"),
+        ("Convert 5 miles", 5, "miles", None),
         ("2,480.5 kg into pounds", 2480.5, "kg", "pounds"),
         ("-40 °C as °F", -40, "°C", "°F"),
         (".5 l", 0.5, "l", None),
@@ -192,6 +195,7 @@ def test_a_quantity_without_amount_or_unit_is_refused(text: str, fragment: str) 
         ("a week", "seconds", "1 week (wk) = 604800 seconds (s)"),
         ("5 miles to km", "kg", "5 miles (mi) = 8.04672 kilometres (km)"),
         ("5 miles in km", "Convert", "5 miles (mi) = 8.04672 kilometres (km)"),
+        ("minutes are in a day", "many", "1 day (d) = 1440 minutes (min)"),
     ],
 )
 async def test_the_tool_takes_the_amount_with_its_unit(
