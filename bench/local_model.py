@@ -20,8 +20,8 @@ accepted (argument validity), and how many answers were correct. ``--no-crutches
 tool in every round (``offer = "always"``) and leaves tool choice to the model
 (``call_policy = "model"``); ``--limit N`` asks the first N of each kind; ``--only
 convert_units,none`` asks only those kinds; ``--set NAME=JSON`` changes one
-``[providers.llamacpp]`` setting (``--set distinct_copies=false``); ``--json FILE`` writes every
-question's outcome.
+``[providers.llamacpp]`` setting (``--set distinct_copies=false``); ``--match REGEX`` asks only the
+questions it finds; ``--json FILE`` writes every question's outcome.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -175,6 +176,7 @@ async def _ask_all(
     threads: int,
     only: set[str] | None = None,
     settings: dict[str, Any] | None = None,
+    match: str | None = None,
 ) -> list[dict[str, Any]]:
     from local_model_questions import questions
 
@@ -185,6 +187,8 @@ async def _ask_all(
     asked = questions()
     if only:
         asked = [q for q in asked if (q.tool or "none") in only]
+    if match:
+        asked = [q for q in asked if re.search(match, q.text)]
     if limit is not None:
         kept: dict[str | None, int] = {}
         chosen = []
@@ -286,6 +290,7 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1, help="threads for --questions")
     parser.add_argument("--json", help="write each question's outcome to this file")
     parser.add_argument("--only", help="ask only these kinds: tool names, or none, comma-separated")
+    parser.add_argument("--match", help="ask only the questions this regular expression finds")
     parser.add_argument(
         "--set",
         action="append",
@@ -301,7 +306,7 @@ def main() -> int:
         for item in args.set:
             name, _, value = item.partition("=")
             settings[name.strip()] = json.loads(value)
-        rows = asyncio.run(_ask_all(crutches, args.limit, args.threads, only, settings))
+        rows = asyncio.run(_ask_all(crutches, args.limit, args.threads, only, settings, args.match))
         if args.json:
             with open(args.json, "w", encoding="utf-8") as out:
                 json.dump(rows, out, indent=1, default=str)

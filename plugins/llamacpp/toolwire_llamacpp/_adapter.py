@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolwire.adapters import (
@@ -115,6 +115,7 @@ class LlamaCppAdapter(ProviderAdapter):
                 max_string_length=self.settings.max_string_length,
                 copies=copies,
                 distinct_copies=self.settings.distinct_copies,
+                refused=_refused_calls(request.messages) if self.settings.vary_retries else None,
             ).text
         statement = self.statement(request, choice)
         if statement is not None:
@@ -245,6 +246,25 @@ class LlamaCppAdapter(ProviderAdapter):
     async def aclose(self) -> None:
         """Free the model."""
         await self.model.aclose()
+
+
+def _refused_calls(messages: Sequence[Message]) -> dict[str, list[Mapping[str, Any]]]:
+    """The arguments of every call in ``messages`` whose result was not ok, by tool name."""
+    calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    refused: dict[str, list[Mapping[str, Any]]] = {}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                if call.arguments is not None:
+                    calls[call.id] = (call.name, call.arguments)
+        elif (
+            isinstance(message, ToolResultMessage)
+            and not message.result.is_ok
+            and message.call_id in calls
+        ):
+            name, arguments = calls[message.call_id]
+            refused.setdefault(name, []).append(arguments)
+    return refused
 
 
 def _repeated_refusal(messages: Sequence[Message]) -> bool:

@@ -148,6 +148,7 @@ def tool_grammar(
     max_string_length: int | None = None,
     copies: Copies | None = None,
     distinct_copies: bool = False,
+    refused: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> ToolGrammar:
     """A grammar whose every string is a final answer, or one call of one of ``functions``.
 
@@ -165,6 +166,10 @@ def tool_grammar(
     :param distinct_copies: with ``copies``, a copied string argument written after the first
         one cannot copy the words that one copied: two arguments of a call carry two things the
         user said (``3 kg`` and ``pounds``, not ``3 kg`` and ``kg``).
+    :param refused: with ``copies``, the arguments of calls already refused, by tool name: the
+        last copied string argument cannot take a value it had in a refused call made with the
+        same value of the first copied one (a tool's only copied string cannot take a refused
+        value at all), so a retry changes what was refused instead of repeating it.
     :raises GrammarError: for a call choice without functions, or a name that is not offered.
     """
     if choice == "none":
@@ -180,7 +185,7 @@ def tool_grammar(
             raise GrammarError(f"tool choice {choice!r} is not an offered tool; offered: {offered}")
     if not chosen:
         raise GrammarError(f"tool choice {choice!r} needs at least one offered tool")
-    builder = _Builder(max_string_length, copies, distinct_copies)
+    builder = _Builder(max_string_length, copies, distinct_copies, refused)
     calls: list[str] = []
     for function in chosen:
         builder.begin_tool(function.name, function.parameters)
@@ -302,10 +307,12 @@ class _Builder:
         max_string_length: int | None = None,
         copies: Copies | None = None,
         distinct: bool = False,
+        refused: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
     ) -> None:
         self.max_string_length = max_string_length
         self.copies = copies
         self.distinct = distinct
+        self.refused = refused or {}
         self.copied_spans: dict[str, tuple[str, ...]] = {}
         self.rules: dict[str, str] = {}
         self.by_body: dict[str, str] = {}
@@ -721,7 +728,42 @@ class _Builder:
             apart = self.apart_members(members)
             if apart is not None:
                 return apart
+        if path == "$":
+            members = self.without_refused(members)
         return self.object_rule(members)
+
+    def refused_values(self, name: str, given: Mapping[str, Any]) -> set[str]:
+        """The JSON literals of argument ``name`` in this tool's refused calls that had the
+        values ``given`` for other arguments."""
+        return {
+            _dump(call[name])
+            for call in self.refused.get(self.tool, ())
+            if isinstance(call.get(name), str)
+            and all(call.get(key) == value for key, value in given.items())
+        }
+
+    def without_copy(self, value: str, literals: set[str]) -> str:
+        """The copy rule ``value`` without ``literals``; unchanged if that would leave none."""
+        spans = self.copied_spans.get(value, ())
+        kept = [span for span in spans if span not in literals]
+        if not kept or len(kept) == len(spans):
+            return value
+        return self.copied(kept, lambda literal: True, spans=True) or value
+
+    def without_refused(self, members: list[tuple[str, str, bool]]) -> list[tuple[str, str, bool]]:
+        """``members`` with the one copied string argument kept off the values of refused
+        calls (a call refused is never written again word for word)."""
+        copying = [i for i, (_, value, _) in enumerate(members) if value in self.copied_spans]
+        if len(copying) != 1 or self.tool not in self.refused:
+            return members
+        name, value, required = members[copying[0]]
+        chosen = list(members)
+        chosen[copying[0]] = (
+            name,
+            self.without_copy(value, self.refused_values(name, {})),
+            required,
+        )
+        return chosen
 
     def object_rule(self, members: Sequence[tuple[str, str, bool]]) -> str:
         """An object of ``members`` (name, value expression, required), in their order."""
@@ -753,7 +795,10 @@ class _Builder:
                 name, value, required = members[i]
                 kept = [s for s in self.copied_spans[value] if self.copies.apart(first, s)]
                 if kept:
-                    value = self.rule(f"{self.tool}-copy", " | ".join(_literal(k) for k in kept))
+                    value = self.copied(kept, lambda literal: True, spans=True) or value
+                if i == later[-1]:
+                    given = {members[lead][0]: json.loads(first)}
+                    value = self.without_copy(value, self.refused_values(name, given))
                 chosen[i] = (name, value, required)
             objects.append(self.object_rule(chosen))
         return self.rule(f"{self.tool}-apart", " | ".join(objects))

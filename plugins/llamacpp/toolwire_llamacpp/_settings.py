@@ -52,7 +52,10 @@ class LlamaCppSettings:
     :func:`~toolwire_llamacpp.tool_grammar`): a small model copies well and invents badly.
     ``distinct_copies`` True (with ``copy_arguments``) keeps the spans of a call's string
     arguments apart: one written after the first copied string cannot copy that string's words
-    (a small model otherwise converts ``3 kg`` into ``kg``).
+    (a small model otherwise converts ``3 kg`` into ``kg``). ``vary_retries`` True (with
+    ``copy_arguments``) keeps a call after a refusal off the value that was refused (see
+    ``refused`` of :func:`~toolwire_llamacpp.tool_grammar`): a small model otherwise repeats the
+    refused call word for word.
     ``answer_step`` ``result``: when ``call_policy`` ``alternate`` asks for an answer after
     results that all succeeded, the answer states those results as the tools wrote them;
     ``model`` lets the model word it (and misread it).
@@ -75,6 +78,7 @@ class LlamaCppSettings:
     constrain: bool = True
     copy_arguments: bool = True
     distinct_copies: bool = True
+    vary_retries: bool = True
     answer_step: Literal["result", "model"] = "result"
     chat_format: Literal["auto", "chatml"] = "auto"
 

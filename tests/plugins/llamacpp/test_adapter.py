@@ -294,3 +294,25 @@ def test_render_tools_is_the_prompt_text(adapter: LlamaCppAdapter) -> None:
     text = adapter.render_tools((CALC,))
     assert text.startswith("# Tools")
     assert "calculator(expression: string): Evaluate arithmetic." in text
+
+
+def test_refused_calls_are_collected_by_tool() -> None:
+    from toolwire_llamacpp._adapter import _refused_calls
+
+    def call(n: int, name: str, arguments: dict[str, Any]) -> AssistantMessage:
+        return AssistantMessage(parts=(ToolCall(id=f"c{n}", name=name, arguments=arguments),))
+
+    def result(n: int, name: str, ok: bool) -> ToolResultMessage:
+        outcome = ToolResult.ok("fine") if ok else ToolResult.error("Unknown unit")
+        return ToolResultMessage(call_id=f"c{n}", name=name, result=outcome)
+
+    messages = (
+        UserMessage("How many seconds are there in a week?"),
+        call(1, "convert_units", {"quantity": "a week", "into_unit": "are there in"}),
+        result(1, "convert_units", False),
+        call(2, "calculator", {"expression": "7 * 24"}),
+        result(2, "calculator", True),
+    )
+    assert _refused_calls(messages) == {
+        "convert_units": [{"quantity": "a week", "into_unit": "are there in"}]
+    }

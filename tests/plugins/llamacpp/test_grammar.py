@@ -567,6 +567,20 @@ QUANTITY = FunctionSpec(
 )
 
 
+QUANTITY_WORDS = FunctionSpec(
+    name="convert_units",
+    description="",
+    parameters={
+        "type": "object",
+        "properties": {
+            "quantity": {"type": "string", "pattern": "[0-9]|\\b(a|an|one)\\s"},
+            "into_unit": {"type": "string", "pattern": "^[^0-9]*$"},
+        },
+        "required": ["quantity", "into_unit"],
+    },
+)
+
+
 def test_a_copy_is_held_to_the_arguments_pattern() -> None:
     from toolwire_llamacpp._copies import Copies
 
@@ -628,3 +642,35 @@ def test_distinct_copies_give_way_on_a_long_message() -> None:
     assert tool_grammar([QUANTITY], "required", copies=copies, distinct_copies=True).text == plain
     quantities = [s for s in copies.spans if re.search("[0-9]", s)]
     assert len(quantities) * (len(copies.spans) - len(quantities)) > _grammar.MAX_APART_LITERALS
+
+
+def test_a_retry_cannot_copy_the_refused_value_again() -> None:
+    from toolwire_llamacpp._copies import Copies
+
+    copies = Copies.from_texts(["How many seconds are there in a week?"])
+    refused = {"convert_units": [{"quantity": "a week", "into_unit": "are there in"}]}
+    retry = Grammar(
+        tool_grammar(
+            [QUANTITY_WORDS], "required", copies=copies, distinct_copies=True, refused=refused
+        ).text
+    )
+    again = {"quantity": "a week", "into_unit": "are there in"}
+    assert not retry.accepts(_call_text("convert_units", again))
+    assert retry.accepts(_call_text("convert_units", {**again, "into_unit": "seconds"}))
+    assert retry.accepts(_call_text("convert_units", {**again, "into_unit": "How many seconds"}))
+    first = Grammar(tool_grammar([QUANTITY_WORDS], "required", copies=copies).text)
+    assert first.accepts(_call_text("convert_units", again))
+
+
+def test_a_tools_only_copied_string_cannot_take_a_refused_value() -> None:
+    from toolwire_llamacpp._copies import Copies
+
+    copies = Copies.from_texts(["What is 17.5% of 2480?"])
+    refused = {"calculator": [{"expression": "What is 17.5%"}]}
+    retry = Grammar(tool_grammar([CALC], "required", copies=copies, refused=refused).text)
+    assert not retry.accepts(_call_text("calculator", {"expression": "What is 17.5%"}))
+    assert retry.accepts(_call_text("calculator", {"expression": "17.5% of 2480"}))
+    unchanged = tool_grammar([CALC], "required", copies=copies).text
+    assert (
+        tool_grammar([CALC], "required", copies=copies, refused={"other": [{}]}).text == unchanged
+    )
