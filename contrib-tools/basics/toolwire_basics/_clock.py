@@ -259,8 +259,8 @@ class TimeAndPlace:
     target: zoneinfo.ZoneInfo | None = None
 
 
-TIME_PATTERN = r"[0-9]"
-"""What a time argument must hold: the digits of the time."""
+TIME_PATTERN = r"[0-9]\S*\s+[^\s0-9]"
+"""What a time argument must hold: the digits of the time, and words after them (its place)."""
 
 _WRITTEN_TIME = re.compile(
     r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(?::\d{2})?"

@@ -277,3 +277,25 @@ async def test_converting_into_the_times_own_zone_is_refused() -> None:
         "The place 'London' (to_timezone) is the one whose clock shows the time "
         "(Europe/London); give the other place the user named, the one to convert into"
     )
+
+
+@pytest.mark.parametrize(
+    ("time", "valid"),
+    [
+        ("3pm in London", True),
+        ("23:00 UTC", True),
+        ("2025-07-14 09:00 Europe/London", True),
+        ("3pm", False),
+        ("2025-07-14 09:00", False),
+        ("in London", False),
+    ],
+)
+def test_the_schema_asks_for_the_time_with_words_after_it(time: str, valid: bool) -> None:
+    from toolwire.tools import ArgumentsInvalid
+
+    arguments = {"time": time, "to_timezone": "Tokyo"}
+    if valid:
+        assert convert_time.validate(arguments) == arguments
+    else:
+        with pytest.raises(ArgumentsInvalid, match="time"):
+            convert_time.validate(arguments)
