@@ -185,6 +185,10 @@ class LlamaCppAdapter(ProviderAdapter):
                 results.append(message.result)
             if all(result.is_ok for result in results):
                 return "none"
+            if _refusals(request.messages) <= self.settings.retry_refused:
+                # A tiny model that may answer after a refusal answers, badly: it retries when
+                # told to, and vary_retries keeps the retry off what was refused.
+                return "required"
             if _repeated_refusal(request.messages):
                 # The same call was refused twice: a third try would be refused again.
                 return "none"
@@ -265,6 +269,11 @@ def _refused_calls(messages: Sequence[Message]) -> dict[str, list[Mapping[str, A
             name, arguments = calls[message.call_id]
             refused.setdefault(name, []).append(arguments)
     return refused
+
+
+def _refusals(messages: Sequence[Message]) -> int:
+    """How many results in ``messages`` were not ok."""
+    return sum(1 for m in messages if isinstance(m, ToolResultMessage) and not m.result.is_ok)
 
 
 def _repeated_refusal(messages: Sequence[Message]) -> bool:

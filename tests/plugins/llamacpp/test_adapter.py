@@ -169,12 +169,36 @@ def test_successful_results_are_answered_with_text(adapter: LlamaCppAdapter) -> 
     assert adapter.effective_choice(request, (CALC,)) == "none"
 
 
-def test_a_failed_result_leaves_the_choice_to_the_model(adapter: LlamaCppAdapter) -> None:
-    request = _request(UserMessage("What is 2+2?"), _CALL, _result(ok=False))
+def test_a_failed_result_is_retried_once_then_left_to_the_model(adapter: LlamaCppAdapter) -> None:
+    user = UserMessage("What is 2+2?")
+    assert adapter.effective_choice(_request(user, _CALL, _result(ok=False)), (CALC,)) == "required"
+    second = AssistantMessage(
+        parts=(ToolCall(id="call_2_0", name="calculator", arguments={"expression": "2 +"}),)
+    )
+    again = ToolResultMessage(
+        call_id="call_2_0", name="calculator", result=ToolResult.error("Cannot evaluate")
+    )
+    request = _request(user, _CALL, _result(ok=False), second, again)
     assert adapter.effective_choice(request, (CALC,)) == "auto"
 
 
-def test_the_same_call_refused_twice_is_not_tried_a_third_time(adapter: LlamaCppAdapter) -> None:
+def test_retries_can_be_left_to_the_model(runtime: None, fake_model: Path) -> None:
+    cls = LlamaCppAdapter.configured(LlamaCppSettings(retry_refused=0))
+    adapter = cls(ProviderConfig(adapter="llamacpp", model=str(fake_model)))
+    request = _request(UserMessage("What is 2+2?"), _CALL, _result(ok=False))
+    assert adapter.effective_choice(request, (CALC,)) == "auto"
+    with pytest.raises(
+        LlamaCppError, match="retry_refused = -1: expected an integer of at least 0"
+    ):
+        LlamaCppSettings().merged({"retry_refused": -1})
+
+
+def test_the_same_call_refused_twice_is_not_tried_a_third_time(
+    runtime: None, fake_model: Path
+) -> None:
+    cls = LlamaCppAdapter.configured(LlamaCppSettings(retry_refused=0))
+    adapter = cls(ProviderConfig(adapter="llamacpp", model=str(fake_model)))
+
     def call(n: int, expression: str) -> AssistantMessage:
         return AssistantMessage(
             parts=(ToolCall(id=f"c{n}", name="calculator", arguments={"expression": expression}),)
