@@ -185,10 +185,14 @@ class LlamaCppAdapter(ProviderAdapter):
                 results.append(message.result)
             if all(result.is_ok for result in results):
                 return "none"
-            if _refusals(request.messages) <= self.settings.retry_refused:
+            refusals = _refusals(request.messages)
+            if refusals <= self.settings.retry_refused:
                 # A tiny model that may answer after a refusal answers, badly: it retries when
                 # told to, and vary_retries keeps the retry off what was refused.
                 return "required"
+            if refusals > self.settings.retry_refused + 1:
+                # Each retry differs from the refused ones, so none repeats: stop all the same.
+                return "none"
             if _repeated_refusal(request.messages):
                 # The same call was refused twice: a third try would be refused again.
                 return "none"
@@ -272,8 +276,14 @@ def _refused_calls(messages: Sequence[Message]) -> dict[str, list[Mapping[str, A
 
 
 def _refusals(messages: Sequence[Message]) -> int:
-    """How many results in ``messages`` were not ok."""
-    return sum(1 for m in messages if isinstance(m, ToolResultMessage) and not m.result.is_ok)
+    """How many results since the last user turn were not ok."""
+    count = 0
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            break
+        if isinstance(message, ToolResultMessage) and not message.result.is_ok:
+            count += 1
+    return count
 
 
 def _repeated_refusal(messages: Sequence[Message]) -> bool:

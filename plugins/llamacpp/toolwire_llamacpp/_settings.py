@@ -48,8 +48,9 @@ class LlamaCppSettings:
     ``call_policy`` ``alternate`` decides what a reply under tool choice ``auto`` may be, because
     a small model rarely calls a tool by itself and, once it has, keeps calling: a reply to the
     user's turn is a call, a reply to results that all succeeded is an answer, and a reply to
-    a failed result is a call again while the conversation holds at most ``retry_refused``
-    refusals, then the model's choice (so it can correct the call, or answer). ``model`` leaves
+    a failed result is a call again while the user's turn has had at most ``retry_refused``
+    refusals, then once the model's choice (so it can correct the call, or answer), then an
+    answer. ``model`` leaves
     ``auto`` to the model. ``constrain`` False lets the model
     write calls without the grammar (parsed all the same). ``max_string_length`` caps string
     arguments whose schema sets no ``maxLength`` (None: no cap), so a small model cannot ramble

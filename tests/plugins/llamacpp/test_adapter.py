@@ -180,6 +180,18 @@ def test_a_failed_result_is_retried_once_then_left_to_the_model(adapter: LlamaCp
     )
     request = _request(user, _CALL, _result(ok=False), second, again)
     assert adapter.effective_choice(request, (CALC,)) == "auto"
+    third = AssistantMessage(
+        parts=(ToolCall(id="call_3_0", name="calculator", arguments={"expression": "2 + +"}),)
+    )
+    failed = ToolResultMessage(
+        call_id="call_3_0", name="calculator", result=ToolResult.error("Cannot evaluate")
+    )
+    request = _request(user, _CALL, _result(ok=False), second, again, third, failed)
+    assert adapter.effective_choice(request, (CALC,)) == "none"
+    # Refusals before the user's last turn do not count.
+    later = _request(user, _CALL, _result(ok=False), second, again, UserMessage("And 3+3?"))
+    later = _request(*later.messages, _CALL, _result(ok=False))
+    assert adapter.effective_choice(later, (CALC,)) == "required"
 
 
 def test_retries_can_be_left_to_the_model(runtime: None, fake_model: Path) -> None:
@@ -211,8 +223,6 @@ def test_the_same_call_refused_twice_is_not_tried_a_third_time(
     user = UserMessage("What is 2+2?")
     once = _request(user, call(1, "2+"), refused(1))
     assert adapter.effective_choice(once, (CALC,)) == "auto"
-    other = _request(user, call(1, "2+"), refused(1), call(2, "2 +"), refused(2))
-    assert adapter.effective_choice(other, (CALC,)) == "auto"
     twice = _request(user, call(1, "2+"), refused(1), call(2, "2+"), refused(2))
     assert adapter.effective_choice(twice, (CALC,)) == "none"
 
