@@ -145,7 +145,7 @@ def _at(text: str, hour: int, minute: int, source: str, target: str) -> Question
 
 
 def questions() -> list[Question]:
-    """The question set: 37 arithmetic, 38 unit, 12 clock, 14 zone conversion, 10 tool-free."""
+    """The question set: 39 arithmetic, 38 unit, 12 clock, 14 zone conversion, 10 tool-free."""
     return [
         # -- arithmetic ------------------------------------------------------------------------
         _calc("What is 17.5% of 2480?", 434),
@@ -185,6 +185,8 @@ def questions() -> list[Question]:
         _units("How many minutes are in a day?", 24 * 60),
         _units("How many hours are in 3 weeks?", 3 * 7 * 24),
         _calc("If I buy 3 items at 4.25 each, what is the total?", 12.75),
+        _calc("What do 5 tickets at 12.50 each cost?", 62.5),
+        _calc("How much are 4 books for 7.99 apiece?", 31.96),
         _calc("What is 1500 divided by 12?", 125),
         _calc("What is 45 percent of 1200?", 540),
         _calc("What is 81 divided by 9 plus 6?", 15),
