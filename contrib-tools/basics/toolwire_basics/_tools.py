@@ -27,6 +27,7 @@ from ._units import (
     Quantity,
     Unit,
     UnitError,
+    asked_unit,
     convert,
     find_unit,
     parse_quantity,
@@ -188,13 +189,14 @@ def convert_units(
 
 
 def _into(amount: Quantity, source: Unit, into_unit: str) -> Unit:
-    """The unit to convert into: ``into_unit``, or else the unit the quantity's own words ask
-    for (``5 miles to km``), whichever first is a unit of the amount's kind other than its own.
+    """The unit to convert into: ``into_unit`` (``many inches is`` read as ``inches``), or else
+    the unit the quantity's own words ask for (``5 miles to km``), whichever first is a unit of
+    the amount's kind other than its own.
 
     :raises UnitError: about ``into_unit`` when neither is.
     """
-    for name in (into_unit, amount.target):
-        if name is None:
+    for name in (into_unit, asked_unit(into_unit), amount.target):
+        if not name:
             continue
         try:
             target = find_unit(name)

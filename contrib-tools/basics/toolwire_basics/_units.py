@@ -443,6 +443,13 @@ _HOW_MANY = re.compile(r"^(?:.*?\bhow\s+)?(?:many|much)\s+(?=\S)", re.IGNORECASE
 _LINKING = re.compile(r"(?:\s+(?:is|are|make|makes|there|in|of|do|does|equal|equals))+$", re.I)
 
 
+def asked_unit(text: str) -> str:
+    """The unit named in words that ask for one: ``many inches is`` is ``inches``."""
+    asked = _HOW_MANY.match(text)
+    rest = text[asked.end() :] if asked is not None else text
+    return _LINKING.sub("", rest).strip(" ,.?")
+
+
 def parse_quantity(text: str) -> Quantity:
     """The amount, its unit and any target unit written in ``text``.
 
@@ -476,5 +483,5 @@ def parse_quantity(text: str) -> Quantity:
         start = asked.end() if asked is not None else 0
         linked = _LINKING.search(before, start)
         if asked is not None or (linked is not None and linked.start() > start):
-            target = before[start : linked.start() if linked else None].strip(" ,")
+            target = asked_unit(before)
     return Quantity(value, unit, target or None)

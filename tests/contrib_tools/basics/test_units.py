@@ -196,6 +196,7 @@ def test_a_quantity_without_amount_or_unit_is_refused(text: str, fragment: str) 
         ("5 miles to km", "kg", "5 miles (mi) = 8.04672 kilometres (km)"),
         ("5 miles in km", "Convert", "5 miles (mi) = 8.04672 kilometres (km)"),
         ("minutes are in a day", "many", "1 day (d) = 1440 minutes (min)"),
+        ("30 cm", "many inches is", "30 centimetres (cm) = 11.811023622 inches (in)"),
     ],
 )
 async def test_the_tool_takes_the_amount_with_its_unit(
