@@ -22,6 +22,9 @@ tool in every round (``offer = "always"``) and leaves tool choice to the model
 convert_units,none`` asks only those kinds; ``--set NAME=JSON`` changes one
 ``[providers.llamacpp]`` setting (``--set distinct_copies=false``); ``--match REGEX`` asks only the
 questions it finds; ``--json FILE`` writes every question's outcome.
+
+Last figures (docs/decisions.md, "The embedded model"): 106 of 113 answers correct (94%), 97 of
+the 102 questions of the previous set (95%; it was 79 of 102).
 """
 
 from __future__ import annotations
