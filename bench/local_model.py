@@ -19,7 +19,12 @@ often the right tool was called first (tool choice), how often that first call's
 accepted (argument validity), and how many answers were correct. ``--no-crutches`` offers every
 tool in every round (``offer = "always"``) and leaves tool choice to the model
 (``call_policy = "model"``); ``--limit N`` asks the first N of each kind; ``--only
-convert_units,none`` asks only those kinds; ``--json FILE`` writes every question's outcome.
+convert_units,none`` asks only those kinds; ``--set NAME=JSON`` changes one
+``[providers.llamacpp]`` setting (``--set distinct_copies=false``); ``--match REGEX`` asks only the
+questions it finds; ``--json FILE`` writes every question's outcome.
+
+Last figures (docs/decisions.md, "The embedded model"): 106 of 113 answers correct (94%), 97 of
+the 102 questions of the previous set (95%; it was 79 of 102).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -168,7 +174,12 @@ def _show(row: dict[str, Any]) -> None:
 
 
 async def _ask_all(
-    crutches: bool, limit: int | None, threads: int, only: set[str] | None = None
+    crutches: bool,
+    limit: int | None,
+    threads: int,
+    only: set[str] | None = None,
+    settings: dict[str, Any] | None = None,
+    match: str | None = None,
 ) -> list[dict[str, Any]]:
     from local_model_questions import questions
 
@@ -179,6 +190,8 @@ async def _ask_all(
     asked = questions()
     if only:
         asked = [q for q in asked if (q.tool or "none") in only]
+    if match:
+        asked = [q for q in asked if re.search(match, q.text)]
     if limit is not None:
         kept: dict[str | None, int] = {}
         chosen = []
@@ -187,7 +200,7 @@ async def _ask_all(
                 kept[question.tool] = kept.get(question.tool, 0) + 1
                 chosen.append(question)
         asked = chosen
-    llamacpp: dict[str, Any] = {"n_threads": threads}
+    llamacpp: dict[str, Any] = {"n_threads": threads, **(settings or {})}
     tools: dict[str, Any] = {}
     if not crutches:
         llamacpp["call_policy"] = "model"
@@ -280,11 +293,23 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=1, help="threads for --questions")
     parser.add_argument("--json", help="write each question's outcome to this file")
     parser.add_argument("--only", help="ask only these kinds: tool names, or none, comma-separated")
+    parser.add_argument("--match", help="ask only the questions this regular expression finds")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=JSON",
+        help="a [providers.llamacpp] setting for --questions, e.g. distinct_copies=false",
+    )
     args = parser.parse_args()
     if args.questions:
         crutches = not args.no_crutches
         only = set(args.only.split(",")) if args.only else None
-        rows = asyncio.run(_ask_all(crutches, args.limit, args.threads, only))
+        settings = {}
+        for item in args.set:
+            name, _, value = item.partition("=")
+            settings[name.strip()] = json.loads(value)
+        rows = asyncio.run(_ask_all(crutches, args.limit, args.threads, only, settings, args.match))
         if args.json:
             with open(args.json, "w", encoding="utf-8") as out:
                 json.dump(rows, out, indent=1, default=str)

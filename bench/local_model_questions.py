@@ -145,7 +145,7 @@ def _at(text: str, hour: int, minute: int, source: str, target: str) -> Question
 
 
 def questions() -> list[Question]:
-    """The question set: 37 arithmetic, 33 unit, 12 clock, 10 zone conversion, 10 tool-free."""
+    """The question set: 39 arithmetic, 38 unit, 12 clock, 14 zone conversion, 10 tool-free."""
     return [
         # -- arithmetic ------------------------------------------------------------------------
         _calc("What is 17.5% of 2480?", 434),
@@ -185,6 +185,8 @@ def questions() -> list[Question]:
         _units("How many minutes are in a day?", 24 * 60),
         _units("How many hours are in 3 weeks?", 3 * 7 * 24),
         _calc("If I buy 3 items at 4.25 each, what is the total?", 12.75),
+        _calc("What do 5 tickets at 12.50 each cost?", 62.5),
+        _calc("How much are 4 books for 7.99 apiece?", 31.96),
         _calc("What is 1500 divided by 12?", 125),
         _calc("What is 45 percent of 1200?", 540),
         _calc("What is 81 divided by 9 plus 6?", 15),
@@ -219,6 +221,11 @@ def questions() -> list[Question]:
         _units("Convert 250 grams to ounces.", 250 / 28.349523125),
         _units("How many centimeters is 12 inches?", 30.48),
         _units("What is 5 kilograms in pounds?", 5 / 0.45359237),
+        _units("I ran 10 kilometers. How far is that in miles?", 10 / 1.609344),
+        _units("What's 72 degrees Fahrenheit in Celsius?", (72 - 32) * 5 / 9),
+        _units("Change 2 hours into seconds.", 7200),
+        _units("How many cups are in 2 liters?", 2 / 0.2365882365),
+        _units("Express 3 pints in liters.", 3 * 0.473176473),
         # -- the current time ------------------------------------------------------------------
         _now("What time is it in Tokyo?", "Asia/Tokyo"),
         _now("What's the current time in New York?", "America/New_York"),
@@ -275,6 +282,16 @@ def questions() -> list[Question]:
         ),
         _at("Convert 23:00 UTC to Tokyo time.", 23, 0, "UTC", "Asia/Tokyo"),
         _at("What is 5pm in Sydney in London time?", 17, 0, "Australia/Sydney", "Europe/London"),
+        _at(
+            "I have a call at 4pm in Berlin. What time is that in New York?",
+            16,
+            0,
+            "Europe/Berlin",
+            "America/New_York",
+        ),
+        _at("At 11:45 in Tokyo, what time is it in Paris?", 11, 45, "Asia/Tokyo", "Europe/Paris"),
+        _at("Turn 20:00 London time into Sydney time.", 20, 0, "Europe/London", "Australia/Sydney"),
+        _at("In Dubai it is 9am; what time is it in London?", 9, 0, "Asia/Dubai", "Europe/London"),
         # -- no tool needed --------------------------------------------------------------------
         _q("What is the capital of France?", None, words("Paris"), "Paris"),
         _q("What color is the sky on a clear day?", None, words("blue"), "blue"),

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import zoneinfo
 
+import attrs
+
 
 class TimeZoneError(ValueError):
     """A zone or time that cannot be used; the message says what would be valid."""
@@ -202,7 +204,7 @@ def parse_wall_time(text: str, zone: zoneinfo.ZoneInfo, *, today: date) -> datet
         if moment.tzinfo is not None:
             raise TimeZoneError(
                 f"the time {text!r} carries its own UTC offset; give the wall-clock time without "
-                "an offset and name its zone in from_timezone"
+                "an offset and name its place after it"
             )
     local = moment.replace(tzinfo=zone)
     round_trip = local.astimezone(UTC).astimezone(zone)
@@ -262,3 +264,56 @@ def is_ambiguous(moment: datetime) -> bool:
     """True when the wall time of ``moment`` occurs twice in its zone (clocks set back)."""
     other = moment.replace(fold=1 - moment.fold)
     return other.utcoffset() != moment.utcoffset()
+
+
+@attrs.frozen
+class TimeAndPlace:
+    """A time read from what someone wrote, the zone whose clock shows it, and the zone they
+    asked for when the same words name one (``9:00 in New York in London time``)."""
+
+    time: str
+    zone: zoneinfo.ZoneInfo
+    target: zoneinfo.ZoneInfo | None = None
+
+
+TIME_PATTERN = r"[0-9]\S*\s+[^\s0-9]"
+"""What a time argument must hold: the digits of the time, and words after them (its place)."""
+
+_WRITTEN_TIME = re.compile(
+    r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(?::\d{2})?"
+    r"|(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp]\.?[Mm]\b\.?)?"
+    r"|(?<![\d:])\d{1,2}\s*[AaPp]\.?[Mm]\b\.?"
+)
+# What stands between the places of "3pm in London, what time is it in Tokyo".
+_BETWEEN_PLACES = re.compile(r"\s+(?:in|into|to|from|at|and|for)\s+|[,;]\s*|[.?!]+(?:\s+|$)", re.I)
+
+
+def read_time_and_place(text: str) -> TimeAndPlace:
+    """The time written in ``text``, the place named after it, and a second place if any.
+
+    Words before the time are dropped (``when it is 3pm in London``); places are found as
+    :func:`find_zone` finds them.
+
+    :raises TimeZoneError: when ``text`` holds no time, or no place after it.
+    """
+    found = _WRITTEN_TIME.search(text)
+    if found is None:
+        raise TimeZoneError(
+            f"the time {text!r} holds no time of day; write it as 'HH:MM' (24-hour), '3pm', or "
+            "'YYYY-MM-DD HH:MM', followed by the place whose clock shows it"
+        )
+    zones: list[zoneinfo.ZoneInfo] = []
+    for part in _BETWEEN_PLACES.split(" " + text[found.end() :] + " "):
+        if part.strip():
+            try:
+                zones.append(find_zone(part))
+            except TimeZoneError:
+                continue
+    if not zones:
+        raise TimeZoneError(
+            f"the time {text!r} names no place after {found[0]!r}; give the time together with "
+            "the place (city, country or IANA time zone) whose clock shows it, as the user "
+            "wrote it"
+        )
+    target = next((zone for zone in reversed(zones) if zone.key != zones[0].key), None)
+    return TimeAndPlace(found[0], zones[0], target)

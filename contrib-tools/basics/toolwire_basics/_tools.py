@@ -3,14 +3,35 @@
 from __future__ import annotations
 
 from typing import Annotated
+from zoneinfo import ZoneInfo
 
 import toolwire
 from toolwire import ToolResult
 
 from ._calculator import CalculationError, evaluate, format_number
-from ._clock import TimeZoneError, describe, find_zone, is_ambiguous, now_in, parse_wall_time
+from ._clock import (
+    TIME_PATTERN,
+    TimeAndPlace,
+    TimeZoneError,
+    describe,
+    find_zone,
+    is_ambiguous,
+    now_in,
+    parse_wall_time,
+    read_time_and_place,
+)
 from ._relevance import offer_when_relevant
-from ._units import UnitError, convert
+from ._units import (
+    NO_NUMBER_PATTERN,
+    QUANTITY_PATTERN,
+    Quantity,
+    Unit,
+    UnitError,
+    asked_unit,
+    convert,
+    find_unit,
+    parse_quantity,
+)
 
 
 def _sentence(exc: Exception) -> str:
@@ -64,26 +85,29 @@ def current_time(
     )
 
 
+# The time and its place are one argument, so which zone the time is in is never in doubt.
 @toolwire.tool(side_effects="read_only", idempotent=True, resolver=offer_when_relevant)
 def convert_time(
     time: Annotated[
         str,
-        "The wall-clock time as the user wrote it: a time of day (24-hour HH:MM, or with am/pm) "
-        "for today in from_timezone, or a date and time written YYYY-MM-DD HH:MM.",
+        {"pattern": TIME_PATTERN},
+        "The time to convert together with the place whose clock shows it, as the user wrote "
+        "it: a time of day (24-hour HH:MM, or with am/pm) for today, or a date and time written "
+        "YYYY-MM-DD HH:MM, then that place (a city, a country or an IANA time zone).",
     ],
-    from_timezone: Annotated[
-        str, "The place (city, country or IANA time zone) whose clock shows that time."
+    to_timezone: Annotated[
+        str,
+        {"pattern": NO_NUMBER_PATTERN},
+        "The place (city, country or IANA time zone) whose clock the user asks about: the "
+        "other place of the question, never the time's own.",
     ],
-    to_timezone: Annotated[str, "The place (city, country or IANA time zone) to convert to."],
 ) -> ToolResult:
     """Convert a date and time from one time zone to another (daylight saving time included)."""
     try:
-        source = find_zone(from_timezone)
-        target = find_zone(to_timezone)
-    except TimeZoneError as exc:
-        return ToolResult.error(_sentence(exc))
-    try:
-        local = parse_wall_time(time, source, today=now_in(source).date())
+        written = read_time_and_place(time)
+        source = written.zone
+        target = _zone_asked(written, to_timezone)
+        local = parse_wall_time(written.time, source, today=now_in(source).date())
         converted = local.astimezone(target)
         ambiguous = is_ambiguous(local)
     except TimeZoneError as exc:
@@ -103,18 +127,43 @@ def convert_time(
     return ToolResult.ok(text, artifacts={"iso": converted.isoformat()})
 
 
+def _zone_asked(written: TimeAndPlace, to_timezone: str) -> ZoneInfo:
+    """The zone to convert into: ``to_timezone``, or the second place of the time's own words
+    (``9:00 in New York in London time``) when ``to_timezone`` is unknown or the time's zone."""
+    try:
+        target = find_zone(to_timezone)
+    except TimeZoneError:
+        if written.target is None:
+            raise
+        return written.target
+    if target.key != written.zone.key:
+        return target
+    if written.target is not None:
+        return written.target
+    raise TimeZoneError(
+        f"the place {to_timezone!r} (to_timezone) is the one whose clock shows the time "
+        f"({written.zone.key}); give the other place the user named, the one to convert into"
+    )
+
+
+# The amount and its unit are one argument, so the direction of a conversion is never in doubt:
+# the unit written with the number is the one converted from.
 @toolwire.tool(side_effects="read_only", idempotent=True, resolver=offer_when_relevant)
 def convert_units(
-    value: Annotated[float, "The quantity to convert, in from_unit."],
-    from_unit: Annotated[
+    quantity: Annotated[
         str,
-        "The unit the user gave the quantity in, as they wrote it (a symbol, a name or a plural).",
+        {"pattern": QUANTITY_PATTERN},
+        "The amount to convert together with its unit, as the user wrote it: the number (or "
+        "'a', 'an', 'one') and the unit written after it. Words around it may come along.",
     ],
-    to_unit: Annotated[
-        str, "The unit the user wants, as they wrote it; the same kind of quantity as from_unit."
+    into_unit: Annotated[
+        str,
+        {"pattern": NO_NUMBER_PATTERN},
+        "The unit the user wants the amount expressed in, as they wrote it (a symbol, a name "
+        "or a plural): the other unit of the question, never the amount's own.",
     ],
 ) -> ToolResult:
-    """Convert a quantity from one unit to another of the same kind.
+    """Convert an amount from its unit into another unit of the same kind.
 
     Kinds: length, mass, volume, temperature, speed, data size, duration, area, energy,
     pressure, power and angle.
@@ -122,9 +171,13 @@ def convert_units(
     US customary volumes (cup, pint, gallon) are the US ones; imperial units are named so.
     """
     try:
-        result, source, target = convert(value, from_unit, to_unit)
+        amount = parse_quantity(quantity)
+        source = find_unit(amount.unit)
+        target = _into(amount, source, into_unit)
+        result, source, target = convert(amount.value, source.symbol, target.symbol)
     except UnitError as exc:
         return ToolResult.error(_sentence(exc))
+    value = amount.value
     left = format_number(value)
     right = format_number(result)
     left_name = source.name if value == 1 else source.plural_name
@@ -133,3 +186,28 @@ def convert_units(
         f"{left} {left_name} ({source.symbol}) = {right} {right_name} ({target.symbol})",
         artifacts={"value": result, "unit": target.symbol},
     )
+
+
+def _into(amount: Quantity, source: Unit, into_unit: str) -> Unit:
+    """The unit to convert into: ``into_unit`` (``many inches is`` read as ``inches``), or else
+    the unit the quantity's own words ask for (``5 miles to km``), whichever first is a unit of
+    the amount's kind other than its own.
+
+    :raises UnitError: about ``into_unit`` when neither is.
+    """
+    for name in (into_unit, asked_unit(into_unit), amount.target):
+        if not name:
+            continue
+        try:
+            target = find_unit(name)
+        except UnitError:
+            continue
+        if target != source and target.dimension == source.dimension:
+            return target
+    target = find_unit(into_unit)
+    if target == source:
+        raise UnitError(
+            f"the unit {into_unit!r} (into_unit) is the one the quantity {amount.unit!r} is "
+            "already in; give the other unit the user named, the one to convert into"
+        )
+    return target

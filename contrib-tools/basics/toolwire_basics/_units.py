@@ -420,3 +420,77 @@ def _describe(units: Iterable[Unit]) -> str:
 def _dimension_overview() -> str:
     parts = [f"{dimension}: {units_of(dimension)}" for dimension in DIMENSIONS]
     return "Known units — " + "; ".join(parts)
+
+
+QUANTITY_PATTERN = r"[0-9][.,]?\s*[^\s0-9.,]|\b([Aa]n?|[Oo]ne)\s+[^\s0-9]"
+"""What a quantity argument must hold: a number (or a word for one) with something after it."""
+
+NO_NUMBER_PATTERN = r"^[^0-9]*$"
+"""An argument that names a unit or a place and carries no number."""
+
+
+@attrs.frozen
+class Quantity:
+    """An amount read from what someone wrote: its value, its unit's words, and the unit they
+    asked for when the same words name one (``5 miles to km``, ``how many km is 5 miles``)."""
+
+    value: float
+    unit: str
+    target: str | None = None
+
+
+_AMOUNT = re.compile(
+    r"(?<![\w.])(?P<number>[-+]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+    r"(?:[eE][-+]?\d+)?)(?![\d.])"
+    r"|\b(?P<one>an?|one)\b",
+    re.IGNORECASE,
+)
+# "5 miles to km", "5 miles in km", "5 miles into km", "5 miles as km", "5 miles = ? km".
+_INTO = re.compile(r"\s+(?:(?:converted\s+)?(?:in|into|to|as)|=|->|→)\s+(?:\?\s*)?", re.I)
+# "how many km is 5 miles", "how many kilometres are there in 5 miles".
+_HOW_MANY = re.compile(r"^(?:.*?\bhow\s+)?(?:many|much)\s+(?=\S)", re.IGNORECASE)
+_LINKING = re.compile(r"(?:\s+(?:is|are|make|makes|there|in|of|do|does|equal|equals))+$", re.I)
+
+
+def asked_unit(text: str) -> str:
+    """The unit named in words that ask for one: ``many inches is`` is ``inches``."""
+    asked = _HOW_MANY.match(text)
+    rest = text[asked.end() :] if asked is not None else text
+    return _LINKING.sub("", rest).strip(" ,.?")
+
+
+def parse_quantity(text: str) -> Quantity:
+    """The amount, its unit and any target unit written in ``text``.
+
+    Words before the amount are dropped unless they ask for a unit (``how many <unit> is``,
+    ``<unit> are in``); ``a``, ``an`` and ``one`` count as 1 (``seconds in a week``).
+
+    :raises UnitError: when ``text`` holds no amount or no unit after it.
+    """
+    cleaned = " ".join(text.replace("\u00a0", " ").split()).strip(" ,;:!?").rstrip(".")
+    match = next((m for m in _AMOUNT.finditer(cleaned) if m["number"]), None)
+    if match is None:
+        match = next(_AMOUNT.finditer(cleaned), None)
+    if match is None:
+        raise UnitError(
+            f"the quantity {text!r} holds no number; give the amount with its unit as the "
+            "user wrote it, the number first"
+        )
+    value = 1.0 if match["one"] else float(match["number"].replace(",", ""))
+    before, after = cleaned[: match.start()].strip(), cleaned[match.end() :].strip()
+    parts = _INTO.split(after, maxsplit=1)
+    unit = parts[0].strip(" .,;:!?")
+    target = parts[1].strip(" .,;:!?") if len(parts) > 1 else None
+    if not unit:
+        raise UnitError(
+            f"the quantity {text!r} names no unit after its number; give the amount with its "
+            "unit as the user wrote it"
+        )
+    if target is None and before:
+        # "how many km is 5 miles", "minutes are in a day": the words before ask for a unit.
+        asked = _HOW_MANY.match(before)
+        start = asked.end() if asked is not None else 0
+        linked = _LINKING.search(before, start)
+        if asked is not None or (linked is not None and linked.start() > start):
+            target = asked_unit(before)
+    return Quantity(value, unit, target or None)

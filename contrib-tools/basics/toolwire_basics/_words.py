@@ -53,6 +53,11 @@ _PATTERNS: tuple[tuple[str, str | Callable[[re.Match[str]], str]], ...] = (
     (rf"^add {_LIST}", _sum),
     (rf"\bproduct of {_LIST}", _product),
     (rf"^multiply ({_OPERAND}) (?:by|and) ({_OPERAND})", r"\1 * \2"),
+    # "3 items at 4.25 each", "5 tickets for $12.50 apiece": a count of things at a price.
+    (
+        rf"({_NUM}) (?:[a-z]+ ){{1,2}}(?:at|for|costing) \$?({_NUM}) (?:each|apiece|a piece)\b",
+        r"\1 * \2",
+    ),
     (rf"^divide ({_OPERAND}) by ({_OPERAND})", r"\1 / \2"),
     (rf"^subtract ({_OPERAND}) from ({_OPERAND})", r"\2 - \1"),
     (rf"\bsquare root of ({_OPERAND})", r"sqrt(\1)"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from toolwire.adapters import (
@@ -114,6 +114,8 @@ class LlamaCppAdapter(ProviderAdapter):
                 choice,
                 max_string_length=self.settings.max_string_length,
                 copies=copies,
+                distinct_copies=self.settings.distinct_copies,
+                refused=_refused_calls(request.messages) if self.settings.vary_retries else None,
             ).text
         statement = self.statement(request, choice)
         if statement is not None:
@@ -183,6 +185,14 @@ class LlamaCppAdapter(ProviderAdapter):
                 results.append(message.result)
             if all(result.is_ok for result in results):
                 return "none"
+            refusals = _refusals(request.messages)
+            if refusals <= self.settings.retry_refused:
+                # A tiny model that may answer after a refusal answers, badly: it retries when
+                # told to, and vary_retries keeps the retry off what was refused.
+                return "required"
+            if refusals > self.settings.retry_refused + 1:
+                # Each retry differs from the refused ones, so none repeats: stop all the same.
+                return "none"
             if _repeated_refusal(request.messages):
                 # The same call was refused twice: a third try would be refused again.
                 return "none"
@@ -244,6 +254,36 @@ class LlamaCppAdapter(ProviderAdapter):
     async def aclose(self) -> None:
         """Free the model."""
         await self.model.aclose()
+
+
+def _refused_calls(messages: Sequence[Message]) -> dict[str, list[Mapping[str, Any]]]:
+    """The arguments of every call in ``messages`` whose result was not ok, by tool name."""
+    calls: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    refused: dict[str, list[Mapping[str, Any]]] = {}
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                if call.arguments is not None:
+                    calls[call.id] = (call.name, call.arguments)
+        elif (
+            isinstance(message, ToolResultMessage)
+            and not message.result.is_ok
+            and message.call_id in calls
+        ):
+            name, arguments = calls[message.call_id]
+            refused.setdefault(name, []).append(arguments)
+    return refused
+
+
+def _refusals(messages: Sequence[Message]) -> int:
+    """How many results since the last user turn were not ok."""
+    count = 0
+    for message in reversed(messages):
+        if isinstance(message, UserMessage):
+            break
+        if isinstance(message, ToolResultMessage) and not message.result.is_ok:
+            count += 1
+    return count
 
 
 def _repeated_refusal(messages: Sequence[Message]) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -32,33 +32,51 @@ class Copies:
     punctuation trimmed, so ``Tokyo?`` gives ``Tokyo``; a bare number is left to ``numbers``);
     ``numbers`` are JSON numbers written in the text (``2,480`` is ``2480``, ``17.5%`` is
     ``17.5``), with ``1`` when the text says ``a``, ``an`` or ``one`` ("seconds in a week").
+    ``places`` holds, for each span, the words (numbered across all the texts) of each place
+    it was taken from.
     """
 
     spans: tuple[str, ...] = ()
     numbers: tuple[str, ...] = ()
+    places: Mapping[str, tuple[frozenset[int], ...]] = attrs.field(factory=dict, eq=False)
 
     @classmethod
     def from_texts(cls, texts: Iterable[str]) -> Copies:
         """The copies of every text in ``texts``, in order, without repeats."""
-        spans: dict[str, None] = {}
+        spans: dict[str, list[frozenset[int]]] = {}
         numbers: dict[str, None] = {}
+        offset = 0
         for text in texts:
-            for span in _spans(text):
-                spans.setdefault(json.dumps(span, ensure_ascii=False))
+            count = 0
+            for start, end, span in _spans(text):
+                words = frozenset(range(offset + start, offset + end))
+                spans.setdefault(json.dumps(span, ensure_ascii=False), []).append(words)
+                count = max(count, end)
+            offset += count + 1
             for match in _NUMBER.finditer(text):
                 numbers.setdefault(_json_number(match[0]))
             if _ONE.search(text):
                 numbers.setdefault("1")
         kept = sorted(spans, key=len)[:MAX_SPANS]
         order = {span: index for index, span in enumerate(spans)}
+        kept.sort(key=order.__getitem__)
         return cls(
-            spans=tuple(sorted(kept, key=order.__getitem__)),
+            spans=tuple(kept),
             numbers=tuple(numbers),
+            places={span: tuple(spans[span]) for span in kept},
         )
 
     def integers(self) -> tuple[str, ...]:
         """The numbers that are whole."""
         return tuple(n for n in self.numbers if re.fullmatch(r"-?\d+", n))
+
+    def apart(self, first: str, second: str) -> bool:
+        """True when the span ``second`` was taken from a place that shares no word with a
+        place of the span ``first`` (spans of unknown places are apart)."""
+        one, two = self.places.get(first), self.places.get(second)
+        if not one or not two:
+            return True
+        return any(not (a & b) for a in one for b in two)
 
 
 def _json_number(text: str) -> str:
@@ -114,6 +132,8 @@ _ARITHMETIC = frozenset(
     ]
 )
 _UNIT_PREFIXES = frozenset({"square", "cubic", "sq", "fluid", "imperial", "us", "nautical"})
+_DEGREES = frozenset({"degree", "degrees", "deg"})
+_SCALES = frozenset({"celsius", "fahrenheit", "kelvin", "centigrade", "rankine", "c", "f"})
 _NUMERIC = re.compile(r"^[-+(]*\d")
 _BARE_NUMBER = re.compile(r"-?[\d,]*\d(?:\.\d+)?")
 
@@ -124,13 +144,14 @@ def _bare(word: str) -> str:
 
 def _joined(left: str, right: str) -> bool:
     """True when the boundary between two words falls inside a phrase and a span may not cut it:
-    a calculation, a name of several capitalised words (New York), a unit of two words."""
+    a calculation, a name of several capitalised words (New York), a unit of two words
+    (square feet, degrees Celsius)."""
     if left[-1] in ".?!;:":
         return False
     a, b = _bare(left), _bare(right)
     if not a or not b:
         return False
-    if a in _UNIT_PREFIXES:
+    if a in _UNIT_PREFIXES or (a in _DEGREES and b in _SCALES):
         return True
     calc_a = a in _ARITHMETIC or _NUMERIC.match(a) is not None
     calc_b = b in _ARITHMETIC or _NUMERIC.match(b) is not None
@@ -140,8 +161,9 @@ def _joined(left: str, right: str) -> bool:
     return named and left[-1] != ","
 
 
-def _spans(text: str) -> Iterable[str]:
-    """Runs of 1 to :data:`MAX_SPAN_WORDS` words that do not cut a phrase (see :func:`_joined`)."""
+def _spans(text: str) -> Iterable[tuple[int, int, str]]:
+    """Runs of 1 to :data:`MAX_SPAN_WORDS` words that do not cut a phrase (see :func:`_joined`),
+    each with the numbers of its first word and of the word after its last."""
     words = [w for w in text.split() if w.strip(_EDGE)]
     joined = [_joined(words[i], words[i + 1]) for i in range(len(words) - 1)]
     for start in range(len(words)):
@@ -157,4 +179,4 @@ def _spans(text: str) -> Iterable[str]:
                 trimmed = trimmed.strip("()")
             # A bare number is a number's to copy: as a string it is never the word wanted.
             if trimmed and _BARE_NUMBER.fullmatch(trimmed) is None:
-                yield trimmed
+                yield start, end, trimmed

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
 import attrs
@@ -35,6 +35,10 @@ CALL_CLOSE = "</tool_call>"
 # chat-template marker. An answer also never starts with "<", so
 # the first character tells an answer from a call.
 FORBIDDEN_IN_ANSWER: tuple[str, ...] = ("<tool", "<|", "</")
+
+MAX_APART_LITERALS = 20_000
+"""The most copied strings a grammar keeping copies apart may list (past it they are not kept
+apart): the first argument's spans times each later argument's."""
 
 MAX_ENUMERATED_INTEGERS = 256
 """An integer with both bounds whose range is at most this wide is written as the list of values."""
@@ -143,6 +147,8 @@ def tool_grammar(
     *,
     max_string_length: int | None = None,
     copies: Copies | None = None,
+    distinct_copies: bool = False,
+    refused: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
 ) -> ToolGrammar:
     """A grammar whose every string is a final answer, or one call of one of ``functions``.
 
@@ -152,10 +158,18 @@ def tool_grammar(
     :param max_string_length: the most characters of a string argument whose schema sets no
         ``maxLength`` (a budget that stops a small model rambling inside a string); None for
         no limit.
-    :param copies: when given, a string argument (without ``enum``, ``const``, ``pattern`` or
-        ``format``) can only be one of ``copies.spans``, and a number one of ``copies.numbers``
-        (an integer one of the whole ones), so the model copies the user's words instead of
-        inventing values; a kind of value with nothing to copy stays free.
+    :param copies: when given, a string argument (without ``enum``, ``const`` or ``format``)
+        can only be one of ``copies.spans`` that fits its length bounds and ``pattern``, and a
+        number one of ``copies.numbers`` (an integer one of the whole ones), so the model copies
+        the user's words instead of inventing values; a kind of value with nothing to copy (or
+        a pattern Python's ``re`` cannot read) stays free.
+    :param distinct_copies: with ``copies``, a copied string argument written after the first
+        one cannot copy the words that one copied: two arguments of a call carry two things the
+        user said (``3 kg`` and ``pounds``, not ``3 kg`` and ``kg``).
+    :param refused: with ``copies``, the arguments of calls already refused, by tool name: the
+        last copied string argument cannot take a value it had in a refused call made with the
+        same value of the first copied one (a tool's only copied string cannot take a refused
+        value at all), so a retry changes what was refused instead of repeating it.
     :raises GrammarError: for a call choice without functions, or a name that is not offered.
     """
     if choice == "none":
@@ -171,7 +185,7 @@ def tool_grammar(
             raise GrammarError(f"tool choice {choice!r} is not an offered tool; offered: {offered}")
     if not chosen:
         raise GrammarError(f"tool choice {choice!r} needs at least one offered tool")
-    builder = _Builder(max_string_length, copies)
+    builder = _Builder(max_string_length, copies, distinct_copies, refused)
     calls: list[str] = []
     for function in chosen:
         builder.begin_tool(function.name, function.parameters)
@@ -288,9 +302,18 @@ _GENERIC_FOR_TYPE = {
 class _Builder:
     """Collects named rules (deduplicated by body) and notes on unconstrained schema parts."""
 
-    def __init__(self, max_string_length: int | None = None, copies: Copies | None = None) -> None:
+    def __init__(
+        self,
+        max_string_length: int | None = None,
+        copies: Copies | None = None,
+        distinct: bool = False,
+        refused: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    ) -> None:
         self.max_string_length = max_string_length
         self.copies = copies
+        self.distinct = distinct
+        self.refused = refused or {}
+        self.copied_spans: dict[str, tuple[str, ...]] = {}
         self.rules: dict[str, str] = {}
         self.by_body: dict[str, str] = {}
         self.used_primitives: set[str] = set()
@@ -515,9 +538,6 @@ class _Builder:
         return self.primitive("json-boolean")
 
     def type_string(self, schema: Mapping[str, Any], path: str) -> str | None:
-        for key in ("pattern", "format"):
-            if key in schema:
-                self.note(path, f"the string's '{key}' is not enforced")
         low = schema.get("minLength", 0)
         high = schema.get("maxLength")
         if not isinstance(low, int) or (high is not None and not isinstance(high, int)):
@@ -526,12 +546,19 @@ class _Builder:
         low = max(low, 0)
         if high is not None and high < low:
             return None
-        copied = self.copied(
-            () if "pattern" in schema or "format" in schema else self.copies_of("spans"),
-            lambda literal: low <= len(json.loads(literal)) <= (high if high is not None else 1e9),
-        )
+        matches = _pattern_test(schema.get("pattern"))
+        copied = None
+        if "format" not in schema and matches is not None:
+            copied = self.copied(
+                self.copies_of("spans"),
+                lambda literal: _fits_string(json.loads(literal), low, high, matches),
+                spans=True,
+            )
         if copied is not None:
-            return copied
+            return copied  # a copy is held to the pattern too
+        for key in ("pattern", "format"):
+            if key in schema:
+                self.note(path, f"the string's '{key}' is not enforced")
         if high is None and self.max_string_length is not None:
             high = max(low, self.max_string_length)
         if low == 0 and high is None:
@@ -548,12 +575,15 @@ class _Builder:
         values: tuple[str, ...] = getattr(self.copies, kind)
         return values
 
-    def copied(self, literals: Sequence[str], fits: Any) -> str | None:
+    def copied(self, literals: Sequence[str], fits: Any, *, spans: bool = False) -> str | None:
         """A rule admitting only the JSON ``literals`` that ``fits``; None when none does."""
         kept = [literal for literal in literals if fits(literal)]
         if not kept:
             return None
-        return self.rule(f"{self.tool}-copy", " | ".join(_literal(k) for k in kept))
+        name = self.rule(f"{self.tool}-copy", " | ".join(_literal(k) for k in kept))
+        if spans:
+            self.copied_spans[name] = tuple(kept)
+        return name
 
     def type_integer(self, schema: Mapping[str, Any], path: str) -> str | None:
         copied = self.copied(self.copies_of("integers"), lambda v: _within(int(v), schema))
@@ -684,7 +714,7 @@ class _Builder:
             self.primitive("json-string")
             pair = f'json-string ":" ws {value}'
             return self.rule(f"{self.tool}-map", f'"{{" ws ( {pair} ( "," ws {pair} )* )? ws "}}"')
-        members: list[tuple[str, bool]] = []
+        members: list[tuple[str, str, bool]] = []
         for name in names:
             sub = properties.get(name, True)
             expression = self.schema(sub, f"{path}.{name}")
@@ -693,11 +723,85 @@ class _Builder:
                 if is_required:
                     return None
                 continue
-            member = self.rule(
-                f"{self.tool}-{name}-kv", f'{_literal(_dump(name))} ":" ws {expression}'
-            )
-            members.append((member, is_required))
-        return self.rule(f"{self.tool}-object", f'"{{" ws {self.members(members)} ws "}}"')
+            members.append((name, expression, is_required))
+        if self.distinct and path == "$":
+            apart = self.apart_members(members)
+            if apart is not None:
+                return apart
+        if path == "$":
+            members = self.without_refused(members)
+        return self.object_rule(members)
+
+    def refused_values(self, name: str, given: Mapping[str, Any]) -> set[str]:
+        """The JSON literals of argument ``name`` in this tool's refused calls that had the
+        values ``given`` for other arguments."""
+        return {
+            _dump(call[name])
+            for call in self.refused.get(self.tool, ())
+            if isinstance(call.get(name), str)
+            and all(call.get(key) == value for key, value in given.items())
+        }
+
+    def without_copy(self, value: str, literals: set[str]) -> str:
+        """The copy rule ``value`` without ``literals``; unchanged if that would leave none."""
+        spans = self.copied_spans.get(value, ())
+        kept = [span for span in spans if span not in literals]
+        if not kept or len(kept) == len(spans):
+            return value
+        return self.copied(kept, lambda literal: True, spans=True) or value
+
+    def without_refused(self, members: list[tuple[str, str, bool]]) -> list[tuple[str, str, bool]]:
+        """``members`` with the one copied string argument kept off the values of refused
+        calls (a call refused is never written again word for word)."""
+        copying = [i for i, (_, value, _) in enumerate(members) if value in self.copied_spans]
+        if len(copying) != 1 or self.tool not in self.refused:
+            return members
+        name, value, required = members[copying[0]]
+        chosen = list(members)
+        chosen[copying[0]] = (
+            name,
+            self.without_copy(value, self.refused_values(name, {})),
+            required,
+        )
+        return chosen
+
+    def object_rule(self, members: Sequence[tuple[str, str, bool]]) -> str:
+        """An object of ``members`` (name, value expression, required), in their order."""
+        pairs = [
+            (self.rule(f"{self.tool}-{name}-kv", f'{_literal(_dump(name))} ":" ws {value}'), req)
+            for name, value, req in members
+        ]
+        return self.rule(f"{self.tool}-object", f'"{{" ws {self.members(pairs)} ws "}}"')
+
+    def apart_members(self, members: Sequence[tuple[str, str, bool]]) -> str | None:
+        """The arguments object with copies kept apart: once the first copied string argument
+        is written, each later one can copy only words it did not (``3 kg`` into ``kg`` is
+        then impossible). None when fewer than two arguments copy spans, or when the grammar
+        would pass :data:`MAX_APART_LITERALS`."""
+        assert self.copies is not None
+        copying = [i for i, (_, value, _) in enumerate(members) if value in self.copied_spans]
+        if len(copying) < 2 or not members[copying[0]][2]:
+            return None
+        lead, later = copying[0], copying[1:]
+        leads = self.copied_spans[members[lead][1]]
+        size = len(leads) * sum(len(self.copied_spans[members[i][1]]) for i in later)
+        if size > MAX_APART_LITERALS:
+            return None
+        objects: list[str] = []
+        for first in leads:
+            chosen = list(members)
+            chosen[lead] = (members[lead][0], _literal(first), True)
+            for i in later:
+                name, value, required = members[i]
+                kept = [s for s in self.copied_spans[value] if self.copies.apart(first, s)]
+                if kept:
+                    value = self.copied(kept, lambda literal: True, spans=True) or value
+                if i == later[-1]:
+                    given = {members[lead][0]: json.loads(first)}
+                    value = self.without_copy(value, self.refused_values(name, given))
+                chosen[i] = (name, value, required)
+            objects.append(self.object_rule(chosen))
+        return self.rule(f"{self.tool}-apart", " | ".join(objects))
 
     def members(self, members: list[tuple[str, bool]]) -> str:
         """Members in schema order: each written one after the first is preceded by a comma."""
@@ -723,6 +827,24 @@ class _Builder:
             return self.rule(f"{self.tool}-members", f"{written} | {skipped}")
 
         return first(0)
+
+
+def _pattern_test(pattern: Any) -> Callable[[str], bool] | None:
+    """A test of a string against a schema's ``pattern`` (searched, as JSON Schema says);
+    always true without one, None when Python cannot read it (no copy is then offered)."""
+    if pattern is None:
+        return lambda text: True
+    if not isinstance(pattern, str):
+        return None
+    try:
+        compiled = re.compile(pattern)
+    except re.error:
+        return None
+    return lambda text: compiled.search(text) is not None
+
+
+def _fits_string(text: str, low: int, high: int | None, matches: Callable[[str], bool]) -> bool:
+    return low <= len(text) and (high is None or len(text) <= high) and matches(text)
 
 
 def _within(value: float, schema: Mapping[str, Any]) -> bool:

@@ -29,6 +29,11 @@ class LlamaCppError(ProviderError):
         super().__init__(message, api="llamacpp", retryable=False)
 
 
+def _not_negative(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{attribute.name} = {value!r}: expected an integer of at least 0")
+
+
 def _positive(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
     if value is not None and value < 1:
         raise ValueError(f"{attribute.name} = {value!r}: expected an integer of at least 1")
@@ -43,13 +48,21 @@ class LlamaCppSettings:
     ``call_policy`` ``alternate`` decides what a reply under tool choice ``auto`` may be, because
     a small model rarely calls a tool by itself and, once it has, keeps calling: a reply to the
     user's turn is a call, a reply to results that all succeeded is an answer, and a reply to
-    a failed result is the model's choice (so it can correct the call). ``model`` leaves
+    a failed result is a call again while the user's turn has had at most ``retry_refused``
+    refusals, then once the model's choice (so it can correct the call, or answer), then an
+    answer. ``model`` leaves
     ``auto`` to the model. ``constrain`` False lets the model
     write calls without the grammar (parsed all the same). ``max_string_length`` caps string
     arguments whose schema sets no ``maxLength`` (None: no cap), so a small model cannot ramble
     inside one until ``max_tokens``. ``copy_arguments`` True holds string arguments to spans of
     the user's words and numbers to the numbers they wrote (see
     :func:`~toolwire_llamacpp.tool_grammar`): a small model copies well and invents badly.
+    ``distinct_copies`` True (with ``copy_arguments``) keeps the spans of a call's string
+    arguments apart: one written after the first copied string cannot copy that string's words
+    (a small model otherwise converts ``3 kg`` into ``kg``). ``vary_retries`` True (with
+    ``copy_arguments``) keeps a call after a refusal off the value that was refused (see
+    ``refused`` of :func:`~toolwire_llamacpp.tool_grammar`): a small model otherwise repeats the
+    refused call word for word.
     ``answer_step`` ``result``: when ``call_policy`` ``alternate`` asks for an answer after
     results that all succeeded, the answer states those results as the tools wrote them;
     ``model`` lets the model word it (and misread it).
@@ -71,6 +84,9 @@ class LlamaCppSettings:
     call_policy: Literal["alternate", "model"] = "alternate"
     constrain: bool = True
     copy_arguments: bool = True
+    distinct_copies: bool = True
+    vary_retries: bool = True
+    retry_refused: int = attrs.field(default=1, validator=_not_negative)
     answer_step: Literal["result", "model"] = "result"
     chat_format: Literal["auto", "chatml"] = "auto"
 

@@ -135,7 +135,7 @@ def test_detects_times_that_occur_twice() -> None:
 
 async def test_convert_time_tool() -> None:
     result = await convert_time.invoke(
-        {"time": "2025-07-14 09:00", "from_timezone": "Europe/London", "to_timezone": "Asia/Tokyo"}
+        {"time": "2025-07-14 09:00 Europe/London", "to_timezone": "Asia/Tokyo"}
     )
     assert result.is_ok
     assert result.content == (
@@ -146,18 +146,14 @@ async def test_convert_time_tool() -> None:
 
 
 async def test_convert_time_tool_notes_a_repeated_hour() -> None:
-    result = await convert_time.invoke(
-        {"time": "2025-10-26 02:30", "from_timezone": "Europe/Berlin", "to_timezone": "UTC"}
-    )
+    result = await convert_time.invoke({"time": "2025-10-26 02:30 in Berlin", "to_timezone": "UTC"})
     assert result.content is not None
     assert "00:30:00 UTC" in result.content
     assert "occurs twice in Europe/Berlin" in result.content
 
 
 async def test_convert_time_tool_refusal() -> None:
-    result = await convert_time.invoke(
-        {"time": "10:00", "from_timezone": "Londn", "to_timezone": "UTC"}
-    )
+    result = await convert_time.invoke({"time": "10:00 London", "to_timezone": "Londn"})
     assert result.is_failure
     assert result.content == (
         "Unknown time zone 'Londn'. Did you mean 'Europe/London'? Time zones are IANA names "
@@ -203,9 +199,7 @@ async def test_database_files_that_are_not_zones_are_refused(name: str) -> None:
 async def test_a_time_at_the_edge_of_the_calendar_is_refused_clearly(
     time: str, source: str, target: str
 ) -> None:
-    result = await convert_time.invoke(
-        {"time": time, "from_timezone": source, "to_timezone": target}
-    )
+    result = await convert_time.invoke({"time": f"{time} {source}", "to_timezone": target})
     assert result.status.value == "error"
     assert "edge of the calendar (years 1 to 9999)" in (result.content or "")
 
@@ -220,3 +214,88 @@ def test_a_time_may_name_its_own_zone_again() -> None:
     assert parse_wall_time("3pm London", find_zone("London"), today=date(2025, 1, 1)).hour == 15
     with pytest.raises(TimeZoneError, match="not understood"):
         parse_wall_time("23:00 Tokyo", utc, today=date(2025, 1, 1))
+
+
+@pytest.mark.parametrize(
+    ("text", "time", "zone", "target"),
+    [
+        ("3pm in London", "3pm", "Europe/London", None),
+        (
+            "When it is 3pm in London, what time is it in Tokyo",
+            "3pm",
+            "Europe/London",
+            "Asia/Tokyo",
+        ),
+        ("9:00 in New York in London time", "9:00", "America/New_York", "Europe/London"),
+        ("14:30 Paris time", "14:30", "Europe/Paris", None),
+        ("Convert 18:00 from Tokyo to London", "18:00", "Asia/Tokyo", "Europe/London"),
+        ("7pm in Chicago. What time is it in Paris", "7pm", "America/Chicago", "Europe/Paris"),
+        ("8 a.m. in Los Angeles", "8 a.m.", "America/Los_Angeles", None),
+        ("2025-07-14 09:00 Europe/London", "2025-07-14 09:00", "Europe/London", None),
+    ],
+)
+def test_a_time_is_read_with_its_place(text: str, time: str, zone: str, target: str | None) -> None:
+    from toolwire_basics._clock import read_time_and_place
+
+    written = read_time_and_place(text)
+    assert (written.time, written.zone.key) == (time, zone)
+    assert (written.target.key if written.target else None) == target
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [("in London", "holds no time of day"), ("at 3pm", "names no place after '3pm'")],
+)
+def test_a_time_without_its_place_is_refused(text: str, fragment: str) -> None:
+    from toolwire_basics._clock import read_time_and_place
+
+    with pytest.raises(TimeZoneError, match=fragment):
+        read_time_and_place(text)
+
+
+@pytest.mark.parametrize(
+    ("time", "to_timezone"),
+    [
+        ("15:00 in London", "Tokyo"),
+        # The zone written with the time is the one converted from, whatever to_timezone says.
+        ("When it is 15:00 in London, what time is it in Tokyo", "London"),
+        ("15:00 London to Tokyo", "what time"),
+    ],
+)
+async def test_the_tool_takes_the_time_with_its_place(time: str, to_timezone: str) -> None:
+    result = await convert_time.invoke({"time": time, "to_timezone": to_timezone})
+    assert result.is_ok, result.content
+    assert result.content is not None
+    assert " in Europe/London is " in result.content
+    assert result.content.endswith(" in Asia/Tokyo.")
+
+
+async def test_converting_into_the_times_own_zone_is_refused() -> None:
+    result = await convert_time.invoke({"time": "3pm in London", "to_timezone": "London"})
+    assert result.is_failure
+    assert result.content == (
+        "The place 'London' (to_timezone) is the one whose clock shows the time "
+        "(Europe/London); give the other place the user named, the one to convert into"
+    )
+
+
+@pytest.mark.parametrize(
+    ("time", "valid"),
+    [
+        ("3pm in London", True),
+        ("23:00 UTC", True),
+        ("2025-07-14 09:00 Europe/London", True),
+        ("3pm", False),
+        ("2025-07-14 09:00", False),
+        ("in London", False),
+    ],
+)
+def test_the_schema_asks_for_the_time_with_words_after_it(time: str, valid: bool) -> None:
+    from toolwire.tools import ArgumentsInvalid
+
+    arguments = {"time": time, "to_timezone": "Tokyo"}
+    if valid:
+        assert convert_time.validate(arguments) == arguments
+    else:
+        with pytest.raises(ArgumentsInvalid, match="time"):
+            convert_time.validate(arguments)

@@ -91,19 +91,19 @@ def test_the_overview_names_every_dimension() -> None:
 
 
 async def test_tool_result_names_both_units() -> None:
-    result = await convert_units.invoke({"value": 5, "from_unit": "km", "to_unit": "mi"})
+    result = await convert_units.invoke({"quantity": "5 km", "into_unit": "mi"})
     assert result.is_ok
     assert result.content == "5 kilometres (km) = 3.10685596119 miles (mi)"
     assert result.artifacts == {"value": pytest.approx(3.10685596), "unit": "mi"}
 
 
 async def test_tool_uses_singular_for_one() -> None:
-    result = await convert_units.invoke({"value": 1, "from_unit": "ft", "to_unit": "in"})
+    result = await convert_units.invoke({"quantity": "1 ft", "into_unit": "in"})
     assert result.content == "1 foot (ft) = 12 inches (in)"
 
 
 async def test_tool_refusal() -> None:
-    result = await convert_units.invoke({"value": 1, "from_unit": "kg", "to_unit": "km"})
+    result = await convert_units.invoke({"quantity": "1 kg", "into_unit": "km"})
     assert result.is_failure
     assert result.content is not None
     assert result.content.startswith("Cannot convert kilograms (mass) to kilometres (length)")
@@ -125,7 +125,7 @@ def test_a_result_that_is_not_a_finite_number_is_refused(
 
 
 async def test_the_tool_never_answers_infinity() -> None:
-    result = await convert_units.invoke({"value": 1e308, "from_unit": "km", "to_unit": "mm"})
+    result = await convert_units.invoke({"quantity": "1e308 km", "into_unit": "mm"})
     assert result.status.value == "error"
     assert "inf" not in (result.content or "").split()
 
@@ -145,3 +145,89 @@ def test_a_quantity_copied_with_its_unit_is_read_as_the_unit() -> None:
 
     assert find_unit("30 cm").symbol == "cm"
     assert find_unit("3 weeks").symbol == "wk"
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "unit", "target"),
+    [
+        ("5 miles", 5, "miles", None),
+        ("Convert 5 miles to kilometers", 5, "miles", "kilometers"),
+        ("what is 10 km in miles?", 10, "km", "miles"),
+        ("How many kilometres is 5 miles", 5, "miles", "kilometres"),
+        ("how many seconds are there in a week", 1, "week", "seconds"),
+        ("How many square feet is 20 square meters", 20, "square meters", "square feet"),
+        ("an hour", 1, "hour", None),
+        ("minutes are in a day", 1, "day", "minutes"),
+        ("many pounds is 3 kg", 3, "kg", "pounds"),
+        ("Convert 5 miles", 5, "miles", None),
+        ("2,480.5 kg into pounds", 2480.5, "kg", "pounds"),
+        ("-40 °C as °F", -40, "°C", "°F"),
+        (".5 l", 0.5, "l", None),
+        ("12 inches = ? cm", 12, "inches", "cm"),
+    ],
+)
+def test_a_quantity_is_read_as_people_write_it(
+    text: str, value: float, unit: str, target: str | None
+) -> None:
+    from toolwire_basics._units import Quantity, parse_quantity
+
+    assert parse_quantity(text) == Quantity(value, unit, target)
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [("miles", "holds no number"), ("convert 5", "names no unit after its number")],
+)
+def test_a_quantity_without_amount_or_unit_is_refused(text: str, fragment: str) -> None:
+    from toolwire_basics._units import parse_quantity
+
+    with pytest.raises(UnitError, match=fragment):
+        parse_quantity(text)
+
+
+@pytest.mark.parametrize(
+    ("quantity", "into_unit", "expected"),
+    [
+        # The unit written with the number is the one converted from, whatever into_unit says.
+        ("5 miles", "kilometers", "5 miles (mi) = 8.04672 kilometres (km)"),
+        ("Convert 5 miles to kilometers", "miles", "5 miles (mi) = 8.04672 kilometres (km)"),
+        ("How many kilometres is 5 miles", "kilometres", "5 miles (mi) = 8.04672 kilometres (km)"),
+        ("a week", "seconds", "1 week (wk) = 604800 seconds (s)"),
+        ("5 miles to km", "kg", "5 miles (mi) = 8.04672 kilometres (km)"),
+        ("5 miles in km", "Convert", "5 miles (mi) = 8.04672 kilometres (km)"),
+        ("minutes are in a day", "many", "1 day (d) = 1440 minutes (min)"),
+        ("30 cm", "many inches is", "30 centimetres (cm) = 11.811023622 inches (in)"),
+    ],
+)
+async def test_the_tool_takes_the_amount_with_its_unit(
+    quantity: str, into_unit: str, expected: str
+) -> None:
+    result = await convert_units.invoke({"quantity": quantity, "into_unit": into_unit})
+    assert result.is_ok, result.content
+    assert result.content == expected
+
+
+async def test_converting_into_the_amounts_own_unit_is_refused() -> None:
+    result = await convert_units.invoke({"quantity": "5 miles", "into_unit": "mi"})
+    assert result.is_failure
+    assert result.content == (
+        "The unit 'mi' (into_unit) is the one the quantity 'miles' is already in; give the "
+        "other unit the user named, the one to convert into"
+    )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"quantity": "miles", "into_unit": "km"}, "quantity"),
+        ({"quantity": "5 miles", "into_unit": "8 km"}, "into_unit"),
+    ],
+)
+async def test_the_schema_asks_for_a_number_in_the_quantity_only(
+    arguments: dict[str, str], field: str
+) -> None:
+    from toolwire.tools import ArgumentsInvalid
+
+    with pytest.raises(ArgumentsInvalid) as refused:
+        convert_units.validate(arguments)
+    assert field in str(refused.value)

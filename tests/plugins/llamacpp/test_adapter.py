@@ -169,12 +169,48 @@ def test_successful_results_are_answered_with_text(adapter: LlamaCppAdapter) -> 
     assert adapter.effective_choice(request, (CALC,)) == "none"
 
 
-def test_a_failed_result_leaves_the_choice_to_the_model(adapter: LlamaCppAdapter) -> None:
+def test_a_failed_result_is_retried_once_then_left_to_the_model(adapter: LlamaCppAdapter) -> None:
+    user = UserMessage("What is 2+2?")
+    assert adapter.effective_choice(_request(user, _CALL, _result(ok=False)), (CALC,)) == "required"
+    second = AssistantMessage(
+        parts=(ToolCall(id="call_2_0", name="calculator", arguments={"expression": "2 +"}),)
+    )
+    again = ToolResultMessage(
+        call_id="call_2_0", name="calculator", result=ToolResult.error("Cannot evaluate")
+    )
+    request = _request(user, _CALL, _result(ok=False), second, again)
+    assert adapter.effective_choice(request, (CALC,)) == "auto"
+    third = AssistantMessage(
+        parts=(ToolCall(id="call_3_0", name="calculator", arguments={"expression": "2 + +"}),)
+    )
+    failed = ToolResultMessage(
+        call_id="call_3_0", name="calculator", result=ToolResult.error("Cannot evaluate")
+    )
+    request = _request(user, _CALL, _result(ok=False), second, again, third, failed)
+    assert adapter.effective_choice(request, (CALC,)) == "none"
+    # Refusals before the user's last turn do not count.
+    later = _request(user, _CALL, _result(ok=False), second, again, UserMessage("And 3+3?"))
+    later = _request(*later.messages, _CALL, _result(ok=False))
+    assert adapter.effective_choice(later, (CALC,)) == "required"
+
+
+def test_retries_can_be_left_to_the_model(runtime: None, fake_model: Path) -> None:
+    cls = LlamaCppAdapter.configured(LlamaCppSettings(retry_refused=0))
+    adapter = cls(ProviderConfig(adapter="llamacpp", model=str(fake_model)))
     request = _request(UserMessage("What is 2+2?"), _CALL, _result(ok=False))
     assert adapter.effective_choice(request, (CALC,)) == "auto"
+    with pytest.raises(
+        LlamaCppError, match="retry_refused = -1: expected an integer of at least 0"
+    ):
+        LlamaCppSettings().merged({"retry_refused": -1})
 
 
-def test_the_same_call_refused_twice_is_not_tried_a_third_time(adapter: LlamaCppAdapter) -> None:
+def test_the_same_call_refused_twice_is_not_tried_a_third_time(
+    runtime: None, fake_model: Path
+) -> None:
+    cls = LlamaCppAdapter.configured(LlamaCppSettings(retry_refused=0))
+    adapter = cls(ProviderConfig(adapter="llamacpp", model=str(fake_model)))
+
     def call(n: int, expression: str) -> AssistantMessage:
         return AssistantMessage(
             parts=(ToolCall(id=f"c{n}", name="calculator", arguments={"expression": expression}),)
@@ -187,8 +223,6 @@ def test_the_same_call_refused_twice_is_not_tried_a_third_time(adapter: LlamaCpp
     user = UserMessage("What is 2+2?")
     once = _request(user, call(1, "2+"), refused(1))
     assert adapter.effective_choice(once, (CALC,)) == "auto"
-    other = _request(user, call(1, "2+"), refused(1), call(2, "2 +"), refused(2))
-    assert adapter.effective_choice(other, (CALC,)) == "auto"
     twice = _request(user, call(1, "2+"), refused(1), call(2, "2+"), refused(2))
     assert adapter.effective_choice(twice, (CALC,)) == "none"
 
@@ -294,3 +328,25 @@ def test_render_tools_is_the_prompt_text(adapter: LlamaCppAdapter) -> None:
     text = adapter.render_tools((CALC,))
     assert text.startswith("# Tools")
     assert "calculator(expression: string): Evaluate arithmetic." in text
+
+
+def test_refused_calls_are_collected_by_tool() -> None:
+    from toolwire_llamacpp._adapter import _refused_calls
+
+    def call(n: int, name: str, arguments: dict[str, Any]) -> AssistantMessage:
+        return AssistantMessage(parts=(ToolCall(id=f"c{n}", name=name, arguments=arguments),))
+
+    def result(n: int, name: str, ok: bool) -> ToolResultMessage:
+        outcome = ToolResult.ok("fine") if ok else ToolResult.error("Unknown unit")
+        return ToolResultMessage(call_id=f"c{n}", name=name, result=outcome)
+
+    messages = (
+        UserMessage("How many seconds are there in a week?"),
+        call(1, "convert_units", {"quantity": "a week", "into_unit": "are there in"}),
+        result(1, "convert_units", False),
+        call(2, "calculator", {"expression": "7 * 24"}),
+        result(2, "calculator", True),
+    )
+    assert _refused_calls(messages) == {
+        "convert_units": [{"quantity": "a week", "into_unit": "are there in"}]
+    }

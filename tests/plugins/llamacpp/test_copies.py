@@ -23,6 +23,7 @@ def spans(text: str) -> set[str]:
         ("What is 9:00 in New York in London time?", "New York", "New"),
         ("How many square feet is 20 square meters?", "square feet", "feet"),
         ("Add 123, 456 and 789.", "Add 123, 456 and 789", "123, 456"),
+        ("What is 30 degrees Celsius in Fahrenheit?", "30 degrees Celsius", "30 degrees"),
     ],
 )
 def test_spans_do_not_cut_a_phrase(text: str, whole: str, cut: str) -> None:
@@ -44,3 +45,13 @@ def test_a_long_message_keeps_the_shortest_spans() -> None:
     copies = Copies.from_texts([long])
     assert len(copies.spans) == MAX_SPANS
     assert '"word0"' in copies.spans
+
+
+def test_spans_remember_the_words_they_were_taken_from() -> None:
+    copies = Copies.from_texts(["How many pounds is 3 kg?", "and kg again"])
+    assert copies.places['"3 kg"'] == (frozenset({4, 5}),)
+    assert copies.places['"kg"'] == (frozenset({5}), frozenset({8}))
+    assert copies.apart('"3 kg"', '"pounds"')
+    assert copies.apart('"3 kg"', '"kg"')  # the second message wrote it again
+    assert not copies.apart('"How many pounds"', '"pounds"')
+    assert copies.apart('"unknown"', '"pounds"')

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -550,3 +551,126 @@ def test_llama_cpp_takes_the_answer_rules(
     assert not llama_accepts(text, "<b> c")
     assert not llama_accepts(text, "see <tool_result")
     assert not llama_accepts(text, " It is 434.")
+
+
+QUANTITY = FunctionSpec(
+    name="convert_units",
+    description="",
+    parameters={
+        "type": "object",
+        "properties": {
+            "quantity": {"type": "string", "pattern": "[0-9]\\s*[^\\s0-9]"},
+            "into_unit": {"type": "string", "pattern": "^[^0-9]*$"},
+        },
+        "required": ["quantity", "into_unit"],
+    },
+)
+
+
+QUANTITY_WORDS = FunctionSpec(
+    name="convert_units",
+    description="",
+    parameters={
+        "type": "object",
+        "properties": {
+            "quantity": {"type": "string", "pattern": "[0-9]|\\b(a|an|one)\\s"},
+            "into_unit": {"type": "string", "pattern": "^[^0-9]*$"},
+        },
+        "required": ["quantity", "into_unit"],
+    },
+)
+
+
+def test_a_copy_is_held_to_the_arguments_pattern() -> None:
+    from toolwire_llamacpp._copies import Copies
+
+    copies = Copies.from_texts(["How many pounds is 3 kg?"])
+    built = tool_grammar([QUANTITY], "required", copies=copies)
+    grammar = Grammar(built.text)
+    assert grammar.accepts(_call_text("convert_units", {"quantity": "3 kg", "into_unit": "pounds"}))
+    assert grammar.accepts(
+        _call_text("convert_units", {"quantity": "is 3 kg", "into_unit": "How many pounds"})
+    )
+    # No span without a number and a word after it is a quantity; none with a digit a unit.
+    assert not grammar.accepts(
+        _call_text("convert_units", {"quantity": "pounds", "into_unit": "kg"})
+    )
+    assert not grammar.accepts(
+        _call_text("convert_units", {"quantity": "3 kg", "into_unit": "3 kg"})
+    )
+    assert built.unconstrained == ()
+
+
+def test_distinct_copies_keep_a_later_argument_off_the_first_ones_words() -> None:
+    from toolwire_llamacpp._copies import Copies
+
+    copies = Copies.from_texts(["How many pounds is 3 kg?"])
+    apart = Grammar(tool_grammar([QUANTITY], "required", copies=copies, distinct_copies=True).text)
+    together = Grammar(tool_grammar([QUANTITY], "required", copies=copies).text)
+    same = _call_text("convert_units", {"quantity": "3 kg", "into_unit": "kg"})
+    assert together.accepts(same)
+    assert not apart.accepts(same)
+    assert not apart.accepts(
+        _call_text("convert_units", {"quantity": "pounds is 3 kg", "into_unit": "pounds"})
+    )
+    for good in (
+        {"quantity": "3 kg", "into_unit": "pounds"},
+        {"quantity": "is 3 kg", "into_unit": "How many pounds"},
+    ):
+        assert apart.accepts(_call_text("convert_units", good))
+
+
+def test_distinct_copies_allow_a_span_the_user_wrote_twice() -> None:
+    from toolwire_llamacpp._copies import Copies
+
+    copies = Copies.from_texts(["3 kg or kg?"])
+    assert copies.apart('"3 kg"', '"kg"')
+    grammar = Grammar(
+        tool_grammar([QUANTITY], "required", copies=copies, distinct_copies=True).text
+    )
+    assert grammar.accepts(_call_text("convert_units", {"quantity": "3 kg", "into_unit": "kg"}))
+
+
+def test_distinct_copies_give_way_on_a_long_message() -> None:
+    from toolwire_llamacpp import _grammar
+    from toolwire_llamacpp._copies import Copies
+
+    words = [chr(97 + n // 26) + chr(97 + n % 26) for n in range(120)]
+    text = " ".join(f"{n} kg {word}" for n, word in enumerate(words))
+    copies = Copies.from_texts([text])
+    plain = tool_grammar([QUANTITY], "required", copies=copies).text
+    assert tool_grammar([QUANTITY], "required", copies=copies, distinct_copies=True).text == plain
+    quantities = [s for s in copies.spans if re.search("[0-9]", s)]
+    assert len(quantities) * (len(copies.spans) - len(quantities)) > _grammar.MAX_APART_LITERALS
+
+
+def test_a_retry_cannot_copy_the_refused_value_again() -> None:
+    from toolwire_llamacpp._copies import Copies
+
+    copies = Copies.from_texts(["How many seconds are there in a week?"])
+    refused = {"convert_units": [{"quantity": "a week", "into_unit": "are there in"}]}
+    retry = Grammar(
+        tool_grammar(
+            [QUANTITY_WORDS], "required", copies=copies, distinct_copies=True, refused=refused
+        ).text
+    )
+    again = {"quantity": "a week", "into_unit": "are there in"}
+    assert not retry.accepts(_call_text("convert_units", again))
+    assert retry.accepts(_call_text("convert_units", {**again, "into_unit": "seconds"}))
+    assert retry.accepts(_call_text("convert_units", {**again, "into_unit": "How many seconds"}))
+    first = Grammar(tool_grammar([QUANTITY_WORDS], "required", copies=copies).text)
+    assert first.accepts(_call_text("convert_units", again))
+
+
+def test_a_tools_only_copied_string_cannot_take_a_refused_value() -> None:
+    from toolwire_llamacpp._copies import Copies
+
+    copies = Copies.from_texts(["What is 17.5% of 2480?"])
+    refused = {"calculator": [{"expression": "What is 17.5%"}]}
+    retry = Grammar(tool_grammar([CALC], "required", copies=copies, refused=refused).text)
+    assert not retry.accepts(_call_text("calculator", {"expression": "What is 17.5%"}))
+    assert retry.accepts(_call_text("calculator", {"expression": "17.5% of 2480"}))
+    unchanged = tool_grammar([CALC], "required", copies=copies).text
+    assert (
+        tool_grammar([CALC], "required", copies=copies, refused={"other": [{}]}).text == unchanged
+    )
