@@ -279,13 +279,20 @@ class TimeAndPlace:
 TIME_PATTERN = r"[0-9]\S*\s+[^\s0-9]"
 """What a time argument must hold: the digits of the time, and words after them (its place)."""
 
-_WRITTEN_TIME = re.compile(
-    r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(?::\d{2})?"
-    r"|(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp]\.?[Mm]\b\.?)?"
-    r"|(?<![\d:])\d{1,2}\s*[AaPp]\.?[Mm]\b\.?"
-)
+
+@functools.cache
+def _written_time() -> re.Pattern[str]:
+    return re.compile(
+        r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(?::\d{2})?"
+        r"|(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp]\.?[Mm]\b\.?)?"
+        r"|(?<![\d:])\d{1,2}\s*[AaPp]\.?[Mm]\b\.?"
+    )
+
+
 # What stands between the places of "3pm in London, what time is it in Tokyo".
-_BETWEEN_PLACES = re.compile(r"\s+(?:in|into|to|from|at|and|for)\s+|[,;]\s*|[.?!]+(?:\s+|$)", re.I)
+@functools.cache
+def _between_places() -> re.Pattern[str]:
+    return re.compile(r"\s+(?:in|into|to|from|at|and|for)\s+|[,;]\s*|[.?!]+(?:\s+|$)", re.I)
 
 
 def read_time_and_place(text: str) -> TimeAndPlace:
@@ -296,14 +303,14 @@ def read_time_and_place(text: str) -> TimeAndPlace:
 
     :raises TimeZoneError: when ``text`` holds no time, or no place after it.
     """
-    found = _WRITTEN_TIME.search(text)
+    found = _written_time().search(text)
     if found is None:
         raise TimeZoneError(
             f"the time {text!r} holds no time of day; write it as 'HH:MM' (24-hour), '3pm', or "
             "'YYYY-MM-DD HH:MM', followed by the place whose clock shows it"
         )
     zones: list[zoneinfo.ZoneInfo] = []
-    for part in _BETWEEN_PLACES.split(" " + text[found.end() :] + " "):
+    for part in _between_places().split(" " + text[found.end() :] + " "):
         if part.strip():
             try:
                 zones.append(find_zone(part))

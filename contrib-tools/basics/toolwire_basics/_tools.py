@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-from zoneinfo import ZoneInfo
+from typing import TYPE_CHECKING, Annotated
 
 import toolwire
 from toolwire import ToolResult
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
 
 from ._calculator import CalculationError, evaluate, format_number
 from ._clock import (

@@ -439,24 +439,38 @@ class Quantity:
     target: str | None = None
 
 
-_AMOUNT = re.compile(
-    r"(?<![\w.])(?P<number>[-+]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
-    r"(?:[eE][-+]?\d+)?)(?![\d.])"
-    r"|\b(?P<one>an?|one)\b",
-    re.IGNORECASE,
-)
+@functools.cache
+def _amount() -> re.Pattern[str]:
+    return re.compile(
+        r"(?<![\w.])(?P<number>[-+]?(?:(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|\.\d+)"
+        r"(?:[eE][-+]?\d+)?)(?![\d.])"
+        r"|\b(?P<one>an?|one)\b",
+        re.IGNORECASE,
+    )
+
+
 # "5 miles to km", "5 miles in km", "5 miles into km", "5 miles as km", "5 miles = ? km".
-_INTO = re.compile(r"\s+(?:(?:converted\s+)?(?:in|into|to|as)|=|->|→)\s+(?:\?\s*)?", re.I)
+@functools.cache
+def _into() -> re.Pattern[str]:
+    return re.compile(r"\s+(?:(?:converted\s+)?(?:in|into|to|as)|=|->|→)\s+(?:\?\s*)?", re.I)
+
+
 # "how many km is 5 miles", "how many kilometres are there in 5 miles".
-_HOW_MANY = re.compile(r"^(?:.*?\bhow\s+)?(?:many|much)\s+(?=\S)", re.IGNORECASE)
-_LINKING = re.compile(r"(?:\s+(?:is|are|make|makes|there|in|of|do|does|equal|equals))+$", re.I)
+@functools.cache
+def _how_many() -> re.Pattern[str]:
+    return re.compile(r"^(?:.*?\bhow\s+)?(?:many|much)\s+(?=\S)", re.IGNORECASE)
+
+
+@functools.cache
+def _linking() -> re.Pattern[str]:
+    return re.compile(r"(?:\s+(?:is|are|make|makes|there|in|of|do|does|equal|equals))+$", re.I)
 
 
 def asked_unit(text: str) -> str:
     """The unit named in words that ask for one: ``many inches is`` is ``inches``."""
-    asked = _HOW_MANY.match(text)
+    asked = _how_many().match(text)
     rest = text[asked.end() :] if asked is not None else text
-    return _LINKING.sub("", rest).strip(" ,.?")
+    return _linking().sub("", rest).strip(" ,.?")
 
 
 def parse_quantity(text: str) -> Quantity:
@@ -468,9 +482,9 @@ def parse_quantity(text: str) -> Quantity:
     :raises UnitError: when ``text`` holds no amount or no unit after it.
     """
     cleaned = " ".join(text.replace("\u00a0", " ").split()).strip(" ,;:!?").rstrip(".")
-    match = next((m for m in _AMOUNT.finditer(cleaned) if m["number"]), None)
+    match = next((m for m in _amount().finditer(cleaned) if m["number"]), None)
     if match is None:
-        match = next(_AMOUNT.finditer(cleaned), None)
+        match = next(_amount().finditer(cleaned), None)
     if match is None:
         raise UnitError(
             f"the quantity {text!r} holds no number; give the amount with its unit as the "
@@ -478,7 +492,7 @@ def parse_quantity(text: str) -> Quantity:
         )
     value = 1.0 if match["one"] else float(match["number"].replace(",", ""))
     before, after = cleaned[: match.start()].strip(), cleaned[match.end() :].strip()
-    parts = _INTO.split(after, maxsplit=1)
+    parts = _into().split(after, maxsplit=1)
     unit = parts[0].strip(" .,;:!?")
     target = parts[1].strip(" .,;:!?") if len(parts) > 1 else None
     if not unit:
@@ -488,9 +502,9 @@ def parse_quantity(text: str) -> Quantity:
         )
     if target is None and before:
         # "how many km is 5 miles", "minutes are in a day": the words before ask for a unit.
-        asked = _HOW_MANY.match(before)
+        asked = _how_many().match(before)
         start = asked.end() if asked is not None else 0
-        linked = _LINKING.search(before, start)
+        linked = _linking().search(before, start)
         if asked is not None or (linked is not None and linked.start() > start):
             target = asked_unit(before)
     return Quantity(value, unit, target or None)

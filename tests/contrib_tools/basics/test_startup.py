@@ -19,7 +19,8 @@ def counting(pattern, flags=0):
     ):
         frame = frame.f_back
     name = frame.f_code.co_filename if frame is not None else "?"
-    if "toolwire" in name:
+    # The schema check compiles each `pattern` a tool's parameters declare, to refuse a bad one.
+    if "toolwire" in name and not name.endswith("_schemacheck.py"):
         compiled.append([name, str(pattern)])
     return compile(pattern, flags)
 re._compiler.compile = counting
