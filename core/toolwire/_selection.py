@@ -8,9 +8,7 @@ disagree about why a tool is left out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
-
-import attrs
+from typing import TYPE_CHECKING, NamedTuple
 
 from ._trust import TrustLevel
 from .config import Config
@@ -19,8 +17,7 @@ if TYPE_CHECKING:
     from .tools import Tool
 
 
-@attrs.frozen(kw_only=True)
-class Selection:
+class Selection(NamedTuple):
     """The candidate tools of a run before per-round checks: selected by ``[tools] enable`` or the
     run's ``tools=``, plus ``context`` tools, within the profile's allow list, minus deny lists."""
 

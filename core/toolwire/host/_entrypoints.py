@@ -20,9 +20,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, Final
-
-import attrs
+from typing import Any, Final, NamedTuple
 
 CACHE_DIR_ENV: Final = "TOOLWIRE_CACHE_DIR"
 _FORMAT: Final = 1
@@ -30,8 +28,7 @@ _RACY_SECONDS: Final = 2.0
 _METADATA_SUFFIXES: Final = (".dist-info", ".egg-info")
 
 
-@attrs.frozen(kw_only=True)
-class PluginEntryPoint:
+class PluginEntryPoint(NamedTuple):
     """One entry point of the group: its name, its ``module:attribute`` value, and the
     distribution that declares it."""
 
@@ -176,7 +173,7 @@ def _write(path: str, group: str, stamp: list[Any], found: list[PluginEntryPoint
         "format": _FORMAT,
         "group": group,
         "stamp": stamp,
-        "entry_points": [attrs.asdict(ep) for ep in found],
+        "entry_points": [ep._asdict() for ep in found],
     }
     temporary = f"{path}.{os.getpid()}.tmp"
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from collections.abc import Callable
@@ -11,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 from ._discovery import PluginInfo, describe_exception
 
 if TYPE_CHECKING:
+    import queue
+
     import pluggy
 
     from ..events import Event
@@ -160,6 +161,8 @@ class _Detached:
         self._plugin = plugin
         self._function = function
         self._plugin_info = plugin_info
+        import queue  # only an observer moved off the loop needs it: not every start
+
         # None after the events marks the end; the backlog is counted in __call__, so it fits.
         self._queue: queue.Queue[Event | None] = queue.Queue()
         self.dropped = 0
