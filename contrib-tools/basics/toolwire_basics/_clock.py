@@ -5,12 +5,10 @@ from __future__ import annotations
 import functools
 import re
 from datetime import UTC, date, datetime, time, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     import zoneinfo
-
-import attrs
 
 
 class TimeZoneError(ValueError):
@@ -266,8 +264,7 @@ def is_ambiguous(moment: datetime) -> bool:
     return other.utcoffset() != moment.utcoffset()
 
 
-@attrs.frozen
-class TimeAndPlace:
+class TimeAndPlace(NamedTuple):
     """A time read from what someone wrote, the zone whose clock shows it, and the zone they
     asked for when the same words name one (``9:00 in New York in London time``)."""
 

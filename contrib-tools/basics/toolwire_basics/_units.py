@@ -7,16 +7,14 @@ import math
 import re
 import sys
 from collections.abc import Iterable
-
-import attrs
+from typing import NamedTuple
 
 
 class UnitError(ValueError):
     """A unit name was not recognised, was ambiguous, or the two units measure different things."""
 
 
-@attrs.frozen
-class Unit:
+class Unit(NamedTuple):
     """A unit: ``base = value * factor + offset`` converts to the dimension's base unit."""
 
     symbol: str
@@ -429,8 +427,7 @@ NO_NUMBER_PATTERN = r"^[^0-9]*$"
 """An argument that names a unit or a place and carries no number."""
 
 
-@attrs.frozen
-class Quantity:
+class Quantity(NamedTuple):
     """An amount read from what someone wrote: its value, its unit's words, and the unit they
     asked for when the same words name one (``5 miles to km``, ``how many km is 5 miles``)."""
 

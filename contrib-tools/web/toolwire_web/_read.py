@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING, Annotated, Any
-
-import attrs
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import toolwire
 from toolwire import Source, ToolContext, ToolResult, TrustLevel
@@ -55,8 +53,7 @@ def document_kind(content_type: str) -> str:
     return "text"
 
 
-@attrs.frozen(kw_only=True)
-class Document:
+class Document(NamedTuple):
     """A retrieved page made readable: its kind, metadata and body (Markdown or the text sent)."""
 
     kind: str
@@ -385,7 +382,7 @@ async def _result(
         name: _one_line(getattr(document, name), limit) for name, limit in _FIELD_LIMITS.items()
     }
     limited: dict[str, Any] = fields
-    shown = attrs.evolve(document, **limited)
+    shown = document._replace(**limited)
     header = "\n".join(_header(shown, page.url, requested, bool(page.redirects)))
     budget = max(500, settings.max_result_chars - len(header) - 200)
     body, was_cut = cut(body, budget)
@@ -400,7 +397,7 @@ async def _result(
     )
     *filtered_fields, body = outcome.texts
     changes: dict[str, Any] = dict(zip(names, filtered_fields, strict=True))
-    shown = attrs.evolve(shown, **changes)
+    shown = shown._replace(**changes)
     parts = []
     notice = outcome.model_notice()
     if notice:
