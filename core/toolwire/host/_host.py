@@ -17,6 +17,7 @@ from ..config import Config, ConfigError, ProviderConfig, load_config
 from ._configure import check_plugin_settings, configure_plugins
 from ._discovery import (
     PluginInfo,
+    PluginManager,
     describe_exception,
     discover,
     load_entry_point,
@@ -113,7 +114,7 @@ class Host:
         """
         if not isinstance(config, Config):
             config = load_config(config)
-        pm = pluggy.PluginManager(PROJECT_NAME)
+        pm = PluginManager(PROJECT_NAME)
         pm.add_hookspecs(hookspecs)
         infos: list[PluginInfo] = []
         for name, plugin in default_plugins(config):
