@@ -173,3 +173,33 @@ def test_a_command_parses_and_helps_as_with_every_command(
         helps.append(capsys.readouterr().out)
     assert helps[0] == helps[1]
     assert "list" in helps[0]
+
+
+def test_parsing_a_command_line_imports_no_shutil():
+    code = (
+        "import sys\n"
+        "from toolwire.cli._commands import _parser\n"
+        "_parser(['tools', 'list']).parse_args(['tools', 'list'])\n"
+        "print('shutil' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("columns", [None, "44", "132", "0", "-5", "wide"])
+def test_help_is_as_wide_as_argparse_makes_it(monkeypatch: pytest.MonkeyPatch, columns: str | None):
+    from toolwire.cli._commands import _parser
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    parser = _parser([])
+    parsers = [parser]
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        parsers.extend(getattr(action, "choices", {}).values())
+    assert len(parsers) > 5
+    ours = [p.format_help() for p in parsers]
+    for p in parsers:
+        p.formatter_class = argparse.HelpFormatter
+    assert ours == [p.format_help() for p in parsers]

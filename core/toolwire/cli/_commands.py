@@ -27,6 +27,50 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whos
 WIRES = ("openai-chat", "openai-responses", "anthropic-messages", "prompted")
 
 
+def _terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size`` gives it: ``$COLUMNS`` when it is a
+    positive number, else the width of the terminal on standard output, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help formatter, with the terminal measured without ``shutil``.
+
+    argparse makes a formatter for every argument it is given, to check its metavar, and the
+    formatter measures the terminal with ``shutil``, whose import (with its compression modules)
+    took a few milliseconds of every start. The width is the same: the terminal's, less two.
+    """
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:
+            width = _terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """An argument parser whose help formatter is ``_HelpFormatter``; its sub-parsers are of
+    this class too (argparse makes them of the class of the parser they belong to)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
 def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command line's parser.
 
@@ -35,7 +79,7 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     With no command, an option first or a word that is no built-in command, it holds them all,
     for the help and the error.
     """
-    parser = argparse.ArgumentParser(
+    parser = _ArgumentParser(
         prog="toolwire",
         description="A plugin-based host for LLM tool calling.",
     )
