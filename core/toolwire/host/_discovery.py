@@ -6,6 +6,7 @@ imported only when it is enabled.
 
 from __future__ import annotations
 
+import inspect
 import types
 from typing import Any
 
@@ -16,9 +17,6 @@ from ._entrypoints import PluginEntryPoint, entry_points_of
 
 ENTRY_POINT_GROUP = "toolwire.plugins"
 
-_HOOKABLE = (types.FunctionType, staticmethod, classmethod, types.MethodType)
-"""What pluggy takes a hook for; any other value of a module's is none."""
-
 
 class PluginManager(pluggy.PluginManager):
     """pluggy's plugin manager, passing over the names of a module plugin (and of the hookspecs
@@ -26,13 +24,13 @@ class PluginManager(pluggy.PluginManager):
 
     pluggy looks up every name of a plugin with ``inspect.getattr_static``, so that no property
     runs; most names of a module are its imports and constants. A module's names are its
-    ``__dict__``, whose values are what that lookup finds, so a value that is not a function or
-    method can be no hook and is passed over; the rest are asked as pluggy asks them.
+    ``__dict__``, whose values are what that lookup finds, so a value that is no routine (what
+    pluggy takes a hook for) is passed over; the rest are asked as pluggy asks them.
     """
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
-        if isinstance(plugin, types.ModuleType) and not isinstance(
-            plugin.__dict__.get(name), _HOOKABLE
+        if isinstance(plugin, types.ModuleType) and not inspect.isroutine(
+            plugin.__dict__.get(name)
         ):
             return None
         return super().parse_hookimpl_opts(plugin, name)
@@ -40,8 +38,8 @@ class PluginManager(pluggy.PluginManager):
     def parse_hookspec_opts(
         self, module_or_class: types.ModuleType | type, name: str
     ) -> pluggy.HookspecOpts | None:
-        if isinstance(module_or_class, types.ModuleType) and not isinstance(
-            module_or_class.__dict__.get(name), _HOOKABLE
+        if isinstance(module_or_class, types.ModuleType) and not inspect.isroutine(
+            module_or_class.__dict__.get(name)
         ):
             return None
         return super().parse_hookspec_opts(module_or_class, name)
