@@ -3,51 +3,21 @@ package and imports nothing a call needs: the patterns, tables and modules come 
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+from startup_probe import build_tools
 
-# Run in a fresh interpreter: the test session has long imported everything.
-PROBE = """
-import json, re._compiler, sys
-compiled = []
-compile = re._compiler.compile
-def counting(pattern, flags=0):
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.endswith(
-        ("re/__init__.py", "re/_compiler.py")
-    ):
-        frame = frame.f_back
-    name = frame.f_code.co_filename if frame is not None else "?"
-    if "toolwire" in name:
-        compiled.append([name, str(pattern)])
-    return compile(pattern, flags)
-re._compiler.compile = counting
-from toolwire_web import _plugin
-tools = _plugin.toolwire_tools({})
-print(json.dumps({
-    "tools": [t.name for t in tools],
-    "compiled": compiled,
-    "modules": sorted(
-        m
-        for m in (
+
+def test_building_the_tools_compiles_no_pattern_and_imports_no_call_machinery() -> None:
+    found = build_tools(
+        "toolwire_web",
+        (
             "html",
             "base64",
             "uuid",
             "toolwire.messages",
             "toolwire.tools._paging",
             "toolwire_web._backends",
-        )
-        if m in sys.modules
-    ),
-}))
-"""
-
-
-def test_building_the_tools_compiles_no_pattern_and_imports_no_call_machinery() -> None:
-    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    found = json.loads(done.stdout)
+        ),
+    )
     assert found["tools"] == ["read_web_page", "web_search"]
     assert found["compiled"] == []
     assert found["modules"] == []
