@@ -120,12 +120,6 @@ def _command_words(args: Sequence[str]) -> list[str]:
     return words
 
 
-def _command_word(args: Sequence[str]) -> str | None:
-    """The command ``args`` name after the ``--config`` option, if they start with one."""
-    words = _command_words(args)
-    return words[0] if words else None
-
-
 def _add_plugins(sub: Any, action: str | None) -> None:
     p = sub.add_parser("plugins", help="list installed plugins: enabled, loaded, failures")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -280,7 +274,8 @@ def _discard_stdout() -> None:
 
 def _command(argv: Sequence[str] | None) -> int:
     parser = _parser(argv)
-    if _command_word(sys.argv[1:] if argv is None else argv) not in _COMMAND_NAMES:
+    words = _command_words(sys.argv[1:] if argv is None else argv)
+    if not words or words[0] not in _COMMAND_NAMES:
         from ._plugin_commands import run_plugin_command
 
         code = run_plugin_command(parser, argv)
