@@ -3,7 +3,8 @@
 The names here are the public API for people running the host, tool authors and adapter authors.
 Adapter authors also use :mod:`toolwire.adapters`; everyone may use :mod:`toolwire.config`,
 :mod:`toolwire.events`, :mod:`toolwire.messages`, :mod:`toolwire.tools` and :mod:`toolwire.testing`;
-plugins that keep a SQLite file several processes open use :mod:`toolwire.sqlite`.
+plugins that keep a SQLite file several processes open use :mod:`toolwire.sqlite`, and plugins
+whose settings classes should be cheap to define use :mod:`toolwire.fieldwise`.
 """
 
 from typing import TYPE_CHECKING, Any

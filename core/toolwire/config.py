@@ -24,6 +24,7 @@ from cattrs.errors import (
 
 from ._effects import SideEffect
 from ._trust import TrustLevel
+from .fieldwise import record_eq, record_hash, record_repr
 
 CONFIG_FILE_NAME = "toolwire.toml"
 CONFIG_ENV = "TOOLWIRE_CONFIG"
@@ -57,6 +58,10 @@ def _tuple_of_str(value: Any) -> tuple[str, ...]:
 class PluginsConfig:
     """``[plugins]``: which installed plugins are enabled (None = none enabled)."""
 
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
     enable: tuple[str, ...] = ()
 
 
@@ -88,6 +93,10 @@ class ProviderConfig:
     provider runs itself (``{ type = "web_search" }`` on the Responses API, Anthropic's server
     tools), sent as written beside the local tools and never run by the host.
     """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     adapter: str | None = None
     base_url: str | None = None
@@ -122,6 +131,10 @@ class ProviderConfig:
 class LoopConfig:
     """``[loop]``: limits and admission policies of the tool-calling loop."""
 
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
     max_rounds: int = 10
     max_tool_calls: int = 50
     concurrency: int = 1
@@ -147,6 +160,10 @@ class LoopConfig:
 class ProfileConfig:
     """``[profiles.<name>]``: an allow list and a deny list of tool names (deny wins)."""
 
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
     allow: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
 
@@ -159,6 +176,10 @@ class ToolsConfig:
     raises a tool's minimum provider trust by name (``read_web_page = "high"``); it never lowers
     what the tool itself requires.
     """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     enable: tuple[str, ...] | None = None
     deny: tuple[str, ...] = ()
@@ -179,6 +200,10 @@ class ToolsConfig:
 @attrs.frozen(kw_only=True)
 class PolicyConfig:
     """``[policy]``: approval and refusal by side effect, result size, unclassified tools."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     require_approval: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
@@ -202,6 +227,10 @@ class LedgerConfig:
     dir), or a shared PostgreSQL database when ``url`` is set (``postgresql://…``; needs
     ``toolwire[postgres]``)."""
 
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
     enabled: bool = True
     path: str | None = None
     url: str | None = None
@@ -214,6 +243,10 @@ class ArtifactsConfig:
     (``metadata["artifacts"]``: name, path, bytes, sha256), which the run record and the ledger
     keep; ``max_bytes`` caps one artifact (a larger one is referenced with an error, not
     written)."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     dir: str | None = None
     max_bytes: int = 50_000_000
@@ -228,6 +261,10 @@ class TraceConfig:
     exactly what was sent.
     """
 
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
     path: str | None = None
     request_bodies: bool = False
 
@@ -235,6 +272,10 @@ class TraceConfig:
 @attrs.frozen(kw_only=True)
 class ToolTexts:
     """What people read about one tool in one language (``[i18n.<locale>.<tool>]``)."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     title: str | None = None
     description: str | None = None
@@ -246,6 +287,10 @@ class I18nConfig:
     tools as people see them (``[i18n.fr.read_web_page] title = "Lire une page"``). Never what a
     model reads. ``locale`` None means the environment's (``LC_ALL``, ``LC_MESSAGES``,
     ``LANG``)."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     locale: str | None = None
     texts: Mapping[str, Mapping[str, ToolTexts]] = attrs.field(factory=dict)
@@ -260,6 +305,10 @@ class BatchConfig:
     registers, such as ``ray``).
     """
 
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
     concurrency: int = 4
     run_deadline_seconds: float | None = 600.0
     executor: str = "local"
@@ -268,6 +317,10 @@ class BatchConfig:
 @attrs.frozen(kw_only=True)
 class Config:
     """The whole configuration. ``source`` is the file it came from (None = defaults)."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     plugins: PluginsConfig = PluginsConfig()
     provider: ProviderConfig = ProviderConfig()

@@ -69,6 +69,7 @@ def test_every_exported_name_resolves(name: str):
         "toolwire.adapters",
         "toolwire.batch",
         "toolwire.events",
+        "toolwire.fieldwise",
         "toolwire.loop",
         "toolwire.messages",
         "toolwire.net",

@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 import pluggy
 
+from ..fieldwise import record_eq, record_repr
 from ._entrypoints import PluginEntryPoint, entry_points_of
 
 ENTRY_POINT_GROUP = "toolwire.plugins"
@@ -48,6 +49,9 @@ class PluginManager(pluggy.PluginManager):
 @attrs.define(kw_only=True)
 class PluginInfo:
     """What the host knows about one plugin: where it comes from and how loading it went."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
 
     name: str
     distribution: str | None = None

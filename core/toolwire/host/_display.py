@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ..fieldwise import record_eq, record_hash, record_repr
+
 if TYPE_CHECKING:
     from ..config import I18nConfig
     from ..tools import Tool
@@ -21,6 +23,10 @@ class ToolDisplay:
 
     ``locale`` is the language the texts are in when a translation was found, else None.
     """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str
     title: str

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
 import attrs
 
 from .._trust import TrustLevel
+from ..fieldwise import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     import asyncio
@@ -51,6 +52,10 @@ class Inject:
     it is registered.
     """
 
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
     key: str | None = None
 
 
@@ -81,6 +86,10 @@ class ToolContext:
     approver) approved this call, so a tool that raised ``ApprovalRequired`` does not ask
     again. ``progress`` is always callable.
     """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     tool: Tool
     call_id: str

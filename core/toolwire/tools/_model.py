@@ -20,6 +20,7 @@ import attrs
 
 from .._effects import READ_ONLY_EFFECTS, RISK_ORDER, SideEffect
 from .._trust import TrustLevel
+from ..fieldwise import record_eq, record_hash, record_repr
 from ._context import Inject, ToolContext
 from ._docstrings import parse_docstring
 from ._errors import (
@@ -105,6 +106,10 @@ class ToolPolicy:
     ``max_retries`` retries a failed call marked retryable; ``sequential`` makes the call a barrier
     when a turn's calls run concurrently.
     """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     side_effects: frozenset[SideEffect] | None = attrs.field(default=None, converter=_side_effects)
     idempotent: bool = False
@@ -556,6 +561,8 @@ class Tool:
     A tool made from a function is callable like the function, so its author can test it directly.
     Tools compare by identity.
     """
+
+    __repr__ = record_repr
 
     name: str = attrs.field()
     title: str | None = None

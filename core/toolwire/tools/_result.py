@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from .._trust import TrustLevel
+from ..fieldwise import record_eq, record_hash, record_repr
 
 
 class ToolStatus(enum.StrEnum):
@@ -24,6 +25,10 @@ class ToolStatus(enum.StrEnum):
 @attrs.frozen
 class Source:
     """A document a tool used, shown to people under the answer (url and title)."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     url: str
     title: str | None = None
@@ -73,6 +78,10 @@ class ToolResult:
     as an ``OpaquePart`` of that API, a document, text): the loop sends the follow-ups of a
     turn's results as one user message right after the batch of results, in call order.
     """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     status: ToolStatus = ToolStatus.OK
     content: str | None = None

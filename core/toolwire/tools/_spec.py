@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..fieldwise import record_eq, record_hash, record_repr
+
 if TYPE_CHECKING:
     from ._model import Tool
 
@@ -21,6 +23,10 @@ class FunctionSpec:
     ``parameter_order`` is the positional order used by the prompted ``ptype`` dialect.
     ``parameters`` is checked like a tool's (:class:`ToolDefinitionError` lists every problem).
     """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     name: str
     description: str
