@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from toolwire import TrustLevel
+from toolwire.fieldwise import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     from toolwire.net import RetrievalPolicy
@@ -116,6 +117,10 @@ class WebSettings:
         Brave).
     :param results_per_page: results shown per page (at most 20 with Brave).
     """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
 
     private_hosts: tuple[str, ...] = ()
     private_hosts_trust: str = attrs.field(default="self_hosted", validator=_trust)
