@@ -38,7 +38,9 @@ def test_a_kept_list_is_used_only_for_the_stamp_it_was_made_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     site = tmp_path / "site"
-    (site / "fake_plugin-1.0.dist-info").mkdir(parents=True)
+    info = site / "fake_plugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "entry_points.txt").write_text("[toolwire.plugins]\nfake = json\n")
     monkeypatch.setattr("sys.path", [str(site)])
     monkeypatch.setenv("TOOLWIRE_CACHE_DIR", str(tmp_path / "cache"))
     calls: list[str] = []
@@ -48,23 +50,53 @@ def test_a_kept_list_is_used_only_for_the_stamp_it_was_made_for(
         return [PluginEntryPoint(name=f"p{len(calls)}", value="json")]
 
     monkeypatch.setattr(entrypoints, "_from_metadata", from_metadata)
-    # Too recent to trust: read every time, nothing kept.
+    # Entry points written too recently to trust: read every time, nothing kept.
     assert [e.name for e in entry_points_of(GROUP)] == ["p1"]
     assert not (tmp_path / "cache").exists()
-    _age(site / "fake_plugin-1.0.dist-info")
-    _age(site)
+    _age(info / "entry_points.txt")
     assert [e.name for e in entry_points_of(GROUP)] == ["p2"]
     assert [e.name for e in entry_points_of(GROUP)] == ["p2"]  # kept
     assert calls == [GROUP, GROUP]
+    # Other files coming and going in the folder (a script's busy folder) change nothing.
+    (site / "notes.txt").write_text("scratch")
+    (site / "scratch").mkdir()
+    assert [e.name for e in entry_points_of(GROUP)] == ["p2"]
     # A distribution's entry points edited in place change the stamp.
-    (site / "fake_plugin-1.0.dist-info" / "entry_points.txt").write_text("[toolwire.plugins]\n")
+    (info / "entry_points.txt").write_text("[toolwire.plugins]\n")
     assert [e.name for e in entry_points_of(GROUP)] == ["p3"]
+    _age(info / "entry_points.txt")
+    assert [e.name for e in entry_points_of(GROUP)] == ["p4"]
+    assert [e.name for e in entry_points_of(GROUP)] == ["p4"]  # kept
+    # A distribution installed, even one without entry points yet, changes it too.
+    (site / "other_plugin-2.0.dist-info").mkdir()
+    assert [e.name for e in entry_points_of(GROUP)] == ["p5"]
     # A kept list for another stamp is not used, whatever it says.
     (kept,) = (tmp_path / "cache").glob("*.json")
     data = json.loads(kept.read_text())
     data["stamp"][0] = "another interpreter"
     kept.write_text(json.dumps(data))
-    assert [e.name for e in entry_points_of(GROUP)] == ["p4"]
+    assert [e.name for e in entry_points_of(GROUP)] == ["p6"]
+
+
+def test_an_entry_that_is_no_folder_is_stamped_by_its_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = tmp_path / "plugins.zip"
+    archive.write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip file
+    _age(archive)
+    monkeypatch.setattr("sys.path", [str(archive)])
+    monkeypatch.setenv("TOOLWIRE_CACHE_DIR", str(tmp_path / "cache"))
+    calls: list[str] = []
+
+    def from_metadata(group: str) -> list[PluginEntryPoint]:
+        calls.append(group)
+        return [PluginEntryPoint(name=f"p{len(calls)}", value="json")]
+
+    monkeypatch.setattr(entrypoints, "_from_metadata", from_metadata)
+    assert [e.name for e in entry_points_of(GROUP)] == ["p1"]
+    assert [e.name for e in entry_points_of(GROUP)] == ["p1"]  # kept
+    archive.write_bytes(b"PK\x05\x06" + bytes(18))  # rewritten: a new time
+    assert [e.name for e in entry_points_of(GROUP)] == ["p2"]
 
 
 def test_an_empty_cache_dir_setting_keeps_nothing(

@@ -4,11 +4,15 @@ installed changed.
 Reading them costs the ``importlib.metadata`` import (with ``email``, ``zipfile`` and ``csv``)
 and a parse of every distribution's metadata, about a tenth of a CLI start. The answer depends
 only on what is installed where the interpreter looks, so it is kept in a small JSON file under
-the user's cache directory, stamped with every ``sys.path`` entry's modification time and the
-size and time of each ``entry_points.txt`` there. Installing, upgrading or removing a
-distribution (or editing its entry points) changes the stamp, and the metadata is read again.
-A stamp younger than two seconds is not trusted (a file system with coarse times could hide a
-change made within the same tick), and a cache file that cannot be read or written is ignored.
+the user's cache directory, stamped with the distributions' metadata folders in each
+``sys.path`` folder and the size and time of each one's ``entry_points.txt`` (an entry that is no
+folder, a zip file, by its own time). Installing, upgrading or removing a distribution (or
+editing its entry points) changes the stamp, and the metadata is read again; other files coming
+and going in a folder (a script's own folder, a busy current directory) do not. A time younger
+than two seconds is not trusted (a file system with coarse times could hide a change made within
+the same tick), and a cache file that cannot be read or written is ignored. The file's name is an
+FNV-1a hash of the interpreter, the group and the search path: a few lines of Python, where
+``zlib`` or ``hashlib`` would add the load of an extension module to every start.
 
 ``TOOLWIRE_CACHE_DIR`` sets the directory; set to an empty value it turns the cache off.
 """
@@ -23,7 +27,7 @@ import time
 from typing import Any, Final, NamedTuple
 
 CACHE_DIR_ENV: Final = "TOOLWIRE_CACHE_DIR"
-_FORMAT: Final = 1
+_FORMAT: Final = 2
 _RACY_SECONDS: Final = 2.0
 _METADATA_SUFFIXES: Final = (".dist-info", ".egg-info")
 
@@ -83,21 +87,21 @@ def _from_metadata(group: str) -> list[PluginEntryPoint]:
 
 
 def _stamp() -> list[Any]:
-    """What the installed metadata on ``sys.path`` looks like now, cheaply: each entry with its
-    time, and each distribution's metadata folder with its ``entry_points.txt`` size and time."""
+    """What the installed metadata on ``sys.path`` looks like now, cheaply: each folder with
+    its distributions' metadata folders and their ``entry_points.txt`` size and time; each entry
+    that cannot be listed (a zip file) with its own time."""
     stamp: list[Any] = [sys.executable]
     for entry in sys.path:
         folder = entry or "."
         try:
-            mtime = os.stat(folder).st_mtime_ns
-        except OSError:
-            stamp.append([entry, None])
+            names = sorted(os.listdir(folder))
+        except OSError:  # a zip file, a missing or unreadable entry: its own time stands for it
+            try:
+                stamp.append([entry, os.stat(folder).st_mtime_ns])
+            except OSError:
+                stamp.append([entry, None])
             continue
         dists: list[Any] = []
-        try:
-            names = sorted(os.listdir(folder))
-        except OSError:  # a zip file or an unreadable folder: its own time stands for it
-            names = []
         for name in names:
             if name.endswith(_METADATA_SUFFIXES):
                 try:
@@ -106,20 +110,28 @@ def _stamp() -> list[Any]:
                     dists.append([name])
                     continue
                 dists.append([name, info.st_size, info.st_mtime_ns])
-        stamp.append([entry, mtime, dists])
+        stamp.append([entry, dists])
     return stamp
 
 
 def _racy(stamp: list[Any]) -> bool:
     """True when a time in ``stamp`` is too recent to prove that nothing changes within it."""
     newest = time.time_ns() - int(_RACY_SECONDS * 1e9)
-    for item in stamp[1:]:
-        if item[1] is not None and item[1] > newest:
+    for _, found in stamp[1:]:
+        if isinstance(found, int) and found > newest:
             return True
-        for dist in item[2] if len(item) > 2 else ():
+        for dist in found if isinstance(found, list) else ():
             if len(dist) == 3 and dist[2] > newest:
                 return True
     return False
+
+
+def _fnv1a(data: bytes) -> int:
+    """The 64-bit FNV-1a hash of ``data``."""
+    value = 0xCBF29CE484222325
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return value
 
 
 def _cache_file(group: str) -> str | None:
@@ -131,11 +143,9 @@ def _cache_file(group: str) -> str | None:
     else:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         folder = os.path.join(base, "toolwire")
-    import zlib
-
     # One file per interpreter and search path; the file holds the full stamp it was made for.
     key = "\0".join([sys.executable, group, *sys.path]).encode("utf-8", "surrogatepass")
-    return os.path.join(folder, f"entry-points-{zlib.crc32(key):08x}.json")
+    return os.path.join(folder, f"entry-points-{_fnv1a(key):016x}.json")
 
 
 def _read(path: str, group: str, stamp: list[Any]) -> list[PluginEntryPoint] | None:
