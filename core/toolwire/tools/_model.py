@@ -22,7 +22,7 @@ from .._effects import READ_ONLY_EFFECTS, RISK_ORDER, SideEffect
 from .._trust import TrustLevel
 from ..fieldwise import record_eq, record_hash, record_repr
 from ._context import Inject, ToolContext
-from ._docstrings import parse_docstring
+from ._docstrings import ParsedDocstring, parse_docstring
 from ._errors import (
     ArgumentsInvalid,
     CallInterrupt,
@@ -662,13 +662,13 @@ class Tool:
             )
         owner = f"tool {tool_name} (function {_qualified_name(function)})"
         validate_tool_name(tool_name)
+        doc = parse_docstring(inspect.getdoc(function))
         parameters, params = _parameters_of(
-            function, owner, method=method, descriptions=parameter_descriptions or {}
+            function, owner, method=method, descriptions=parameter_descriptions or {}, doc=doc
         )
         visible = [p.name for p in params if not p.hidden]
         _check_sensitive(_name_set(sensitive_arguments), visible, owner)
         _check_sensitive(_name_set(path_arguments), visible, owner, "path_arguments")
-        doc = parse_docstring(inspect.getdoc(function))
         return cls(
             name=tool_name,
             title=title,
@@ -1049,8 +1049,9 @@ def _is_unbound_method(function: Callable[..., Any]) -> bool:
     if not inspect.isfunction(function):
         return False
     parts = function.__qualname__.split(".")
-    names = list(inspect.signature(function).parameters)
-    return len(parts) >= 2 and parts[-2] != "<locals>" and names[:1] == ["self"]
+    if len(parts) < 2 or parts[-2] == "<locals>":
+        return False  # a module's or a local function: no signature to read
+    return list(inspect.signature(function).parameters)[:1] == ["self"]
 
 
 def _annotated_callable(function: Callable[..., Any]) -> Any:
@@ -1083,13 +1084,15 @@ def _parameters_of(
     *,
     method: bool,
     descriptions: Mapping[str, str],
+    doc: ParsedDocstring | None = None,
 ) -> tuple[dict[str, Any], tuple[_Param, ...]]:
     try:
         signature = inspect.signature(function)
     except (TypeError, ValueError) as exc:
         raise ToolDefinitionError(f"{owner}: its signature cannot be read ({exc})") from exc
     hints = function_hints(_annotated_callable(function), owner)
-    doc = parse_docstring(inspect.getdoc(function))
+    if doc is None:
+        doc = parse_docstring(inspect.getdoc(function))
     builder = SchemaBuilder(owner)
     properties: dict[str, Any] = {}
     required: list[str] = []
