@@ -70,3 +70,43 @@ def test_hookspecs_are_the_ones_pluggy_finds() -> None:
     theirs.add_hookspecs(hookspecs)
     assert sorted(vars(ours.hook)) == sorted(vars(theirs.hook))
     assert any(name.startswith("toolwire_") for name in vars(ours.hook))
+
+
+class _InstancePlugin:
+    """A plugin object: a hook method, a property that must not run, a plain attribute."""
+
+    label = "instance"
+
+    @hookimpl
+    def toolwire_event(self, event: object) -> None:
+        return None
+
+    @property
+    def toolwire_tools(self) -> object:
+        raise AssertionError("the lookup ran a property")
+
+
+def test_an_instance_plugin_gets_the_hooks_pluggy_finds() -> None:
+    plugin = _InstancePlugin()
+    ours, theirs = PluginManager(PROJECT_NAME), pluggy.PluginManager(PROJECT_NAME)
+    names = [*dir(plugin), "toolwire_absent"]
+    found = {name: ours.parse_hookimpl_opts(plugin, name) for name in names}
+    assert found == {name: theirs.parse_hookimpl_opts(plugin, name) for name in names}
+    assert [name for name, opts in found.items() if opts is not None] == ["toolwire_event"]
+
+
+def test_a_name_python_reserves_is_never_a_hook() -> None:
+    # ``__x__`` names belong to Python's own protocols: pluggy would take this one (it names its
+    # hook with ``specname``), the host passes every such name over without looking it up.
+    class Reserved:
+        @hookimpl(specname="toolwire_event")
+        def __call__(self, event: object) -> None:
+            return None
+
+    plugin = Reserved()
+    assert pluggy.PluginManager(PROJECT_NAME).parse_hookimpl_opts(plugin, "__call__") is not None
+    ours = PluginManager(PROJECT_NAME)
+    assert ours.parse_hookimpl_opts(plugin, "__call__") is None
+    ours.add_hookspecs(hookspecs)
+    ours.register(plugin, name="reserved")
+    assert ours.hook.toolwire_event.get_hookimpls() == []

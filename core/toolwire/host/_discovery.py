@@ -20,30 +20,34 @@ ENTRY_POINT_GROUP = "toolwire.plugins"
 
 
 class PluginManager(pluggy.PluginManager):
-    """pluggy's plugin manager, passing over the names of a module plugin (and of the hookspecs
-    module) that hold no function without looking them up.
+    """pluggy's plugin manager, passing over names that cannot be hooks without looking them up.
 
     pluggy looks up every name of a plugin with ``inspect.getattr_static``, so that no property
-    runs; most names of a module are its imports and constants. A module's names are its
-    ``__dict__``, whose values are what that lookup finds, so a value that is no routine (what
-    pluggy takes a hook for) is passed over; the rest are asked as pluggy asks them.
+    runs; most names are not hooks. Passed over: names of the form ``__x__``, which Python
+    reserves for its own protocols (an instance's are mostly ``object``'s), and the names of a
+    module plugin (or of the hookspecs module) whose value is no routine, since a module's names
+    are its ``__dict__``, whose values are what that lookup finds. The rest are asked as pluggy
+    asks them.
     """
 
     def parse_hookimpl_opts(self, plugin: object, name: str) -> pluggy.HookimplOpts | None:
-        if isinstance(plugin, types.ModuleType) and not inspect.isroutine(
-            plugin.__dict__.get(name)
-        ):
+        if _passed_over(plugin, name):
             return None
         return super().parse_hookimpl_opts(plugin, name)
 
     def parse_hookspec_opts(
         self, module_or_class: types.ModuleType | type, name: str
     ) -> pluggy.HookspecOpts | None:
-        if isinstance(module_or_class, types.ModuleType) and not inspect.isroutine(
-            module_or_class.__dict__.get(name)
-        ):
+        if _passed_over(module_or_class, name):
             return None
         return super().parse_hookspec_opts(module_or_class, name)
+
+
+def _passed_over(plugin: object, name: str) -> bool:
+    """True when ``name`` of ``plugin`` cannot be a hook implementation or specification."""
+    if name.startswith("__") and name.endswith("__"):
+        return True
+    return isinstance(plugin, types.ModuleType) and not inspect.isroutine(plugin.__dict__.get(name))
 
 
 @attrs.define(kw_only=True)
