@@ -273,10 +273,6 @@ class TimeAndPlace(NamedTuple):
     target: zoneinfo.ZoneInfo | None = None
 
 
-TIME_PATTERN = r"[0-9]\S*\s+[^\s0-9]"
-"""What a time argument must hold: the digits of the time, and words after them (its place)."""
-
-
 @functools.cache
 def _written_time() -> re.Pattern[str]:
     return re.compile(

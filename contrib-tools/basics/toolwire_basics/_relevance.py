@@ -12,7 +12,6 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ._settings import BasicsSettings
-from ._units import UnitError, find_unit
 
 if TYPE_CHECKING:
     from toolwire import FunctionSpec, OfferRequest, Tool
@@ -108,6 +107,8 @@ def wants_convert_units(text: str) -> bool:
 
 
 def _is_unit(word: str) -> bool:
+    from ._units import UnitError, find_unit  # the unit table loads with the first question
+
     try:
         find_unit(word.rstrip("?.,!"))
     except UnitError:
@@ -118,6 +119,8 @@ def _is_unit(word: str) -> bool:
 def _unit_of(match: re.Match[str]) -> bool:
     words = match[2].rstrip(".").split()
     candidates = [" ".join(words), words[0]] if len(words) > 1 else words
+    from ._units import UnitError, find_unit
+
     for candidate in candidates:
         try:
             find_unit(candidate)

@@ -1,4 +1,8 @@
-"""The offline tools: a calculator, the current time, time-zone and unit conversion."""
+"""The offline tools: a calculator, the current time, time-zone and unit conversion.
+
+Each tool imports its implementation when it is first called: building the tools (to list or
+offer them) loads only this module, the argument patterns and the relevance tests.
+"""
 
 from __future__ import annotations
 
@@ -7,33 +11,14 @@ from typing import TYPE_CHECKING, Annotated
 import toolwire
 from toolwire import ToolResult
 
+from ._patterns import NO_NUMBER_PATTERN, QUANTITY_PATTERN, TIME_PATTERN
+from ._relevance import offer_when_relevant
+
 if TYPE_CHECKING:
     from zoneinfo import ZoneInfo
 
-from ._calculator import CalculationError, evaluate, format_number
-from ._clock import (
-    TIME_PATTERN,
-    TimeAndPlace,
-    TimeZoneError,
-    describe,
-    find_zone,
-    is_ambiguous,
-    now_in,
-    parse_wall_time,
-    read_time_and_place,
-)
-from ._relevance import offer_when_relevant
-from ._units import (
-    NO_NUMBER_PATTERN,
-    QUANTITY_PATTERN,
-    Quantity,
-    Unit,
-    UnitError,
-    asked_unit,
-    convert,
-    find_unit,
-    parse_quantity,
-)
+    from ._clock import TimeAndPlace
+    from ._units import Quantity, Unit
 
 
 def _sentence(exc: Exception) -> str:
@@ -60,6 +45,8 @@ def calculator(
     Use it for any arithmetic instead of working it out in your head. No variables: write the
     numbers themselves.
     """
+    from ._calculator import CalculationError, evaluate, format_number
+
     try:
         value = evaluate(expression)
     except CalculationError as exc:
@@ -77,6 +64,8 @@ def current_time(
     ] = None,
 ) -> ToolResult:
     """Tell the current date, time and weekday in a place or time zone."""
+    from ._clock import TimeZoneError, describe, find_zone, now_in
+
     try:
         zone = find_zone(timezone or "UTC")
     except TimeZoneError as exc:
@@ -105,6 +94,15 @@ def convert_time(
     ],
 ) -> ToolResult:
     """Convert a date and time from one time zone to another (daylight saving time included)."""
+    from ._clock import (
+        TimeZoneError,
+        describe,
+        is_ambiguous,
+        now_in,
+        parse_wall_time,
+        read_time_and_place,
+    )
+
     try:
         written = read_time_and_place(time)
         source = written.zone
@@ -132,6 +130,8 @@ def convert_time(
 def _zone_asked(written: TimeAndPlace, to_timezone: str) -> ZoneInfo:
     """The zone to convert into: ``to_timezone``, or the second place of the time's own words
     (``9:00 in New York in London time``) when ``to_timezone`` is unknown or the time's zone."""
+    from ._clock import TimeZoneError, find_zone
+
     try:
         target = find_zone(to_timezone)
     except TimeZoneError:
@@ -172,6 +172,9 @@ def convert_units(
 
     US customary volumes (cup, pint, gallon) are the US ones; imperial units are named so.
     """
+    from ._calculator import format_number
+    from ._units import UnitError, convert, find_unit, parse_quantity
+
     try:
         amount = parse_quantity(quantity)
         source = find_unit(amount.unit)
@@ -197,6 +200,8 @@ def _into(amount: Quantity, source: Unit, into_unit: str) -> Unit:
 
     :raises UnitError: about ``into_unit`` when neither is.
     """
+    from ._units import UnitError, asked_unit, find_unit
+
     for name in (into_unit, asked_unit(into_unit), amount.target):
         if not name:
             continue

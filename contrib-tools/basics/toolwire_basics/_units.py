@@ -51,226 +51,253 @@ def _u(
     return Unit(symbol, name, dimension, factor, offset, plural, aliases)
 
 
-# Factors are the exact definitions where one exists (international yard and pound of 1959, US
-# customary volumes from the US gallon of 231 in³, thermochemical calorie).
-UNITS: tuple[Unit, ...] = (
-    # length, base metre
-    _u("length", "nm", "nanometre", 1e-9, "nanometer"),
-    _u("length", "µm", "micrometre", 1e-6, "um", "micrometer", "micron"),
-    _u("length", "mm", "millimetre", 1e-3, "millimeter"),
-    _u("length", "cm", "centimetre", 1e-2, "centimeter"),
-    _u("length", "dm", "decimetre", 0.1, "decimeter"),
-    _u("length", "m", "metre", 1.0, "meter"),
-    _u("length", "km", "kilometre", 1e3, "kilometer"),
-    _u("length", "in", "inch", 0.0254, "inches", '"', plural="inches"),
-    _u("length", "ft", "foot", 0.3048, "feet", "'", plural="feet"),
-    _u("length", "yd", "yard", 0.9144),
-    _u("length", "mi", "mile", 1609.344, "statute mile"),
-    _u("length", "nmi", "nautical mile", 1852.0),
-    _u("length", "au", "astronomical unit", 149_597_870_700.0),
-    _u("length", "ly", "light-year", 9_460_730_472_580_800.0, "light year", "lightyear"),
-    # mass, base kilogram
-    _u("mass", "mg", "milligram", 1e-6, "milligramme"),
-    _u("mass", "g", "gram", 1e-3, "gramme"),
-    _u("mass", "kg", "kilogram", 1.0, "kilogramme", "kilo"),
-    _u("mass", "t", "tonne", 1e3, "metric ton"),
-    _u("mass", "ct", "carat", 2e-4),
-    _u("mass", "oz", "ounce", 0.028349523125),
-    _u("mass", "lb", "pound", 0.45359237, "lbs"),
-    _u("mass", "st", "stone", 6.35029318, plural="stone"),
-    _u("mass", "short ton", "short ton (US)", 907.18474, "us ton", plural="short tons (US)"),
-    _u("mass", "long ton", "long ton (UK)", 1016.0469088, "uk ton", plural="long tons (UK)"),
-    # volume, base cubic metre
-    _u("volume", "ml", "millilitre", 1e-6, "milliliter", "mL", "cc"),
-    _u("volume", "cl", "centilitre", 1e-5, "centiliter", "cL"),
-    _u("volume", "dl", "decilitre", 1e-4, "deciliter", "dL"),
-    _u("volume", "l", "litre", 1e-3, "liter", "L"),
-    _u("volume", "m3", "cubic metre", 1.0, "cubic meter"),
-    _u("volume", "cm3", "cubic centimetre", 1e-6, "cubic centimeter"),
-    _u("volume", "in3", "cubic inch", 1.6387064e-5, plural="cubic inches"),
-    _u("volume", "ft3", "cubic foot", 0.028316846592, plural="cubic feet"),
-    _u("volume", "tsp", "teaspoon (US)", 4.92892159375e-6, "teaspoon", plural="teaspoons (US)"),
-    _u(
-        "volume",
-        "tbsp",
-        "tablespoon (US)",
-        1.478676478125e-5,
-        "tablespoon",
-        plural="tablespoons (US)",
-    ),
-    _u(
-        "volume",
-        "fl oz",
-        "fluid ounce (US)",
-        2.95735295625e-5,
-        "fluid ounce",
-        "floz",
-        plural="fluid ounces (US)",
-    ),
-    _u("volume", "cup", "cup (US)", 2.365882365e-4, plural="cups (US)"),
-    _u("volume", "pt", "pint (US)", 4.73176473e-4, "pint", plural="pints (US)"),
-    _u("volume", "qt", "quart (US)", 9.46352946e-4, "quart", plural="quarts (US)"),
-    _u(
-        "volume", "gal", "gallon (US)", 3.785411784e-3, "gallon", "us gallon", plural="gallons (US)"
-    ),
-    _u("volume", "imp pt", "imperial pint", 5.6826125e-4, "uk pint"),
-    _u("volume", "imp gal", "imperial gallon", 4.54609e-3, "uk gallon"),
-    _u("volume", "bbl", "barrel (oil)", 0.158987294928, "barrel", plural="barrels (oil)"),
-    # temperature, base kelvin
-    _u(
-        "temperature",
-        "°C",
-        "degree Celsius",
-        1.0,
-        "C",
-        "celsius",
-        "degC",
-        "centigrade",
-        offset=273.15,
-        plural="degrees Celsius",
-    ),
-    _u(
-        "temperature",
-        "°F",
-        "degree Fahrenheit",
-        5 / 9,
-        "F",
-        "fahrenheit",
-        "degF",
-        offset=459.67 * 5 / 9,
-        plural="degrees Fahrenheit",
-    ),
-    _u("temperature", "K", "kelvin", 1.0, "kelvins", "degK", plural="kelvins"),
-    _u("temperature", "°R", "degree Rankine", 5 / 9, "rankine", "R", plural="degrees Rankine"),
-    # speed, base metre per second
-    _u(
-        "speed",
-        "m/s",
-        "metre per second",
-        1.0,
-        "meter per second",
-        "mps",
-        plural="metres per second",
-    ),
-    _u(
-        "speed",
-        "km/h",
-        "kilometre per hour",
-        1 / 3.6,
-        "kilometer per hour",
-        "kph",
-        "kmh",
-        "kmph",
-        plural="kilometres per hour",
-    ),
-    _u("speed", "mph", "mile per hour", 0.44704, "mi/h", "miles per hour", plural="miles per hour"),
-    _u(
-        "speed",
-        "ft/s",
-        "foot per second",
-        0.3048,
-        "fps",
-        "feet per second",
-        plural="feet per second",
-    ),
-    _u("speed", "kn", "knot", 1852 / 3600, "kt", "kts"),
-    # data size, base bit
-    _u("data size", "bit", "bit", 1.0, "b"),
-    _u("data size", "B", "byte", 8.0),
-    _u("data size", "kbit", "kilobit", 1e3, "kb", "Kb"),
-    _u("data size", "Mbit", "megabit", 1e6, "Mb"),
-    _u("data size", "Gbit", "gigabit", 1e9, "Gb"),
-    _u("data size", "Tbit", "terabit", 1e12, "Tb"),
-    _u("data size", "kB", "kilobyte", 8e3, "KB"),
-    _u("data size", "MB", "megabyte", 8e6),
-    _u("data size", "GB", "gigabyte", 8e9),
-    _u("data size", "TB", "terabyte", 8e12),
-    _u("data size", "PB", "petabyte", 8e15),
-    _u("data size", "KiB", "kibibyte", 8 * 2.0**10),
-    _u("data size", "MiB", "mebibyte", 8 * 2.0**20),
-    _u("data size", "GiB", "gibibyte", 8 * 2.0**30),
-    _u("data size", "TiB", "tebibyte", 8 * 2.0**40),
-    _u("data size", "PiB", "pebibyte", 8 * 2.0**50),
-    # duration, base second
-    _u("duration", "ns", "nanosecond", 1e-9),
-    _u("duration", "µs", "microsecond", 1e-6, "us"),
-    _u("duration", "ms", "millisecond", 1e-3),
-    _u("duration", "s", "second", 1.0, "sec", "secs"),
-    _u("duration", "min", "minute", 60.0, "mins"),
-    _u("duration", "h", "hour", 3600.0, "hr", "hrs"),
-    _u("duration", "d", "day", 86_400.0),
-    _u("duration", "wk", "week", 604_800.0),
-    _u(
-        "duration",
-        "yr",
-        "year (365.25 days)",
-        31_557_600.0,
-        "year",
-        "years",
-        plural="years (365.25 days)",
-    ),
-    # area, base square metre
-    _u("area", "mm2", "square millimetre", 1e-6, "square millimeter"),
-    _u("area", "cm2", "square centimetre", 1e-4, "square centimeter"),
-    _u("area", "m2", "square metre", 1.0, "square meter", "sqm"),
-    _u("area", "km2", "square kilometre", 1e6, "square kilometer"),
-    _u("area", "ha", "hectare", 1e4),
-    _u("area", "in2", "square inch", 6.4516e-4, "sq in", plural="square inches"),
-    _u("area", "ft2", "square foot", 0.09290304, "sq ft", "sqft", plural="square feet"),
-    _u("area", "yd2", "square yard", 0.83612736, "sq yd"),
-    _u("area", "ac", "acre", 4046.8564224),
-    _u("area", "mi2", "square mile", 2_589_988.110336, "sq mi"),
-    # energy, base joule
-    _u("energy", "J", "joule", 1.0),
-    _u("energy", "kJ", "kilojoule", 1e3),
-    _u("energy", "MJ", "megajoule", 1e6),
-    _u("energy", "cal", "calorie", 4.184, "thermochemical calorie"),
-    _u("energy", "kcal", "kilocalorie", 4184.0, "Cal", "food calorie"),
-    _u("energy", "Wh", "watt-hour", 3600.0, "watt hour"),
-    _u("energy", "kWh", "kilowatt-hour", 3.6e6, "kilowatt hour"),
-    _u("energy", "BTU", "British thermal unit", 1055.05585262, "btu"),
-    _u("energy", "eV", "electronvolt", 1.602176634e-19, "electron volt"),
-    # pressure, base pascal
-    _u("pressure", "Pa", "pascal", 1.0),
-    _u("pressure", "hPa", "hectopascal", 100.0),
-    _u("pressure", "kPa", "kilopascal", 1e3),
-    _u("pressure", "MPa", "megapascal", 1e6),
-    _u("pressure", "bar", "bar", 1e5),
-    _u("pressure", "mbar", "millibar", 100.0),
-    _u("pressure", "atm", "standard atmosphere", 101_325.0, "atmosphere"),
-    _u(
-        "pressure",
-        "psi",
-        "pound per square inch",
-        6894.757293168361,
-        plural="pounds per square inch",
-    ),
-    _u(
-        "pressure",
-        "mmHg",
-        "millimetre of mercury",
-        133.322387415,
-        "torr",
-        plural="millimetres of mercury",
-    ),
-    # power, base watt
-    _u("power", "W", "watt", 1.0),
-    _u("power", "kW", "kilowatt", 1e3),
-    _u("power", "MW", "megawatt", 1e6),
-    _u(
-        "power", "hp", "horsepower", 745.6998715822702, "mechanical horsepower", plural="horsepower"
-    ),
-    _u("power", "PS", "metric horsepower", 735.49875, plural="metric horsepower"),
-    # angle, base radian
-    _u("angle", "rad", "radian", 1.0),
-    _u("angle", "deg", "degree", 0.017453292519943295, "°"),
-    _u("angle", "grad", "gradian", 0.015707963267948967, "gon"),
-    _u("angle", "turn", "turn", 6.283185307179586, "revolution"),
-)
-"""Every unit the converter knows."""
+@functools.cache
+def units() -> tuple[Unit, ...]:
+    """Every unit the converter knows, built on first use: listing the tools never reads it.
 
-DIMENSIONS: tuple[str, ...] = tuple(dict.fromkeys(unit.dimension for unit in UNITS))
-"""The kinds of quantity, in table order."""
+    Factors are the exact definitions where one exists (international yard and pound of 1959,
+    US customary volumes from the US gallon of 231 in³, thermochemical calorie).
+    """
+    return (
+        # length, base metre
+        _u("length", "nm", "nanometre", 1e-9, "nanometer"),
+        _u("length", "µm", "micrometre", 1e-6, "um", "micrometer", "micron"),
+        _u("length", "mm", "millimetre", 1e-3, "millimeter"),
+        _u("length", "cm", "centimetre", 1e-2, "centimeter"),
+        _u("length", "dm", "decimetre", 0.1, "decimeter"),
+        _u("length", "m", "metre", 1.0, "meter"),
+        _u("length", "km", "kilometre", 1e3, "kilometer"),
+        _u("length", "in", "inch", 0.0254, "inches", '"', plural="inches"),
+        _u("length", "ft", "foot", 0.3048, "feet", "'", plural="feet"),
+        _u("length", "yd", "yard", 0.9144),
+        _u("length", "mi", "mile", 1609.344, "statute mile"),
+        _u("length", "nmi", "nautical mile", 1852.0),
+        _u("length", "au", "astronomical unit", 149_597_870_700.0),
+        _u("length", "ly", "light-year", 9_460_730_472_580_800.0, "light year", "lightyear"),
+        # mass, base kilogram
+        _u("mass", "mg", "milligram", 1e-6, "milligramme"),
+        _u("mass", "g", "gram", 1e-3, "gramme"),
+        _u("mass", "kg", "kilogram", 1.0, "kilogramme", "kilo"),
+        _u("mass", "t", "tonne", 1e3, "metric ton"),
+        _u("mass", "ct", "carat", 2e-4),
+        _u("mass", "oz", "ounce", 0.028349523125),
+        _u("mass", "lb", "pound", 0.45359237, "lbs"),
+        _u("mass", "st", "stone", 6.35029318, plural="stone"),
+        _u("mass", "short ton", "short ton (US)", 907.18474, "us ton", plural="short tons (US)"),
+        _u("mass", "long ton", "long ton (UK)", 1016.0469088, "uk ton", plural="long tons (UK)"),
+        # volume, base cubic metre
+        _u("volume", "ml", "millilitre", 1e-6, "milliliter", "mL", "cc"),
+        _u("volume", "cl", "centilitre", 1e-5, "centiliter", "cL"),
+        _u("volume", "dl", "decilitre", 1e-4, "deciliter", "dL"),
+        _u("volume", "l", "litre", 1e-3, "liter", "L"),
+        _u("volume", "m3", "cubic metre", 1.0, "cubic meter"),
+        _u("volume", "cm3", "cubic centimetre", 1e-6, "cubic centimeter"),
+        _u("volume", "in3", "cubic inch", 1.6387064e-5, plural="cubic inches"),
+        _u("volume", "ft3", "cubic foot", 0.028316846592, plural="cubic feet"),
+        _u("volume", "tsp", "teaspoon (US)", 4.92892159375e-6, "teaspoon", plural="teaspoons (US)"),
+        _u(
+            "volume",
+            "tbsp",
+            "tablespoon (US)",
+            1.478676478125e-5,
+            "tablespoon",
+            plural="tablespoons (US)",
+        ),
+        _u(
+            "volume",
+            "fl oz",
+            "fluid ounce (US)",
+            2.95735295625e-5,
+            "fluid ounce",
+            "floz",
+            plural="fluid ounces (US)",
+        ),
+        _u("volume", "cup", "cup (US)", 2.365882365e-4, plural="cups (US)"),
+        _u("volume", "pt", "pint (US)", 4.73176473e-4, "pint", plural="pints (US)"),
+        _u("volume", "qt", "quart (US)", 9.46352946e-4, "quart", plural="quarts (US)"),
+        _u(
+            "volume",
+            "gal",
+            "gallon (US)",
+            3.785411784e-3,
+            "gallon",
+            "us gallon",
+            plural="gallons (US)",
+        ),
+        _u("volume", "imp pt", "imperial pint", 5.6826125e-4, "uk pint"),
+        _u("volume", "imp gal", "imperial gallon", 4.54609e-3, "uk gallon"),
+        _u("volume", "bbl", "barrel (oil)", 0.158987294928, "barrel", plural="barrels (oil)"),
+        # temperature, base kelvin
+        _u(
+            "temperature",
+            "°C",
+            "degree Celsius",
+            1.0,
+            "C",
+            "celsius",
+            "degC",
+            "centigrade",
+            offset=273.15,
+            plural="degrees Celsius",
+        ),
+        _u(
+            "temperature",
+            "°F",
+            "degree Fahrenheit",
+            5 / 9,
+            "F",
+            "fahrenheit",
+            "degF",
+            offset=459.67 * 5 / 9,
+            plural="degrees Fahrenheit",
+        ),
+        _u("temperature", "K", "kelvin", 1.0, "kelvins", "degK", plural="kelvins"),
+        _u("temperature", "°R", "degree Rankine", 5 / 9, "rankine", "R", plural="degrees Rankine"),
+        # speed, base metre per second
+        _u(
+            "speed",
+            "m/s",
+            "metre per second",
+            1.0,
+            "meter per second",
+            "mps",
+            plural="metres per second",
+        ),
+        _u(
+            "speed",
+            "km/h",
+            "kilometre per hour",
+            1 / 3.6,
+            "kilometer per hour",
+            "kph",
+            "kmh",
+            "kmph",
+            plural="kilometres per hour",
+        ),
+        _u(
+            "speed",
+            "mph",
+            "mile per hour",
+            0.44704,
+            "mi/h",
+            "miles per hour",
+            plural="miles per hour",
+        ),
+        _u(
+            "speed",
+            "ft/s",
+            "foot per second",
+            0.3048,
+            "fps",
+            "feet per second",
+            plural="feet per second",
+        ),
+        _u("speed", "kn", "knot", 1852 / 3600, "kt", "kts"),
+        # data size, base bit
+        _u("data size", "bit", "bit", 1.0, "b"),
+        _u("data size", "B", "byte", 8.0),
+        _u("data size", "kbit", "kilobit", 1e3, "kb", "Kb"),
+        _u("data size", "Mbit", "megabit", 1e6, "Mb"),
+        _u("data size", "Gbit", "gigabit", 1e9, "Gb"),
+        _u("data size", "Tbit", "terabit", 1e12, "Tb"),
+        _u("data size", "kB", "kilobyte", 8e3, "KB"),
+        _u("data size", "MB", "megabyte", 8e6),
+        _u("data size", "GB", "gigabyte", 8e9),
+        _u("data size", "TB", "terabyte", 8e12),
+        _u("data size", "PB", "petabyte", 8e15),
+        _u("data size", "KiB", "kibibyte", 8 * 2.0**10),
+        _u("data size", "MiB", "mebibyte", 8 * 2.0**20),
+        _u("data size", "GiB", "gibibyte", 8 * 2.0**30),
+        _u("data size", "TiB", "tebibyte", 8 * 2.0**40),
+        _u("data size", "PiB", "pebibyte", 8 * 2.0**50),
+        # duration, base second
+        _u("duration", "ns", "nanosecond", 1e-9),
+        _u("duration", "µs", "microsecond", 1e-6, "us"),
+        _u("duration", "ms", "millisecond", 1e-3),
+        _u("duration", "s", "second", 1.0, "sec", "secs"),
+        _u("duration", "min", "minute", 60.0, "mins"),
+        _u("duration", "h", "hour", 3600.0, "hr", "hrs"),
+        _u("duration", "d", "day", 86_400.0),
+        _u("duration", "wk", "week", 604_800.0),
+        _u(
+            "duration",
+            "yr",
+            "year (365.25 days)",
+            31_557_600.0,
+            "year",
+            "years",
+            plural="years (365.25 days)",
+        ),
+        # area, base square metre
+        _u("area", "mm2", "square millimetre", 1e-6, "square millimeter"),
+        _u("area", "cm2", "square centimetre", 1e-4, "square centimeter"),
+        _u("area", "m2", "square metre", 1.0, "square meter", "sqm"),
+        _u("area", "km2", "square kilometre", 1e6, "square kilometer"),
+        _u("area", "ha", "hectare", 1e4),
+        _u("area", "in2", "square inch", 6.4516e-4, "sq in", plural="square inches"),
+        _u("area", "ft2", "square foot", 0.09290304, "sq ft", "sqft", plural="square feet"),
+        _u("area", "yd2", "square yard", 0.83612736, "sq yd"),
+        _u("area", "ac", "acre", 4046.8564224),
+        _u("area", "mi2", "square mile", 2_589_988.110336, "sq mi"),
+        # energy, base joule
+        _u("energy", "J", "joule", 1.0),
+        _u("energy", "kJ", "kilojoule", 1e3),
+        _u("energy", "MJ", "megajoule", 1e6),
+        _u("energy", "cal", "calorie", 4.184, "thermochemical calorie"),
+        _u("energy", "kcal", "kilocalorie", 4184.0, "Cal", "food calorie"),
+        _u("energy", "Wh", "watt-hour", 3600.0, "watt hour"),
+        _u("energy", "kWh", "kilowatt-hour", 3.6e6, "kilowatt hour"),
+        _u("energy", "BTU", "British thermal unit", 1055.05585262, "btu"),
+        _u("energy", "eV", "electronvolt", 1.602176634e-19, "electron volt"),
+        # pressure, base pascal
+        _u("pressure", "Pa", "pascal", 1.0),
+        _u("pressure", "hPa", "hectopascal", 100.0),
+        _u("pressure", "kPa", "kilopascal", 1e3),
+        _u("pressure", "MPa", "megapascal", 1e6),
+        _u("pressure", "bar", "bar", 1e5),
+        _u("pressure", "mbar", "millibar", 100.0),
+        _u("pressure", "atm", "standard atmosphere", 101_325.0, "atmosphere"),
+        _u(
+            "pressure",
+            "psi",
+            "pound per square inch",
+            6894.757293168361,
+            plural="pounds per square inch",
+        ),
+        _u(
+            "pressure",
+            "mmHg",
+            "millimetre of mercury",
+            133.322387415,
+            "torr",
+            plural="millimetres of mercury",
+        ),
+        # power, base watt
+        _u("power", "W", "watt", 1.0),
+        _u("power", "kW", "kilowatt", 1e3),
+        _u("power", "MW", "megawatt", 1e6),
+        _u(
+            "power",
+            "hp",
+            "horsepower",
+            745.6998715822702,
+            "mechanical horsepower",
+            plural="horsepower",
+        ),
+        _u("power", "PS", "metric horsepower", 735.49875, plural="metric horsepower"),
+        # angle, base radian
+        _u("angle", "rad", "radian", 1.0),
+        _u("angle", "deg", "degree", 0.017453292519943295, "°"),
+        _u("angle", "grad", "gradian", 0.015707963267948967, "gon"),
+        _u("angle", "turn", "turn", 6.283185307179586, "revolution"),
+    )
+
+
+@functools.cache
+def dimensions() -> tuple[str, ...]:
+    """The kinds of quantity, in table order."""
+    return tuple(dict.fromkeys(unit.dimension for unit in units()))
+
 
 AMBIGUOUS: dict[str, tuple[str, ...]] = {
     "ton": ("t", "short ton", "long ton"),
@@ -315,7 +342,7 @@ def _index() -> tuple[dict[str, Unit], dict[str, list[Unit]]]:
     tools never reads it."""
     exact: dict[str, Unit] = {}
     folded: dict[str, list[Unit]] = {}
-    for unit in UNITS:
+    for unit in units():
         names = {unit.symbol, unit.name, unit.plural_name, *unit.aliases}
         names |= {n + "s" for n in unit.aliases if len(n) > 3 and n.isalpha()}
         names |= {n.replace("metre", "meter") for n in (unit.name, unit.plural_name)}
@@ -332,7 +359,7 @@ def _index() -> tuple[dict[str, Unit], dict[str, list[Unit]]]:
 
 @functools.cache
 def _by_symbol() -> dict[str, Unit]:
-    return {unit.symbol: unit for unit in UNITS}
+    return {unit.symbol: unit for unit in units()}
 
 
 def find_unit(name: str) -> Unit:
@@ -408,7 +435,7 @@ def convert(value: float, from_unit: str, to_unit: str) -> tuple[float, Unit, Un
 
 def units_of(dimension: str) -> str:
     """The symbols of every unit of ``dimension``, comma-separated."""
-    return ", ".join(unit.symbol for unit in UNITS if unit.dimension == dimension)
+    return ", ".join(unit.symbol for unit in units() if unit.dimension == dimension)
 
 
 def _describe(units: Iterable[Unit]) -> str:
@@ -416,15 +443,8 @@ def _describe(units: Iterable[Unit]) -> str:
 
 
 def _dimension_overview() -> str:
-    parts = [f"{dimension}: {units_of(dimension)}" for dimension in DIMENSIONS]
+    parts = [f"{dimension}: {units_of(dimension)}" for dimension in dimensions()]
     return "Known units — " + "; ".join(parts)
-
-
-QUANTITY_PATTERN = r"[0-9][.,]?\s*[^\s0-9.,]|\b([Aa]n?|[Oo]ne)\s+[^\s0-9]"
-"""What a quantity argument must hold: a number (or a word for one) with something after it."""
-
-NO_NUMBER_PATTERN = r"^[^0-9]*$"
-"""An argument that names a unit or a place and carries no number."""
 
 
 class Quantity(NamedTuple):

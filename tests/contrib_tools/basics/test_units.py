@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire_basics import UnitError, convert_units
-from toolwire_basics._units import DIMENSIONS, UNITS, convert, find_unit
+from toolwire_basics._units import convert, dimensions, find_unit, units
 
 
 @pytest.mark.parametrize(
@@ -45,14 +45,14 @@ def test_converts(value: float, source: str, target: str, expected: float) -> No
 
 
 def test_every_name_is_unique_and_found() -> None:
-    for unit in UNITS:
+    for unit in units():
         for name in (unit.symbol, unit.name, unit.plural_name, *unit.aliases):
             assert find_unit(name) is unit, name
 
 
-@given(st.sampled_from(UNITS), st.floats(min_value=-1e6, max_value=1e6))
+@given(st.sampled_from(units()), st.floats(min_value=-1e6, max_value=1e6))
 def test_round_trip(unit, value: float) -> None:  # type: ignore[no-untyped-def]
-    base = next(u for u in UNITS if u.dimension == unit.dimension and u is not unit)
+    base = next(u for u in units() if u.dimension == unit.dimension and u is not unit)
     if unit.dimension == "temperature" and unit.to_base(value) < 0:
         return
     there, _, _ = convert(value, unit.symbol, base.symbol)
@@ -86,7 +86,7 @@ def test_below_absolute_zero_is_refused() -> None:
 def test_the_overview_names_every_dimension() -> None:
     with pytest.raises(UnitError) as info:
         find_unit("parsec")
-    for dimension in DIMENSIONS:
+    for dimension in dimensions():
         assert f"{dimension}:" in str(info.value)
 
 

@@ -1,0 +1,15 @@
+"""The patterns the tools' arguments must match, written into their parameter schemas.
+
+They live apart from the code that reads the arguments, so building the tools (``toolwire tools
+list``) loads no implementation: the calculator, the clock and the unit table are imported by
+the first call that needs them.
+"""
+
+TIME_PATTERN = r"[0-9]\S*\s+[^\s0-9]"
+"""What a time argument must hold: the digits of the time, and words after them (its place)."""
+
+QUANTITY_PATTERN = r"[0-9][.,]?\s*[^\s0-9.,]|\b([Aa]n?|[Oo]ne)\s+[^\s0-9]"
+"""What a quantity argument must hold: a number (or a word for one) with something after it."""
+
+NO_NUMBER_PATTERN = r"^[^0-9]*$"
+"""An argument that names a unit or a place and carries no number."""
