@@ -16,6 +16,7 @@ def test_building_the_tools_compiles_no_pattern_and_imports_no_call_machinery() 
             "toolwire.messages",
             "toolwire.tools._paging",
             "toolwire_web._backends",
+            "toolwire_web._page",
         ),
     )
     assert found["tools"] == ["read_web_page", "web_search"]

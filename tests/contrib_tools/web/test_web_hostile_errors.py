@@ -103,6 +103,6 @@ async def test_a_failure_text_from_a_server_is_capped_and_filtered(
     ],
 )
 def test_documents_returned_as_sent_are_structured(kind: str, body: str, structured: bool) -> None:
-    from toolwire_web._read import Document, is_structured
+    from toolwire_web._page import Document, is_structured
 
     assert is_structured(Document(kind=kind, body=body)) is structured
