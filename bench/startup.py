@@ -15,12 +15,16 @@ Each command is timed by its CPU time (user + system, from the child's resource 
 its wall time; the ratios use CPU time, which a busy machine disturbs less. Target: every
 command at most 1.5x the floor.
 
+``--instructions`` also counts the instructions each command executes, once, under valgrind's
+cachegrind (``apt-get install valgrind``): a figure no other process on the machine moves, for
+comparing two trees when the CPU times of one machine drift between runs.
+
 ``--baseline REF`` also builds a venv from the git commit ``REF`` of this repository (the same
 plugins and samples) and times its commands in the same run, taking turns with the current
 tree's, so a change is measured before and after under the same machine load. Its rows are
 marked ``(REF)``; the target applies to the current tree only.
 
-    python bench/startup.py [--runs N] [--keep DIR] [--old-floor] [--baseline REF]
+    python bench/startup.py [--runs N] [--keep DIR] [--old-floor] [--baseline REF] [--instructions]
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -167,12 +173,30 @@ def timed(
     ]
 
 
+def instructions(cmd: list[str], cwd: Path, env: dict[str, str]) -> int:
+    """The instructions one run of ``cmd`` executes, counted by valgrind's cachegrind."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    tool = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    done = subprocess.run(
+        [*tool, *cmd], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr.decode(errors="replace"))
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"{' '.join(cmd)} under cachegrind failed: {done.stderr.decode()[-2000:]}")
+    return int(found[1].replace(",", ""))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--keep", type=Path, help="build the venv here and keep it")
     parser.add_argument("--old-floor", action="store_true", help="also time the old floor")
     parser.add_argument("--baseline", metavar="REF", help="also time the commands of commit REF")
+    parser.add_argument(
+        "--instructions", action="store_true", help="also count instructions (valgrind)"
+    )
     args = parser.parse_args()
     base = args.keep or Path(tempfile.mkdtemp(prefix="toolwire-startup-"))
     base.mkdir(parents=True, exist_ok=True)
@@ -201,10 +225,17 @@ def main() -> int:
     times = timed([c for _, c in rows], work, args.runs, env)
     figures = dict(zip((n for n, _ in rows), times, strict=True))
     floor = figures["floor"][0]
+    counted: dict[str, int] = {}
+    if args.instructions:
+        counted = {name: instructions(cmd, work, env) for name, cmd in rows}
     width = max(len(name) for name in figures)
-    print(f"{'command':<{width}} {'CPU ms':>8} {'wall ms':>8} {'x floor':>8}")
+    head = f"{'command':<{width}} {'CPU ms':>8} {'wall ms':>8} {'x floor':>8}"
+    print(head + (f" {'M instr':>8} {'x floor':>8}" if counted else ""))
     for name, (cpu, wall) in figures.items():
-        print(f"{name:<{width}} {cpu * 1e3:8.1f} {wall * 1e3:8.1f} {cpu / floor:8.2f}")
+        line = f"{name:<{width}} {cpu * 1e3:8.1f} {wall * 1e3:8.1f} {cpu / floor:8.2f}"
+        if counted:
+            line += f" {counted[name] / 1e6:8.1f} {counted[name] / counted['floor']:8.2f}"
+        print(line)
     worst = max(figures[name][0] / floor for name, _ in commands)
     met = worst <= TARGET
     print(
