@@ -15,6 +15,18 @@ from toolwire.host._entrypoints import PluginEntryPoint, entry_points_of
 GROUP = "toolwire.plugins"
 
 
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The groups read from the metadata from now on; the n-th read finds one plugin, ``pn``."""
+    calls: list[str] = []
+
+    def from_metadata(group: str) -> list[PluginEntryPoint]:
+        calls.append(group)
+        return [PluginEntryPoint(name=f"p{len(calls)}", value="json")]
+
+    monkeypatch.setattr(entrypoints, "_from_metadata", from_metadata)
+    return calls
+
+
 def _age(path: Path) -> None:
     old = os.stat(path).st_mtime - 10
     os.utime(path, (old, old))
@@ -43,13 +55,7 @@ def test_a_kept_list_is_used_only_for_the_stamp_it_was_made_for(
     (info / "entry_points.txt").write_text("[toolwire.plugins]\nfake = json\n")
     monkeypatch.setattr("sys.path", [str(site)])
     monkeypatch.setenv("TOOLWIRE_CACHE_DIR", str(tmp_path / "cache"))
-    calls: list[str] = []
-
-    def from_metadata(group: str) -> list[PluginEntryPoint]:
-        calls.append(group)
-        return [PluginEntryPoint(name=f"p{len(calls)}", value="json")]
-
-    monkeypatch.setattr(entrypoints, "_from_metadata", from_metadata)
+    calls = _count_reads(monkeypatch)
     # Entry points written too recently to trust: read every time, nothing kept.
     assert [e.name for e in entry_points_of(GROUP)] == ["p1"]
     assert not (tmp_path / "cache").exists()
@@ -86,15 +92,10 @@ def test_an_entry_that_is_no_folder_is_stamped_by_its_time(
     _age(archive)
     monkeypatch.setattr("sys.path", [str(archive)])
     monkeypatch.setenv("TOOLWIRE_CACHE_DIR", str(tmp_path / "cache"))
-    calls: list[str] = []
-
-    def from_metadata(group: str) -> list[PluginEntryPoint]:
-        calls.append(group)
-        return [PluginEntryPoint(name=f"p{len(calls)}", value="json")]
-
-    monkeypatch.setattr(entrypoints, "_from_metadata", from_metadata)
+    calls = _count_reads(monkeypatch)
     assert [e.name for e in entry_points_of(GROUP)] == ["p1"]
     assert [e.name for e in entry_points_of(GROUP)] == ["p1"]  # kept
+    assert len(calls) == 1
     archive.write_bytes(b"PK\x05\x06" + bytes(18))  # rewritten: a new time
     assert [e.name for e in entry_points_of(GROUP)] == ["p2"]
 

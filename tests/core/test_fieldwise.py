@@ -1,4 +1,4 @@
-"""``toolwire.fieldwise`` behaves as the methods attrs generates: the same text, equality and hash."""
+"""``toolwire.fieldwise`` does what the methods attrs generates do: same text, equality, hash."""
 
 from __future__ import annotations
 

@@ -51,6 +51,18 @@ def test_tool_author_guide_example_defines_a_described_tool() -> None:
     assert forecast.policy.idempotent
 
 
+def test_tool_author_guide_settings_class_has_the_field_wise_methods() -> None:
+    [code] = [
+        b for b in _python_blocks(ROOT / "docs" / "tool-authors.md") if "WeatherSettings" in b
+    ]
+    settings = _namespace(code)["WeatherSettings"]
+    assert repr(settings()) == "WeatherSettings(units='metric')"
+    assert settings(units="imperial") == settings(units="imperial") != settings()
+    assert hash(settings()) == hash(settings())
+    structured = Config().structure({"units": "imperial"}, settings, path="$.tools.weather")
+    assert structured == settings(units="imperial")
+
+
 async def test_middleware_example_wraps_execution(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
