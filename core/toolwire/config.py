@@ -54,7 +54,7 @@ def _tuple_of_str(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class PluginsConfig:
     """``[plugins]``: which installed plugins are enabled (None = none enabled)."""
 
@@ -69,7 +69,7 @@ ToolDialectName = Literal["json", "xml", "ptype", "python", "typescript"]
 """The prompted tool-calling dialects (``toolwire.prompted.DIALECTS``)."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ProviderConfig:
     """``[provider]``: the provider a run talks to.
 
@@ -127,7 +127,7 @@ class ProviderConfig:
         return TrustLevel.parse(self.trust)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class LoopConfig:
     """``[loop]``: limits and admission policies of the tool-calling loop."""
 
@@ -156,7 +156,7 @@ class LoopConfig:
     its arguments, for the caller to run and supply (provider-run tools still work)."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ProfileConfig:
     """``[profiles.<name>]``: an allow list and a deny list of tool names (deny wins)."""
 
@@ -168,7 +168,7 @@ class ProfileConfig:
     deny: tuple[str, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolsConfig:
     """``[tools]``: which tools are offered, plus each plugin's own ``[tools.<plugin>]`` settings.
 
@@ -197,7 +197,7 @@ class ToolsConfig:
     (found only through ``tool_search``) or ``hidden`` (never offered to a model)."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class PolicyConfig:
     """``[policy]``: approval and refusal by side effect, result size, unclassified tools."""
 
@@ -221,7 +221,7 @@ class PolicyConfig:
     """Nobody watches the runs: calls of tools that are not ``background_safe`` are refused."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class LedgerConfig:
     """``[ledger]``: the tool-effect ledger: a SQLite file (None path = under the user data
     dir), or a shared PostgreSQL database when ``url`` is set (``postgresql://…``; needs
@@ -236,7 +236,7 @@ class LedgerConfig:
     url: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ArtifactsConfig:
     """``[artifacts]``: a directory where the artifacts of tool results are written (None = kept
     in memory on the result only). Each result that has artifacts gets their references
@@ -252,7 +252,7 @@ class ArtifactsConfig:
     max_bytes: int = 50_000_000
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class TraceConfig:
     """``[trace]``: a JSONL trace of every event (None path = no trace).
 
@@ -269,7 +269,7 @@ class TraceConfig:
     request_bodies: bool = False
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolTexts:
     """What people read about one tool in one language (``[i18n.<locale>.<tool>]``)."""
 
@@ -281,7 +281,7 @@ class ToolTexts:
     description: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class I18nConfig:
     """``[i18n]``: the locale people read in, and per locale the titles and descriptions of
     tools as people see them (``[i18n.fr.read_web_page] title = "Lire une page"``). Never what a
@@ -296,7 +296,7 @@ class I18nConfig:
     texts: Mapping[str, Mapping[str, ToolTexts]] = attrs.field(factory=dict)
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class BatchConfig:
     """``[batch]``: defaults of ``toolwire batch``.
 
@@ -314,7 +314,7 @@ class BatchConfig:
     executor: str = "local"
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class Config:
     """The whole configuration. ``source`` is the file it came from (None = defaults)."""
 

@@ -116,3 +116,11 @@ def test_the_records_that_take_them_keep_their_behaviour() -> None:
     assert info == PluginInfo(name="web")
     with pytest.raises(TypeError):
         hash(info)
+
+
+def test_a_config_section_without_slots_still_refuses_new_attributes() -> None:
+    section = LoopConfig()
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        section.max_rounds = 3  # type: ignore[misc]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        section.typo = 3  # type: ignore[attr-defined]
