@@ -107,27 +107,23 @@ def wants_convert_units(text: str) -> bool:
 
 
 def _is_unit(word: str) -> bool:
-    from ._units import UnitError, find_unit  # the unit table loads with the first question
-
-    try:
-        find_unit(word.rstrip("?.,!"))
-    except UnitError:
-        return False
-    return True
+    return _known_unit(word.rstrip("?.,!"))
 
 
 def _unit_of(match: re.Match[str]) -> bool:
     words = match[2].rstrip(".").split()
     candidates = [" ".join(words), words[0]] if len(words) > 1 else words
-    from ._units import UnitError, find_unit
+    return any(_known_unit(candidate) for candidate in candidates)
 
-    for candidate in candidates:
-        try:
-            find_unit(candidate)
-        except UnitError:
-            continue
-        return True
-    return False
+
+def _known_unit(name: str) -> bool:
+    from ._units import UnitError, find_unit  # the unit table loads with the first question
+
+    try:
+        find_unit(name)
+    except UnitError:
+        return False
+    return True
 
 
 _TESTS: dict[str, Callable[[str], bool]] = {
