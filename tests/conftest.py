@@ -8,6 +8,7 @@ the same examples on every run, so a run fails for a change, not for a new draw.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -54,3 +55,22 @@ def hold_new_sqlite_file() -> Iterator[Callable[[Path], None]]:
     for holder, release in holders:
         release.join()
         holder.close()
+
+
+def descriptors_on(path: Path) -> int:
+    """How many of this process's open file descriptors name ``path`` (Linux ``/proc``)."""
+    target = str(path.resolve())
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == target
+        except OSError:  # the descriptor of the listing itself, closed meanwhile
+            continue
+    return count
+
+
+@pytest.fixture
+def open_descriptors() -> Callable[[Path], int]:
+    """``count(path)``: this process's open file descriptors on ``path``, to show that an object
+    that failed to open a file closed it again."""
+    return descriptors_on

@@ -168,9 +168,13 @@ class IndexReport:
 def _connect(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path, timeout=_BUSY_TIMEOUT, isolation_level=None)
-    use_wal(connection, timeout=_BUSY_TIMEOUT)
-    connection.execute("PRAGMA foreign_keys=ON")
-    connection.execute("PRAGMA synchronous=NORMAL")
+    try:
+        use_wal(connection, timeout=_BUSY_TIMEOUT)
+        connection.execute("PRAGMA foreign_keys=ON")
+        connection.execute("PRAGMA synchronous=NORMAL")
+    except BaseException:  # a file that is no database, an index locked past the timeout
+        connection.close()
+        raise
     return connection
 
 
@@ -184,6 +188,14 @@ class SourceIndex:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._db = _connect(self.path)
+        try:
+            self._prepare()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _prepare(self) -> None:
+        """Create the schema, and refuse an index built with another embedding model."""
         self._db.executescript(_SCHEMA)
         row = self._db.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()
         if row is None:

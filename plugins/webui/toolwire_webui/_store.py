@@ -70,10 +70,15 @@ class ConversationStore:
         if str(target) != ":memory:":
             Path(target).parent.mkdir(parents=True, exist_ok=True)
         self.path = str(target)
-        self._db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT, isolation_level=None)
-        self._db.execute("PRAGMA foreign_keys = ON")
-        use_wal(self._db, timeout=_BUSY_TIMEOUT)
-        self._db.executescript(_SCHEMA)
+        db = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT, isolation_level=None)
+        try:
+            db.execute("PRAGMA foreign_keys = ON")
+            use_wal(db, timeout=_BUSY_TIMEOUT)
+            db.executescript(_SCHEMA)
+        except BaseException:  # a file that is no database, a store locked past the timeout
+            db.close()
+            raise
+        self._db = db
 
     def close(self) -> None:
         """Close the database."""

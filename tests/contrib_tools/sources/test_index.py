@@ -191,3 +191,30 @@ def test_a_new_index_opened_while_another_worker_holds_the_file_waits(
     assert _paths(settings, "notes", "sourdough starter", "lexical") == ["bread.txt"]
     with SourceIndex(path) as index:
         assert index._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_an_index_that_cannot_be_opened_leaves_its_file_closed(
+    tmp_path: Path, open_descriptors: Callable[[Path], int]
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "index.sqlite"
+    path.write_bytes(b"not a database, only text\n" * 40)
+    with pytest.raises(sqlite3.DatabaseError):
+        SourceIndex(path)
+    assert open_descriptors(path) == 0
+
+
+def test_an_index_of_another_model_is_refused_and_left_closed(
+    tmp_path: Path, open_descriptors: Callable[[Path], int]
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "index.sqlite"
+    SourceIndex(path).close()
+    with sqlite3.connect(path) as other:
+        other.execute("UPDATE meta SET value = 'another-model' WHERE key = 'model'")
+    other.close()
+    with pytest.raises(ValueError, match="another-model"):
+        SourceIndex(path)
+    assert open_descriptors(path) == 0

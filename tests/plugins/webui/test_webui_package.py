@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -131,3 +133,19 @@ def test_toolwire_serve_refuses_a_public_bind_without_a_token(tmp_path: Path):
     )
     assert done.returncode == 2
     assert "token" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "content", [b"not a database, only text\n" * 40, b"SQLite format 3\x00" * 8]
+)
+def test_a_store_that_cannot_open_its_file_leaves_it_closed(
+    tmp_path: Path, content: bytes, open_descriptors: Callable[[Path], int]
+) -> None:
+    from toolwire_webui import ConversationStore
+
+    path = tmp_path / "chats.sqlite"
+    path.write_bytes(content)
+    with pytest.raises(sqlite3.DatabaseError):
+        ConversationStore(path)
+    assert open_descriptors(path) == 0
+    assert path.read_bytes() == content  # nothing written into what was there
