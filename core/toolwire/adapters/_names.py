@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 
+from ..tools._names import wire_spelling
+
 if TYPE_CHECKING:
     from ..messages import AssistantMessage
     from ..tools import FunctionSpec
@@ -20,12 +22,7 @@ if TYPE_CHECKING:
 WIRE_NAME: Final = re.compile(r"[a-zA-Z0-9_-]+")
 """The characters OpenAI and Anthropic accept in a tool name (both take at most 64 of them)."""
 
-_REFUSED_CHARACTER: Final = re.compile(r"[^a-zA-Z0-9_-]")
 _DIGEST_LENGTH: Final = 8
-
-
-def _wire_spelling(name: str) -> str:
-    return _REFUSED_CHARACTER.sub("_", name)
 
 
 def _digest(name: str) -> str:
@@ -61,7 +58,7 @@ class ToolNames:
     ) -> None:
         self._pattern = pattern
         self._max_length = max_length
-        self._spell = spell or _wire_spelling
+        self._spell = spell or wire_spelling
         self._to_wire: dict[str, str] = {}
         self._to_canonical: dict[str, str] = {}
         unique = list(dict.fromkeys(names))

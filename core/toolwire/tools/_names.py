@@ -25,11 +25,6 @@ def _snake_case() -> re.Pattern[str]:
 
 
 @functools.cache
-def _provider_safe() -> re.Pattern[str]:
-    return re.compile(r"[a-zA-Z0-9_-]{1,64}")
-
-
-@functools.cache
 def _camel_boundary() -> re.Pattern[str]:
     return re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -37,6 +32,17 @@ def _camel_boundary() -> re.Pattern[str]:
 @functools.cache
 def _not_snake() -> re.Pattern[str]:
     return re.compile(r"[^a-z0-9]+")
+
+
+def _provider_safe(text: str) -> bool:
+    """True for 1 to 64 characters of ``[a-zA-Z0-9_-]``, a name OpenAI and Anthropic accept."""
+    return 0 < len(text) <= MAX_TOOL_NAME_LENGTH and _PART_CHARS.issuperset(text)
+
+
+def wire_spelling(name: str) -> str:
+    """``name`` with each character outside ``[a-zA-Z0-9_-]`` written ``_``: the readable alias
+    under which the OpenAI and Anthropic adapters send a name those APIs refuse."""
+    return "".join(ch if ch in _PART_CHARS else "_" for ch in name)
 
 
 def is_tool_name(name: object) -> bool:
@@ -114,7 +120,7 @@ def provider_name_problems(name: str) -> list[str]:
         problems.append(
             f"{len(name)} characters: OpenAI and Anthropic accept at most {MAX_TOOL_NAME_LENGTH}"
         )
-    if not _provider_safe().fullmatch(name[:MAX_TOOL_NAME_LENGTH] or "-"):
+    if not _provider_safe(name[:MAX_TOOL_NAME_LENGTH] or "-"):
         problems.append(
             "characters outside [a-zA-Z0-9_-], which OpenAI and Anthropic refuse (their "
             "adapters send such a name under an alias)"
@@ -123,14 +129,9 @@ def provider_name_problems(name: str) -> list[str]:
         )
     if name and not (name[0].isascii() and (name[0].isalpha() or name[0] == "_")):
         problems.append("it does not start with a letter or '_', which Gemini requires")
-    if name and not name.isidentifier() and _provider_safe().fullmatch(name):
+    if name and not name.isidentifier() and _provider_safe(name):
         problems.append("it is not an identifier, so the prompted ptype dialect cannot call it")
     return problems
-
-
-@functools.cache
-def _alias_character() -> re.Pattern[str]:
-    return re.compile(r"[^a-zA-Z0-9_-]")
 
 
 def match_tool_name(name: str, offered: Iterable[str]) -> str | None:
@@ -146,7 +147,6 @@ def match_tool_name(name: str, offered: Iterable[str]) -> str | None:
     found = {
         candidate
         for candidate in offered
-        if candidate.casefold() == wanted
-        or _alias_character().sub("_", candidate).casefold() == wanted
+        if candidate.casefold() == wanted or wire_spelling(candidate).casefold() == wanted
     }
     return found.pop() if len(found) == 1 else None
