@@ -22,9 +22,17 @@ from ._base import (
     ToolChoice,
     ToolsNotSupportedError,
 )
+from ._choice import check_tool_choice
 from ._errors import is_tools_unsupported_message, tools_not_supported
 from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
-from ._names import WIRE_NAME, ToolNames, canonical_message, wire_functions, wire_request
+from ._names import (
+    WIRE_NAME,
+    ToolNames,
+    canonical_message,
+    wire_functions,
+    wire_notes,
+    wire_request,
+)
 from ._options import extra_fields, provider_tools
 from ._rendered import RenderedTools, WireTools
 from ._streaming import (
@@ -59,6 +67,7 @@ __all__ = [
     "WIRE_NAME",
     "WireTools",
     "canonical_message",
+    "check_tool_choice",
     "event_object",
     "extra_fields",
     "is_tools_unsupported_message",
@@ -72,6 +81,7 @@ __all__ = [
     "wire_call_id",
     "wire_call_ids",
     "wire_functions",
+    "wire_notes",
     "wire_objects",
     "wire_request",
 ]

@@ -157,11 +157,14 @@ def wire_functions(
     *,
     pattern: re.Pattern[str] = WIRE_NAME,
     max_length: int = 64,
+    spell: Callable[[str], str] | None = None,
 ) -> tuple[FunctionSpec, ...]:
     """``functions`` as an API with this name rule receives them (refused names aliased), for
     an adapter's ``render_tools``: the same aliases :func:`wire_request` gives."""
     functions = tuple(functions)
-    names = ToolNames((f.name for f in functions), pattern=pattern, max_length=max_length)
+    names = ToolNames(
+        (f.name for f in functions), pattern=pattern, max_length=max_length, spell=spell
+    )
     return aliased_functions(functions, names) if names.aliases else functions
 
 
@@ -251,13 +254,20 @@ def canonical_message(message: AssistantMessage, request: ModelRequest) -> Assis
     return attrs.evolve(message, parts=parts)
 
 
-def wire_notes(name: str, rendered: object) -> list[str]:
+def wire_notes(
+    name: str,
+    rendered: object,
+    *,
+    pattern: re.Pattern[str] = WIRE_NAME,
+    max_length: int = 64,
+    spell: Callable[[str], str] | None = None,
+) -> list[str]:
     """What a person reading a rendered ``tools`` array should know about the name ``name``: the
-    alias it is sent under, when it is not sent as it is."""
+    alias it is sent under (by the API's name rule), when it is not sent as it is."""
     text = json.dumps(rendered, ensure_ascii=False)
     if json.dumps(name, ensure_ascii=False) in text:
         return []
-    alias = ToolNames([name]).wire(name)
+    alias = ToolNames([name], pattern=pattern, max_length=max_length, spell=spell).wire(name)
     return [
         f"the API refuses the name {name!r}, so it is sent as {alias!r} (or with a digest when "
         "that alias is taken); its calls are mapped back to the canonical name"

@@ -39,6 +39,8 @@ class RenderedTools:
     :param render: the API's ``tools`` array for functions under their wire names.
     :param pattern: the names the API accepts (fully matched).
     :param max_length: the longest name the API accepts.
+    :param spell: the readable alias of a refused name (see :class:`ToolNames`), for an API whose
+        rule is not ``[a-zA-Z0-9_-]``.
     """
 
     def __init__(
@@ -47,10 +49,12 @@ class RenderedTools:
         *,
         pattern: re.Pattern[str] = WIRE_NAME,
         max_length: int = 64,
+        spell: Callable[[str], str] | None = None,
     ) -> None:
         self._render = render
         self._pattern = pattern
         self._max_length = max_length
+        self._spell = spell
         self._last: WireTools | None = None
 
     def get(self, functions: tuple[FunctionSpec, ...]) -> WireTools:
@@ -65,7 +69,10 @@ class RenderedTools:
         ):
             return last
         names = ToolNames(
-            (f.name for f in functions), pattern=self._pattern, max_length=self._max_length
+            (f.name for f in functions),
+            pattern=self._pattern,
+            max_length=self._max_length,
+            spell=self._spell,
         )
         rendered = WireTools(
             functions=functions,

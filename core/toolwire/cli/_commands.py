@@ -24,8 +24,6 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader left
 
-WIRES = ("openai-chat", "openai-responses", "anthropic-messages", "prompted")
-
 
 def _terminal_columns() -> int:
     """The terminal's width as ``shutil.get_terminal_size`` gives it: ``$COLUMNS`` when it is a
@@ -150,7 +148,12 @@ def _add_tools_show(tools_sub: Any) -> None:
     p = tools_sub.add_parser("show", help="a tool exactly as a provider receives it")
     p.add_argument("name")
     p.add_argument("--locale", help="the language of the display texts ([i18n])")
-    p.add_argument("--wire", choices=WIRES, help="render for this API (default: canonical JSON)")
+    p.add_argument(
+        "--wire",
+        metavar="API",
+        help="render for this API: an adapter of an enabled plugin (openai-chat, gemini, …) or "
+        "prompted (default: canonical JSON)",
+    )
     p.add_argument(
         "--dialect",
         choices=("json", "xml", "ptype", "python", "typescript"),
@@ -511,12 +514,17 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
     except HostError as exc:
         print(f"toolwire: cannot render for {args.wire}: {exc}", file=err)
         return EXIT_FAILED
-    inner = getattr(adapter, "inner", adapter)
-    rendered = inner.render_tools((spec,))
-    _print_json(rendered, out)
-    from ..adapters._names import wire_notes
+    from ..adapters import ProviderError
 
-    for note in (*wire_notes(spec.name, rendered), *tool.schema_notes):
+    inner = getattr(adapter, "inner", adapter)
+    try:
+        rendered = inner.render_tools((spec,))
+        notes = inner.render_notes((spec,))
+    except ProviderError as exc:  # the API cannot take this tool at all
+        print(f"toolwire: {args.wire} cannot receive the tool {spec.name!r}: {exc}", file=err)
+        return EXIT_FAILED
+    _print_json(rendered, out)
+    for note in (*notes, *tool.schema_notes):
         err.write(f"note: {note}\n")  # stdout stays the exact body; notes are for people
     return EXIT_OK
 
