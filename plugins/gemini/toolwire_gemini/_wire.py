@@ -557,6 +557,8 @@ class GenerateStream:
                 self._calls.thinking(text)
             else:
                 self._calls.text(text)
+            if not text and part.keys() <= {"text", "thought"}:
+                return  # an empty piece (streams end with one): nothing to keep or send back
             last = self._parts[-1] if self._parts else None
             if isinstance(last, dict) and _mergeable(last, part):
                 last["text"] += text
