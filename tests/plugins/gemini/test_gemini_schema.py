@@ -135,7 +135,7 @@ def test_a_tool_from_typed_python_is_lossless() -> None:
     assert schema["properties"]["place"]["properties"]["country"] == {"type": "STRING"}
     assert schema["properties"]["place"]["required"] == ["city"]
     assert schema["properties"]["unit"]["enum"] == ["celsius", "fahrenheit"]
-    assert schema["properties"]["windows"]["nullable"] is True
+    assert schema["properties"]["windows"]["items"]["required"] == ["start", "hours"]
     assert schema["required"] == ["place"]
 
 
