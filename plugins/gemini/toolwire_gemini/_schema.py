@@ -28,6 +28,8 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from toolwire.tools import json_type_of
+
 __all__ = ["GEMINI_TYPES", "SchemaVerdict", "GeminiSchema", "project_schema"]
 
 SchemaVerdict = Literal["lossless", "degraded", "refused"]
@@ -178,7 +180,7 @@ def _kinds(node: Mapping[str, Any]) -> list[str]:
     if values is not None:
         inferred: list[str] = []
         for value in values:
-            kind = _json_type(value)
+            kind = json_type_of(value)
             if kind == "integer" and "number" in inferred:
                 continue
             if kind == "number" and "integer" in inferred:
@@ -191,22 +193,6 @@ def _kinds(node: Mapping[str, Any]) -> list[str]:
     if "items" in node:
         return ["array"]
     return []
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _is_null_schema(node: Any) -> bool:
