@@ -21,8 +21,9 @@ multi-round history, turn state sent back unchanged, streaming equal to non-stre
 events, cut-off arguments, HTTP errors, rate limits with the wait the server asked for, dropped
 connections, and the API key (sent in a header, never in the URL, never leaked). What differs
 between APIs is said by attributes of the suite class and of the server (see
-:class:`AdapterConformance` and :class:`~toolwire.testing.FakeProviderServer`). The tests are async: the package's
-tests need pytest-asyncio (``asyncio_mode = "auto"`` or not: the suite marks its tests).
+:class:`AdapterConformance` and :class:`~toolwire.testing.FakeProviderServer`). The tests are
+async: the package's tests need pytest-asyncio (``asyncio_mode = "auto"`` or not: the suite
+marks its tests).
 
 This module holds fixtures and hooks only; the assertions live in the suite module, which is
 registered for pytest's assertion rewriting here, before it is imported (so this module itself
