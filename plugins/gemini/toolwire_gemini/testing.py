@@ -152,7 +152,7 @@ class FakeGeminiServer(FakeProviderServer):
                     "parts (or carries one this server never gave)"
                 )
             following = contents[index + 1] if index + 1 < len(contents) else None
-            if following is not None:
+            if isinstance(following, Mapping):
                 answers = [
                     p
                     for p in following.get("parts") or []

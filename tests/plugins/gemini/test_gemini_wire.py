@@ -517,3 +517,58 @@ def test_the_url_takes_a_versioned_base_url_and_model_paths() -> None:
     assert proxy.key_env is None
     with pytest.raises(ProviderError, match="no model is configured"):
         GeminiAdapter(ProviderConfig()).url(stream=False)
+
+
+# -- hostile answers ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"candidates": {"content": {}}}, "candidates is a JSON object, not a list"),
+        ({"candidates": [{"content": {"parts": "text"}}]}, "candidates[0].content.parts"),
+        ({"candidates": [{"content": {"parts": [7]}}]}, "candidates[0].content.parts[0]"),
+        ({"candidates": [{"content": []}]}, "candidates[0].content is not an object"),
+    ],
+)
+def test_an_answer_of_the_wrong_shape_is_an_error_naming_the_field(
+    payload: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(ProviderError) as caught:
+        parse_response(payload)
+    assert str(caught.value).startswith("gemini: ")
+    assert field in str(caught.value)
+
+
+def test_a_garbage_event_ends_the_stream_with_an_error_naming_gemini() -> None:
+    reader = GenerateStream(REQUEST, lambda event: None)
+    with pytest.raises(ProviderError, match=r"^gemini: a streamed event is not JSON"):
+        reader.feed("<html>502 Bad Gateway</html>")
+
+
+def test_an_error_event_in_a_stream_says_whether_to_try_again() -> None:
+    reader = GenerateStream(REQUEST, lambda event: None)
+    with pytest.raises(ProviderError) as caught:
+        reader.feed(json.dumps(fixture("error_503.json")))
+    assert caught.value.retryable
+    assert caught.value.status == 503
+    assert "model is overloaded" in str(caught.value)
+
+
+def test_arguments_that_are_no_object_make_an_invalid_call() -> None:
+    payload = {
+        "candidates": [
+            {"content": {"parts": [{"functionCall": {"name": "get_weather", "args": [1, 2]}}]}}
+        ]
+    }
+    [call] = parse_response(payload).tool_calls
+    assert call.arguments is None
+    assert call.invalid_reason is not None
+    assert "not an object" in call.invalid_reason
+
+
+def test_a_call_without_arguments_has_empty_ones() -> None:
+    payload = {"candidates": [{"content": {"parts": [{"functionCall": {"name": "now"}}]}}]}
+    [call] = parse_response(payload).tool_calls
+    assert call.arguments == {}
+    assert call.is_valid
