@@ -49,7 +49,7 @@ from toolwire.messages import (
     UserMessage,
 )
 
-from ._schema import GeminiSchema, project_schema
+from ._schema import project_schema
 
 __all__ = [
     "API",
@@ -124,8 +124,9 @@ def gemini_spelling(name: str) -> str:
 
 def declaration(
     spec: FunctionSpec, *, schemas: SchemaMode = "auto", open_objects: bool = False
-) -> tuple[dict[str, Any], GeminiSchema | None]:
-    """One function as Gemini receives it, and its projection (None when sent as written).
+) -> dict[str, Any]:
+    """One function as Gemini receives it (``name``, ``description``, and ``parameters`` or
+    ``parametersJsonSchema``; neither for a function without parameters).
 
     :raises ProviderError: in ``openapi`` mode, for a schema the subset cannot express, naming
         the tool and each problem.
@@ -134,12 +135,12 @@ def declaration(
     if schemas == "json-schema":
         if _takes_arguments(spec.parameters):
             body["parametersJsonSchema"] = dict(spec.parameters)
-        return body, None
+        return body
     projection = project_schema(spec.parameters, open_objects=open_objects)
     if projection.verdict == "lossless" or (schemas == "openapi" and projection.schema is not None):
         if projection.schema:
             body["parameters"] = dict(projection.schema)
-        return body, projection
+        return body
     if schemas == "openapi":
         raise ProviderError(
             f"{API}: the tool {spec.name!r} cannot be sent in Gemini's schema subset: "
@@ -149,7 +150,7 @@ def declaration(
             api=API,
         )
     body["parametersJsonSchema"] = dict(spec.parameters)
-    return body, projection
+    return body
 
 
 def _takes_arguments(schema: Mapping[str, Any]) -> bool:
@@ -165,9 +166,7 @@ def render_tools(
     """
     if not functions:
         return []
-    declarations = [
-        declaration(f, schemas=schemas, open_objects=open_objects)[0] for f in functions
-    ]
+    declarations = [declaration(f, schemas=schemas, open_objects=open_objects) for f in functions]
     return [{"functionDeclarations": declarations}]
 
 

@@ -142,9 +142,7 @@ def test_a_tool_from_typed_python_is_lossless() -> None:
 def test_a_function_without_parameters_has_none() -> None:
     assert project_schema({"type": "object", "properties": {}}).schema == {}
     assert project_schema({"type": "object"}).schema == {}
-    body, _ = declaration(
-        FunctionSpec(name="now", description="Now.", parameters={"type": "object"})
-    )
+    body = declaration(FunctionSpec(name="now", description="Now.", parameters={"type": "object"}))
     assert body == {"name": "now", "description": "Now."}
 
 

@@ -437,6 +437,16 @@ async def test_a_wrong_key_is_refused_without_showing_it(monkeypatch: pytest.Mon
     assert KEY not in str(outcome.error)
 
 
+async def test_googles_wrong_key_answer_is_not_sent_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    async with FakeGeminiServer(
+        [ErrorReply(status=400, body=fixture("error_400_key.json"))]
+    ) as server:
+        outcome = await run(server, monkeypatch)
+    assert outcome.stop_reason == "error"
+    assert "API key not valid" in str(outcome.error)
+    assert len(server.requests) == 1
+
+
 async def test_a_model_without_function_calling_falls_back_to_prompted_tools(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
