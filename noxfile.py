@@ -129,6 +129,8 @@ def bench(session: nox.Session) -> None:
         session.install(peer)
     session.install("hatchling", "-e", ".[bench]")
     session.install("bm25s")  # the lexical peer of bench/sources.py
+    # BFCL v4's function definitions for bench/schema_fidelity.py: the data of the wheel only.
+    session.install("--no-deps", "bfcl-eval")
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "bench").glob("[a-z]*.py"))
     for script in scripts:
         session.run("python", script)
