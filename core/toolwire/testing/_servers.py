@@ -181,8 +181,9 @@ class FakeProviderServer:
     :param chunk_size: characters per text or argument delta in streamed answers.
     :param interleave: stream the argument deltas of several calls round-robin (by index), as some
         hosts do.
-    :param api_key: when set, requests must carry this key (else HTTP 401 whose message echoes
-        the key received, to prove that clients redact it).
+    :param api_key: when set, requests must carry this key (else an error of status
+        ``bad_key_status``, 401 by default, whose message echoes the key received, to prove that
+        clients redact it).
     :param omit_call_ids: send calls without ids (``""``, or no id field where the API makes it
         optional), as some OpenAI-compatible hosts and older Gemini models do.
 

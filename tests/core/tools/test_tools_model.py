@@ -33,9 +33,9 @@ EXPECTED_NAMES = [
     "CallInterrupt", "FunctionSpec", "Inject", "Injected", "LintFinding", "Page", "PageNumber",
     "Paging", "Resolver", "Retry", "SideEffect", "Source", "StrictProjection", "Tool",
     "ToolBlocked", "ToolContext", "ToolDefinitionError", "ToolFatal", "ToolPolicy", "ToolResult",
-    "ToolStatus", "Toolbox", "cached_resolver", "describe_schema", "lint_tool", "normalize_schema",
-    "provider_name_problems", "schema_for", "strict_projection", "tool", "tool_name_problems",
-    "truncate_result", "validate_tool_name",
+    "ToolStatus", "Toolbox", "cached_resolver", "describe_schema", "json_type_of", "lint_tool",
+    "normalize_schema", "provider_name_problems", "schema_for", "strict_projection", "tool",
+    "tool_name_problems", "truncate_result", "validate_tool_name",
 ]  # fmt: skip
 
 
