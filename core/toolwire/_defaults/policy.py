@@ -47,9 +47,16 @@ def refusal_reason(tool: Tool, policy: PolicyConfig) -> str | None:
         )
     if effects is None:
         if policy.strict:
+            where = tool.policy_config_key
             return (
                 f"Tool {tool.name} is blocked by policy: it does not declare its side effects, "
                 "and [policy] strict = true refuses unclassified tools."
+                + (
+                    f" Declare them in {where}: side_effects = [...] (for example "
+                    '["read_only"]).'
+                    if where
+                    else ""
+                )
             )
         return None
     denied = [e for e in effects if e in policy.deny]
