@@ -248,8 +248,9 @@ class LlmTools:
         missing = [a for a in _required_arguments(toolbox) if a not in arguments]
         if missing:
             self.problems.append(
-                f"toolbox {name} of {package.describe()} needs {', '.join(missing)}: set them "
-                f"in {where}, or leave the package out with {SECTION} packages"
+                f"toolbox {name} of {package.describe()} needs {', '.join(missing)}: set "
+                f"{'it' if len(missing) == 1 else 'them'} in {where}, or leave the package out "
+                f"with {SECTION} packages"
             )
             return []
         thread = concurrent.futures.ThreadPoolExecutor(
