@@ -51,7 +51,12 @@ class LangchainTools:
             try:
                 found = self._instances(reference, load_reference(reference))
             except Exception as exc:
-                self.problems.append(f"{reference}: {type(exc).__name__}: {exc}")
+                error = f"{type(exc).__name__}: {exc}"
+                # A class's argument values may be secrets (an API key): kept out of the report.
+                for value in (self.settings.arguments.get(reference) or {}).values():
+                    if isinstance(value, str) and len(value) >= 4:
+                        error = error.replace(value, "[redacted]")
+                self.problems.append(f"{reference}: {error}")
                 continue
             for lc_tool in found:
                 try:

@@ -269,9 +269,13 @@ class LlmTools:
         except concurrent.futures.TimeoutError:
             problem = f"was not made within {timeout:g} s ({SECTION} startup_timeout)"
         except Exception as exc:
-            # The arguments' names only: their values may be secrets.
+            # The arguments' names only: their values may be secrets, kept out of the error too.
             given = ", ".join(sorted(arguments)) or "no arguments"
-            problem = f"could not be made from {where} ({given}): {type(exc).__name__}: {exc}"
+            error = f"{type(exc).__name__}: {exc}"
+            for value in arguments.values():
+                if isinstance(value, str) and len(value) >= 4:
+                    error = error.replace(value, "[redacted]")
+            problem = f"could not be made from {where} ({given}): {error}"
         self.problems.append(f"toolbox {name} of {package.describe()} {problem}")
         thread.shutdown(wait=False, cancel_futures=True)
         self.threads.remove(thread)

@@ -166,6 +166,13 @@ async def test_references_that_are_no_tools_cost_only_themselves(tmp_path: Path)
     assert "lc_sample_tools:nothing_here: AttributeError" in problem
     assert "lc_sample_tools:_store: TypeError" in problem
     await host.aclose()
+    refused = load(
+        tmp_path, ["Divide"], settings={"arguments": {f"{SAMPLE}:Divide": {"digits": "sk-5512"}}}
+    )
+    problem = failure(refused)
+    assert "lc_sample_tools:Divide: ValidationError" in problem
+    assert "sk-5512" not in problem
+    await refused.aclose()
     missing = toolwire.Host.load(
         config_from_dict(
             {

@@ -64,6 +64,17 @@ class Counter(llm.Toolbox):
         return f"{self.value} on {threading.current_thread().name} (made on {self.made_on})"
 
 
+class Keyed(llm.Toolbox):
+    """A toolbox whose constructor refuses its key, repeating it."""
+
+    def __init__(self, api_key: str) -> None:
+        raise ValueError(f"the key {api_key} was refused")
+
+    def search(self, query: str) -> str:
+        """Search."""
+        return query
+
+
 class NotAToolbox:
     pass
 
@@ -77,6 +88,7 @@ def register_tools(register: Any) -> None:
     register(thread_name, name="where_am_i")
     register(ECHO)
     register(Counter)
+    register(Keyed)
 
 
 @llm.hookimpl(specname="register_tools")

@@ -234,7 +234,9 @@ async def test_a_policy_that_does_not_fit_leaves_its_tool_out(tmp_path: Path):
 
 
 async def test_what_a_package_registers_becomes_tools(tmp_path: Path, sample_package: None):
-    host = load(tmp_path, {"packages": ["llm-tools-sample"]})
+    host = load(
+        tmp_path, {"packages": ["llm-tools-sample"], "toolboxes": {"Keyed": {"api_key": "sk-2931"}}}
+    )
     assert sorted(host.tools) == [
         "Counter_increment",
         "ask_person",
@@ -244,8 +246,12 @@ async def test_what_a_package_registers_becomes_tools(tmp_path: Path, sample_pac
         "where_am_i",
         "whoami",
     ]
-    # A bad registration costs only itself.
-    assert "llm-tools-sample 1.0 registers the class NotAToolbox" in failure(host)
+    # A bad registration, or a toolbox that cannot be made, costs only itself; a toolbox's
+    # argument values stay out of the report.
+    problem = failure(host)
+    assert "llm-tools-sample 1.0 registers the class NotAToolbox" in problem
+    assert "(api_key): ValueError: the key [redacted] was refused" in problem
+    assert "sk-2931" not in problem
     # llm's reserved parameter is never offered; a fixed signature refuses unknown arguments.
     whoami = host.tools["whoami"].parameters
     assert list(whoami["properties"]) == ["greeting"]
