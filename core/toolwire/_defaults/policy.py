@@ -52,8 +52,7 @@ def refusal_reason(tool: Tool, policy: PolicyConfig) -> str | None:
                 f"Tool {tool.name} is blocked by policy: it does not declare its side effects, "
                 "and [policy] strict = true refuses unclassified tools."
                 + (
-                    f" Declare them in {where}: side_effects = [...] (for example "
-                    '["read_only"]).'
+                    f' Declare them in {where}: side_effects = [...] (for example ["read_only"]).'
                     if where
                     else ""
                 )

@@ -21,6 +21,7 @@ async def test_a_single_thread_executor_keeps_a_connection_usable():
         # On the loop's default pool the connection refuses to be used (made in another thread).
         with pytest.raises(sqlite3.ProgrammingError, match="same thread"):
             await run_in_thread(functools.partial(connection.execute, "select 1"))
+
         def answer() -> tuple[int]:
             row: tuple[int] = connection.execute("select 6 * 7").fetchone()
             return row
