@@ -11,8 +11,8 @@ import typing
 from typing import Any
 
 import attrs
-from langchain_core.tools import BaseTool, BaseToolkit, InjectedToolCallId
-from langchain_core.tools.base import FILTERED_ARGS, get_all_basemodel_annotations
+from langchain_core.tools import BaseTool, BaseToolkit, InjectedToolArg, InjectedToolCallId
+from langchain_core.tools.base import get_all_basemodel_annotations
 from langchain_core.utils.function_calling import convert_to_openai_function
 
 from toolwire.config import ConfigError
@@ -113,38 +113,37 @@ class LangchainTools:
             # pydantic would drop an unknown argument silently: refuse it with the list of
             # valid ones instead.
             parameters["additionalProperties"] = False
-        offered = set(parameters.get("properties") or ())
         name = lc_tool.name
         tool = Tool.from_schema(
             name,
             function.get("description") or lc_tool.description or "",
             parameters,
-            LangchainCall(tool=lc_tool, injected=injected_arguments(lc_tool, offered)),
+            LangchainCall(tool=lc_tool, injected=injected_arguments(lc_tool)),
             policy=self.settings.policy_of(name),
             normalize=True,
         )
         return attrs.evolve(tool, policy_config_key=self.settings.policy_key(name))
 
 
-def injected_arguments(lc_tool: BaseTool, offered: set[str]) -> tuple[Injected, ...]:
-    """The arguments of ``lc_tool`` that the host supplies (``InjectedToolArg`` and the like):
-    those of its full input schema that the model is not offered. An ``InjectedToolCallId``
-    is left out: LangChain fills it from the call's id."""
+def injected_arguments(lc_tool: BaseTool) -> tuple[Injected, ...]:
+    """The arguments of ``lc_tool`` that the host supplies: those its input schema marks
+    ``InjectedToolArg``. An ``InjectedToolCallId`` is left out: LangChain fills it from the
+    call's id."""
     if isinstance(lc_tool.args_schema, dict):
         return ()  # a JSON Schema cannot mark an argument injected
     schema = lc_tool.get_input_schema()
     fields = getattr(schema, "model_fields", {})
     out: list[Injected] = []
     for name, annotation in get_all_basemodel_annotations(schema).items():
-        if name in offered or name in FILTERED_ARGS or name not in fields:
+        markers = typing.get_args(annotation)[1:]
+        if not any(_is_marker(m, InjectedToolArg) for m in markers):
             continue
-        if any(_is_call_id(marker) for marker in typing.get_args(annotation)[1:]):
+        if any(_is_marker(m, InjectedToolCallId) for m in markers):
             continue
-        out.append(Injected(name=name, required=fields[name].is_required()))
+        field = fields.get(name)
+        out.append(Injected(name=name, required=field is None or field.is_required()))
     return tuple(out)
 
 
-def _is_call_id(marker: Any) -> bool:
-    return isinstance(marker, InjectedToolCallId) or (
-        isinstance(marker, type) and issubclass(marker, InjectedToolCallId)
-    )
+def _is_marker(marker: Any, kind: type) -> bool:
+    return isinstance(marker, kind) or (isinstance(marker, type) and issubclass(marker, kind))

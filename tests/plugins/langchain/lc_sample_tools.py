@@ -13,6 +13,7 @@ from langchain_core.tools import (
     BaseToolkit,
     InjectedToolArg,
     InjectedToolCallId,
+    Tool,
     ToolException,
     create_retriever_tool,
     tool,
@@ -89,6 +90,8 @@ class Maths(BaseToolkit):
 
 
 TOOLS = [multiply, strict_root]
+
+shout = Tool(name="shout", description="Shout a text.", func=lambda text: text.upper())
 
 
 def not_decorated(x: int) -> int:

@@ -92,6 +92,14 @@ async def test_an_at_tool_function_and_a_base_tool_class(tmp_path: Path):
     await host.aclose()
 
 
+async def test_a_single_input_tool_takes_its_one_argument(tmp_path: Path):
+    host = load(tmp_path, ["shout"])
+    assert list(host.tools["shout"].parameters["properties"]) == ["__arg1"]
+    done = await run(host, [[tool_call("shout", {"__arg1": "hey"})], "done"])
+    assert done.tool_calls[0].result.content == "HEY"
+    await host.aclose()
+
+
 async def test_an_unhandled_tool_exception_is_a_failed_call(tmp_path: Path):
     host = load(tmp_path, ["strict_root"])
     done = await run(host, [[tool_call("strict_root", {"x": -4})], "done"])
