@@ -234,7 +234,7 @@ async def run_in_thread(call: Callable[[], _T], *, executor: Executor | None = N
         db_thread = ThreadPoolExecutor(max_workers=1)
         connection = db_thread.submit(sqlite3.connect, "notes.db").result()
         rows = await run_in_thread(
-            functools.partial(connection.execute, "select 1"), executor=db_thread
+            lambda: connection.execute("select 1").fetchall(), executor=db_thread
         )
     """
     import asyncio  # deferred: declaring tools must not need an event loop library
