@@ -47,10 +47,16 @@ def refusal_reason(tool: Tool, policy: PolicyConfig) -> str | None:
         )
     if effects is None:
         if policy.strict:
-            return (
+            reason = (
                 f"Tool {tool.name} is blocked by policy: it does not declare its side effects, "
                 "and [policy] strict = true refuses unclassified tools."
             )
+            where = tool.policy_config_key
+            if where:
+                reason += (
+                    f' Declare them in {where}: side_effects = [...] (for example ["read_only"]).'
+                )
+            return reason
         return None
     denied = [e for e in effects if e in policy.deny]
     if denied:

@@ -18,7 +18,7 @@ from ._errors import (
     ToolDefinitionError,
     ToolFatal,
 )
-from ._model import Activation, Resolver, Tool, ToolPolicy, schema_for, tool
+from ._model import Activation, Resolver, Tool, ToolPolicy, run_in_thread, schema_for, tool
 from ._names import provider_name_problems, tool_name_problems, validate_tool_name
 from ._result import Source, ToolBlocked, ToolResult, ToolStatus
 from ._spec import FunctionSpec
@@ -99,6 +99,7 @@ __all__ = [
     "lint_tool",
     "normalize_schema",
     "provider_name_problems",
+    "run_in_thread",
     "schema_for",
     "strict_projection",
     "tool",

@@ -14,7 +14,7 @@ import functools
 import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar, overload
 
 import attrs
 
@@ -46,8 +46,12 @@ from ._typeschema import (
 from ._validation import ArgumentValidator, json_text
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from .._request import OfferRequest
     from ._strict import StrictProjection
+
+_T = TypeVar("_T")
 
 Resolver = Callable[["Tool", "OfferRequest"], FunctionSpec | None]
 """A context tool's resolver: the function it offers to one request, or None for nothing."""
@@ -208,14 +212,41 @@ def _is_async(function: Callable[..., Any]) -> bool:
 async def _run(function: Callable[..., Any], is_async: bool, *args: Any, **kwargs: Any) -> Any:
     if is_async:
         return await function(*args, **kwargs)
-    import asyncio  # deferred: declaring tools must not need an event loop library
-
-    try:
-        result = await asyncio.to_thread(_in_worker, function, *args, **kwargs)
-    except _WorkerExit as exc:
-        raise exc.raised from None
+    result = await run_in_thread(functools.partial(function, *args, **kwargs))
     if inspect.isawaitable(result):
         result = await result
+    return result
+
+
+async def run_in_thread(call: Callable[[], _T], *, executor: Executor | None = None) -> _T:
+    """Run ``call()`` in a worker thread, as the host runs a sync tool, and return its value.
+
+    ``executor`` runs it instead of the event loop's default thread pool: a
+    ``ThreadPoolExecutor(max_workers=1)`` of its own keeps every call of a tool on one thread,
+    for objects that belong to the thread that made them (a ``sqlite3`` connection). The
+    caller's context variables are copied into the thread, as ``asyncio.to_thread`` does. An
+    exception ``call`` raises is raised here, even the ``GeneratorExit`` or ``StopIteration``
+    an asyncio future cannot carry (which would stall the call); a ``StopIteration`` arrives as
+    the ``RuntimeError`` any coroutine raising it gives.
+
+    **Example**::
+
+        db_thread = ThreadPoolExecutor(max_workers=1)
+        connection = db_thread.submit(sqlite3.connect, "notes.db").result()
+        rows = await run_in_thread(
+            lambda: connection.execute("select 1").fetchall(), executor=db_thread
+        )
+    """
+    import asyncio  # deferred: declaring tools must not need an event loop library
+    import contextvars
+
+    context = contextvars.copy_context()
+    try:
+        result: _T = await asyncio.get_running_loop().run_in_executor(
+            executor, context.run, _in_worker, call
+        )
+    except _WorkerExit as exc:
+        raise exc.raised from None
     return result
 
 
@@ -555,6 +586,10 @@ class Tool:
     ``schema_notes`` lists what ``Tool.from_schema(..., normalize=True)`` changed in the schema
     it was given (one ``$.path: change`` each).
 
+    ``policy_config_key`` says where a person declares the policy of a tool whose author could
+    not, such as one a plugin makes from another framework's definition
+    (``[tools.llm-tools.policy.simple_eval]``); a refusal for undeclared side effects names it.
+
     ``parameters`` is checked when the tool is made, against the JSON Schema 2020-12 rules that
     change what validates: a tool that exists never fails at call time because of its schema.
 
@@ -587,6 +622,7 @@ class Tool:
     external: bool = False
     plugin: str | None = None
     schema_notes: tuple[str, ...] = attrs.field(default=(), converter=_name_tuple)
+    policy_config_key: str | None = None
     _runner: _Runner | None = attrs.field(default=None, repr=False, alias="runner")
     _state: _ToolState = attrs.field(init=False, factory=_ToolState, repr=False)
 

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from loop_support import (
     assert_no_orphans,
@@ -357,6 +358,22 @@ async def test_policy_denies_side_effects_and_unclassified_tools(tmp_path: Path)
     texts = result_texts(run)
     assert "side effect(s) 'destructive', which [policy] deny refuses" in texts[0]
     assert "strict = true refuses unclassified tools" in texts[2]
+
+
+async def test_strict_refusal_names_where_the_side_effects_are_declared(tmp_path: Path) -> None:
+    (unclassified,) = [t for t in _effect_tools() if t.name == "unclassified"]
+    declared_in_config = attrs.evolve(
+        unclassified, name="imported", policy_config_key="[tools.other.policy.imported]"
+    )
+    host = make_host(tmp_path, [unclassified, declared_in_config], policy=PolicyConfig(strict=True))
+    run = await run_script(host, [[tool_call("unclassified"), tool_call("imported")], "done"])
+    assert [r.status for r in run.tool_calls] == ["blocked", "blocked"]
+    own, imported = result_texts(run)
+    assert "Declare them" not in own
+    assert imported.endswith(
+        "Declare them in [tools.other.policy.imported]: side_effects = [...] (for example "
+        '["read_only"]).'
+    )
 
 
 async def test_policy_requires_approval_for_listed_side_effects(tmp_path: Path) -> None:

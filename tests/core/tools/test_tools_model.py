@@ -34,7 +34,8 @@ EXPECTED_NAMES = [
     "Paging", "Resolver", "Retry", "SideEffect", "Source", "StrictProjection", "Tool",
     "ToolBlocked", "ToolContext", "ToolDefinitionError", "ToolFatal", "ToolPolicy", "ToolResult",
     "ToolStatus", "Toolbox", "cached_resolver", "describe_schema", "json_type_of", "lint_tool",
-    "normalize_schema", "provider_name_problems", "schema_for", "strict_projection", "tool",
+    "normalize_schema", "provider_name_problems", "run_in_thread", "schema_for",
+    "strict_projection", "tool",
     "tool_name_problems", "truncate_result", "validate_tool_name",
 ]  # fmt: skip
 
