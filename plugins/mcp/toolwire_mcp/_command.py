@@ -27,6 +27,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     servers = sub.add_parser("servers", help="the configured MCP servers, their state and tools")
     servers.add_argument("--json", action="store_true", help="print JSON")
+    servers.add_argument(
+        "--refresh", action="store_true", help="list every server's tools again (the cache too)"
+    )
 
 
 async def _run(args: argparse.Namespace, host: Host) -> int:
@@ -50,18 +53,28 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
 def _servers(args: argparse.Namespace, host: Host) -> int:
     from ._plugin import client_for
 
-    host.tools  # noqa: B018 - collecting the tools starts the servers
+    host.tools  # noqa: B018 - collecting the tools lists them (from the cache, or started)
     client = client_for(host.plugin_settings("mcp"))
     rows: list[dict[str, Any]] = []
     if client is not None:
-        for name, connection in client.connections.items():
+        if args.refresh:
+            client.refresh()
+        else:
+            client.start_all()
+        for name in client.names:
+            connection = client.started(name)
+            status = client.status(name)
             rows.append(
                 {
                     "name": name,
-                    "transport": connection.settings.transport,
-                    "status": connection.status,
-                    "error": connection.describe_problem() if connection.error else None,
+                    "transport": client.settings.servers[name].transport,
+                    "status": status,
+                    "error": connection.describe_problem()
+                    if connection is not None and connection.error
+                    else None,
+                    "reconnects": connection.reconnects if connection is not None else 0,
                     "tools": client.registered(name),
+                    "problems": list(connection.problems) if connection is not None else [],
                 }
             )
     if args.json:
@@ -70,12 +83,15 @@ def _servers(args: argparse.Namespace, host: Host) -> int:
         print("No MCP servers are configured ([tools.mcp.servers.<name>] in toolwire.toml).")
     else:
         for row in rows:
+            again = f", restarted {row['reconnects']} time(s)" if row["reconnects"] else ""
             print(
-                f"{row['name']:<16} {row['transport']:<6} {row['status']}: "
+                f"{row['name']:<16} {row['transport']:<6} {row['status']}{again}: "
                 f"{len(row['tools'])} tool(s)"
             )
             if row["error"]:
                 print(f"  {row['error']}")
+            for problem in row["problems"]:
+                print(f"  {problem}")
     return 1 if any(r["status"] == "failed" for r in rows) else 0
 
 

@@ -20,6 +20,14 @@ NOTES_SERVER = Path(__file__).with_name("notes_server.py")
 WriteConfig = Callable[..., Path]
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test keeps its servers' tool lists in a cache folder of its own."""
+    folder = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("TOOLWIRE_CACHE_DIR", str(folder))
+    return folder
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
