@@ -10,12 +10,14 @@ reason. The tools it lets through are kept as sent (JSON objects) for the tool-l
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
 import mcp.types as mt
 import pydantic
+from mcp_types import methods as _methods
 from mcp.shared.message import SessionMessage
 
 from ._settings import ServerSettings
@@ -34,6 +36,7 @@ class ListingGuard:
         """The last listed JSON object of each tool let through, by the server's name."""
         self._problems: list[str] = []
         self._pending: set[Any] = set()
+        self._version = "2025-11-25"
 
     def reader(self, stream: Any) -> _Reader:
         """The transport's read stream, with listing answers checked."""
@@ -54,8 +57,15 @@ class ListingGuard:
             self._pending.add(message.id)
 
     def _inbound(self, item: Any) -> Any:
+        if isinstance(item, pydantic.ValidationError) and self._pending:
+            item = self._reread(item)
         message = getattr(item, "message", None)
-        if not isinstance(message, mt.JSONRPCResponse) or message.id not in self._pending:
+        if not isinstance(message, mt.JSONRPCResponse):
+            return item
+        version = message.result.get("protocolVersion")
+        if isinstance(version, str) and "serverInfo" in message.result:
+            self._version = version  # the handshake's answer: listings are read at this revision
+        if message.id not in self._pending:
             return item
         self._pending.discard(message.id)
         result = message.result
@@ -65,6 +75,51 @@ class ListingGuard:
         kept = [entry for index, entry in enumerate(tools) if self._readable(entry, index)]
         checked = message.model_copy(update={"result": {**result, "tools": kept}})
         return SessionMessage(message=checked, metadata=getattr(item, "metadata", None))
+
+    def _reread(self, error: pydantic.ValidationError) -> Any:
+        """A line the transport's JSON reader refused (nested past its depth limit), read
+        again with Python's reader when it answers a pending listing: the tools too deep for
+        the bounds are then left out, and the others kept."""
+        errors = error.errors(include_url=False)
+        line = errors[0].get("input") if errors else None
+        if not isinstance(line, str | bytes):
+            return error
+        try:
+            data = json.loads(line)
+        except (ValueError, RecursionError):
+            return error
+        if not isinstance(data, dict) or data.get("id") not in self._pending:
+            return error
+        result = data.get("result")
+        tools = result.get("tools") if isinstance(result, dict) else None
+        if not isinstance(tools, list):
+            return error
+        shallow = [
+            entry
+            for index, entry in enumerate(tools)
+            if self._within_bounds(entry, index)
+        ]
+        try:
+            message = mt.JSONRPCResponse.model_validate(
+                {**data, "result": {**result, "tools": shallow}}, by_name=False
+            )
+        except pydantic.ValidationError:
+            return error
+        return SessionMessage(message=message)
+
+    def _within_bounds(self, entry: Any, index: int) -> bool:
+        from ._listing import schema_problem
+
+        schema = entry.get("inputSchema") if isinstance(entry, dict) else None
+        problem = schema_problem(schema, self.settings)
+        if problem is None:
+            return True
+        name = entry.get("name") if isinstance(entry, dict) else None
+        self._problems.append(
+            f"MCP server {self.server!r}, tool {name or index + 1!r}: {problem}; the tool is "
+            "left out"
+        )
+        return False
 
     def _readable(self, entry: Any, index: int) -> bool:
         from ._listing import schema_problem
@@ -79,9 +134,12 @@ class ListingGuard:
         problem = schema_problem(entry.get("inputSchema"), self.settings)
         if problem is None:
             try:
+                _methods.validate_server_result(LIST_METHOD, self._version, {"tools": [entry]})
                 mt.Tool.model_validate(entry, by_name=False)
             except pydantic.ValidationError as exc:
                 problem = f"the MCP SDK cannot read its listing ({_first_error(exc)})"
+            except (KeyError, ValueError):
+                pass  # a revision the SDK does not know: the SDK decides
         if problem is not None:
             self._problems.append(f"{where}: {problem}; the tool is left out")
             return False
