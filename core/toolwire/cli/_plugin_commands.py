@@ -57,7 +57,7 @@ def run_plugin_command(
 ) -> int | None:
     """Run ``argv`` when its command is a plugin's; None when it is not (the CLI goes on).
 
-    ``--config PATH`` before the command is honoured. A command name no plugin answers is left
+    ``--config PATH`` before the command is honoured, and after it too (up to a ``--``). A command name no plugin answers is left
     to the CLI's own parser, which reports it.
     """
     args = list(sys.argv[1:] if argv is None else argv)
@@ -79,6 +79,10 @@ def run_plugin_command(
     name = args[index]
     if name in _builtin_commands(parser):
         return None
+    # `--config PATH` after the command too: a client that launches `toolwire mcp serve` puts
+    # its options after the command, and may not pass the environment on.
+    rest, later = _take_config(args[index + 1 :])
+    config = later if later is not None else config
     from ..config import ConfigError
     from ..host._host import Host
 
@@ -94,8 +98,31 @@ def run_plugin_command(
     sub = argparse.ArgumentParser(prog=f"{parser.prog} {name}", description=command.help)
     if command.configure is not None:
         command.configure(sub)
-    parsed = sub.parse_args(args[index + 1 :])
+    parsed = sub.parse_args(rest)
     return _run(command, parsed, host)
+
+
+def _take_config(args: Sequence[str]) -> tuple[list[str], str | None]:
+    """``args`` without the ``--config PATH`` (or ``--config=PATH``) options they hold before a
+    ``--``, and the last path given (None when none is)."""
+    rest: list[str] = []
+    config: str | None = None
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        if arg == "--":
+            rest.extend(args[index:])
+            break
+        if arg == "--config" and index + 1 < len(args):
+            config = args[index + 1]
+            index += 2
+            continue
+        if arg.startswith("--config="):
+            config = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        index += 1
+    return rest, config
 
 
 def plugin_commands(host: Host) -> dict[str, CliCommand]:

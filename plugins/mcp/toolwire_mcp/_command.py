@@ -37,6 +37,9 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
         return _servers(args, host)
     from ._serve import ToolServer, parse_listen_address
 
+    # A client that launches the server may drop the environment and start it anywhere: say
+    # which config is in use (stderr, never the protocol's stdout).
+    print(f"toolwire mcp serve: {_config_in_use(host)}", file=sys.stderr, flush=True)
     try:
         address = parse_listen_address(args.http) if args.http else None
         server = ToolServer(host, approve=args.approve)
@@ -48,6 +51,14 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
     else:
         await server.serve_http(*address)
     return 0
+
+
+def _config_in_use(host: Host) -> str:
+    config = host.config
+    files = list(config.layers) or ([config.source] if config.source else [])
+    if not files:
+        return "no config file found (defaults); give one with --config PATH"
+    return "config " + ", ".join(files)
 
 
 def _servers(args: argparse.Namespace, host: Host) -> int:

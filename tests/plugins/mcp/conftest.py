@@ -159,6 +159,12 @@ def notes_stdio() -> Callable[..., dict[str, Any]]:
 
 
 @pytest.fixture
+def port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    return free_port()
+
+
+@pytest.fixture
 def processes_gone() -> Callable[..., list[int]]:
     """``processes_gone(pids, timeout)``: the PIDs still alive after waiting."""
     return wait_gone
