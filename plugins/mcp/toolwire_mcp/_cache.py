@@ -54,18 +54,20 @@ def identity(
     env: Mapping[str, str],
     cwd: str | None,
 ) -> list[Any]:
-    """What names one server's listing: its URL, or its command line, environment, working
-    directory and the size and time of its program's file."""
+    """What names one server's listing: its URL, or its command line, the environment its
+    entry sets, its working directory, and the path, size and time of its program's file (as
+    found on ``PATH``)."""
     if url is not None:
         return ["http", url]
     program = command_line[0] if command_line else ""
-    found = shutil.which(program, path=env.get("PATH")) if program else None
+    found = shutil.which(program, path=env.get("PATH", os.environ.get("PATH"))) if program else None
     stamp: list[Any] = [found]
     if found is not None:
         with contextlib.suppress(OSError):
             info = os.stat(found)
             stamp += [info.st_size, info.st_mtime_ns]
-    return ["stdio", list(command_line), sorted(env.items()), cwd, stamp]
+    key = ["stdio", list(command_line), sorted(env.items()), cwd, stamp]
+    return list(json.loads(json.dumps(key)))  # as it reads back from the file
 
 
 def _path(key: list[Any]) -> str | None:

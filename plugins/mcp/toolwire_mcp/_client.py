@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -266,7 +265,7 @@ class McpClient:
         return _cache.identity(
             url=settings.url,
             command_line=settings.command_line(base),
-            env={**os.environ, **settings.env},
+            env=settings.env,
             cwd=settings.working_dir(base),
         )
 
