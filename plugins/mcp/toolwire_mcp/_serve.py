@@ -272,7 +272,7 @@ def _output(tool: Tool) -> tuple[dict[str, Any] | None, bool]:
         returned = typing.get_type_hints(function).get("return")
     except Exception:  # a hint that does not resolve: no schema rather than a wrong one
         return None, False
-    if returned is None or returned in (str, type(None), Any):
+    if returned is None or returned in (str, type(None), Any, ToolResult):
         return None, False
     try:
         schema = schema_for(returned)

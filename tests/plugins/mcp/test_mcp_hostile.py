@@ -135,3 +135,16 @@ async def test_annotations_are_defaults_the_config_overrides(write_config):
     assert echo.policy.idempotent
     # no hints and no override: the protocol's cautious defaults
     assert {e.value for e in loud.policy.side_effects or ()} == {"destructive", "network"}
+
+
+async def test_doctor_gives_no_python_advice_for_server_tools(write_config):
+    from toolwire.tools import lint_tool
+
+    host = Host.load(write_config({"raw": raw()}))
+    async with host:
+        findings = [f for name, tool in host.tools.items() for f in lint_tool(tool)]
+    texts = " ".join(f.message for f in findings)
+    assert "parameter-without-description" in {f.code for f in findings}
+    assert "Annotated" not in texts
+    assert "docstring" not in texts
+    assert "instructions=" not in texts
