@@ -30,6 +30,12 @@ WHEELHOUSE = Path(
 )
 # Packages that depend on another package of the monorepo, installed with it from here.
 NEEDS = {"contrib-tools/sources": ["contrib-tools/web"]}
+# Packages whose tests need their own `test` extra (real counterparts from the package index).
+TEST_EXTRA = {"plugins/mcp"}
+
+
+def _editable(package: str) -> list[str]:
+    return ["-e", f"{package}[test]" if package in TEST_EXTRA else package]
 
 
 def _install_all(session: nox.Session, *, heavy: bool = True) -> None:
@@ -38,7 +44,7 @@ def _install_all(session: nox.Session, *, heavy: bool = True) -> None:
         _install_llama_cpp(session)
     args = ["-e", ".[test,chat]"]
     for package in packages:
-        args += ["-e", package]
+        args += _editable(package)
     session.install(*args)
     if heavy and "plugins/llamacpp" in packages:
         _install_local_model(session)
@@ -80,7 +86,10 @@ def package_tests(session: nox.Session, package: str) -> None:
     if package in HEAVY:
         _install_llama_cpp(session)
     session.install(
-        "-e", ".[test]", "-e", package, *(a for p in NEEDS.get(package, ()) for a in ("-e", p))
+        "-e",
+        ".[test]",
+        *_editable(package),
+        *(a for p in NEEDS.get(package, ()) for a in ("-e", p)),
     )
     if package in HEAVY:
         _install_local_model(session)
