@@ -397,8 +397,9 @@ class McpClient:
             return
         self._host_loop = asyncio.get_running_loop()
         for name in self.names:
-            if name in self._registered_from and self.listing(name) is not (
-                self._registered_from[name]
+            if (
+                name in self._registered_from
+                and self.listing(name) is not (self._registered_from[name])
             ):
                 self._apply_tools(name)
 
@@ -458,4 +459,3 @@ def _close_at_exit(thread: LoopThread, connections: Mapping[str, ServerConnectio
         with contextlib.suppress(Exception):
             thread.run_sync(_close_all(list(connections.values())), timeout=CLOSE_TIMEOUT + 1.0)
     thread.stop()
-

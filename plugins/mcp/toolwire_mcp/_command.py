@@ -25,6 +25,20 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         metavar="TOOL",
         help="approve every call of TOOL in advance (repeatable)",
     )
+    add = sub.add_parser(
+        "add",
+        help="write an MCP server into toolwire.toml: add NAME -- COMMAND [ARG …], or --url",
+    )
+    add.add_argument("name", help="the server's name (its tools are named <name>_<tool>)")
+    _add_options(add)
+    add.add_argument(
+        "argv", nargs=argparse.REMAINDER, metavar="-- COMMAND", help="the command, after --"
+    )
+    login = sub.add_parser("login", help="sign in to an OAuth-protected MCP server (oauth = true)")
+    login.add_argument("name")
+    login.add_argument(
+        "--no-browser", action="store_true", help="print the address to open, do not open it"
+    )
     servers = sub.add_parser("servers", help="the configured MCP servers, their state and tools")
     servers.add_argument("--json", action="store_true", help="print JSON")
     servers.add_argument(
@@ -35,6 +49,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 async def _run(args: argparse.Namespace, host: Host) -> int:
     if args.mcp_command == "servers":
         return _servers(args, host)
+    if args.mcp_command == "add":
+        return _add(args, host)
+    if args.mcp_command == "login":
+        from ._oauth import login_command
+
+        return await login_command(args, host)
     from ._serve import ToolServer, parse_listen_address
 
     # A client that launches the server may drop the environment and start it anywhere: say
@@ -50,6 +70,71 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
         await server.serve_stdio()
     else:
         await server.serve_http(*address)
+    return 0
+
+
+def _add_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", help="a streamable-HTTP server's address instead of a command")
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="KEY=VALUE", help="the server's environment"
+    )
+    parser.add_argument("--force", action="store_true", help="replace a server of that name")
+    parser.add_argument(
+        "--file", help="the config file to write (default: the one in use, else ./toolwire.toml)"
+    )
+
+
+def _add(args: argparse.Namespace, host: Host) -> int:
+    from pathlib import Path
+
+    from ._add import AddRefused, add_server
+
+    # Options may also come between the name and `--` (argparse leaves them to the command).
+    argv = list(args.argv)
+    if "--" in argv:
+        cut = argv.index("--")
+    elif argv and argv[0].startswith("-"):
+        cut = len(argv)
+    else:  # argparse took the `--` itself: all of it is the command
+        cut = -1
+    options = argparse.ArgumentParser(prog="toolwire mcp add", add_help=False)
+    _add_options(options)
+    later, unknown = options.parse_known_args(argv[: max(cut, 0)])
+    if unknown:
+        print(
+            f"toolwire mcp add: unexpected {' '.join(unknown)}; the command goes after --",
+            file=sys.stderr,
+        )
+        return 2
+    args.argv = argv[cut + 1 :]
+    args.url = later.url or args.url
+    args.env = [*args.env, *later.env]
+    args.force = args.force or later.force
+    args.file = later.file or args.file
+
+    if bool(args.argv) == bool(args.url):
+        print(
+            "toolwire mcp add: give the server's command after -- "
+            "(toolwire mcp add NAME -- COMMAND ARG …) or --url, not both",
+            file=sys.stderr,
+        )
+        return 2
+    env: dict[str, str] = {}
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            print(f"toolwire mcp add: --env {item!r}: expected KEY=VALUE", file=sys.stderr)
+            return 2
+        env[key] = value
+    path = Path(args.file or host.config.source or "toolwire.toml")
+    try:
+        done = add_server(
+            path, args.name, command=args.argv, url=args.url, env=env, force=args.force
+        )
+    except AddRefused as exc:
+        print(f"toolwire mcp add: {exc}", file=sys.stderr)
+        return 2
+    print(done)
     return 0
 
 

@@ -28,7 +28,9 @@ from ._listing import DESCRIPTION_CHARS, TITLE_CHARS, outside_text
 _NOBODY = object()
 
 
-def elicitation_request(server: str, tool: str, params: mt.ElicitRequestParams) -> ElicitationRequest:
+def elicitation_request(
+    server: str, tool: str, params: mt.ElicitRequestParams
+) -> ElicitationRequest:
     """The host's request for one elicitation of ``server`` during a call of ``tool``."""
     message = outside_text(params.message, DESCRIPTION_CHARS)
     if isinstance(params, mt.ElicitRequestURLParams):
@@ -36,9 +38,11 @@ def elicitation_request(server: str, tool: str, params: mt.ElicitRequestParams) 
             source=f"MCP server {server!r}", tool=tool, message=message, url=params.url
         )
     schema = params.requested_schema
-    raw = schema.model_dump(by_alias=True, mode="json", exclude_none=True) if hasattr(
-        schema, "model_dump"
-    ) else dict(schema)
+    raw = (
+        schema.model_dump(by_alias=True, mode="json", exclude_none=True)
+        if hasattr(schema, "model_dump")
+        else dict(schema)
+    )
     properties = raw.get("properties") if isinstance(raw.get("properties"), dict) else {}
     shown: dict[str, Any] = {}
     for name, spec in properties.items():

@@ -94,11 +94,7 @@ class ListingGuard:
         tools = result.get("tools") if isinstance(result, dict) else None
         if not isinstance(tools, list):
             return error
-        shallow = [
-            entry
-            for index, entry in enumerate(tools)
-            if self._within_bounds(entry, index)
-        ]
+        shallow = [entry for index, entry in enumerate(tools) if self._within_bounds(entry, index)]
         try:
             message = mt.JSONRPCResponse.model_validate(
                 {**data, "result": {**result, "tools": shallow}}, by_name=False

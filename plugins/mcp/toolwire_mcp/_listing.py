@@ -72,10 +72,7 @@ def schema_problem(schema: Any, settings: ServerSettings) -> str | None:
     while stack:
         node, depth = stack.pop()
         if depth > depth_limit:
-            return (
-                f"its input schema nests deeper than {depth_limit} levels "
-                "(max_schema_depth)"
-            )
+            return f"its input schema nests deeper than {depth_limit} levels (max_schema_depth)"
         if isinstance(node, Mapping):
             found = node.get("properties")
             if isinstance(found, Mapping):
@@ -199,6 +196,5 @@ def tool_names(names: list[str], server: str, prefix: str | None) -> dict[str, s
     kept = {name for name in names if name == stem or name.startswith(default)}
     others = {f"{default}{name}" for name in names if name not in kept}
     return {
-        name: name if name in kept and name not in others else f"{default}{name}"
-        for name in names
+        name: name if name in kept and name not in others else f"{default}{name}" for name in names
     }

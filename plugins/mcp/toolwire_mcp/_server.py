@@ -459,8 +459,10 @@ async def _http_transport(settings: ServerSettings, auth: Any) -> Any:
 
 def _expired(exc: MCPError) -> bool:
     message = (exc.message or "").lower()
-    return exc.code == mt.INVALID_REQUEST and "session" in message and (
-        "not found" in message or "terminated" in message or "expired" in message
+    return (
+        exc.code == mt.INVALID_REQUEST
+        and "session" in message
+        and ("not found" in message or "terminated" in message or "expired" in message)
     )
 
 

@@ -70,7 +70,9 @@ def _side_effects(value: Any) -> frozenset[SideEffect] | None:
             effects.add(SideEffect(item))
         except ValueError:
             known = ", ".join(e.value for e in SideEffect)
-            raise ValueError(f"side_effects: {item!r} is not a side effect; one of {known}") from None
+            raise ValueError(
+                f"side_effects: {item!r} is not a side effect; one of {known}"
+            ) from None
     return frozenset(effects)
 
 
