@@ -158,7 +158,9 @@ class FormField:
             try:
                 return int(text) if self.type == "integer" else float(text)
             except ValueError:
-                raise ValueError(f"{self.title}: a{'n integer' if self.type == 'integer' else ' number'}") from None
+                raise ValueError(
+                    f"{self.title}: a{'n integer' if self.type == 'integer' else ' number'}"
+                ) from None
         return text
 
 

@@ -21,7 +21,9 @@ WriteConfig = Callable[..., Path]
 
 
 @pytest.fixture(autouse=True)
-def _private_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _private_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """Every test keeps its servers' tool lists in a cache folder of its own."""
     folder = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("TOOLWIRE_CACHE_DIR", str(folder))

@@ -123,7 +123,10 @@ async def test_default_names_do_not_double_the_server_name(write_config):
 
 
 async def test_annotations_are_defaults_the_config_overrides(write_config):
-    overrides = {"big": {"side_effects": ["network"], "idempotent": False}, "echo": {"side_effects": ["read_only"]}}
+    overrides = {
+        "big": {"side_effects": ["network"], "idempotent": False},
+        "echo": {"side_effects": ["read_only"]},
+    }
     host = Host.load(write_config({"raw": raw(tools=overrides)}))
     async with host:
         big = host.tools["raw_big"]

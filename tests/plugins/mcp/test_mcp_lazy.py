@@ -29,7 +29,9 @@ def _raw(starts: Path, **settings: Any) -> dict[str, Any]:
     }
 
 
-def _toolwire(config: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _toolwire(
+    config: Path, *args: str, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "toolwire", "--config", str(config), *args],
         capture_output=True,
@@ -129,7 +131,7 @@ def test_paths_are_taken_from_the_config_file_s_folder(tmp_path: Path):
     script = project / "bin" / "server.py"
     script.write_text(RAW_SERVER.read_text(), encoding="utf-8")
     launcher = project / "bin" / "serve"
-    launcher.write_text(f"#!/bin/sh\nexec {sys.executable} bin/server.py \"$@\"\n")
+    launcher.write_text(f'#!/bin/sh\nexec {sys.executable} bin/server.py "$@"\n')
     launcher.chmod(0o755)
     config = project / "toolwire.toml"
     config.write_text(
@@ -140,7 +142,7 @@ def test_paths_are_taken_from_the_config_file_s_folder(tmp_path: Path):
         "[tools.mcp.servers.sub]\n"
         'command = "../bin/serve"\n'
         'cwd = "data"\n'
-        'args = []\n'
+        "args = []\n"
         'env = { RAW_STARTS = "starts-from-sub" }\n',
         encoding="utf-8",
     )

@@ -246,9 +246,7 @@ def _ipv6_loopback() -> bool:
 
 
 @pytest.mark.parametrize("bind", ["127.0.0.1", "127.0.0.2", "0:0:0:0:0:0:0:1"])
-def test_http_refuses_dns_rebinding_on_every_loopback_address(
-    tmp_path: Path, bind: str, port: int
-):
+def test_http_refuses_dns_rebinding_on_every_loopback_address(tmp_path: Path, bind: str, port: int):
     """A page that rebinds its own name to the server's address sends its name in Host and
     its site in Origin: refused on every loopback address; the address itself is answered."""
     if ":" in bind and not _ipv6_loopback():
