@@ -57,8 +57,8 @@ def run_plugin_command(
 ) -> int | None:
     """Run ``argv`` when its command is a plugin's; None when it is not (the CLI goes on).
 
-    ``--config PATH`` before the command is honoured, and after it too (up to a ``--``). A command name no plugin answers is left
-    to the CLI's own parser, which reports it.
+    ``--config PATH`` before the command is honoured, and after it too (up to a ``--``). A
+    command name no plugin answers is left to the CLI's own parser, which reports it.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     config: str | None = None

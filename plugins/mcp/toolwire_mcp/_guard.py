@@ -17,8 +17,8 @@ from typing import Any
 
 import mcp.types as mt
 import pydantic
-from mcp_types import methods as _methods
 from mcp.shared.message import SessionMessage
+from mcp_types import methods as _methods
 
 from ._settings import ServerSettings
 

@@ -475,7 +475,7 @@ def _closed(exc: BaseException) -> bool:
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         return _describe(exc.exceptions[0])
-    if isinstance(exc, ServerUnavailable):
+    if isinstance(exc, ServerUnavailable) or type(exc).__name__ == "SignInNeeded":
         return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"could not be started: {exc.strerror}: {exc.filename!r}"

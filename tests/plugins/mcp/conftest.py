@@ -119,6 +119,15 @@ def http_notes_server() -> Iterator[str]:
 
 
 @pytest.fixture
+def oauth_server() -> Iterator[str]:
+    """An MCP server that is its own OAuth authorization server, at 127.0.0.1; its URL."""
+    port = free_port()
+    script = Path(__file__).with_name("oauth_server.py")
+    with _http_process([sys.executable, str(script), str(port)], port) as url:
+        yield url
+
+
+@pytest.fixture
 def toolwire_http_server() -> Callable[[Path], contextlib.AbstractContextManager[str]]:
     """``toolwire_http_server(config)``: ``toolwire mcp serve --http`` on a free loopback port,
     as a context manager yielding the URL."""

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 from toolwire import Host, ToolCallingLoop
 from toolwire.elicitation import ElicitationAnswer, ElicitationRequest, eliciting
 

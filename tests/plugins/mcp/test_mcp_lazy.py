@@ -16,6 +16,12 @@ from toolwire import Host, ToolCallingLoop
 RAW_SERVER = Path(__file__).with_name("raw_server.py")
 
 
+def _cache_files() -> list[Path]:
+    from toolwire_mcp import _cache
+
+    return list(Path(_cache.cache_dir() or "").glob("*.json"))
+
+
 def _starts(path: Path) -> int:
     return len(path.read_text().split()) if path.exists() else 0
 
@@ -50,7 +56,8 @@ def test_tools_list_and_show_start_no_server_once_listed(write_config, tmp_path:
     assert _starts(starts) == 2  # nothing cached yet: both listed once
     again = _toolwire(config, "tools", "list", "--json")
     shown = _toolwire(config, "tools", "show", "a_echo")
-    assert again.returncode == 0 and shown.returncode == 0, again.stderr + shown.stderr
+    assert again.returncode == 0, again.stderr
+    assert shown.returncode == 0, shown.stderr
     assert _starts(starts) == 2
     assert {t["name"] for t in json.loads(again.stdout)} >= {"a_echo", "b_echo"}
     called = _toolwire(config, "tools", "call", "a_echo", "--args", "{}")
@@ -63,8 +70,8 @@ def test_listing_does_not_import_the_sdk(write_config, tmp_path: Path):
     config = write_config({"a": _raw(tmp_path / "starts")})
     assert _toolwire(config, "tools", "list").returncode == 0
     probe = (
-        "import sys; from toolwire.cli import main; main(['--config', %r, 'tools', 'list']); "
-        "print('SDK' if 'mcp' in sys.modules else 'no SDK', file=sys.stderr)" % str(config)
+        f"import sys; from toolwire.cli import main; main(['--config', {str(config)!r}, "
+        "'tools', 'list']); print('SDK' if 'mcp' in sys.modules else 'no SDK', file=sys.stderr)"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
@@ -87,14 +94,12 @@ async def test_a_new_command_line_or_version_is_listed_anew(write_config, tmp_pa
     versioned = write_config({"a": _raw(starts, args=[str(RAW_SERVER), "--verbose"])})
     async with Host.load(versioned) as host:
         await ToolCallingLoop(host).call("a_echo", {})
-    from toolwire_mcp import _cache
 
-    cached = [json.loads(p.read_text()) for p in Path(_cache.cache_dir() or "").glob("*.json")]
+    cached = [json.loads(p.read_text()) for p in _cache_files()]
     assert sorted(c["version"] for c in cached) == ["1.0", "1.0"]
 
 
 async def test_list_changed_rewrites_the_cache(write_config, notes_stdio):
-    from toolwire_mcp import _cache
 
     config = write_config({"notes": notes_stdio()})
     async with Host.load(config) as host:
@@ -108,7 +113,7 @@ async def test_list_changed_rewrites_the_cache(write_config, notes_stdio):
         client = client_for(host.plugin_settings("mcp"))
         assert client is not None
         assert client.status("notes") == "not started"
-    assert list(Path(_cache.cache_dir() or "").glob("*.json"))
+    assert _cache_files()
 
 
 def test_refresh_on_request(write_config, tmp_path: Path):

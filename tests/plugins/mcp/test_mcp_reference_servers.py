@@ -85,14 +85,18 @@ async def test_time_server(write_config):
     assert "Asia/Tokyo" in json.dumps(second["messages"][-1])
 
 
-async def test_git_server(write_config, tmp_path: Path):
-    repo = tmp_path / "repo"
+def _repository(repo: Path) -> None:
     repo.mkdir()
     git = ["git", "-C", str(repo), "-c", "user.name=T", "-c", "user.email=t@example.org"]
     subprocess.run([*git, "init", "-q"], check=True)
     (repo / "a.txt").write_text("one\n")
     subprocess.run([*git, "add", "a.txt"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "First pomegranate commit"], check=True)
+
+
+async def test_git_server(write_config, tmp_path: Path):
+    repo = tmp_path / "repo"
+    _repository(repo)
     provider = FakeOpenAIChatServer(
         [tool_call("git_log", {"repo_path": str(repo), "max_count": 1}), "One commit."]
     )
