@@ -203,10 +203,11 @@ def check_answer(schema: Mapping[str, Any], content: Mapping[str, Any]) -> list[
         if field.required and content.get(name) is None:
             problems.append(f"{field.title} ({name}) is required")
     for name, value in content.items():
-        field = fields.get(name)
-        if field is None:
+        found = fields.get(name)
+        if found is None:
             problems.append(f"{name!r} is not a field of the form")
-        elif value is not None and not _fits(field, value):
+        elif value is not None and not _fits(found, value):
+            field = found
             expected = f"one of {', '.join(field.choices)}" if field.choices else f"a {field.type}"
             problems.append(f"{field.title} ({name}) = {value!r}: expected {expected}")
     return problems

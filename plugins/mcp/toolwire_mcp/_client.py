@@ -140,9 +140,8 @@ class _Handler:
         result = await self._call(arguments, context)
         config = context.services.get("config")
         policy = getattr(config, "policy", None)
-        cap = client.settings.servers[self.server].max_result_bytes or getattr(
-            policy, "max_untrusted_result_bytes", 65_536
-        )
+        own = client.settings.servers[self.server].max_result_bytes
+        cap: int = own or int(getattr(policy, "max_untrusted_result_bytes", 65_536))
         result = truncate_result(result, cap)
         return await filter_result(context, result, source=f"MCP tool {context.tool.name}")
 

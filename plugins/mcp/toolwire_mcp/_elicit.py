@@ -43,7 +43,8 @@ def elicitation_request(
         if hasattr(schema, "model_dump")
         else dict(schema)
     )
-    properties = raw.get("properties") if isinstance(raw.get("properties"), dict) else {}
+    found = raw.get("properties")
+    properties: dict[str, Any] = found if isinstance(found, dict) else {}
     shown: dict[str, Any] = {}
     for name, spec in properties.items():
         spec = dict(spec) if isinstance(spec, dict) else {}

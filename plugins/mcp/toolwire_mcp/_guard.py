@@ -91,7 +91,9 @@ class ListingGuard:
         if not isinstance(data, dict) or data.get("id") not in self._pending:
             return error
         result = data.get("result")
-        tools = result.get("tools") if isinstance(result, dict) else None
+        if not isinstance(result, dict):
+            return error
+        tools = result.get("tools")
         if not isinstance(tools, list):
             return error
         shallow = [entry for index, entry in enumerate(tools) if self._within_bounds(entry, index)]

@@ -127,7 +127,7 @@ def policy_fields(
         if override.side_effects is not None:
             declared = override.side_effects or None
             if override.idempotent is None:
-                is_idempotent = bool(declared) and declared <= {
+                is_idempotent = declared is not None and declared <= {
                     SideEffect.READ_ONLY,
                     SideEffect.READS_FILES,
                 }

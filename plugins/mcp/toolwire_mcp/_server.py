@@ -19,7 +19,7 @@ import itertools
 import os
 import tempfile
 from collections.abc import Awaitable, Callable
-from typing import IO, Any
+from typing import Any, TextIO
 
 import mcp.types as mt
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
@@ -81,7 +81,7 @@ class ServerConnection:
         self._owner: asyncio.Task[None] | None = None
         self._ready: asyncio.Future[None] | None = None
         self._closing: asyncio.Event | None = None
-        self._stderr: IO[str] | None = None
+        self._stderr: TextIO | None = None
         self._refresh: asyncio.Task[None] | None = None
         self._on_tools_changed = on_tools_changed
         self._auth = auth
