@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from toolwire import Host, ToolCallingLoop
 from toolwire.elicitation import ElicitationAnswer, ElicitationRequest, eliciting
@@ -97,3 +98,93 @@ def test_batch_refuses_the_question(write_config, notes_stdio, tmp_path: Path):
     text = json.dumps(record)
     assert "nobody can be asked" in text
     assert "booked" not in text
+
+
+async def test_the_web_chat_shows_a_form_and_sends_the_answer(
+    write_config, notes_stdio, tmp_path: Path, monkeypatch
+):
+    import asyncio
+
+    import aiohttp
+
+    from toolwire.testing import FakeOpenAIChatServer, tool_call
+    from toolwire_webui import ConversationStore, WebServer
+
+    monkeypatch.setenv("FAKE_PROVIDER_KEY", "sk-test")
+    provider = FakeOpenAIChatServer([tool_call("notes_book", {}), "Booked."])
+    views: list[dict[str, Any]] = []
+    arrived = asyncio.Event()
+
+    async def read_events(response: aiohttp.ClientResponse) -> None:
+        async for line in response.content:
+            if line.startswith(b"data: "):
+                views.extend(json.loads(line[6:]))
+                arrived.set()
+
+    async def wait_kind(kind: str) -> dict[str, Any]:
+        for _ in range(2400):
+            found = [v for v in views if v.get("kind") == kind]
+            if found:
+                return found[-1]
+            arrived.clear()
+            await asyncio.wait_for(arrived.wait(), 120)
+        raise AssertionError(f"no {kind} view")
+
+    async with provider:
+        provider_config = (
+            f'\n[provider]\nadapter = "openai-chat"\nbase_url = "{provider.base_url}"\n'
+            'model = "m"\napi_key_env = "FAKE_PROVIDER_KEY"\nstream = false\n'
+        )
+        config = write_config(
+            {"notes": notes_stdio()}, plugins=("mcp", "openai", "webui"), extra=provider_config
+        )
+        host = Host.load(config)
+        server = WebServer(host, port=0, database=ConversationStore(tmp_path / "chats.sqlite3"))
+        await server.start()
+        try:
+            async with aiohttp.ClientSession() as client:
+                async with client.get(server.url) as response:
+                    page = await response.text()
+                marker = '<meta name="csrf-token" content="'
+                start = page.index(marker) + len(marker)
+                headers = {"X-CSRF-Token": page[start : page.index('"', start)]}
+                async with client.get(server.url + "static/elicit.js") as script:
+                    assert script.status == 200
+                async with client.post(
+                    server.url + "api/conversations", json={}, headers=headers
+                ) as made:
+                    cid = (await made.json())["id"]
+                url = f"{server.url}api/conversations/{cid}/"
+                async with client.get(url + "events") as events:
+                    reader = asyncio.ensure_future(read_events(events))
+                    await wait_kind("hello")
+                    async with client.post(
+                        url + "messages", json={"text": "book a table"}, headers=headers
+                    ) as sent:
+                        assert sent.status == 202
+                    asked = await wait_kind("elicitation")
+                    assert asked["source"] == "MCP server 'notes'"
+                    assert [f["name"] for f in asked["fields"]] == ["day", "guests"]
+                    assert asked["fields"][1]["type"] == "integer"
+                    answer_url = url + f"elicitations/{asked['id']}"
+                    async with client.post(
+                        answer_url,
+                        json={"action": "accept", "content": {"day": "x", "guests": "four"}},
+                        headers=headers,
+                    ) as wrong:
+                        assert wrong.status == 409
+                        assert "guests" in (await wrong.json())["error"]
+                    async with client.post(
+                        answer_url,
+                        json={"action": "accept", "content": {"day": "2026-12-24", "guests": 4}},
+                        headers=headers,
+                    ) as right:
+                        assert right.status == 200
+                    await wait_kind("finished")
+                    reader.cancel()
+        finally:
+            await server.close()
+            server.store.close()
+            await host.aclose()
+    assert any(v.get("kind") == "elicitation_done" for v in views)
+    assert "booked 2026-12-24 for 4" in json.dumps(views)
