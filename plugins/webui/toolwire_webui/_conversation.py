@@ -8,9 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire import Approve, Deny, UserMessage
-from toolwire.loop import Decision, DeferredRequest, Run, RunStream, ToolCallingLoop
-
 from toolwire.elicitation import eliciting
+from toolwire.loop import Decision, DeferredRequest, Run, RunStream, ToolCallingLoop
 
 from ._elicit import PageElicitor
 from ._store import ConversationStore
