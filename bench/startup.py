@@ -1,8 +1,8 @@
 """Startup of the CLI as users run it, as ratios against the floor.
 
 The venv holds toolwire, its real plugins openai, anthropic, web and basics (all four enabled in
-``toolwire.toml``), and 10 sample plugins that are installed but not enabled, so discovery reads
-a realistic number of entry points.
+``toolwire.toml``), the mcp plugin with the MCP SDK installed but not enabled, and 10 sample
+plugins that are installed but not enabled, so discovery reads a realistic number of entry points.
 
 The floor is the honest minimum: the interpreter plus the libraries every toolwire command that
 reads a config imports (``argparse`` for the command line, ``tomllib`` for ``toolwire.toml``,
@@ -47,6 +47,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = 10
 ENABLED = ("openai", "anthropic", "web", "basics")
 REAL = ("plugins/openai", "plugins/anthropic", "contrib-tools/web", "contrib-tools/basics")
+# Installed with their dependencies but not enabled: they must cost nothing at startup.
+INSTALLED_ONLY = ("plugins/mcp",)
 TARGET = 1.5
 FLOOR = "import argparse, tomllib, attrs, cattrs, pluggy"
 OLD_FLOOR = "import attrs, cattrs, pluggy, fastjsonschema, importlib_metadata"
@@ -103,7 +105,8 @@ def build_env(base: Path, *, old_floor: bool, root: Path = ROOT) -> Path:
         (pkg / "pyproject.toml").write_text(TEMPLATE_PYPROJECT.format(i=i))
         (pkg / f"toolwire_sample{i}" / "__init__.py").write_text(TEMPLATE_MODULE.format(i=i))
     wheels = base / "wheels"
-    sources = [str(root), *(str(root / p) for p in REAL), *(str(p) for p in sorted(src.iterdir()))]
+    real = [p for p in (*REAL, *INSTALLED_ONLY) if (root / p / "pyproject.toml").exists()]
+    sources = [str(root), *(str(root / p) for p in real), *(str(p) for p in sorted(src.iterdir()))]
     pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
     subprocess.run([*pip_wheel, "--no-build-isolation", "-w", str(wheels), *sources], check=True)
     venv.EnvBuilder(with_pip=True).create(env)
