@@ -10,7 +10,8 @@
 - ``plain_error``: a failure reported as plain text (``Error: …``), ``isError`` false;
 - ``raw``, ``raw_status``: names that already carry the server's name.
 
-Each start appends a line to ``$RAW_STARTS`` when it is set.
+Each start appends a line to ``$RAW_STARTS`` when it is set; ``$RAW_TOOLS`` (``big,echo``)
+lists only the tools it names.
 """
 
 from __future__ import annotations
@@ -88,7 +89,9 @@ def _answer(message: dict[str, object]) -> dict[str, object] | None:
             "serverInfo": {"name": "raw", "version": os.environ.get("RAW_VERSION", "1.0")},
         }
     elif method == "tools/list":
-        result = {"tools": TOOLS}
+        only = os.environ.get("RAW_TOOLS")
+        chosen = only.split(",") if only else None
+        result = {"tools": [t for t in TOOLS if chosen is None or t["name"] in chosen]}
     elif method == "tools/call":
         params = message.get("params") or {}
         result = _result(str(params.get("name")), params.get("arguments") or {})  # type: ignore[union-attr]

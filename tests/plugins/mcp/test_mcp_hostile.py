@@ -29,7 +29,7 @@ def _plugin_error(host: Host) -> str:
 async def test_results_are_capped_and_filtered_whatever_the_hints(write_config):
     """A read-only, closed-world tool returning 1 MiB of markup: the model gets 64 KiB at most
     ([policy] max_untrusted_result_bytes), filtered."""
-    host = Host.load(write_config({"raw": raw()}))
+    host = Host.load(write_config({"raw": raw(env={"RAW_TOOLS": "big"})}))
     async with host:
         tool = host.tools["raw_big"]
         assert tool.policy.read_only
@@ -43,7 +43,9 @@ async def test_results_are_capped_and_filtered_whatever_the_hints(write_config):
 
 async def test_policy_and_server_caps(write_config):
     extra = "\n[policy]\nmax_untrusted_result_bytes = 4096\n"
-    host = Host.load(write_config({"raw": raw(), "small": raw(max_result_bytes=2000)}, extra=extra))
+    only = {"RAW_TOOLS": "big"}
+    servers = {"raw": raw(env=only), "small": raw(env=only, max_result_bytes=2000)}
+    host = Host.load(write_config(servers, extra=extra))
     async with host:
         loop = ToolCallingLoop(host)
         policy_cut = await loop.call("raw_big", {"size": 100_000})
@@ -53,8 +55,8 @@ async def test_policy_and_server_caps(write_config):
 
 
 async def test_the_whole_run_sends_the_provider_a_capped_result(write_config):
-    host = Host.load(write_config({"raw": raw()}))
-    model = ScriptedModel(script=[tool_call("raw_big", {"size": 30 * 1024 * 1024}), "done"])
+    host = Host.load(write_config({"raw": raw(env={"RAW_TOOLS": "big"})}))
+    model = ScriptedModel(script=[tool_call("raw_big", {"size": 1024 * 1024}), "done"])
     async with host:
         run = await ToolCallingLoop(host, adapter=model).run("read it")
     assert run.stop_reason == "answered"
