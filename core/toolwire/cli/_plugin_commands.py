@@ -63,17 +63,8 @@ def run_plugin_command(
     args = list(sys.argv[1:] if argv is None else argv)
     config: str | None = None
     index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "--config" and index + 1 < len(args):
-            config = args[index + 1]
-            index += 2
-            continue
-        if arg.startswith("--config="):
-            config = arg.split("=", 1)[1]
-            index += 1
-            continue
-        break
+    while (found := _config_at(args, index)) is not None:
+        config, index = found
     if index >= len(args) or args[index].startswith("-"):
         return None
     name = args[index]
@@ -102,6 +93,17 @@ def run_plugin_command(
     return _run(command, parsed, host)
 
 
+def _config_at(args: Sequence[str], index: int) -> tuple[str, int] | None:
+    """The path of a ``--config PATH`` or ``--config=PATH`` option at ``args[index]``, and the
+    index after it; None when there is none."""
+    arg = args[index] if index < len(args) else ""
+    if arg == "--config" and index + 1 < len(args):
+        return args[index + 1], index + 2
+    if arg.startswith("--config="):
+        return arg.split("=", 1)[1], index + 1
+    return None
+
+
 def _take_config(args: Sequence[str]) -> tuple[list[str], str | None]:
     """``args`` without the ``--config PATH`` (or ``--config=PATH``) options they hold before a
     ``--``, and the last path given (None when none is)."""
@@ -109,19 +111,15 @@ def _take_config(args: Sequence[str]) -> tuple[list[str], str | None]:
     config: str | None = None
     index = 0
     while index < len(args):
-        arg = args[index]
-        if arg == "--":
+        if args[index] == "--":
             rest.extend(args[index:])
             break
-        if arg == "--config" and index + 1 < len(args):
-            config = args[index + 1]
-            index += 2
-            continue
-        if arg.startswith("--config="):
-            config = arg.split("=", 1)[1]
+        found = _config_at(args, index)
+        if found is None:
+            rest.append(args[index])
+            index += 1
         else:
-            rest.append(arg)
-        index += 1
+            config, index = found
     return rest, config
 
 

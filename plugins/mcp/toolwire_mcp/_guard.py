@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import mcp.types as mt
 import pydantic
@@ -155,21 +155,40 @@ def _first_error(exc: pydantic.ValidationError) -> str:
     return f"{where}: {first.get('msg', 'invalid')}{more}"
 
 
-class _Reader:
-    """A read stream whose items pass through ``check`` on their way to the session."""
+class _Wrapped:
+    """A stream of the transport, wrapped: closing the wrapper closes the stream."""
 
-    def __init__(self, stream: Any, check: Callable[[Any], Any]) -> None:
+    def __init__(self, stream: Any) -> None:
         self._stream = stream
-        self._check = check
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
-    async def receive(self) -> Any:
-        return self._check(await self._stream.receive())
-
     async def aclose(self) -> None:
         await self._stream.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+class _Reader(_Wrapped):
+    """A read stream whose items pass through ``check`` on their way to the session."""
+
+    def __init__(self, stream: Any, check: Callable[[Any], Any]) -> None:
+        super().__init__(stream)
+        self._check = check
+
+    async def receive(self) -> Any:
+        return self._check(await self._stream.receive())
 
     def __aiter__(self) -> _Reader:
         return self
@@ -177,44 +196,14 @@ class _Reader:
     async def __anext__(self) -> Any:
         return self._check(await self._stream.__anext__())
 
-    async def __aenter__(self) -> _Reader:
-        return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class _Writer:
+class _Writer(_Wrapped):
     """A write stream whose items are shown to ``note`` before the transport sends them."""
 
     def __init__(self, stream: Any, note: Callable[[Any], None]) -> None:
-        self._stream = stream
+        super().__init__(stream)
         self._note = note
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
 
     async def send(self, item: Any, /) -> None:
         self._note(item)
         await self._stream.send(item)
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-    async def __aenter__(self) -> _Writer:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> bool | None:
-        await self.aclose()
-        return None

@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from toolwire import SideEffect, TrustLevel
-from toolwire.tools import tool_name_problems
+from toolwire.tools import ToolDefinitionError, ToolPolicy, tool_name_problems
 
 SECTION = "[tools.mcp.servers]"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -60,20 +60,12 @@ def _optional_positive_int(instance: object, attribute: attrs.Attribute[Any], va
 def _side_effects(value: Any) -> frozenset[SideEffect] | None:
     if value is None:
         return None
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list | tuple):
+    if not isinstance(value, str | list | tuple):
         raise ValueError(f"side_effects = {value!r}: expected a list such as ['read_only']")
-    effects: set[SideEffect] = set()
-    for item in value:
-        try:
-            effects.add(SideEffect(item))
-        except ValueError:
-            known = ", ".join(e.value for e in SideEffect)
-            raise ValueError(
-                f"side_effects: {item!r} is not a side effect; one of {known}"
-            ) from None
-    return frozenset(effects)
+    try:  # the tool model's own reading of side effects
+        return ToolPolicy(side_effects=value).side_effects
+    except ToolDefinitionError as exc:
+        raise ValueError(f"side_effects: {exc}") from None
 
 
 @attrs.frozen(kw_only=True)

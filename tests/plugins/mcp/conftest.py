@@ -169,6 +169,57 @@ def notes_stdio() -> Callable[..., dict[str, Any]]:
     return stdio_server
 
 
+def run_toolwire(
+    config: Path, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``toolwire --config CONFIG ARGS…`` in a child process, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "toolwire", "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture
+def toolwire_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``toolwire_cli(config, *args, cwd=None, env=None)``: the CLI in a child process."""
+    return run_toolwire
+
+
+async def run_json(config: Path, prompt: str) -> dict[str, Any]:
+    """``toolwire run --json PROMPT`` in a child process (the fake provider's key set)."""
+    import asyncio
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "toolwire",
+        "--config",
+        str(config),
+        "run",
+        "--json",
+        prompt,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "FAKE_PROVIDER_KEY": "sk-test"},
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 180)
+    assert process.returncode == 0, err.decode()
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+@pytest.fixture
+def toolwire_run() -> Callable[[Path, str], Any]:
+    """``await toolwire_run(config, prompt)``: the JSON of a whole ``toolwire run``."""
+    return run_json
+
+
 @pytest.fixture
 def port() -> int:
     """A free TCP port on 127.0.0.1."""

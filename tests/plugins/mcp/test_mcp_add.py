@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 RAW_SERVER = Path(__file__).with_name("raw_server.py")
+PLUGINS = {"TOOLWIRE_PLUGINS": "basics,mcp"}
 
 CONFIG = """\
 # my toolwire config: keep this comment
@@ -20,22 +21,20 @@ max_rounds = 7   # tuned by hand
 """
 
 
-def _toolwire(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolwire", "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-        env={**__import__("os").environ, "TOOLWIRE_PLUGINS": "basics,mcp"},
-    )
-
-
-def test_add_writes_the_server_and_keeps_the_file(tmp_path: Path):
+def test_add_writes_the_server_and_keeps_the_file(toolwire_cli, tmp_path: Path):
     config = tmp_path / "toolwire.toml"
     config.write_text(CONFIG, encoding="utf-8")
-    done = _toolwire(
-        config, "mcp", "add", "raw", "--env", "RAW_VERSION=2", "--", sys.executable, str(RAW_SERVER)
+    done = toolwire_cli(
+        config,
+        "mcp",
+        "add",
+        "raw",
+        "--env",
+        "RAW_VERSION=2",
+        "--",
+        sys.executable,
+        str(RAW_SERVER),
+        env=PLUGINS,
     )
     assert done.returncode == 0, done.stderr
     text = config.read_text(encoding="utf-8")
@@ -57,21 +56,25 @@ def test_add_writes_the_server_and_keeps_the_file(tmp_path: Path):
         stdin=subprocess.DEVNULL,
     )
     assert "raw_echo" in listed.stdout, listed.stderr
-    again = _toolwire(config, "mcp", "add", "raw", "--", "other-server")
+    again = toolwire_cli(config, "mcp", "add", "raw", "--", "other-server", env=PLUGINS)
     assert again.returncode == 2
     assert "already has an MCP server 'raw'" in again.stderr
-    forced = _toolwire(config, "mcp", "add", "raw", "--force", "--", "other-server", "--flag")
+    forced = toolwire_cli(
+        config, "mcp", "add", "raw", "--force", "--", "other-server", "--flag", env=PLUGINS
+    )
     assert forced.returncode == 0, forced.stderr
     server = tomllib.loads(config.read_text())["tools"]["mcp"]["servers"]["raw"]
     assert server == {"command": "other-server", "args": ["--flag"]}
 
 
-def test_add_refuses_a_bad_entry(tmp_path: Path):
+def test_add_refuses_a_bad_entry(toolwire_cli, tmp_path: Path):
     config = tmp_path / "toolwire.toml"
     config.write_text(CONFIG, encoding="utf-8")
-    bad_name = _toolwire(config, "mcp", "add", "no spaces", "--", "x")
+    bad_name = toolwire_cli(config, "mcp", "add", "no spaces", "--", "x", env=PLUGINS)
     assert bad_name.returncode == 2
     assert "server name" in bad_name.stderr
-    both = _toolwire(config, "mcp", "add", "x", "--url", "http://127.0.0.1:1/mcp", "--", "x")
+    both = toolwire_cli(
+        config, "mcp", "add", "x", "--url", "http://127.0.0.1:1/mcp", "--", "x", env=PLUGINS
+    )
     assert both.returncode == 2
     assert config.read_text(encoding="utf-8") == CONFIG

@@ -35,40 +35,29 @@ def _raw(starts: Path, **settings: Any) -> dict[str, Any]:
     }
 
 
-def _toolwire(
-    config: Path, *args: str, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolwire", "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-        cwd=cwd,
-    )
-
-
-def test_tools_list_and_show_start_no_server_once_listed(write_config, tmp_path: Path):
+def test_tools_list_and_show_start_no_server_once_listed(
+    toolwire_cli, write_config, tmp_path: Path
+):
     starts = tmp_path / "starts"
     config = write_config({"a": _raw(starts), "b": _raw(starts)})
-    first = _toolwire(config, "tools", "list", "--json")
+    first = toolwire_cli(config, "tools", "list", "--json")
     assert first.returncode == 0, first.stderr
     assert _starts(starts) == 2  # nothing cached yet: both listed once
-    again = _toolwire(config, "tools", "list", "--json")
-    shown = _toolwire(config, "tools", "show", "a_echo")
+    again = toolwire_cli(config, "tools", "list", "--json")
+    shown = toolwire_cli(config, "tools", "show", "a_echo")
     assert again.returncode == 0, again.stderr
     assert shown.returncode == 0, shown.stderr
     assert _starts(starts) == 2
     assert {t["name"] for t in json.loads(again.stdout)} >= {"a_echo", "b_echo"}
-    called = _toolwire(config, "tools", "call", "a_echo", "--args", "{}")
+    called = toolwire_cli(config, "tools", "call", "a_echo", "--args", "{}")
     assert called.returncode == 0, called.stderr
     assert called.stdout.strip() == "echo ok"
     assert _starts(starts) == 3  # only the called tool's server
 
 
-def test_listing_does_not_import_the_sdk(write_config, tmp_path: Path):
+def test_listing_does_not_import_the_sdk(toolwire_cli, write_config, tmp_path: Path):
     config = write_config({"a": _raw(tmp_path / "starts")})
-    assert _toolwire(config, "tools", "list").returncode == 0
+    assert toolwire_cli(config, "tools", "list").returncode == 0
     probe = (
         f"import sys; from toolwire.cli import main; main(['--config', {str(config)!r}, "
         "'tools', 'list']); print('SDK' if 'mcp' in sys.modules else 'no SDK', file=sys.stderr)"
@@ -116,18 +105,18 @@ async def test_list_changed_rewrites_the_cache(write_config, notes_stdio):
     assert _cache_files()
 
 
-def test_refresh_on_request(write_config, tmp_path: Path):
+def test_refresh_on_request(toolwire_cli, write_config, tmp_path: Path):
     starts = tmp_path / "starts"
     config = write_config({"a": _raw(starts)})
-    assert _toolwire(config, "tools", "list").returncode == 0
-    refreshed = _toolwire(config, "mcp", "servers", "--refresh", "--json")
+    assert toolwire_cli(config, "tools", "list").returncode == 0
+    refreshed = toolwire_cli(config, "mcp", "servers", "--refresh", "--json")
     assert refreshed.returncode == 0, refreshed.stderr
     (row,) = json.loads(refreshed.stdout)
     assert row["status"] == "running"
     assert _starts(starts) == 2
 
 
-def test_paths_are_taken_from_the_config_file_s_folder(tmp_path: Path):
+def test_paths_are_taken_from_the_config_file_s_folder(toolwire_cli, tmp_path: Path):
     """command, args and cwd of a server entry: relative to the config file, not to where
     toolwire runs (the server runs in the config's folder unless cwd says otherwise)."""
     project = tmp_path / "project"
@@ -153,7 +142,7 @@ def test_paths_are_taken_from_the_config_file_s_folder(tmp_path: Path):
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    done = _toolwire(config, "mcp", "servers", "--json", cwd=elsewhere)
+    done = toolwire_cli(config, "mcp", "servers", "--json", cwd=elsewhere)
     assert done.returncode == 1, done.stderr  # sub: its cwd has no bin/server.py
     rows = {row["name"]: row for row in json.loads(done.stdout)}
     assert rows["rel"]["status"] == "running", rows["rel"]

@@ -14,21 +14,11 @@ import urllib.request
 from pathlib import Path
 
 
-def _toolwire(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "toolwire", "--config", str(config), *args],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-    )
-
-
-def test_login_then_use(write_config, oauth_server: str):
+def test_login_then_use(toolwire_cli, write_config, oauth_server: str):
     url = oauth_server
     if True:
         config = write_config({"vault": {"url": url, "oauth": True}})
-        before = _toolwire(config, "mcp", "servers", "--json")
+        before = toolwire_cli(config, "mcp", "servers", "--json")
         (row,) = json.loads(before.stdout)
         assert row["status"] == "failed"
         assert "toolwire mcp login vault" in row["error"]
@@ -71,6 +61,6 @@ def test_login_then_use(write_config, oauth_server: str):
         assert stat.S_IMODE(tokens[0].parent.stat().st_mode) == 0o700
         assert re.search(r'"access_token"', tokens[0].read_text())
 
-        called = _toolwire(config, "tools", "call", "vault_secret")
+        called = toolwire_cli(config, "tools", "call", "vault_secret")
         assert called.returncode == 0, called.stderr
         assert called.stdout.strip() == "the vault says 42"

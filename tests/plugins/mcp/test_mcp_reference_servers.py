@@ -4,12 +4,9 @@ the model's call, the server's answer, the answer sent back in the provider's wi
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,27 +26,6 @@ def _server(name: str, *args: str) -> dict[str, Any]:
     return {"command": shutil.which(name), "args": list(args)}
 
 
-async def _run(config: Path, prompt: str) -> dict[str, Any]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "toolwire",
-        "--config",
-        str(config),
-        "run",
-        "--json",
-        prompt,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "FAKE_PROVIDER_KEY": "sk-test"},
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 180)
-    assert process.returncode == 0, err.decode()
-    data: dict[str, Any] = json.loads(out)
-    return data
-
-
 def _provider(server: FakeOpenAIChatServer) -> str:
     return (
         f'\n[provider]\nadapter = "openai-chat"\nbase_url = "{server.base_url}"\n'
@@ -64,7 +40,7 @@ def _result(run: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-async def test_time_server(write_config):
+async def test_time_server(write_config, toolwire_run):
     provider = FakeOpenAIChatServer(
         [tool_call("time_get_current_time", {"timezone": "Asia/Tokyo"}), "It is late in Tokyo."]
     )
@@ -74,7 +50,7 @@ async def test_time_server(write_config):
             plugins=("mcp", "openai"),
             extra=_provider(provider),
         )
-        run = await _run(config, "What time is it in Tokyo?")
+        run = await toolwire_run(config, "What time is it in Tokyo?")
     assert run["stop_reason"] == "answered"
     result = _result(run)
     assert result["status"] == "ok"
@@ -94,7 +70,7 @@ def _repository(repo: Path) -> None:
     subprocess.run([*git, "commit", "-q", "-m", "First pomegranate commit"], check=True)
 
 
-async def test_git_server(write_config, tmp_path: Path):
+async def test_git_server(write_config, toolwire_run, tmp_path: Path):
     repo = tmp_path / "repo"
     _repository(repo)
     provider = FakeOpenAIChatServer(
@@ -107,7 +83,7 @@ async def test_git_server(write_config, tmp_path: Path):
             plugins=("mcp", "openai"),
             extra=_provider(provider),
         )
-        run = await _run(config, "What is the last commit?")
+        run = await toolwire_run(config, "What is the last commit?")
     assert run["stop_reason"] == "answered"
     result = _result(run)
     assert result["status"] == "ok", result
@@ -117,7 +93,7 @@ async def test_git_server(write_config, tmp_path: Path):
     assert "pomegranate" in json.dumps(provider.bodies[1]["messages"][-1])
 
 
-async def test_fetch_server_against_a_page_on_loopback(write_config):
+async def test_fetch_server_against_a_page_on_loopback(write_config, toolwire_run):
     page = (
         "<html><head><title>Notes</title></head><body><h1>Pantry</h1>"
         "<p>The secret word is quince.</p>"
@@ -148,7 +124,7 @@ async def test_fetch_server_against_a_page_on_loopback(write_config):
                 plugins=("mcp", "openai"),
                 extra=_provider(provider),
             )
-            run = await _run(config, "What is the secret word?")
+            run = await toolwire_run(config, "What is the secret word?")
     finally:
         await runner.cleanup()
     assert run["stop_reason"] == "answered"
