@@ -174,7 +174,10 @@ class _Handler:
                 exception=exc,
             )
         finally:
+            # A server started for this call may list other tools than were kept (an upgrade):
+            # the cache and the host's tools follow, from the next round on.
             client.listed(self.server)
+            client.apply_tools(self.server)
         tool_result, _texts = to_tool_result(
             result,
             server=self.server,
@@ -396,22 +399,21 @@ class McpClient:
             return
         self._host_loop = asyncio.get_running_loop()
         for name in self.names:
-            if (
-                name in self._registered_from
-                and self.listing(name) is not (self._registered_from[name])
-            ):
-                self._apply_tools(name)
+            if name in self._registered_from:
+                self.apply_tools(name)
 
     def _tools_changed(self, connection: ServerConnection) -> None:
         # In the MCP loop: the cache is written now, the host's registry changed in its loop.
         self.listed(connection.name)
         loop = self._host_loop
         if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._apply_tools, connection.name)
+            loop.call_soon_threadsafe(self.apply_tools, connection.name)
 
-    def _apply_tools(self, server: str) -> None:
+    def apply_tools(self, server: str) -> None:
+        """Register ``server``'s current tools with the host in place of those registered
+        before, when its listing changed (in the host's loop)."""
         host = self._host() if self._host is not None else None
-        if host is None or self._registered_from.get(server) is self.listing(server):
+        if host is None or self._registered_from.get(server) == self.listing(server):
             return
         try:
             offered = dict(self.toolsets[server].tools())

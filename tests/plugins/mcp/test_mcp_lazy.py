@@ -150,3 +150,21 @@ def test_paths_are_taken_from_the_config_file_s_folder(toolwire_cli, tmp_path: P
     assert rows["sub"]["status"] == "failed"
     assert str(project / "data") not in str(elsewhere)
     assert not list(elsewhere.iterdir())  # nothing made where toolwire ran
+
+
+async def test_a_started_server_s_listing_replaces_the_kept_one(write_config, tmp_path: Path):
+    """A server upgraded in place (same command line) lists other tools when it starts for a
+    call: the kept list and the host's tools follow."""
+    config = write_config({"a": _raw(tmp_path / "starts")})
+    async with Host.load(config) as host:
+        assert "a_big" in host.tools
+    (kept,) = _cache_files()
+    data = json.loads(kept.read_text())
+    data["tools"] = [t for t in data["tools"] if t["name"] == "echo"]
+    data["version"] = "0.9"
+    kept.write_text(json.dumps(data))
+    async with Host.load(config) as host:
+        assert sorted(host.tools) == ["a_echo"]  # from the kept list, no server started
+        assert (await ToolCallingLoop(host).call("a_echo", {})).is_ok
+        assert "a_big" in host.tools
+    assert json.loads(kept.read_text())["version"] == "1.0"
