@@ -40,11 +40,13 @@ def cache_dir() -> str | None:
 
 @attrs.frozen
 class Listing:
-    """A server's cached listing: its tools as sent, and the version it gave."""
+    """A server's cached listing: its tools as sent, the version it gave, the tools left out."""
 
     tools: tuple[dict[str, Any], ...]
     server: str | None = None
     version: str | None = None
+    problems: tuple[str, ...] = ()
+    """The tools of the listing that were left out, each with its reason."""
 
 
 def identity(
@@ -94,10 +96,14 @@ def load(key: list[Any]) -> Listing | None:
     if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
         return None
     server, version = data.get("server"), data.get("version")
+    problems = data.get("problems")
     return Listing(
         tools=tuple(tools),
         server=server if isinstance(server, str) else None,
         version=version if isinstance(version, str) else None,
+        problems=tuple(p for p in problems if isinstance(p, str))
+        if isinstance(problems, list)
+        else (),
     )
 
 
@@ -112,6 +118,7 @@ def store(key: list[Any], listing: Listing) -> None:
         "server": listing.server,
         "version": listing.version,
         "tools": list(listing.tools),
+        "problems": list(listing.problems),
     }
     temporary = f"{path}.{os.getpid()}.tmp"
     try:

@@ -334,6 +334,7 @@ class McpClient:
             tools=connection.tools,
             server=info.name if info is not None else None,
             version=info.version if info is not None else None,
+            problems=tuple(connection.problems),
         )
         cached = self._cached.get(name)
         if cached is None or cached != listing:
@@ -375,10 +376,13 @@ class McpClient:
         out: list[str] = []
         for name in self.names:
             connection = self._connections.get(name)
+            cached = self._cached.get(name)
             if connection is not None:
                 if connection.status == "failed":
                     out.append(connection.describe_problem())
                 out.extend(connection.problems)
+            elif cached is not None:
+                out.extend(cached.problems)  # the tools left out when it was last listed
             out.extend(self.base_toolsets[name].problems)
         return out
 

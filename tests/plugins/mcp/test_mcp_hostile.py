@@ -94,6 +94,10 @@ async def test_schemas_are_bounded_and_one_bad_tool_costs_only_itself(write_conf
     assert "MCP server 'raw', tool 'deep'" in error
     assert "max_schema_depth" in error
     assert "MCP server 'raw', tool 'untyped'" in error
+    # The next host reads the kept list (no server started) and still says what was left out.
+    async with Host.load(write_config({"raw": raw()})) as again:
+        assert "raw_wide" not in again.tools
+        assert "max_schema_properties" in _plugin_error(again)
 
 
 async def test_schema_bounds_are_settings(write_config):
