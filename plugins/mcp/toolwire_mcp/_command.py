@@ -157,6 +157,7 @@ def _servers(args: argparse.Namespace, host: Host) -> int:
             client.refresh()
         else:
             client.start_all()
+        client.tools()  # what each server lists now
         for name in client.names:
             connection = client.started(name)
             status = client.status(name)
