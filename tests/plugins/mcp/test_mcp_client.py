@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -311,20 +312,11 @@ async def test_a_server_whose_schema_needs_normalising(write_config, notes_stdio
         assert resized.content == "resized to 2.5 cm"
 
 
-def test_cli_reports_a_failed_server_with_its_stderr(write_config, notes_stdio):
-    import subprocess
-    import sys
-
+def test_cli_reports_a_failed_server_with_its_stderr(write_config, notes_stdio, toolwire_cli):
     config = write_config({"broken": notes_stdio("--mode", "broken"), "notes": notes_stdio()})
 
-    def toolwire(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "toolwire", "--config", str(config), *args],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            stdin=subprocess.DEVNULL,
-        )
+    def toolwire(*args: str) -> Any:
+        return toolwire_cli(config, *args)
 
     servers = toolwire("mcp", "servers", "--json")
     assert servers.returncode == 1, servers.stderr

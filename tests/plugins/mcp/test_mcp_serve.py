@@ -43,6 +43,24 @@ async def _serve_stdio(config: Path, *args: str, **session: Any) -> AsyncIterato
         yield s
 
 
+@asynccontextmanager
+async def _in_memory(server: ToolServer) -> AsyncIterator[ClientSession]:
+    """An SDK client session with ``server`` over in-memory streams, served while it is open."""
+    to_server_send, to_server_receive = anyio.create_memory_object_stream[Any](16)
+    to_client_send, to_client_receive = anyio.create_memory_object_stream[Any](16)
+    async with anyio.create_task_group() as group:
+        group.start_soon(
+            server.server.run,
+            to_server_receive,
+            to_client_send,
+            server.server.create_initialization_options(),
+        )
+        async with ClientSession(to_client_receive, to_server_send) as session:
+            await session.initialize()
+            yield session
+        group.cancel_scope.cancel()
+
+
 def _text(result: mt.CallToolResult) -> str:
     return "".join(b.text for b in result.content if isinstance(b, mt.TextContent))
 
@@ -159,25 +177,14 @@ async def test_progress_of_a_served_tool_reaches_the_client(tmp_path: Path):
     host = Host.load(Config())
     server = ToolServer(host)
     host.add_tool(count)
-    to_server_send, to_server_receive = anyio.create_memory_object_stream[Any](16)
-    to_client_send, to_client_receive = anyio.create_memory_object_stream[Any](16)
     seen: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         seen.append((progress, total, message))
 
-    async with host, anyio.create_task_group() as group:
-        group.start_soon(
-            server.server.run,
-            to_server_receive,
-            to_client_send,
-            server.server.create_initialization_options(),
-        )
-        async with ClientSession(to_client_receive, to_server_send) as session:
-            await session.initialize()
-            result = await session.call_tool("count", {"steps": 4}, progress_callback=on_progress)
-            assert _text(result) == "counted 4"
-        group.cancel_scope.cancel()
+    async with host, _in_memory(server) as session:
+        result = await session.call_tool("count", {"steps": 4}, progress_callback=on_progress)
+        assert _text(result) == "counted 4"
     assert [m for _, _, m in seen] == ["step 1", "step 2", "step 3", "step 4"]
     assert seen[-1][:2] == (100.0, 100.0)
 
@@ -337,22 +344,11 @@ async def test_typed_results_are_served_with_an_output_schema():
     host.add_tool(primes)
     host.add_tool(shout)
     server = ToolServer(host)
-    to_server_send, to_server_receive = anyio.create_memory_object_stream[Any](16)
-    to_client_send, to_client_receive = anyio.create_memory_object_stream[Any](16)
-    async with host, anyio.create_task_group() as group:
-        group.start_soon(
-            server.server.run,
-            to_server_receive,
-            to_client_send,
-            server.server.create_initialization_options(),
-        )
-        async with ClientSession(to_client_receive, to_server_send) as session:
-            await session.initialize()
-            listed = {t.name: t for t in (await session.list_tools()).tools}
-            weather = await session.call_tool("forecast", {"city": "Oslo"})
-            found = await session.call_tool("primes", {"below": 10})
-            loud = await session.call_tool("shout", {"text": "hi"})
-        group.cancel_scope.cancel()
+    async with host, _in_memory(server) as session:
+        listed = {t.name: t for t in (await session.list_tools()).tools}
+        weather = await session.call_tool("forecast", {"city": "Oslo"})
+        found = await session.call_tool("primes", {"below": 10})
+        loud = await session.call_tool("shout", {"text": "hi"})
     schema = listed["forecast"].output_schema
     assert schema is not None
     assert schema["type"] == "object"
