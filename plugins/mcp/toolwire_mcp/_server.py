@@ -30,6 +30,9 @@ from ._settings import ServerSettings
 
 STDERR_TAIL_BYTES = 2000
 CLOSE_TIMEOUT = 8.0  # the SDK's stdio shutdown waits up to 2 s + 2 s + 2 s before giving up
+_SDK_CLOSED = "Connection closed"
+"""The SDK's own message when the connection closes: a server's error answer may carry the same
+code (-32000, implementation-defined in JSON-RPC) with its own message, and is an answer."""
 
 ProgressFn = Callable[[float, float | None, str | None], None]
 Asker = Callable[[mt.ElicitRequestParams], Awaitable[mt.ElicitResult | mt.ErrorData]]
@@ -348,7 +351,7 @@ class ServerConnection:
                 raise TimeoutError(
                     f"MCP server {self.name!r} did not answer {name!r} within {timeout:g} s"
                 ) from None
-            if exc.code == mt.CONNECTION_CLOSED:
+            if exc.code == mt.CONNECTION_CLOSED and exc.message == _SDK_CLOSED:
                 self._fail(f"closed the connection during a call of {name!r}", lost=True)
                 raise ServerUnavailable(self.describe_problem()) from None
             if _expired(exc):

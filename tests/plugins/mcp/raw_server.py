@@ -8,7 +8,9 @@
 - ``wide``: an input schema with 8,000 properties; ``deep``: one nested 100 levels;
 - ``untyped``: an input schema the SDK cannot read (no ``"type": "object"``);
 - ``plain_error``: a failure reported as plain text (``Error: …``), ``isError`` false;
-- ``raw``, ``raw_status``: names that already carry the server's name.
+- ``raw``, ``raw_status``: names that already carry the server's name;
+- ``busy``: a JSON-RPC error with code -32000 (the code the SDK also uses for a closed
+  connection) from a server that keeps running.
 
 Each start appends a line to ``$RAW_STARTS`` when it is set; ``$RAW_TOOLS`` (``big,echo``)
 lists only the tools it names.
@@ -64,6 +66,11 @@ TOOLS: list[dict[str, object]] = [
     {"name": "raw", "description": "Named as the server.", "inputSchema": {"type": "object"}},
     {"name": "raw_status", "description": "Carries the name.", "inputSchema": {"type": "object"}},
     {"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}},
+    {
+        "name": "busy",
+        "description": "Answers a JSON-RPC error -32000.",
+        "inputSchema": {"type": "object"},
+    },
 ]
 
 
@@ -92,6 +99,12 @@ def _answer(message: dict[str, object]) -> dict[str, object] | None:
         only = os.environ.get("RAW_TOOLS")
         chosen = only.split(",") if only else None
         result = {"tools": [t for t in TOOLS if chosen is None or t["name"] in chosen]}
+    elif method == "tools/call" and (message.get("params") or {}).get("name") == "busy":  # type: ignore[union-attr]
+        return {
+            "jsonrpc": "2.0",
+            "id": message["id"],
+            "error": {"code": -32000, "message": "backend busy, try later"},
+        }
     elif method == "tools/call":
         params = message.get("params") or {}
         result = _result(str(params.get("name")), params.get("arguments") or {})  # type: ignore[union-attr]

@@ -157,3 +157,16 @@ async def test_doctor_gives_no_python_advice_for_server_tools(write_config):
     assert "Annotated" not in texts
     assert "docstring" not in texts
     assert "instructions=" not in texts
+
+
+async def test_an_error_answer_with_code_32000_is_not_a_dead_server(write_config, tmp_path: Path):
+    starts = tmp_path / "starts"
+    host = Host.load(write_config({"raw": raw(env={"RAW_STARTS": str(starts)})}))
+    async with host:
+        loop = ToolCallingLoop(host)
+        busy = await loop.call("raw_busy", {})
+        after = await loop.call("raw_echo", {})
+    assert busy.status.value == "error"
+    assert "backend busy" in (busy.content or "")
+    assert after.is_ok
+    assert len(starts.read_text().split()) == 1  # the same process answered both
