@@ -288,15 +288,23 @@ def _output(tool: Tool) -> tuple[dict[str, Any] | None, bool]:
 def call_result(result: ToolResult, tool: Tool | None = None) -> mt.CallToolResult:
     """The MCP result of a host result: the text the model would read, the JSON data as
     structured content (as ``{"result": …}`` when the tool's output schema wraps it), and
-    ``isError`` for every failure."""
+    ``isError`` for every failure. A tool that declares an output schema but whose result
+    has no data to send (cut to the result cap, say) answers with an error saying so: its
+    clients are promised structured content."""
     data = result.data
     structured: dict[str, Any] | None = data if isinstance(data, dict) else None
-    if tool is not None and result.is_ok and data is not None and _output(tool)[1]:
+    schema, wraps = _output(tool) if tool is not None else (None, False)
+    if result.is_ok and data is not None and wraps:
         structured = {"result": data}
+    text = result.model_text()
+    failed = not result.is_ok
+    if schema is not None and not failed and structured is None:
+        failed = True
+        text += "\n[No structured result to send: the tool's data did not come back whole.]"
     return mt.CallToolResult(
-        content=[mt.TextContent(type="text", text=result.model_text())],
+        content=[mt.TextContent(type="text", text=text)],
         structured_content=structured,
-        is_error=not result.is_ok,
+        is_error=failed,
     )
 
 

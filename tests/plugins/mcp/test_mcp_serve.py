@@ -358,3 +358,16 @@ async def test_typed_results_are_served_with_an_output_schema():
     assert found.structured_content == {"result": [2, 3, 5, 7]}
     assert listed["shout"].output_schema is None
     assert not loud.is_error
+
+
+def test_a_typed_result_without_its_data_is_an_error_not_a_broken_promise():
+    from toolwire import ToolResult
+    from toolwire_mcp._serve import call_result
+
+    whole = call_result(ToolResult.ok(None, data={"city": "Oslo", "celsius": 1.0}), forecast)
+    assert not whole.is_error
+    cut = call_result(ToolResult.ok("[Result truncated …]"), forecast)
+    assert cut.is_error
+    assert cut.structured_content is None
+    assert "No structured result" in _text(cut)
+    assert not call_result(ToolResult.ok("HI"), shout).is_error
