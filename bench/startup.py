@@ -1,8 +1,8 @@
 """Startup of the CLI as users run it, as ratios against the floor.
 
 The venv holds toolwire, its real plugins openai, anthropic, web and basics (all four enabled in
-``toolwire.toml``), and 10 sample plugins that are installed but not enabled, so discovery reads
-a realistic number of entry points.
+``toolwire.toml``), the mcp plugin with the MCP SDK installed but not enabled, and 10 sample
+plugins that are installed but not enabled, so discovery reads a realistic number of entry points.
 
 The floor is the honest minimum: the interpreter plus the libraries every toolwire command that
 reads a config imports (``argparse`` for the command line, ``tomllib`` for ``toolwire.toml``,
@@ -52,6 +52,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = 10
 ENABLED = ("openai", "anthropic", "web", "basics")
 REAL = ("plugins/openai", "plugins/anthropic", "contrib-tools/web", "contrib-tools/basics")
+# Installed with their dependencies but not enabled: they must cost nothing at startup.
+INSTALLED_ONLY = ("plugins/mcp",)
 TARGET = 1.5
 FLOOR = "import argparse, tomllib, attrs, cattrs, pluggy"
 OLD_FLOOR = "import attrs, cattrs, pluggy, fastjsonschema, importlib_metadata"
@@ -110,10 +112,11 @@ def build_env(
         (pkg / "pyproject.toml").write_text(TEMPLATE_PYPROJECT.format(i=i))
         (pkg / f"toolwire_sample{i}" / "__init__.py").write_text(TEMPLATE_MODULE.format(i=i))
     wheels = base / "wheels"
+    real = [p for p in (*REAL, *INSTALLED_ONLY) if (root / p / "pyproject.toml").exists()]
     more = [str(root / p) for p in installed if (root / p / "pyproject.toml").exists()]
     sources = [
         str(root),
-        *(str(root / p) for p in REAL),
+        *(str(root / p) for p in real),
         *more,
         *(str(p) for p in sorted(src.iterdir())),
     ]

@@ -14,10 +14,12 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
+from ..elicitation import eliciting
 from ..loop._loop import ToolCallingLoop
 from ..loop._run import Decision, DeferredRequest, Run
 from ..messages import AssistantMessage, Message, UserMessage
 from ._chats import ChatStore, ChatStoreError, Conversation, chats_directory
+from ._elicit import TerminalElicitor
 from ._render import ApprovalPrompter, TerminalRenderer, _is_terminal
 
 if TYPE_CHECKING:
@@ -117,6 +119,7 @@ class ChatSession:
             stdin, stdout, sensitive=self._sensitive, ask=self._answer, renderer=self.renderer
         )
         self._interrupt: Callable[[], Any] | None = None
+        self._elicitor = TerminalElicitor(stdout, self._answer, self.renderer.pause)
 
     def _sensitive(self, name: str) -> frozenset[str]:
         tool = self.host.tools.get(name)
@@ -177,7 +180,9 @@ class ChatSession:
             async for event in stream:
                 renderer(event)
 
-        task = asyncio.ensure_future(consume())
+        # A tool's question to the person (an MCP server's elicitation) is asked here.
+        with eliciting(self._elicitor):
+            task = asyncio.ensure_future(consume())
         self._interrupt = task.cancel
         event_loop = asyncio.get_running_loop()
         handled = _on_interrupt(event_loop, task.cancel)

@@ -57,28 +57,23 @@ def run_plugin_command(
 ) -> int | None:
     """Run ``argv`` when its command is a plugin's; None when it is not (the CLI goes on).
 
-    ``--config PATH`` before the command is honoured. A command name no plugin answers is left
-    to the CLI's own parser, which reports it.
+    ``--config PATH`` before the command is honoured, and after it too (up to a ``--``). A
+    command name no plugin answers is left to the CLI's own parser, which reports it.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     config: str | None = None
     index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "--config" and index + 1 < len(args):
-            config = args[index + 1]
-            index += 2
-            continue
-        if arg.startswith("--config="):
-            config = arg.split("=", 1)[1]
-            index += 1
-            continue
-        break
+    while (found := _config_at(args, index)) is not None:
+        config, index = found
     if index >= len(args) or args[index].startswith("-"):
         return None
     name = args[index]
     if name in _builtin_commands(parser):
         return None
+    # `--config PATH` after the command too: a client that launches `toolwire mcp serve` puts
+    # its options after the command, and may not pass the environment on.
+    rest, later = _take_config(args[index + 1 :])
+    config = later if later is not None else config
     from ..config import ConfigError
     from ..host._host import Host
 
@@ -94,8 +89,38 @@ def run_plugin_command(
     sub = argparse.ArgumentParser(prog=f"{parser.prog} {name}", description=command.help)
     if command.configure is not None:
         command.configure(sub)
-    parsed = sub.parse_args(args[index + 1 :])
+    parsed = sub.parse_args(rest)
     return _run(command, parsed, host)
+
+
+def _config_at(args: Sequence[str], index: int) -> tuple[str, int] | None:
+    """The path of a ``--config PATH`` or ``--config=PATH`` option at ``args[index]``, and the
+    index after it; None when there is none."""
+    arg = args[index] if index < len(args) else ""
+    if arg == "--config" and index + 1 < len(args):
+        return args[index + 1], index + 2
+    if arg.startswith("--config="):
+        return arg.split("=", 1)[1], index + 1
+    return None
+
+
+def _take_config(args: Sequence[str]) -> tuple[list[str], str | None]:
+    """``args`` without the ``--config PATH`` (or ``--config=PATH``) options they hold before a
+    ``--``, and the last path given (None when none is)."""
+    rest: list[str] = []
+    config: str | None = None
+    index = 0
+    while index < len(args):
+        if args[index] == "--":
+            rest.extend(args[index:])
+            break
+        found = _config_at(args, index)
+        if found is None:
+            rest.append(args[index])
+            index += 1
+        else:
+            config, index = found
+    return rest, config
 
 
 def plugin_commands(host: Host) -> dict[str, CliCommand]:

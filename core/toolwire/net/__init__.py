@@ -27,10 +27,15 @@ What ``fetch`` guarantees, hop by hop (the URL asked for and every redirect targ
 - HTTP 4xx and 5xx are errors (:class:`RetrievalError` with ``status``), not results.
 
 A refusal raises :class:`RetrievalBlocked`; every other failure :class:`RetrievalError`.
+
+Servers toolwire runs on loopback (the web chat, ``toolwire mcp serve --http``) answer only the
+``Host`` and ``Origin`` values :func:`loopback_authorities` and :func:`loopback_origins` give,
+their guard against DNS rebinding.
 """
 
 from ._errors import RetrievalBlocked, RetrievalError
 from ._fetch import Retrieved, fetch, open_session
+from ._loopback import is_loopback, loopback_authorities, loopback_origins
 from ._policy import DEFAULT_PORTS, RetrievalPolicy
 
 __all__ = [
@@ -40,5 +45,8 @@ __all__ = [
     "RetrievalPolicy",
     "Retrieved",
     "fetch",
+    "is_loopback",
+    "loopback_authorities",
+    "loopback_origins",
     "open_session",
 ]

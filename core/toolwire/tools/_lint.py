@@ -132,13 +132,20 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             severity="info",
         )
 
+    # A tool defined by a schema (an MCP server's, another ecosystem's) is fixed where that
+    # schema is written: Python advice would be advice its user cannot act on.
+    python = getattr(tool._runner, "function", None) is not None
     undescribed: list[str] = []
     _undescribed(tool.parameters, tool.parameters, "", undescribed, 0)
     for path in undescribed:
         add(
             "parameter-without-description",
             f"parameter {path} has no description: a model cannot use an argument it cannot "
-            'read about (use Annotated[T, "…"] or the docstring\'s Args section)',
+            + (
+                'read about (use Annotated[T, "…"] or the docstring\'s Args section)'
+                if python
+                else "read about (its schema gives none; whoever writes that schema can add one)"
+            ),
             parameter=path,
         )
 
@@ -163,9 +170,14 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
         if found is not None:
             add(
                 "instructions-in-description",
-                f"the {where} tells the model how to behave ({found.group(0)!r}); put behaviour "
-                "rules in instructions=..., which go into the system prompt when the tool is "
-                "offered, and keep the description to what the tool does",
+                f"the {where} tells the model how to behave ({found.group(0)!r}); "
+                + (
+                    "put behaviour rules in instructions=..., which go into the system prompt "
+                    "when the tool is offered, and keep the description to what the tool does"
+                    if python
+                    else "the tool's own definition says so; whoever writes it can keep the "
+                    "description to what the tool does"
+                ),
                 severity="warning" if match else "info",
             )
             break

@@ -45,6 +45,7 @@ _SECURITY_HEADERS = {
 _STATIC = {
     "app.js": "text/javascript",
     "app.css": "text/css",
+    "elicit.js": "text/javascript",
 }
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -127,6 +128,7 @@ def create_app(
     app.router.add_post("/api/conversations/{id}/messages", _send)
     app.router.add_post("/api/conversations/{id}/decisions/{call_id}", _decide)
     app.router.add_post("/api/conversations/{id}/stop", _stop)
+    app.router.add_post("/api/conversations/{id}/elicitations/{eid}", _elicitation)
     app.on_shutdown.append(_shutdown)
     return app
 
@@ -302,6 +304,18 @@ async def _decide(request: web.Request) -> web.StreamResponse:
     except DecisionError as exc:
         raise _refuse(web.HTTPConflict, str(exc)) from None
     return web.json_response({"decided": True})
+
+
+async def _elicitation(request: web.Request) -> web.StreamResponse:
+    from ._elicit import ElicitationError
+
+    live = request.app[_STATE].live(request.match_info["id"])
+    body = await _json_body(request)
+    try:
+        live.elicitor.answer(request.match_info["eid"], body)
+    except ElicitationError as exc:
+        raise _refuse(web.HTTPConflict, str(exc)) from None
+    return web.json_response({"answered": True})
 
 
 async def _stop(request: web.Request) -> web.StreamResponse:

@@ -8,8 +8,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolwire import Approve, Deny, UserMessage
+from toolwire.elicitation import eliciting
 from toolwire.loop import Decision, DeferredRequest, Run, RunStream, ToolCallingLoop
 
+from ._elicit import PageElicitor
 from ._store import ConversationStore
 from ._view import View, ViewTranslator, compact
 
@@ -84,6 +86,7 @@ class LiveConversation:
         self._stream: RunStream | None = None
         self._waiting: dict[str, asyncio.Future[Decision]] = {}
         self._run_id = ""
+        self.elicitor = PageElicitor(self._publish)
 
     @property
     def running(self) -> bool:
@@ -150,7 +153,8 @@ class LiveConversation:
         self._persist_live()
         loop = ToolCallingLoop(self._host)
         self._stream = loop.stream(messages, approval=self._ask)
-        self._task = asyncio.ensure_future(self._drive(self._stream))
+        with eliciting(self.elicitor):  # a tool's questions to the person go to the page
+            self._task = asyncio.ensure_future(self._drive(self._stream))
 
     async def _drive(self, stream: RunStream) -> None:
         try:
@@ -165,6 +169,7 @@ class LiveConversation:
                 ]
             )
         finally:
+            self.elicitor.cancel_all()
             for future in self._waiting.values():
                 future.cancel()
             self._waiting.clear()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import os
 import signal
 import sys
@@ -15,6 +14,7 @@ from typing import TextIO
 from aiohttp import web
 
 from toolwire import Config, ConfigError, Host
+from toolwire.net import is_loopback, loopback_authorities
 
 from . import _plugin
 from ._app import PageSettings, create_app, set_allowed_hosts
@@ -22,16 +22,6 @@ from ._store import ConversationStore
 
 TOKEN_ENV = "TOOLWIRE_WEBUI_TOKEN"
 MIN_TOKEN_LENGTH = 16
-
-
-def is_loopback(address: str) -> bool:
-    """True for ``localhost`` and loopback IP addresses (``127.0.0.0/8``, ``::1``)."""
-    if address.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(address.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, token: str | None) -> None:
@@ -104,8 +94,7 @@ class WebServer:
         self.port = int(self._runner.addresses[0][1])
         if self.token is None:
             # Without a token the only guard against DNS rebinding is the Host header.
-            names = ("127.0.0.1", "localhost", "[::1]", self.host)
-            set_allowed_hosts(app, {f"{name}:{self.port}".lower() for name in names})
+            set_allowed_hosts(app, loopback_authorities(self.host, self.port))
         return self
 
     @property

@@ -367,7 +367,9 @@ const view = {
         }
         loadConversations();
         break;
-      default: break;
+      default:  // kinds other scripts handle (elicit.js: a tool's questions to the person)
+        document.dispatchEvent(new CustomEvent("toolwire:view", { detail: { item, conversation: current } }));
+        break;
     }
   },
 };
