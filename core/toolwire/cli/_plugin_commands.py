@@ -73,6 +73,9 @@ def run_plugin_command(
             config = arg.split("=", 1)[1]
             index += 1
             continue
+        if arg == "--verbose":
+            index += 1
+            continue
         break
     if index >= len(args) or args[index].startswith("-"):
         return None

@@ -51,6 +51,7 @@ from ..loop._run import Approve, Decision, DeferredRequest, Deny, Run
 from ..loop._state import Approver
 from ..messages import ToolCall
 from ..tools._result import Source, ToolResult, ToolStatus
+from ._text import inert
 
 if TYPE_CHECKING:
     from ..host._host import Host
@@ -64,16 +65,6 @@ RESULT_LIMIT = 64 * 1024
 """Characters of a result an expanded card shows."""
 _BAR_WIDTH = 20
 _CATCH_UP_TURNS = 100
-
-# Control characters from a model, a tool or a page would move the cursor, recolour or retitle
-# the terminal: every one but newline and tab is shown as a visible replacement.
-_INERT = {c: "\ufffd" for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)) if c not in (9, 10)}
-
-
-def inert(text: str) -> str:
-    """``text`` with every control character but newline and tab replaced (safe to print)."""
-    return text.translate(_INERT)
-
 
 def _preview(text: str, limit: int) -> str:
     text = " ".join(text.split())

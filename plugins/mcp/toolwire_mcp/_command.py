@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from toolwire import CliCommand, Host
+from toolwire.cli import inert
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -70,12 +71,10 @@ def _servers(args: argparse.Namespace, host: Host) -> int:
         print("No MCP servers are configured ([tools.mcp.servers.<name>] in toolwire.toml).")
     else:
         for row in rows:
-            print(
-                f"{row['name']:<16} {row['transport']:<6} {row['status']}: "
-                f"{len(row['tools'])} tool(s)"
-            )
+            line = f"{row['name']:<16} {row['transport']:<6} {row['status']}: "
+            print(inert(f"{line}{len(row['tools'])} tool(s)", one_line=True))
             if row["error"]:
-                print(f"  {row['error']}")
+                print(f"  {inert(row['error'])}")
     return 1 if any(r["status"] == "failed" for r in rows) else 0
 
 

@@ -144,7 +144,23 @@ async def _shutdown(app: web.Application) -> None:
 
 
 def _same(given: str | None, expected: str) -> bool:
-    return given is not None and hmac.compare_digest(given.encode(), expected.encode())
+    # A token is ASCII: anything else (a cookie or query value decoded from other bytes) is
+    # simply not it.
+    if given is None or not given.isascii():
+        return False
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def _ascii_header(request: web.Request, name: str) -> str | None:
+    """The header's value, refused (400) unless it is ASCII: tokens are ASCII, and a value
+    aiohttp decoded from other bytes cannot be compared as one."""
+    value = request.headers.get(name)
+    if value is not None and not value.isascii():
+        raise _refuse(
+            web.HTTPBadRequest,
+            f"the {name} header must be ASCII text; got {len(value)} characters that are not",
+        )
+    return value
 
 
 @web.middleware
@@ -159,7 +175,7 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         )
     set_cookie = False
     if state.token is not None:
-        authorization = request.headers.get("Authorization", "")
+        authorization = _ascii_header(request, "Authorization") or ""
         given = authorization.removeprefix("Bearer ") if authorization else None
         if given is None:
             given = request.cookies.get(TOKEN_COOKIE)
@@ -188,7 +204,7 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 
 def _check_csrf(request: web.Request, state: _State) -> None:
-    if not _same(request.headers.get(CSRF_HEADER), state.csrf):
+    if not _same(_ascii_header(request, CSRF_HEADER), state.csrf):
         raise _refuse(
             web.HTTPForbidden,
             f"a state-changing request needs the page's {CSRF_HEADER} header; reload the page",
@@ -212,6 +228,10 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
         body = await request.json()
     except ValueError as exc:
         raise _refuse(web.HTTPBadRequest, f"the request body is not JSON: {exc}") from None
+    except RecursionError:
+        raise _refuse(
+            web.HTTPBadRequest, "the request body is nested too deeply to be read as JSON"
+        ) from None
     if not isinstance(body, dict):
         raise _refuse(
             web.HTTPBadRequest, f"the request body must be a JSON object; got {type(body).__name__}"
