@@ -327,7 +327,7 @@ class LiveConversation:
         finally:
             self._waiting.pop(request.call_id, None)
             self._requests.pop(request.call_id, None)
-        edited = isinstance(decision, Approve) and decision.arguments is not None
+        was_edited = isinstance(decision, Approve) and decision.arguments is not None
         if isinstance(decision, Approve) and decision.arguments is not None and sensitive:
             # The page only ever saw "[redacted]" for a sensitive value: left so, it keeps the
             # value the model sent.
@@ -343,7 +343,7 @@ class LiveConversation:
                     "kind": "card_decided",
                     "card": card,
                     "action": action,
-                    "edited": edited,
+                    "edited": was_edited,
                     "at": time.time(),
                 }
             ]
