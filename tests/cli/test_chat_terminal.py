@@ -78,20 +78,39 @@ def write_config(tmp_path: Path, provider: Provider, *, trust: str = "high") -> 
     return config
 
 
-def spawn(config: Path, *options: str) -> pexpect.spawn:
+EDITOR = Path(__file__).with_name("edit_arguments.py")
+
+
+def chat_env(home: Path, **more: str) -> dict[str, str]:
+    """The environment of a chat: no colour, its own config, state and data folders."""
     env = {
         **os.environ,
         "TERM": "xterm",
         "NO_COLOR": "1",  # the screen text without colour codes between its pieces
         "PROMPT_TOOLKIT_NO_CPR": "1",  # no cursor-position request the test would answer
         "PYTHONUNBUFFERED": "1",
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "EDITOR": "",
+        "VISUAL": "",
+        "PAGER": "cat",
     }
+    env.update(more)
+    return env
+
+
+def spawn(
+    config: Path,
+    *options: str,
+    env: dict[str, str] | None = None,
+    dimensions: tuple[int, int] = (50, 200),
+) -> pexpect.spawn:
     child = pexpect.spawn(
         sys.executable,
         [str(CHILD), "--config", str(config), "chat", *options],
-        env=env,
+        env=env if env is not None else chat_env(config.parent),
         encoding="utf-8",
-        dimensions=(50, 200),
+        dimensions=dimensions,
         timeout=TIMEOUT,
     )
     return child
@@ -158,23 +177,25 @@ def test_an_approval_is_answered_by_keystrokes(tmp_path: Path, provider: Any):
             "Wrote one, skipped one.",
         ]
     )
-    child = spawn(write_config(tmp_path, fake))
+    env = chat_env(tmp_path, EDITOR=f"{sys.executable} {EDITOR}")
+    child = spawn(write_config(tmp_path, fake), env=env)
     ask(child, "Write two notes.")
     child.expect_exact("╭ Write note (write_note) · writes_files · asks first")
-    child.expect_exact('write_note(path="a.txt", body="hello") needs approval')
-    child.expect_exact("Run it? [y]es / [n]o / [e]dit arguments:")
-    child.send("e\r")
-    child.expect_exact("New arguments (a JSON object):")
-    child.send('{"path": "edited.txt", "body": "hello"}\r')
+    child.expect_exact("write_note needs approval:")
+    child.expect_exact("  path: a.txt")
+    child.expect_exact("  body: hello")
+    child.expect_exact("Run it? [y]es / [n]o / [e]dit / [a]llow from now on:")
+    child.send("e\r")  # $EDITOR opens the arguments as indented JSON and edits them
     child.expect_exact("╰ ✓ wrote 5 characters to edited.txt")
-    child.expect_exact('write_note(path="b.txt", body="bye") needs approval')
-    child.expect_exact("Run it? [y]es / [n]o / [e]dit arguments:")
+    child.expect_exact("write_note needs approval:")
+    child.expect_exact("  path: b.txt")
+    child.expect_exact("Run it? [y]es / [n]o / [e]dit / [a]llow from now on:")
     child.send("maybe\r")
-    child.expect_exact("Please answer y, n or e (got 'maybe').")
+    child.expect_exact("Please answer one of [y]es / [n]o / [e]dit")
     child.send("n\r")
     child.expect_exact("Message for the model (empty for the default):")
     child.send("Not b.txt, please.\r")
-    child.expect_exact("╰ ✗ denied: Not b.txt, please.")
+    child.expect_exact("╰ ✗ Write note: denied: Not b.txt, please.")
     child.expect_exact("Wrote one, skipped one.")
     leave(child)
     assert tool_messages(fake.bodies[2]) == [
@@ -207,7 +228,7 @@ def test_ctrl_c_at_an_approval_question_cancels_the_turn(tmp_path: Path, provide
     fake = provider([tool_call("write_note", {"path": "a.txt", "body": "x"}), "Fine."])
     child = spawn(write_config(tmp_path, fake))
     ask(child, "Write a note.")
-    child.expect_exact("Run it? [y]es / [n]o / [e]dit arguments:")
+    child.expect_exact("Run it? [y]es / [n]o / [e]dit")
     child.sendcontrol("c")
     child.expect_exact("[stopped: cancelled")
     ask(child, "Never mind.")
@@ -230,7 +251,12 @@ def test_continue_picks_up_the_conversation_and_its_trust(tmp_path: Path, provid
     weaker = write_config(tmp_path, fake, trust="medium")
     child = spawn(weaker, "--continue")
     child.expect_exact(f"Continuing conversation {conversation}")
-    child.expect_exact("Last answer: Ann has 0+.")
+    # The earlier turns come back with their cards: the prompt, the call, its result, the answer.
+    child.expect_exact("› What is Ann's blood type?")
+    child.expect_exact("╭ Medical record (medical_record) · read_only")
+    child.expect_exact("│ patient: Ann")
+    child.expect_exact("╰ ✓ Ann: blood type 0+")
+    child.expect_exact("Ann has 0+.")
     ask(child, "And Bob's?")
     child.expect_exact("[stopped: trust: ")
     child.expect_exact("medical_record call")

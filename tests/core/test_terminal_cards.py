@@ -145,6 +145,28 @@ def test_a_call_the_provider_ran_gets_its_own_card():
     assert shown == '╭ web_search\n│ queries: ["owls"]\n╰ ◆ run by the provider\n'
 
 
+def test_a_provider_call_and_its_result_share_one_card():
+    call = ToolCall(
+        id="ws_1", name="web_search", arguments={"queries": ["owls"]}, provider_executed=True
+    )
+    result = ToolResult.ok("searched: owls", sources=[Source("https://owls.example/", "Owls")])
+    shown = render(
+        [
+            RunStarted(api="fake", **RUN),
+            ToolCallStarted(call_id="ws_1", name="web_search", provider_executed=True, **RUN),
+            ToolCallCompleted(call=call, **RUN),
+            ToolCompleted(call_id="ws_1", name="web_search", result=result, **RUN),
+            ResponseReceived(message=AssistantMessage(parts=(call,)), **RUN),
+            RunFinished(stop_reason="answered", **RUN),
+        ],
+        live=False,
+    )
+    assert shown.count("╭ web_search") == 1
+    assert shown.startswith('╭ web_search · run by the provider\n│ queries: ["owls"]\n')
+    assert "╰ ✓ searched: owls\n" in shown
+    assert "unknown" not in shown
+
+
 def test_a_call_without_streamed_arguments_shows_them_whole():
     call = ToolCall(id="c1", name="write_note", arguments={"path": "a.txt", "body": "hi"})
     shown = render(

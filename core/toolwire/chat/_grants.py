@@ -146,7 +146,7 @@ class GrantStore:
 
     def _write(self, grants: Sequence[Grant]) -> None:
         lines = [
-            "# Calls toolwire's chats run without asking, kept by \"always allow\".",
+            '# Calls toolwire\'s chats run without asking, kept by "always allow".',
             "# Revoke one in a chat's settings, or delete its [[grant]] table here.",
         ]
         for grant in grants:
@@ -244,9 +244,7 @@ class Grants:
         classes += [(g, True) for g in lasting if g.scope == "side_effect"]
         granted = {g.value for g, _ in classes}
         if effects and effects <= granted:
-            grant, is_lasting = next(
-                (g, lasting_) for g, lasting_ in classes if g.value in effects
-            )
+            grant, is_lasting = next((g, lasting_) for g, lasting_ in classes if g.value in effects)
             return grant, is_lasting
         return None
 
@@ -257,8 +255,7 @@ class Grants:
         """
         if grant.scope == "side_effect" and grant.value in self._locked:
             raise GrantError(
-                f"{grant.value} calls always ask: the system config locks "
-                "[policy] require_approval"
+                f"{grant.value} calls always ask: the system config locks [policy] require_approval"
             )
         if lasting:
             if self.store is None:

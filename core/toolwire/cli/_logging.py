@@ -42,7 +42,7 @@ class _LazyFileHandler(logging.FileHandler):
         Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         return super()._open()
 
-    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+    def handleError(self, record: logging.LogRecord) -> None:
         self.close()
 
 

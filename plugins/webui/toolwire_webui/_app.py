@@ -331,11 +331,7 @@ async def _send(request: web.Request) -> web.StreamResponse:
 
 def _prompt_text(body: dict[str, Any], *, empty: bool = False) -> str:
     text = body.get("text")
-    if (
-        not isinstance(text, str)
-        or (not empty and not text.strip())
-        or len(text) > _PROMPT_LIMIT
-    ):
+    if not isinstance(text, str) or (not empty and not text.strip()) or len(text) > _PROMPT_LIMIT:
         shown = f"{type(text).__name__} of length {len(text)}" if isinstance(text, str) else text
         raise _refuse(
             web.HTTPBadRequest,

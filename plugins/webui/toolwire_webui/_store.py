@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import sqlite3
@@ -155,7 +156,7 @@ class ConversationStore:
                 "UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id)
             )
 
-    def grants(self, conversation_id: str) -> list[tuple[str, str]]:
+    def grants(self, conversation_id: str) -> builtins.list[tuple[str, str]]:
         """The conversation's own approval grants, ``(scope, value)`` in the order made."""
         rows = self._db.execute(
             "SELECT scope, value FROM grants WHERE conversation = ? ORDER BY rowid",

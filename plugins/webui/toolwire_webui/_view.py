@@ -129,9 +129,7 @@ class ViewTranslator:
         """True once the card's call was shown complete (its final arguments were sent)."""
         return card in self._completed
 
-    def _open(
-        self, event: Event, call_id: str, name: str, *, provider: bool = False
-    ) -> list[View]:
+    def _open(self, event: Event, call_id: str, name: str, *, provider: bool = False) -> list[View]:
         card = self.card_key(event.run_id, call_id)
         if provider:
             self._provider.add(card)

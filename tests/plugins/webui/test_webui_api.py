@@ -371,7 +371,9 @@ async def test_a_sensitive_argument_is_never_shown_and_survives_an_edit(
         result = await stream.wait_kind("card_result")
         await stream.wait_kind("finished")
     assert result["text"] == "logged in bob with a password ending in 42"
-    assert "s3cret" not in json.dumps(stream.views), [v for v in stream.views if "s3cret" in json.dumps(v)]
+    assert "s3cret" not in json.dumps(stream.views), [
+        v for v in stream.views if "s3cret" in json.dumps(v)
+    ]
     assert "s3cret" not in json.dumps(list(server.store.views(cid)))
     record = server.store.get(cid)
     assert record is not None

@@ -113,9 +113,7 @@ def test_a_call_the_provider_ran_is_shown_as_such_from_its_start_to_its_result()
         id="ws_1", name="web_search", arguments={"query": "toolwire"}, provider_executed=True
     )
     views = translator.translate(
-        ToolCallStarted(
-            run_id="r", round=1, call_id="ws_1", name=call.name, provider_executed=True
-        )
+        ToolCallStarted(run_id="r", round=1, call_id="ws_1", name=call.name, provider_executed=True)
     )
     views += translator.translate(ToolCallCompleted(run_id="r", round=1, call=call))
     views += translator.translate(
@@ -148,8 +146,12 @@ def test_a_provider_call_without_a_reported_result_ends_run_by_the_provider():
             "stop_reason": "answered",
             "tool_calls": [
                 {
-                    "call": {"id": "ws_1", "name": "web_search", "arguments": {},
-                             "provider_executed": True},
+                    "call": {
+                        "id": "ws_1",
+                        "name": "web_search",
+                        "arguments": {},
+                        "provider_executed": True,
+                    },
                     "round": 1,
                     "outcome": "provider_executed",
                 }
