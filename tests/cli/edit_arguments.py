@@ -1,5 +1,5 @@
 """A stand-in for ``$EDITOR``: checks it was given the arguments as indented JSON, then edits
-them as a person would (``a.txt`` becomes ``edited.txt``; ``--break`` leaves invalid JSON)."""
+them as a person would (``a.txt`` becomes ``edited.txt``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,4 @@ from pathlib import Path
 path = Path(sys.argv[-1])
 text = path.read_text(encoding="utf-8")
 assert text.startswith("{\n  "), text  # prefilled, one argument a line
-if "--break" in sys.argv and "edited" not in text:
-    path.write_text(text.replace('"path"', '"count"').replace('"a.txt"', "5"), encoding="utf-8")
-else:
-    path.write_text(text.replace('"a.txt"', '"edited.txt"').replace("5", '"edited.txt"'),
-                    encoding="utf-8")
+path.write_text(text.replace('"a.txt"', '"edited.txt"'), encoding="utf-8")
