@@ -293,7 +293,9 @@ def test_continue_names_a_conversation_that_does_not_exist(tmp_path: Path, provi
 # -- the screen as a person sees it, in tmux, at 36 and 160 columns ---------------------------
 
 COLUMNS = (36, 160)
-LONG_BODY = "\n".join(f"Line {i:03d}: the quick brown fox jumps over the lazy dog." for i in range(60))
+LONG_BODY = "\n".join(
+    f"Line {i:03d}: the quick brown fox jumps over the lazy dog." for i in range(60)
+)
 
 
 class Screen:
@@ -308,8 +310,19 @@ class Screen:
         command = shlex.join(
             ["env", *variables, sys.executable, str(CHILD), "--config", str(config), "chat"]
         )
-        self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "chat", "-x", str(columns),
-                   "-y", str(rows), command)
+        self._tmux(
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "chat",
+            "-x",
+            str(columns),
+            "-y",
+            str(rows),
+            command,
+        )
         self._tmux("set-option", "-t", "chat", "history-limit", "20000")
 
     def _tmux(self, *args: str) -> str:
@@ -351,8 +364,21 @@ class Screen:
 
 
 _PASSED = frozenset(
-    {"TERM", "NO_COLOR", "PROMPT_TOOLKIT_NO_CPR", "PYTHONUNBUFFERED", "EDITOR", "VISUAL",
-     "PAGER", "PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV"}
+    {
+        "TERM",
+        "NO_COLOR",
+        "PROMPT_TOOLKIT_NO_CPR",
+        "PYTHONUNBUFFERED",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "PATH",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "PYTHONPATH",
+        "VIRTUAL_ENV",
+    }
 )
 
 
@@ -428,9 +454,7 @@ def test_resizing_while_a_bar_moves_leaves_no_stale_line(
 def test_an_approval_shows_every_argument_and_edits_in_the_editor(
     tmp_path: Path, provider: Any, screen: Any, columns: int
 ):
-    fake = provider(
-        [tool_call("write_note", {"path": "a.txt", "body": LONG_BODY}), "Written."]
-    )
+    fake = provider([tool_call("write_note", {"path": "a.txt", "body": LONG_BODY}), "Written."])
     env = chat_env(tmp_path, EDITOR=f"{sys.executable} {EDITOR}")
     chat = screen(write_config(tmp_path, fake), env, columns, rows=30)
     chat.wait_for("›")
@@ -498,7 +522,8 @@ def test_the_web_chats_controls_work_in_the_terminal(
     chat.wait_for("runs without asking: tool write_note is allowed in this conversation")
     shown = chat.wait_for("item")
     answer = shown.split("runs without asking")[-1]
-    assert "Bold point" in answer and "**" not in answer
+    assert "Bold point" in answer
+    assert "**" not in answer
     assert "• item two" in answer
     chat.type("/grants")
     chat.wait_for("1. tool write_note (this conversation)")

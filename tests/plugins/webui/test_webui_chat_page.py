@@ -109,15 +109,14 @@ async def test_every_width_fits_and_the_theme_follows_the_system_with_a_switch(
     await ask(page, server, "Say hello")
     await page.wait_for_selector("text=Hello there.")
     # Nothing scrolls sideways; the composer takes the width; Send and Stop are on screen.
-    overflow = await page.evaluate(
-        "() => document.documentElement.scrollWidth - window.innerWidth"
-    )
+    overflow = await page.evaluate("() => document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0
     box = await page.locator("#prompt").bounding_box()
     assert box["width"] >= 0.8 * min(width, 900) - 260 * (width > 760)
     for button in ("#send", "#stop"):
         found = await page.locator(button).bounding_box()
-        assert found["x"] >= 0 and found["x"] + found["width"] <= width
+        assert found["x"] >= 0
+        assert found["x"] + found["width"] <= width
     sidebar = page.locator("#sidebar")
     if width < 760:
         # The list of conversations is a drawer, opened by its button and closed by Escape.
@@ -352,9 +351,7 @@ async def test_edited_arguments_are_checked_first_and_a_grant_spares_the_next_qu
 # -- 6. the controls people expect --------------------------------------------------------------
 
 
-async def test_tool_choice_retry_regenerate_and_a_cancelled_call(
-    chat: Any, page: Any, shots: Any
-):
+async def test_tool_choice_retry_regenerate_and_a_cancelled_call(chat: Any, page: Any, shots: Any):
     server, provider = await chat(
         [
             "No tools used.",
@@ -365,7 +362,9 @@ async def test_tool_choice_retry_regenerate_and_a_cancelled_call(
         ]
     )
     await page.goto(server.url)
-    await page.wait_for_function("() => document.querySelectorAll('#tool-options option').length > 0")
+    await page.wait_for_function(
+        "() => document.querySelectorAll('#tool-options option').length > 0"
+    )
     # The count of the message being written, with the instructions sent along.
     await page.fill("#prompt", "Answer without tools, please.")
     await page.wait_for_function(
