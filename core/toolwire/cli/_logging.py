@@ -48,7 +48,8 @@ class _LazyFileHandler(logging.FileHandler):
 
 def configure_logging(*, verbose: bool = False, err: TextIO | None = None) -> None:
     """Send the ``toolwire`` loggers' records (warnings and worse; everything with ``verbose``)
-    to the log file, and with ``verbose`` to ``err`` as well. Records never reach Python's
+    to the log file, and with ``verbose`` to ``err`` as well (the logger's own level is left
+    alone unless ``verbose``). Records never reach Python's
     last-resort handler. Calling it again replaces what an earlier call set."""
     root = logging.getLogger("toolwire")
     for handler in list(root.handlers):
@@ -68,4 +69,8 @@ def configure_logging(*, verbose: bool = False, err: TextIO | None = None) -> No
         setattr(handler, _HANDLED, True)
         handler.setFormatter(formatter)
         root.addHandler(handler)
-    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    if verbose:
+        root.setLevel(logging.DEBUG)
+    else:
+        for handler in handlers:
+            handler.setLevel(logging.WARNING)
