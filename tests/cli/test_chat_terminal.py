@@ -352,6 +352,9 @@ class Screen:
                 raise AssertionError(f"{text!r} never showed; the screen:\n{shown}")
             time.sleep(0.05)
 
+    def keys(self, text: str, *, literal: bool = True) -> None:
+        self._tmux("send-keys", "-t", "chat", *(["-l"] if literal else []), text)
+
     def type(self, text: str) -> None:
         self._tmux("send-keys", "-t", "chat", "-l", text)
         self._tmux("send-keys", "-t", "chat", "Enter")
@@ -498,7 +501,9 @@ def test_the_web_chats_controls_work_in_the_terminal(
     chat.wait_for("›")
     chat.type("/tools none")
     chat.wait_for("The next message: tool choice none.")
-    chat.type("Answer plainly.")
+    chat.keys("Answer plainly.")  # the count of the message being written, as it is typed
+    chat.wait_for("≈ 4 tokens + 0")
+    chat.keys("Enter", literal=False)
     chat.wait_for("Plain answer.")
     assert fake.bodies[0]["tool_choice"] == "none"
     chat.type("/tool slow_echo")
