@@ -366,11 +366,11 @@ class Screen:
         subprocess.run([self.tmux or "tmux", "-L", self.socket, "kill-server"], check=False)
 
 
+# tmux answers cursor-position requests: prompt_toolkit draws its bottom toolbar with them.
 _PASSED = frozenset(
     {
         "TERM",
         "NO_COLOR",
-        "PROMPT_TOOLKIT_NO_CPR",
         "PYTHONUNBUFFERED",
         "EDITOR",
         "VISUAL",
