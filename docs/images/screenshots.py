@@ -303,8 +303,21 @@ async def terminal(folder: Path) -> None:
         await browser.close()
 
 
+def wait_for_prompt(socket: str, timeout: float = 60.0) -> None:
+    """Until the chat waits at an empty prompt."""
+    deadline = time.monotonic() + timeout
+    while True:
+        lines = tmux(socket, "capture-pane", "-p", "-t", "chat").splitlines()
+        shown = [line for line in lines if line.strip()]
+        if any(line.strip() == "›" for line in shown[-2:]):  # above the toolbar
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit("the chat never waited at its prompt")
+        time.sleep(0.1)
+
+
 def drive_terminal(socket: str, command: str) -> str:
-    """Start ``command`` in a tmux pane of 100 x 34, type the two questions, return the screen
+    """Start ``command`` in a tmux pane of 100 x 46, type the two questions, return the screen
     (with its colours) once the approval question shows."""
     tmux(
         socket,
@@ -317,15 +330,15 @@ def drive_terminal(socket: str, command: str) -> str:
         "-x",
         "100",
         "-y",
-        "34",
+        "46",
         command,
     )
     try:
-        wait_for(socket, "›")
         for question, until in (
             ("What do the docs say about tool cards? Then run the check.", "Sources:"),
             ("Write that down as a note.", "Run it?"),
         ):
+            wait_for_prompt(socket)
             tmux(socket, "send-keys", "-t", "chat", "-l", question)
             tmux(socket, "send-keys", "-t", "chat", "Enter")
             wait_for(socket, until)
