@@ -316,6 +316,7 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
         self._current = None
         self.out.write(text + "\n")
 
@@ -328,6 +329,7 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
         self._current = None
         width = self.columns() - 1
         shown = fitted(width) if fitted is not None else text
@@ -343,6 +345,7 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
         self._current = None
         self.out.flush()
 
@@ -433,6 +436,7 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
         self._cards.clear()
         self._current = None
         self._write_sources()
@@ -493,6 +497,7 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
             self._current = None
         text = event.message.text
         if text and not self._streamed:
@@ -576,6 +581,7 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
         self._current = card
         if card.key is not None:
             continued = self._paint("dim", f"│ ({inert(card.name)}) ")
