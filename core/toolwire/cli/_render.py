@@ -266,6 +266,7 @@ class TerminalRenderer:
         self._tool_of = tool_of
         self._title_of = title_of
         self._transient_cells = 0  # columns the transient line took when drawn
+        self._transient_fit: Callable[[int], str] | None = None  # draws it for a width
         self._opened = 0  # cards opened in this run (past one, lines name their call)
         self._provider: set[str] = set()  # open cards of calls the provider runs
         self._answer = ""  # the streamed answer's line being written (live only)
@@ -303,11 +304,11 @@ class TerminalRenderer:
 
     def resized(self) -> None:
         """The terminal changed size: draw the transient line again, fitted to the new width."""
-        shown = self._transient
+        shown, fitted = self._transient, self._transient_fit
         if shown is None:
             return
         self._clear()
-        self._status(shown)
+        self._status(shown, fitted)
         self.out.flush()
 
     def _line(self, text: str) -> None:
@@ -337,6 +338,7 @@ class TerminalRenderer:
             shown = self._paint("dim", fit(_SGR_CODE.sub("", shown), width))
         self.out.write(shown)
         self._transient = text
+        self._transient_fit = fitted
         self._transient_cells = cells(shown)
 
     def pause(self) -> None:
