@@ -21,7 +21,9 @@ from typing import Any
 import pytest
 from webui.conftest import CHROMIUM, CHROMIUM_FLAGS, HANG
 
-from toolwire.testing import ErrorReply, Reply, tool_call
+import toolwire
+from toolwire.messages import AssistantMessage, TextPart, ToolCall
+from toolwire.testing import ErrorReply, Reply, ScriptedModel, tool_call
 
 WIDTHS = (390, 1280)
 SCHEMES = ("light", "dark")
@@ -457,3 +459,56 @@ async def test_axe_finds_no_serious_accessibility_violation(chat: Any, page: Any
     await shots(page, "axe", full_page=True)
     serious = [v for v in report if v["impact"] in ("serious", "critical")]
     assert serious == [], json.dumps(serious, indent=2)
+
+
+class _ProviderSearch(ScriptedModel):
+    """A model whose provider runs a web search itself (a provider-side tool), then answers."""
+
+    api = "provider-search"
+
+    def __init__(self, config: Any = None, transport: Any = None) -> None:
+        search = ToolCall(
+            id="ws_1",
+            name="web_search",
+            arguments={"query": "tool cards"},
+            provider_executed=True,
+        )
+        answer = AssistantMessage(parts=(search, TextPart("The provider searched for me.")))
+        super().__init__(config, transport, script=[answer])
+
+
+class _ProviderPlugin:
+    @toolwire.hookimpl
+    def toolwire_provider_adapters(self, settings: Any) -> list[type]:
+        return [_ProviderSearch]
+
+
+async def test_a_tool_the_provider_runs_is_shown_as_such(
+    page: Any, shots: Any, tmp_path: Path
+) -> None:
+    from toolwire import Host, load_config
+    from toolwire_webui import WebServer
+
+    config = tmp_path / "toolwire.toml"
+    config.write_text(
+        '[provider]\nadapter = "provider-search"\nstream = true\n'
+        f'[ledger]\npath = "{tmp_path / "ledger.sqlite3"}"\n',
+        encoding="utf-8",
+    )
+    host = Host.load(load_config(config), plugins=[_ProviderPlugin()])
+    server = WebServer(host, port=0, database=":memory:", grants=tmp_path / "grants.toml")
+    await server.start()
+    try:
+        await ask(page, server, "Search the web.")
+        await page.wait_for_selector("text=The provider searched for me.")
+        card = page.locator(".card")
+        await page.wait_for_selector('.card[data-status="provider"]')
+        assert await card.locator(".chip.provider").text_content() == "run by the provider"
+        assert "unknown tool" not in (await card.text_content() or "")
+        assert await card.locator(".card-state").text_content() == "run by the provider"
+        await shots(page, "provider-tool")
+    finally:
+        await server.close()
+        server.store.close()
+        await host.aclose()
+    assert page.errors == []
