@@ -210,6 +210,28 @@ class Grants:
         self.conversation: list[Grant] = list(dict.fromkeys(conversation))
         self._locked = _locked_effects(config)
 
+    @classmethod
+    def restore(
+        cls,
+        store: GrantStore | None,
+        kept: Iterable[tuple[str, str]],
+        *,
+        config: Config | None = None,
+    ) -> Grants:
+        """The grants of a conversation kept as ``(scope, value)`` pairs (a pair no grant can be
+        made of, written by hand or by another version, grants nothing)."""
+        conversation: list[Grant] = []
+        for scope, value in kept:
+            try:
+                conversation.append(Grant.from_json({"scope": scope, "value": value}))
+            except GrantError:
+                continue
+        return cls(store, conversation, config=config)
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """This conversation's own grants as ``(scope, value)`` pairs, to keep with it."""
+        return [(g.scope, g.value) for g in self.conversation]
+
     def lasting(self) -> list[Grant]:
         """The lasting grants (none when the store cannot be read: nothing is granted then)."""
         if self.store is None:

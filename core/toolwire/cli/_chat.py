@@ -9,7 +9,6 @@ here only, so no other command pays for it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 import sys
 from collections.abc import Callable
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 import attrs
 
-from ..chat import Grant, GrantError, Grants, GrantStore, count_message, tool_server
+from ..chat import Grant, Grants, GrantStore, count_message, tool_server
 from ..loop._loop import ToolCallingLoop
 from ..loop._run import Decision, DeferredRequest, Run
 from ..messages import AssistantMessage, Message, UserMessage
@@ -138,11 +137,7 @@ class ChatSession:
         self.renderer = TerminalRenderer(
             stdout, tool_of=host.tools.get, expanded=expanded, title_of=title_for(host)
         )
-        kept: list[Grant] = []
-        for scope, value in conversation.grants:
-            with contextlib.suppress(GrantError):
-                kept.append(Grant.from_json({"scope": scope, "value": value}))
-        self.grants = Grants(GrantStore(), kept, config=host.config)
+        self.grants = Grants.restore(GrantStore(), conversation.grants, config=host.config)
         self._prompter = ApprovalPrompter(
             stdin,
             stdout,
@@ -265,7 +260,7 @@ class ChatSession:
     def _keep_grants(self) -> None:
         self.conversation = attrs.evolve(
             self.conversation,
-            grants=tuple((g.scope, g.value) for g in self.grants.conversation),
+            grants=tuple(self.grants.pairs()),
         )
 
     async def turn(self, text: str | None, tool_choice: str = "auto") -> Run | None:

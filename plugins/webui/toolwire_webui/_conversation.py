@@ -103,11 +103,7 @@ class LiveConversation:
         self.id = conversation_id
         self._host = host
         self._store = store
-        kept: list[Grant] = []
-        for scope, value in store.grants(conversation_id):
-            with contextlib.suppress(GrantError):  # a row no grant can be made of grants nothing
-                kept.append(Grant.from_json({"scope": scope, "value": value}))
-        self.grants = Grants(grants, kept, config=host.config)
+        self.grants = Grants.restore(grants, store.grants(conversation_id), config=host.config)
         self._translator = ViewTranslator(
             host.tools.get, title_of=lambda tool: host.tool_display(tool).title
         )
@@ -415,7 +411,7 @@ class LiveConversation:
         except (GrantError, OSError) as exc:
             raise DecisionError(str(exc)) from None
         if not lasting:
-            self._store.set_grants(self.id, [(g.scope, g.value) for g in self.grants.conversation])
+            self._store.set_grants(self.id, self.grants.pairs())
 
     def revoke(self, grant: Grant, lasting: bool) -> bool:
         """Withdraw a grant; False when there was none."""
@@ -424,7 +420,7 @@ class LiveConversation:
         except (GrantError, OSError) as exc:
             raise DecisionError(str(exc)) from None
         if not lasting:
-            self._store.set_grants(self.id, [(g.scope, g.value) for g in self.grants.conversation])
+            self._store.set_grants(self.id, self.grants.pairs())
         return done
 
     async def stop(self) -> None:
