@@ -901,14 +901,20 @@ $("composer").addEventListener("submit", async (event) => {
   if (!text || running) return;
   const id = current || (await newConversation());
   setRunning(true);
+  // The tool choice is for this message: the menu is back to auto, and the message box empty,
+  // as it is sent (both come back if the server refuses it).
+  const choice = toolChoice.value;
+  const written = prompt.value;
+  toolChoice.value = "auto";
+  prompt.value = "";
+  countSoon();
   try {
-    await post(`/api/conversations/${encodeURIComponent(id)}/messages`, { text, tool_choice: toolChoice.value });
-    prompt.value = "";
-    toolChoice.value = "auto";
-    countSoon();
+    await post(`/api/conversations/${encodeURIComponent(id)}/messages`, { text, tool_choice: choice });
     loadConversations();
   } catch (exc) {
     setRunning(false);
+    toolChoice.value = choice;
+    if (!prompt.value) prompt.value = written;
     transcript.append(el("div", { class: "note warning", text: exc.message }));
   }
 });
