@@ -185,11 +185,13 @@ class ThinkingDelta(Event):
 
 @attrs.frozen(kw_only=True)
 class ToolCallStarted(Event):
-    """The model began a tool call (streaming); arguments follow as deltas."""
+    """The model began a tool call (streaming); arguments follow as deltas.
+    ``provider_executed``: a tool the provider runs itself (its card says so from the start)."""
 
     call_id: str
     name: str
     index: int = 0
+    provider_executed: bool = False
 
 
 @attrs.frozen(kw_only=True)

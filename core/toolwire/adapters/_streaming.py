@@ -228,7 +228,12 @@ def provider_call_events(
         run_id, round = request.run_id, request.round
         events.append(
             ToolCallStarted(
-                run_id=run_id, round=round, call_id=call.id, name=call.name, index=index
+                run_id=run_id,
+                round=round,
+                call_id=call.id,
+                name=call.name,
+                index=index,
+                provider_executed=True,
             )
         )
         events.append(ToolCallCompleted(run_id=run_id, round=round, call=call))
@@ -508,6 +513,7 @@ class CallAssembler:
                 call_id=call_id,
                 name=self._name(call),
                 index=call.index,
+                provider_executed=call.provider_executed,
             )
         )
         if call.pending:

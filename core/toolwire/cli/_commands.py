@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .._version import __version__
+from ._text import inert
 
 if TYPE_CHECKING:
     from ..host._host import Host
@@ -87,6 +88,12 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         metavar="PATH",
         help="config file (default: $TOOLWIRE_CONFIG or ./toolwire.toml)",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also write log records (a failing tool's traceback) to stderr; they always go to "
+        "the log file ($XDG_STATE_HOME/toolwire/toolwire.log)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     words = _command_words(sys.argv[1:] if argv is None else argv)
     wanted = words[0] if words else None
@@ -106,7 +113,7 @@ def _command_words(args: Sequence[str]) -> list[str]:
         arg = args[index]
         if arg == "--config" and index + 1 < len(args):
             index += 2
-        elif arg.startswith("--config="):
+        elif arg.startswith("--config=") or arg == "--verbose":
             index += 1
         else:
             break
@@ -116,6 +123,13 @@ def _command_words(args: Sequence[str]) -> list[str]:
             break
         words.append(arg)
     return words
+
+
+def _global_options(args: Sequence[str]) -> list[str]:
+    """The options before the command word (``--config PATH``, ``--verbose``)."""
+    words = _command_words(args)
+    end = args.index(words[0]) if words else len(args)
+    return list(args[:end])
 
 
 def _add_plugins(sub: Any, action: str | None) -> None:
@@ -276,8 +290,12 @@ def _discard_stdout() -> None:
 
 
 def _command(argv: Sequence[str] | None) -> int:
+    from ._logging import configure_logging
+
+    given = sys.argv[1:] if argv is None else argv
+    configure_logging(verbose="--verbose" in _global_options(given), err=sys.stderr)
     parser = _parser(argv)
-    words = _command_words(sys.argv[1:] if argv is None else argv)
+    words = _command_words(given)
     if not words or words[0] not in _COMMAND_NAMES:
         from ._plugin_commands import run_plugin_command
 
@@ -379,9 +397,9 @@ def _plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if info.enabled:
             state += ", loaded" if info.loaded else ", NOT loaded"
         dist = f"{info.distribution} {info.version}" if info.distribution else "registered directly"
-        out.write(f"{info.name:<16} {dist:<32} {state}\n")
+        out.write(inert(f"{info.name:<16} {dist:<32} {state}", one_line=True) + "\n")
         if info.error:
-            out.write(f"  error: {info.error}\n")
+            out.write(f"  error: {inert(info.error)}\n")
     return EXIT_OK
 
 
@@ -418,19 +436,21 @@ def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 reason = reasons[t.name]
                 offered = "offered" if reason is None else "not offered"
                 line = f"{t.name:<{width}}  [{t.plugin}]  {offered:<11}  {summary}"
-                out.write(f"{line}  ({reason})\n" if reason else f"{line}\n")
+                line = f"{line}  ({reason})" if reason else line
+                out.write(inert(line, one_line=True) + "\n")
         return EXIT_OK
     if args.tools_command == "why":
         reason = _why_not_offered(host, [args.name], profile=args.profile)[args.name]
         if args.json:
             _print_json({"name": args.name, "offered": reason is None, "reason": reason}, out)
         else:
-            out.write(f"{args.name} is offered\n" if reason is None else f"{args.name}: {reason}\n")
+            line = f"{args.name} is offered" if reason is None else f"{args.name}: {reason}"
+            out.write(inert(line) + "\n")
         return EXIT_OK if reason is None or args.name in registered else EXIT_FAILED
     tool = registered.get(args.name)
     if tool is None:
         known = ", ".join(registered) or "none"
-        print(f"toolwire: no tool named {args.name!r}; tools: {known}", file=err)
+        print(inert(f"toolwire: no tool named {args.name!r}; tools: {known}"), file=err)
         return EXIT_FAILED
     if args.tools_command == "show":
         return _tools_show(host, tool, args, out, err)
@@ -525,7 +545,7 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         return EXIT_FAILED
     _print_json(rendered, out)
     for note in (*notes, *tool.schema_notes):
-        err.write(f"note: {note}\n")  # stdout stays the exact body; notes are for people
+        err.write(f"note: {inert(note)}\n")  # stdout stays the exact body; notes are for people
     return EXIT_OK
 
 
@@ -552,7 +572,7 @@ def _tools_call(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
     if args.json:
         _print_json(result_to_json(result), out)
     else:
-        text = result.model_text()
+        text = inert(result.model_text())
         stream = out if result.is_ok else err
         if not result.is_ok:
             stream.write(f"{result.status.value}: ")
@@ -576,7 +596,7 @@ def result_to_json(result: Any) -> dict[str, Any]:
 def _report_failures(host: Host, err: TextIO) -> None:
     for info in host.plugins:
         if info.enabled and info.error:
-            print(f"toolwire: plugin {info.describe()} failed: {info.error}", file=err)
+            print(inert(f"toolwire: plugin {info.describe()} failed: {info.error}"), file=err)
 
 
 # -- run ---------------------------------------------------------------------------------------
@@ -667,19 +687,19 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if problems:
             out.write("provider: FAIL\n")
             for problem in problems:
-                out.write(f"  {problem}\n")
+                out.write(f"  {inert(problem)}\n")
         else:
             out.write(f"provider {provider['adapter']} (model {provider['model'] or '-'}): ok\n")
         for info in host.plugins:
             mark = "FAIL" if info.error and info.enabled else ("ok" if info.enabled else "off")
-            out.write(f"plugin {info.describe()}: {mark}\n")
+            out.write(inert(f"plugin {info.describe()}: {mark}", one_line=True) + "\n")
             if info.error and info.enabled:
-                out.write(f"  {info.error}\n")
+                out.write(f"  {inert(info.error)}\n")
         for entry in report["tools"]:
             status = "ok" if not entry["findings"] else f"{len(entry['findings'])} finding(s)"
-            out.write(f"tool {entry['name']} [{entry['plugin']}]: {status}\n")
+            out.write(inert(f"tool {entry['name']} [{entry['plugin']}]: {status}") + "\n")
             for finding in entry["findings"]:
-                out.write(f"  {finding['code']}: {finding['message']}\n")
+                out.write(f"  {inert(finding['code'])}: {inert(finding['message'])}\n")
     return EXIT_FAILED if failed or problems or unusable else EXIT_OK
 
 

@@ -63,8 +63,14 @@ def run_plugin_command(
     args = list(sys.argv[1:] if argv is None else argv)
     config: str | None = None
     index = 0
-    while (found := _config_at(args, index)) is not None:
-        config, index = found
+    while index < len(args):
+        found = _config_at(args, index)
+        if found is not None:
+            config, index = found
+        elif args[index] == "--verbose":
+            index += 1
+        else:
+            break
     if index >= len(args) or args[index].startswith("-"):
         return None
     name = args[index]

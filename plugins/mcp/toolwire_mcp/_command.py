@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from toolwire import CliCommand, Host
+from toolwire.cli import inert
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -181,14 +182,12 @@ def _servers(args: argparse.Namespace, host: Host) -> int:
     else:
         for row in rows:
             again = f", restarted {row['reconnects']} time(s)" if row["reconnects"] else ""
-            print(
-                f"{row['name']:<16} {row['transport']:<6} {row['status']}{again}: "
-                f"{len(row['tools'])} tool(s)"
-            )
+            line = f"{row['name']:<16} {row['transport']:<6} {row['status']}{again}: "
+            print(inert(f"{line}{len(row['tools'])} tool(s)", one_line=True))
             if row["error"]:
-                print(f"  {row['error']}")
+                print(f"  {inert(row['error'])}")
             for problem in row["problems"]:
-                print(f"  {problem}")
+                print(f"  {inert(problem)}")
     return 1 if any(r["status"] == "failed" for r in rows) else 0
 
 

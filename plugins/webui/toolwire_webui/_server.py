@@ -14,6 +14,7 @@ from typing import TextIO
 from aiohttp import web
 
 from toolwire import Config, ConfigError, Host
+from toolwire.chat import GrantStore
 from toolwire.net import is_loopback, loopback_authorities
 
 from . import _plugin
@@ -55,6 +56,8 @@ class WebServer:
     :param database: the SQLite file of conversations, ``":memory:"``, or a
         :class:`ConversationStore`; default ``$XDG_DATA_HOME/toolwire/webui.sqlite3``.
     :param cards_collapsed: open tool cards collapsed.
+    :param grants: the file of "always allow" grants, or a :class:`toolwire.chat.GrantStore`;
+        default the one beside the user's config (shared with ``toolwire chat``).
     :raises ValueError: for a bind that needs a token and has none (see :func:`check_bind`).
     """
 
@@ -67,8 +70,10 @@ class WebServer:
         token: str | None = None,
         database: str | os.PathLike[str] | ConversationStore | None = None,
         cards_collapsed: bool = True,
+        grants: str | os.PathLike[str] | GrantStore | None = None,
     ) -> None:
         check_bind(host, token)
+        self.grants = grants if isinstance(grants, GrantStore) else GrantStore(grants)
         self.toolwire_host = toolwire_host
         self.host = host
         self.port = port
@@ -84,7 +89,13 @@ class WebServer:
 
     async def start(self) -> WebServer:
         """Start listening."""
-        app = create_app(self.toolwire_host, self.store, token=self.token, settings=self._settings)
+        app = create_app(
+            self.toolwire_host,
+            self.store,
+            token=self.token,
+            settings=self._settings,
+            grants=self.grants,
+        )
         if self.token is None:
             set_allowed_hosts(app, ())  # nothing is answered until the port is known
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
@@ -194,7 +205,7 @@ async def _serve_until_stopped(server: WebServer, out: TextIO) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="toolwire serve",
+        prog="python -m toolwire_webui",
         description="Serve the web chat: live tool-call cards you can watch and steer.",
     )
     parser.add_argument("--config", help="the toolwire.toml to use")
@@ -211,8 +222,19 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--database", help="SQLite file of the conversations")
     cards = parser.add_mutually_exclusive_group()
-    cards.add_argument("--expanded-cards", dest="collapsed", action="store_false", default=None)
-    cards.add_argument("--collapsed-cards", dest="collapsed", action="store_true")
+    cards.add_argument(
+        "--expanded-cards",
+        dest="collapsed",
+        action="store_false",
+        default=None,
+        help="open tool cards expanded (the page's expand-all switch changes it later)",
+    )
+    cards.add_argument(
+        "--collapsed-cards",
+        dest="collapsed",
+        action="store_true",
+        help="open tool cards collapsed, each with a live one-line preview (the default)",
+    )
 
 
 def serve_command(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import sqlite3
@@ -26,6 +27,12 @@ CREATE TABLE IF NOT EXISTS conversations (
     created REAL NOT NULL,
     updated REAL NOT NULL,
     run TEXT
+);
+CREATE TABLE IF NOT EXISTS grants (
+    conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    scope TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (conversation, scope, value)
 );
 CREATE TABLE IF NOT EXISTS views (
     conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
@@ -147,6 +154,24 @@ class ConversationStore:
             )
             self._db.execute(
                 "UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id)
+            )
+
+    def grants(self, conversation_id: str) -> builtins.list[tuple[str, str]]:
+        """The conversation's own approval grants, ``(scope, value)`` in the order made."""
+        rows = self._db.execute(
+            "SELECT scope, value FROM grants WHERE conversation = ? ORDER BY rowid",
+            (conversation_id,),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def set_grants(self, conversation_id: str, grants: Iterable[tuple[str, str]]) -> None:
+        """Replace the conversation's own approval grants."""
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("DELETE FROM grants WHERE conversation = ?", (conversation_id,))
+            self._db.executemany(
+                "INSERT OR IGNORE INTO grants (conversation, scope, value) VALUES (?, ?, ?)",
+                [(conversation_id, scope, value) for scope, value in grants],
             )
 
     def views(self, conversation_id: str) -> Sequence[dict[str, Any]]:
