@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
+from toolwire.utf8 import utf8_json
+
 from ._conversation import ConversationBusy, DecisionError, LiveConversation, parse_decision
 from ._store import ConversationStore
 
@@ -317,7 +319,7 @@ async def _stop(request: web.Request) -> web.StreamResponse:
 
 def _sse_data(views: list[Any]) -> bytes:
     # One message per batch: a burst of argument pieces costs one write and one page callback.
-    return b"data: " + json.dumps(views, ensure_ascii=False).encode("utf-8") + b"\n\n"
+    return b"data: " + utf8_json(json.dumps(views, ensure_ascii=False)).encode("utf-8") + b"\n\n"
 
 
 async def _events(request: web.Request) -> web.StreamResponse:
