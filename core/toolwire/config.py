@@ -24,7 +24,6 @@ from cattrs.errors import (
 )
 
 from ._effects import SideEffect
-from ._redact import REDACTED
 from ._trust import TrustLevel
 from .fieldwise import record_eq, record_hash, record_repr
 
@@ -92,6 +91,8 @@ def _shown_setting(key: str, value: Any) -> Any:
     a value under a ``headers`` table (export headers carry credentials), a string setting whose
     name says it is secret (``token``, ``password``, ``api_key``; not a ``*_env`` setting, which
     names a variable) as ``[redacted]``, and credentials in URLs as ``***``."""
+    from ._redact import REDACTED
+
     parts = key.split(".")
     if isinstance(value, str | int | float) and not isinstance(value, bool):
         if "headers" in parts[:-1]:

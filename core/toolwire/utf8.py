@@ -18,17 +18,21 @@ copy (an ASCII test, then one regular expression search).
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Final
 
-__all__ = ["has_lone_surrogates", "utf8_json", "utf8_text"]
+__all__ = ["has_lone_surrogates", "lone_surrogates", "utf8_json", "utf8_text"]
 
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+@functools.cache
+def lone_surrogates() -> re.Pattern[str]:
+    """One lone surrogate (compiled on first use: most texts are ASCII and never need it)."""
+    return re.compile("[\ud800-\udfff]")
 
 
 def has_lone_surrogates(text: str) -> bool:
     """True when ``text`` holds a code point UTF-8 cannot encode (a lone surrogate)."""
-    return not text.isascii() and _LONE_SURROGATE.search(text) is not None
+    return not text.isascii() and lone_surrogates().search(text) is not None
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -43,7 +47,7 @@ def utf8_json(text: str) -> str:
     """
     if not has_lone_surrogates(text):
         return text
-    return _LONE_SURROGATE.sub(_escape, text)
+    return lone_surrogates().sub(_escape, text)
 
 
 def _shown(match: re.Match[str]) -> str:
@@ -62,4 +66,4 @@ def utf8_text(text: str) -> str:
     """
     if not has_lone_surrogates(text):
         return text
-    return _LONE_SURROGATE.sub(_shown, text)
+    return lone_surrogates().sub(_shown, text)

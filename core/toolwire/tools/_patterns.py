@@ -20,18 +20,27 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final
 
-from ..utf8 import has_lone_surrogates
+from ..utf8 import has_lone_surrogates, lone_surrogates
 
 if TYPE_CHECKING:
     import re2
 
-# An ECMA-262 \uXXXX escape (a pair of them for a character past the BMP), not itself escaped.
-_UNICODE_ESCAPE: Final = re.compile(
-    r"(?<!\\)((?:\\\\)*)\\u(?:([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|"
-    r"([0-9a-fA-F]{4}))"
-)
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_QUANTIFIER_BRACES: Final = re.compile(r"\{(?:[0-9]+(?:,[0-9]*)?|,[0-9]+)\}$")
+
+@functools.cache
+def _unicode_escape() -> re.Pattern[str]:
+    """An ECMA-262 ``\\uXXXX`` escape (a pair of them for a character past the BMP), not itself
+    escaped."""
+    return re.compile(
+        r"(?<!\\)((?:\\\\)*)\\u(?:([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|"
+        r"([0-9a-fA-F]{4}))"
+    )
+
+
+@functools.cache
+def _quantifier_braces() -> re.Pattern[str]:
+    return re.compile(r"\{(?:[0-9]+(?:,[0-9]*)?|,[0-9]+)\}$")
+
+
 _GROUP_CONSTRUCTS: Final = (
     ("?<=", "a lookbehind (?<=…)"),
     ("?<!", "a negative lookbehind (?<!…)"),
@@ -86,7 +95,7 @@ def unsupported_construct(pattern: str) -> str | None:
             return "a possessive quantifier (*+, ++, ?+)"
         # A ? right after a quantifier makes it lazy: still a quantifier for what follows.
         quantified = char in "*+?" or (
-            char == "}" and _QUANTIFIER_BRACES.search(pattern, 0, index + 1) is not None
+            char == "}" and _quantifier_braces().search(pattern, 0, index + 1) is not None
         )
         index += 1
     return None
@@ -105,7 +114,7 @@ def re2_syntax(pattern: str) -> str:
             point = 0x10000 + ((int(match[2], 16) - 0xD800) << 10) + int(match[3], 16) - 0xDC00
         return f"{match[1]}\\x{{{point:x}}}"
 
-    return _UNICODE_ESCAPE.sub(replace, pattern)
+    return _unicode_escape().sub(replace, pattern)
 
 
 class LinearPattern:
@@ -129,7 +138,7 @@ class LinearPattern:
         except UnicodeEncodeError:
             if not has_lone_surrogates(text):
                 raise
-            return self._set.Match(_LONE_SURROGATE.sub("\ufffd", text)) is not None
+            return self._set.Match(lone_surrogates().sub("\ufffd", text)) is not None
 
     match = search
 
