@@ -312,6 +312,50 @@ def test_a_file_name_that_is_not_utf8_is_written_and_read_back(workdir: Path) ->
     assert json.loads(again.stdout)["skipped"] == 1
 
 
+def test_hostile_input_lines_cost_only_themselves(workdir: Path) -> None:
+    config = write_config(workdir)
+    jobs = workdir / "in.jsonl"
+    deep = "[" * 100_000 + "]" * 100_000
+    jobs.write_text(
+        "\n".join(
+            [
+                '{"id": "esc", "prompt": "\x1b]0;PWNED\x07\x1b[2J"}',  # raw control characters
+                '{"id": "deep", "prompt": "p", "messages": ' + deep + "}",
+                json.dumps({"id": "ok", "prompt": "fine", "tools": []}),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    out = workdir / "out.jsonl"
+    done = _batch(config, str(jobs), "--out", str(out), "--json")
+    assert done.returncode == 1, done.stderr
+    assert [b["line"] for b in json.loads(done.stdout)["bad_lines"]] == [1, 2]
+    assert "\x1b" not in done.stderr
+    assert [r["id"] for r in _records(out)] == ["ok"]
+    jobs.write_bytes(b'{"id": "a", "prompt": "caf\xe9"}\n')  # not UTF-8: refused whole
+    refused = _batch(config, str(jobs), "--out", str(workdir / "other.jsonl"))
+    assert refused.returncode == 2
+    assert "cannot be read" in refused.stderr
+    assert not (workdir / "other.jsonl").exists()
+
+
+def test_out_through_a_link_is_checked_at_its_target(workdir: Path) -> None:
+    config = write_config(workdir)
+    jobs = _jsonl(workdir / "in.jsonl", [{"id": "b", "prompt": "job b", "tools": []}])
+    notes = workdir / "notes.txt"
+    notes.write_text("a note\nanother\n", encoding="utf-8")
+    (workdir / "to-notes.jsonl").symlink_to(notes)
+    done = _batch(config, str(jobs), "--out", str(workdir / "to-notes.jsonl"))
+    assert done.returncode == 2
+    assert notes.read_text(encoding="utf-8") == "a note\nanother\n"
+    earlier = _jsonl(workdir / "earlier.jsonl", [{"id": "a", "status": "done"}])
+    (workdir / "to-earlier.jsonl").symlink_to(earlier)
+    done = _batch(config, str(jobs), "--out", str(workdir / "to-earlier.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert [r["id"] for r in _records(earlier)] == ["a", "b"]
+
+
 def test_a_bad_argument_is_named(workdir: Path) -> None:
     config = write_config(workdir)
     jobs = _jsonl(workdir / "in.jsonl", [{"id": "a", "prompt": "p"}])

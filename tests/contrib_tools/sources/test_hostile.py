@@ -170,3 +170,25 @@ def test_a_file_name_that_is_not_utf8_costs_nothing(tmp_path: Path, settings_for
     assert hit.path == "report-\\xff.md"
     (again,) = index_sources(settings).sources
     assert (again.unchanged, again.added, again.removed) == (2, 0, 0)
+
+
+def test_deeply_nested_html_of_every_shape_is_indexed(
+    tmp_path: Path, settings_for: Settings
+) -> None:
+    folder = tmp_path / "data" / "pages"
+    folder.mkdir(parents=True)
+    shapes = {
+        "ul": ("<ul><li>", "</li></ul>"),
+        "blockquote": ("<blockquote>", "</blockquote>"),
+        "table": ("<table><tr><td>", "</td></tr></table>"),
+        "span": ("<span>", "</span>"),
+    }
+    for name, (opening, closing) in shapes.items():
+        body = opening * 1000 + f"<p>The {name} lighthouse.</p>" + closing * 1000
+        (folder / f"{name}.html").write_text(f"<html><body>{body}</body></html>")
+    settings = settings_for(tmp_path / "data")
+    (report,) = index_sources(settings).sources
+    assert (report.added, report.skipped) == (4, ())
+    with SourceIndex(settings.index_file) as index:
+        found = {hit.path for hit in index.search("pages", "lighthouse", limit=10, mode="lexical")}
+    assert found == {f"{name}.html" for name in shapes}
