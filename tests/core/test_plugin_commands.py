@@ -115,24 +115,32 @@ def _site_with_a_command_plugin(site: Path) -> Path:
     return site
 
 
+def _toolwire_without_plugins(
+    tmp_path: Path, args: list[str], env: dict[str, str]
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """``toolwire ARGS`` with a config that enables no plugin, ``env`` added to the environment."""
+    config = tmp_path / "toolwire.toml"
+    config.write_text("[plugins]\nenable = []\n", encoding="utf-8")
+    base = {k: v for k, v in os.environ.items() if k != "TOOLWIRE_PLUGINS"}
+    done = subprocess.run(
+        [sys.executable, "-m", "toolwire", "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        env={**base, **env},
+        timeout=120,
+    )
+    return config, done
+
+
 @pytest.mark.parametrize("enabled_by", ["file", "environment"])
 def test_a_command_of_a_plugin_not_enabled_names_the_plugin_and_how_to_enable_it(
     tmp_path: Path, enabled_by: str
 ) -> None:
     site = _site_with_a_command_plugin(tmp_path / "site")
-    config = tmp_path / "toolwire.toml"
-    config.write_text("[plugins]\nenable = []\n", encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(site), "TOOLWIRE_CACHE_DIR": ""}
-    env.pop("TOOLWIRE_PLUGINS", None)
+    env = {"PYTHONPATH": str(site), "TOOLWIRE_CACHE_DIR": ""}
     if enabled_by == "environment":
         env["TOOLWIRE_PLUGINS"] = ""
-    done = subprocess.run(
-        [sys.executable, "-m", "toolwire", "--config", str(config), "greet", "--loudly"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    config, done = _toolwire_without_plugins(tmp_path, ["greet", "--loudly"], env)
     assert done.returncode == 2
     assert "invalid choice" not in done.stderr
     assert "was imported" not in done.stderr
@@ -148,15 +156,6 @@ def test_a_command_of_a_plugin_not_enabled_names_the_plugin_and_how_to_enable_it
 
 def test_toolwire_mcp_serve_without_the_plugin_enabled_says_how(tmp_path: Path) -> None:
     pytest.importorskip("toolwire_mcp")
-    config = tmp_path / "toolwire.toml"
-    config.write_text("[plugins]\nenable = []\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if k != "TOOLWIRE_PLUGINS"}
-    done = subprocess.run(
-        [sys.executable, "-m", "toolwire", "--config", str(config), "mcp", "serve"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    _config, done = _toolwire_without_plugins(tmp_path, ["mcp", "serve"], {})
     assert done.returncode == 2
     assert "the command 'mcp' comes from the plugin mcp (toolwire-mcp" in done.stderr
