@@ -67,13 +67,12 @@ def unsupported_construct(pattern: str) -> str | None:
         if char == "\\":
             following = pattern[index + 1 : index + 2]
             if following and following in "123456789":
-                return (
-                    f"an octal escape (\\{following})"
-                    if in_class
-                    else (f"a back reference (\\{following})")
-                )
+                kind = "an octal escape" if in_class else "a back reference"
+                return f"{kind} (\\{following})"
             if not in_class and pattern.startswith("k<", index + 1):
                 return "a named back reference (\\k<…>)"
+            if following == "Z":
+                return "Python's end of text (\\Z; a JSON Schema pattern writes $)"
             index += 2
             quantified = False
             continue

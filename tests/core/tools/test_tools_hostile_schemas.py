@@ -96,6 +96,7 @@ def test_backtracking_shapes_finish_in_a_bounded_time() -> None:
         (r"a++b", "a possessive quantifier (*+, ++, ?+)"),
         (r"a{2}+", "a possessive quantifier (*+, ++, ?+)"),
         (r"[\1]", "an octal escape (\\1)"),
+        (r"^a\Z", "Python's end of text (\\Z; a JSON Schema pattern writes $)"),
     ],
 )
 def test_a_pattern_only_a_backtracking_matcher_runs_is_refused_at_definition(
