@@ -17,8 +17,6 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ._patterns import unsupported_construct
-
 JSON_TYPES: Final = ("array", "boolean", "integer", "null", "number", "object", "string")
 _JSON_TYPE_SET: Final = frozenset(JSON_TYPES)
 
@@ -319,6 +317,8 @@ class _Checker:
         except re.error as exc:
             self.add(path, f"{what} {value!r} is not a valid regular expression ({exc})")
             return
+        from ._patterns import unsupported_construct  # only schemas with patterns need it
+
         construct = unsupported_construct(value)
         if construct is not None:
             self.add(
