@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import math
 import os
 import re
@@ -48,6 +49,64 @@ class ConfigError(Exception):
 def without_password(url: str) -> str:
     """``url`` with its password, if any, shown as ``***`` (for messages)."""
     return re.sub(r"//([^:/@]*):[^@/]*@", r"//\1:***@", url)
+
+
+# The words of names (settings, URL query parameters) that say they hold a secret.
+_SECRET_WORDS = frozenset(
+    {
+        "secret", "token", "password", "passwd", "pwd", "passphrase", "apikey", "auth",
+        "authorization", "credential", "credentials", "cookie", "session", "signature", "sig",
+        "bearer", "jwt",
+    }
+)  # fmt: skip
+_SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key")})
+_URL_QUERY = re.compile(r"([?&;])([^=&;#]+)=([^&;#]*)")
+
+
+def _secret_name(name: str) -> bool:
+    """True when a name says it holds a secret (``GITHUB_TOKEN``, ``apiKey``, ``x-api-key``)."""
+    words = re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
+    return any(word in _SECRET_WORDS for word in words) or any(
+        pair in _SECRET_PAIRS for pair in itertools.pairwise(words)
+    )
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` with everything that may be a credential shown as ``***``: the password, a user
+    name standing alone (``https://TOKEN@host``), and the values of query parameters whose name
+    says they are secret (``?api_key=…``, ``&sig=…``)."""
+    shown = re.sub(r"//([^:/@?#]*):[^@/?#]*@", r"//\1:***@", url)
+    shown = re.sub(r"//[^:/@?#]+@", "//***@", shown)
+
+    def query(match: re.Match[str]) -> str:
+        if not match[3] or not _secret_name(match[2]):
+            return match[0]
+        return f"{match[1]}{match[2]}=***"
+
+    return _URL_QUERY.sub(query, shown)
+
+
+def _shown_setting(key: str, value: Any) -> Any:
+    """``value`` of the setting ``key`` (a dotted path) as ``toolwire config show`` prints it:
+    a value under a ``headers`` table (export headers carry credentials), a string setting whose
+    name says it is secret (``token``, ``password``, ``api_key``; not a ``*_env`` setting, which
+    names a variable) as ``[redacted]``, and credentials in URLs as ``***``."""
+    from ._redact import REDACTED
+
+    parts = key.split(".")
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        if "headers" in parts[:-1]:
+            return REDACTED
+        last = parts[-1]
+        if isinstance(value, str) and _secret_name(last) and not last.endswith("_env"):
+            return REDACTED
+    if isinstance(value, str):
+        return _without_credentials(value) if "://" in value or "@" in value else value
+    if isinstance(value, list):
+        return [_shown_setting(key, item) for item in value]
+    if isinstance(value, dict):
+        return {k: _shown_setting(f"{key}.{k}", v) for k, v in value.items()}
+    return value
 
 
 def _tuple_of_str(value: Any) -> tuple[str, ...]:
@@ -380,11 +439,12 @@ class Config:
         )
 
 
-def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
+def effective_settings(config: Config, *, redact: bool = True) -> list[tuple[str, Any, str]]:
     """Every setting of ``config`` as ``(key path, value, where it came from)``, sorted by key.
 
     Where is a file, ``$TOOLWIRE_PLUGINS`` or ``default``. Lists are one value each; plugin
-    tables (``[tools.<plugin>]``, ``[providers.<name>]``) show the keys they set.
+    tables (``[tools.<plugin>]``, ``[providers.<name>]``) show the keys they set. With
+    ``redact`` (the default) each value is as :func:`_shown_setting` shows it: no secrets.
     """
     data = cattrs.Converter().unstructure(config)
     for internal in ("source", "enabled_from", "layers", "origins", "locked"):
@@ -406,7 +466,8 @@ def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
             where = config.origin_of(path) if _set_in(config.origins, path) else None
         else:  # structured from a table, not loaded from files: no record per key
             where = config.source
-        out.append((path[2:], value, where or "default"))
+        key = path[2:]
+        out.append((key, _shown_setting(key, value) if redact else value, where or "default"))
 
     walk(data, "$")
     return out

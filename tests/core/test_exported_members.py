@@ -77,6 +77,7 @@ def test_every_exported_name_resolves(name: str):
         "toolwire.testing",
         "toolwire.tools",
         "toolwire.toolsets",
+        "toolwire.utf8",
     ],
 )
 def test_public_modules_have_sorted_all(module: str):

@@ -413,7 +413,7 @@ class CallAssembler:
                 arguments, reason = parse_arguments(final_arguments)
                 return self._close(call, arguments, raw or None, reason)
         if _is_blank(raw):
-            return self._close(call, {}, raw or None, None)
+            return self._close(call, {}, raw, None)
         try:
             value = call.parser.finish()
         except ValueError as exc:
@@ -477,7 +477,7 @@ class CallAssembler:
 
     def _finish_complete_text(self, call: _OpenCall, raw: str) -> ToolCall:
         arguments, why = parse_arguments(raw)
-        return self._close(call, arguments, raw or None, why)
+        return self._close(call, arguments, raw, why)
 
     @property
     def calls(self) -> list[ToolCall]:

@@ -192,7 +192,7 @@ def _prepare(
         text = input_path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise BatchInputError(f"the input file {str(input_path)!r} cannot be read: {exc}") from None
-    state = scan_output(output_path)
+    state = scan_output(output_path, input=input_path)
     jobs: list[BatchJob] = []
     bad: list[BadLine] = []
     skipped = 0

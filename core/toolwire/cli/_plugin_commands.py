@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
+    from ..host._discovery import PluginInfo
     from ..host._host import Host
 
 CommandRun = Callable[[argparse.Namespace, "Host"], "int | Awaitable[int]"]
@@ -90,8 +91,12 @@ def run_plugin_command(
         return 2
     command = plugin_commands(host).get(name)
     if command is None:
+        hint = _why_missing(name, host)
         _close(host)
-        return None
+        if hint is None:
+            return None
+        print(f"toolwire: {hint}", file=sys.stderr)
+        return 2
     sub = argparse.ArgumentParser(prog=f"{parser.prog} {name}", description=command.help)
     if command.configure is not None:
         command.configure(sub)
@@ -127,6 +132,55 @@ def _take_config(args: Sequence[str]) -> tuple[list[str], str | None]:
         else:
             config, index = found
     return rest, config
+
+
+COMMANDS_GROUP = "toolwire.commands"
+"""The entry-point group where a distribution declares the commands its plugin adds (``mcp =
+"toolwire_mcp._plugin"``: the command's name, the plugin's module), so that ``toolwire mcp``
+can name the plugin to enable without importing anything."""
+
+
+def _why_missing(name: str, host: Host) -> str | None:
+    """What to do when no loaded plugin adds the command ``name`` but an installed one would:
+    enable it, or see why it did not load. None when no installed plugin declares the command
+    (in ``toolwire.commands``) or is named after it. Entry-point metadata only: no plugin is
+    imported."""
+    from ..host._entrypoints import entry_points_of
+
+    declared = [ep for ep in entry_points_of(COMMANDS_GROUP) if ep.name == name]
+
+    def declares(info: PluginInfo) -> bool:
+        return any(
+            (ep.distribution is not None and ep.distribution == info.distribution)
+            or ep.value == info.value
+            for ep in declared
+        )
+
+    installed = [info for info in host.plugins if info.distribution or info.value]
+    found = [info for info in installed if declares(info)] or [
+        info for info in installed if info.name == name
+    ]
+    for info in found:
+        if not info.enabled:
+            config = host.config
+            if config.enabled_from:  # $TOOLWIRE_PLUGINS decides, not the file
+                how = f"add {info.name} to ${config.enabled_from.lstrip('$')}"
+            else:
+                where = config.origin_of("$.plugins.enable") or config.source or "toolwire.toml"
+                how = (
+                    f'add "{info.name}" to [plugins] enable in {where}, or set '
+                    f"TOOLWIRE_PLUGINS={info.name} for one command"
+                )
+            return (
+                f"the command {name!r} comes from the plugin {info.describe()}, which is "
+                f"installed but not enabled; to enable it, {how}"
+            )
+        if not info.loaded or info.error:
+            return (
+                f"the command {name!r} comes from the plugin {info.name!r}, which is enabled "
+                f"but did not load: {info.error or 'see toolwire plugins'}"
+            )
+    return None
 
 
 def plugin_commands(host: Host) -> dict[str, CliCommand]:

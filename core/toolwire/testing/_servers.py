@@ -21,6 +21,7 @@ import attrs
 from aiohttp import web
 
 from ..messages import AssistantMessage, TextPart, ThinkingPart, ToolCall
+from ..utf8 import utf8_json
 from ._scripted import ScriptTurn, _turn_from_config
 
 __all__ = [
@@ -161,7 +162,8 @@ class ServerTurn:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # A lone surrogate goes out as its escape, as a provider's JSON would carry it.
+    return utf8_json(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _chunks(text: str, size: int) -> Iterator[str]:

@@ -12,6 +12,7 @@ import attrs
 
 from ._model import Tool
 from ._names import provider_name_problems, tool_name_problems
+from ._normalize import FOREIGN_WORDS
 from ._typeschema import is_union, strip_annotated
 from ._validation import resolve_ref
 
@@ -33,8 +34,8 @@ class LintFinding:
 
     ``code`` is stable for filtering: ``missing-description``, ``parameter-without-description``,
     ``unsafe-name``, ``not-strict-compatible``, ``instructions-in-description``,
-    ``null-means-default``, ``normalized-schema``, ``undeclared-side-effect``,
-    ``undeclared-path-argument``.
+    ``null-means-default``, ``normalized-schema``, ``foreign-schema-word``,
+    ``undeclared-side-effect``, ``undeclared-path-argument``.
     """
 
     tool: str
@@ -46,6 +47,9 @@ class LintFinding:
     def __str__(self) -> str:
         where = f"{self.tool}({self.parameter})" if self.parameter else self.tool
         return f"{self.severity}: {where}: {self.message} [{self.code}]"
+
+
+_FOREIGN_PATHS = tuple(f".{word}" for word in FOREIGN_WORDS)
 
 
 def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -124,11 +128,22 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             severity="info",
         )
 
-    if tool.schema_notes:
+    # Notes on the words JSON Schema ignores (read all the same) warn; other notes inform.
+    foreign = [n for n in tool.schema_notes if n.split(":", 1)[0].endswith(_FOREIGN_PATHS)]
+    normalized = [n for n in tool.schema_notes if n not in foreign]
+    if foreign:
+        add(
+            "foreign-schema-word",
+            "the schema uses words JSON Schema ignores, read by their meaning in other hosts "
+            f"({'; '.join(foreign)}); write standard JSON Schema, which every provider reads the "
+            'same way: leave an optional property out of its object\'s "required", and allow '
+            'null with "type": [T, "null"]',
+        )
+    if normalized:
         add(
             "normalized-schema",
             f"the schema was written in another host's dialect and normalised "
-            f"({len(tool.schema_notes)} change(s)): {'; '.join(tool.schema_notes)}",
+            f"({len(normalized)} change(s)): {'; '.join(normalized)}",
             severity="info",
         )
 

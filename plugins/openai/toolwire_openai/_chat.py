@@ -278,7 +278,7 @@ def _call_from_wire(call: Mapping[str, Any], id_factory: Callable[[], str]) -> T
         id=str(call.get("id") or "") or id_factory(),
         name=name,
         arguments=arguments,
-        raw_arguments=raw_text or None,
+        raw_arguments=raw_text,
         invalid_reason=reason,
         provider_data=_extra(call),
     )

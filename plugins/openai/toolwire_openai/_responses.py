@@ -276,7 +276,7 @@ def function_call_from_item(item: Mapping[str, Any]) -> ToolCall:
         id=str(call_id),
         name=name,
         arguments=arguments,
-        raw_arguments=raw_text or None,
+        raw_arguments=raw_text,
         invalid_reason=reason,
         provider_data={"item_id": item_id} if item_id else None,
     )

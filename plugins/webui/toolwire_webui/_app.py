@@ -22,6 +22,7 @@ import attrs
 from aiohttp import web
 
 from toolwire.chat import GrantError, GrantStore, count_message
+from toolwire.utf8 import utf8_json
 
 from ._conversation import (
     ConversationBusy,
@@ -475,7 +476,7 @@ async def _stop(request: web.Request) -> web.StreamResponse:
 
 def _sse_data(views: list[Any]) -> bytes:
     # One message per batch: a burst of argument pieces costs one write and one page callback.
-    return b"data: " + json.dumps(views, ensure_ascii=False).encode("utf-8") + b"\n\n"
+    return b"data: " + utf8_json(json.dumps(views, ensure_ascii=False)).encode("utf-8") + b"\n\n"
 
 
 async def _events(request: web.Request) -> web.StreamResponse:

@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from toolwire.sqlite import use_wal
+from toolwire.utf8 import utf8_json, utf8_text
 
 DATABASE_FILE_NAME = "webui.sqlite3"
 _TITLE_LENGTH = 60
@@ -94,7 +95,9 @@ class ConversationStore:
     def create(self, title: str = "New conversation") -> ConversationRecord:
         """A new, empty conversation."""
         now = time.time()
-        record = ConversationRecord(id=uuid.uuid4().hex, title=title, created=now, updated=now)
+        record = ConversationRecord(
+            id=uuid.uuid4().hex, title=utf8_text(title), created=now, updated=now
+        )
         self._db.execute(
             "INSERT INTO conversations (id, title, created, updated) VALUES (?, ?, ?, ?)",
             (record.id, record.title, now, now),
@@ -121,7 +124,7 @@ class ConversationStore:
 
     def retitle_if_new(self, conversation_id: str, first_prompt: str) -> None:
         """Name a conversation after its first prompt (a title already given stays)."""
-        title = " ".join(first_prompt.split())
+        title = utf8_text(" ".join(first_prompt.split()))
         if len(title) > _TITLE_LENGTH:
             title = title[: _TITLE_LENGTH - 1] + "…"
         self._db.execute(
@@ -134,12 +137,12 @@ class ConversationStore:
         """Keep the JSON of the conversation's last run."""
         self._db.execute(
             "UPDATE conversations SET run = ?, updated = ? WHERE id = ?",
-            (json.dumps(run, ensure_ascii=False), time.time(), conversation_id),
+            (utf8_json(json.dumps(run, ensure_ascii=False)), time.time(), conversation_id),
         )
 
     def append_views(self, conversation_id: str, views: Iterable[Mapping[str, Any]]) -> None:
         """Add view messages to the end of the conversation's log."""
-        rows = [json.dumps(v, ensure_ascii=False) for v in views]
+        rows = [utf8_json(json.dumps(v, ensure_ascii=False)) for v in views]
         if not rows:
             return
         with self._db:  # one transaction: a log is never half written

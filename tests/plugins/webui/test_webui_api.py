@@ -110,6 +110,31 @@ async def test_a_second_message_continues_the_conversation(
     assert [c["title"] for c in listed] == ["one"]
 
 
+async def test_text_that_is_not_utf8_keeps_the_conversation_working(
+    chat: Any, client: aiohttp.ClientSession, views: Any
+):
+    # A file name that is not UTF-8 reaches the page as a lone surrogate (a JSON escape).
+    name = "report-\udcff.txt"
+    server, _provider = await chat([f"Found {name}.", "Second answer."])
+    headers = await session_for(client, server)
+    cid = await new_conversation(client, server, headers)
+    url = f"{server.url}api/conversations/{cid}/"
+    async with views(url + "events") as stream:
+        status, _ = await post(client, url + "messages", headers, {"text": f"open {name}"})
+        assert status == 202
+        await stream.wait_for(lambda v: v.get("kind") == "text_final" and name in v["text"])
+        await stream.wait_kind("finished")
+        status, _ = await post(client, url + "messages", headers, {"text": "two"})
+        assert status == 202
+        await stream.wait_for(lambda v: v.get("kind") == "text_final" and "Second" in v["text"])
+    async with client.get(server.url + "api/conversations") as response:
+        assert response.status == 200
+        listed = (await response.json())["conversations"]
+    assert [c["title"] for c in listed] == ["open report-\\xff.txt"]
+    async with views(url + "events") as again:  # the stored log replays whole
+        await again.wait_for(lambda v: v.get("kind") == "text_final" and "Second" in v["text"])
+
+
 async def test_approve_runs_the_call_and_deny_tells_the_model(
     chat: Any, client: aiohttp.ClientSession, views: Any
 ):
