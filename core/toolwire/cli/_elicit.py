@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import TextIO
 
 from ..elicitation import ElicitationAnswer, ElicitationRequest, form_fields
-from ._render import inert
+from ._text import inert
 
 Ask = Callable[[str], Awaitable[str | None]]
 

@@ -16,7 +16,7 @@ def server_of(host: Host, name: str) -> str | None:
     client = client_for(host.plugin_settings("mcp"))
     if client is None:
         return None
-    for server in client.connections:
+    for server in client.names:
         if name in client.registered(server):
             return server
     return None
