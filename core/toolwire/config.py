@@ -23,6 +23,7 @@ from cattrs.errors import (
 )
 
 from ._effects import SideEffect
+from ._surface import GUARDED_EFFECTS, SURFACE_NAME, Surface
 from ._trust import TrustLevel
 from .fieldwise import record_eq, record_hash, record_repr
 
@@ -158,13 +159,29 @@ class LoopConfig:
 
 @attrs.frozen(kw_only=True, slots=False)
 class ProfileConfig:
-    """``[profiles.<name>]``: an allow list and a deny list of tool names (deny wins)."""
+    """``[profiles.<name>]``: an allow list and a deny list of tool names (deny wins; an allow
+    list left out or empty allows every tool)."""
 
     __repr__ = record_repr
     __eq__ = record_eq
     __hash__ = record_hash
 
     allow: tuple[str, ...] | None = None
+    deny: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class SurfaceConfig:
+    """``[surfaces.<name>]``: the tools one surface (``run``, ``chat``, ``web``, ``batch``,
+    ``mcp-serve`` or an application's own) may offer. An allow list left out or empty allows
+    every tool; deny always wins. A non-empty allow list also names the tools of a surface that
+    offers none until the config names some (a hosted surface)."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
+    allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
 
 
@@ -219,6 +236,13 @@ class PolicyConfig:
     """More directories paths may lie in (relative ones as ``workspace``)."""
     unattended: bool = False
     """Nobody watches the runs: calls of tools that are not ``background_safe`` are refused."""
+    guarded: tuple[str, ...] = GUARDED_EFFECTS
+    """Side effects a person agrees to before a call: an interactive surface asks first, an
+    unattended one refuses the call (unless ``unattended_allow`` lists the effect). A host
+    that names no surface (Python use without ``surface=``) applies only ``require_approval``
+    and ``deny``."""
+    unattended_allow: tuple[str, ...] = ()
+    """Guarded side effects that unattended surfaces run anyway."""
 
 
 @attrs.frozen(kw_only=True, slots=False)
@@ -328,6 +352,7 @@ class Config:
     loop: LoopConfig = LoopConfig()
     tools: ToolsConfig = ToolsConfig()
     profiles: Mapping[str, ProfileConfig] = attrs.field(factory=dict)
+    surfaces: Mapping[str, SurfaceConfig] = attrs.field(factory=dict)
     policy: PolicyConfig = PolicyConfig()
     ledger: LedgerConfig = LedgerConfig()
     trace: TraceConfig = TraceConfig()
@@ -344,6 +369,9 @@ class Config:
     config was not loaded from files (then ``source``, if any, is every key's file)."""
     locked: Mapping[str, str] = attrs.field(factory=dict)
     """Locked key paths (``$.policy.deny``) and the file that locked them."""
+    surface: Surface | None = None
+    """Where the host's runs happen (``Host.load(surface=…)``, set by each ``toolwire``
+    command); None for a host that names none. Not read from a file."""
 
     def origin_of(self, path: str) -> str | None:
         """The file the value at ``path`` (``$.tools.web.private_hosts``) came from: the file
@@ -387,7 +415,7 @@ def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
     tables (``[tools.<plugin>]``, ``[providers.<name>]``) show the keys they set.
     """
     data = cattrs.Converter().unstructure(config)
-    for internal in ("source", "enabled_from", "layers", "origins", "locked"):
+    for internal in ("source", "enabled_from", "layers", "origins", "locked", "surface"):
         data.pop(internal)
     tools = data["tools"]
     tools.update(tools.pop("plugin_settings"))
@@ -843,7 +871,7 @@ def _locked_keys(raw: dict[str, Any], file: str, *, system: bool) -> dict[str, s
             file=file,
             path="$.locked.keys",
         )
-    valid = {*_SECTIONS, "i18n", "profiles", "providers", "tools"}
+    valid = {*_SECTIONS, *_TABLES_OF_TABLES}
     for i, key in enumerate(keys):
         if (
             not isinstance(key, str)
@@ -1113,6 +1141,7 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         name: structure_section(table, ProfileConfig, file=file, path=f"$.profiles.{name}")
         for name, table in profiles_raw.items()
     }
+    surfaces = _structure_surfaces(data.pop("surfaces", {}), file)
     i18n = _structure_i18n(data.pop("i18n", {}), file)
     config = _structure_sections(data, file)
     tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
@@ -1123,9 +1152,32 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         tools=tools,
         providers=dict(providers_raw),
         profiles=profiles,
+        surfaces=surfaces,
         i18n=i18n,
         source=file,
     )
+
+
+def _structure_surfaces(raw: Any, file: str | None) -> dict[str, SurfaceConfig]:
+    """``[surfaces.<name>]`` tables, each named like a surface."""
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"{_where(file, '$.surfaces')} = {raw!r}: expected [surfaces.<name>] tables",
+            file=file,
+            path="$.surfaces",
+        )
+    surfaces: dict[str, SurfaceConfig] = {}
+    for name, table in raw.items():
+        path = f"$.surfaces.{name}"
+        if not SURFACE_NAME.fullmatch(name):
+            raise ConfigError(
+                f"{_where(file, path)}: {name!r} is not a surface name; expected a lower-case "
+                "word such as run, chat, web, batch, mcp-serve or an application's own",
+                file=file,
+                path=path,
+            )
+        surfaces[name] = structure_section(table, SurfaceConfig, file=file, path=path)
+    return surfaces
 
 
 @functools.cache
@@ -1165,6 +1217,9 @@ def _normal_locale(tag: str) -> str:
     return tag.replace("_", "-").lower()
 
 
+_TABLES_OF_TABLES = ("i18n", "profiles", "providers", "surfaces", "tools")
+"""The top-level tables made of named tables, structured apart from :data:`_SECTIONS`."""
+
 _SECTIONS: dict[str, type] = {
     "plugins": PluginsConfig,
     "provider": ProviderConfig,
@@ -1182,7 +1237,7 @@ def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
     (cattrs generates a structuring function per class, which is most of a small config's load
     time), and every section's problems are still reported together."""
     problems: list[tuple[str, str | None]] = []
-    valid = ", ".join(sorted([*_SECTIONS, "i18n", "profiles", "providers", "tools"]))
+    valid = ", ".join(sorted([*_SECTIONS, *_TABLES_OF_TABLES]))
     for key in sorted(set(data) - set(_SECTIONS)):
         message = f"{_where(file, f'$.{key}')}: unknown key {key!r}; valid keys here: {valid}"
         problems.append((message, f"$.{key}"))
@@ -1316,7 +1371,7 @@ def _check_values(
         if limit is not None and limit < 1:
             raise bad(f"$.tools.{key}", limit, "a whole number of at least 1, or leave it out")
     side_effects = [effect.value for effect in SideEffect]
-    for key in ("require_approval", "deny"):
+    for key in ("require_approval", "deny", "guarded", "unattended_allow"):
         for i, effect in enumerate(getattr(config.policy, key)):
             if effect not in side_effects:
                 raise bad(f"$.policy.{key}[{i}]", effect, "one of " + ", ".join(side_effects))
@@ -1351,6 +1406,7 @@ __all__ = [
     "PolicyConfig",
     "ProfileConfig",
     "ProviderConfig",
+    "SurfaceConfig",
     "ToolTexts",
     "ToolsConfig",
     "TraceConfig",

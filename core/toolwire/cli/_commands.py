@@ -133,10 +133,19 @@ def _add_tools(sub: Any, action: str | None) -> None:
             add(tools_sub)
 
 
+def _add_surface_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--surface",
+        metavar="NAME",
+        help="as offered on this surface: run, chat, web, batch or mcp-serve ([surfaces.NAME])",
+    )
+
+
 def _add_tools_list(tools_sub: Any) -> None:
     p = tools_sub.add_parser("list", help="the tools of the enabled plugins")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--locale", help="the language of titles and descriptions ([i18n])")
+    _add_surface_option(p)
 
 
 def _add_tools_why(tools_sub: Any) -> None:
@@ -144,6 +153,7 @@ def _add_tools_why(tools_sub: Any) -> None:
     p.add_argument("name")
     p.add_argument("--profile", help="the run's profile (default: [tools] profile)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _add_surface_option(p)
 
 
 def _add_tools_show(tools_sub: Any) -> None:
@@ -386,7 +396,17 @@ def _plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    host = _load(args)
+    from .._surface import Surface
+    from ..host._host import Host
+
+    surface: Surface | None = None
+    if getattr(args, "surface", None) is not None:
+        try:
+            surface = Surface.of(args.surface)
+        except ValueError as exc:
+            print(f"toolwire: --surface: {exc}", file=err)
+            return EXIT_USAGE
+    host = Host.load(args.config, surface=surface)
     registered = host.tools  # collected now: registration failures are reported before the listing
     _report_failures(host, err)
     if args.tools_command == "list":
@@ -571,20 +591,43 @@ def _report_failures(host: Host, err: TextIO) -> None:
             print(f"toolwire: plugin {info.describe()} failed: {info.error}", file=err)
 
 
+def _report_notice(host: Host, err: TextIO) -> None:
+    """Say so when the host's surface offers no tool because the config names none."""
+    notice = host.offer_notice
+    if notice is not None:
+        print(notice, file=err)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 # -- run ---------------------------------------------------------------------------------------
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .._defaults.policy import approved_in_advance
+    from .._surface import Surface
+    from ..config import load_config
+    from ..host._host import Host
+
+    config = load_config(args.config)
+    plugins: list[object] = []
     if args.show_wire:
-        from ..config import load_config
-        from ..host._host import Host
         from ._wire import WirePrinter, with_request_bodies
 
-        config = with_request_bodies(load_config(args.config))
-        host = Host.load(config, plugins=[WirePrinter(err)])
-    else:
-        host = _load(args)
+        config = with_request_bodies(config)
+        plugins.append(WirePrinter(err))
+    if args.approve_all:
+        config = approved_in_advance(config)
+    # On a terminal a person answers; piped or scripted, nobody does.
+    surface = Surface(name="run", interactive=_is_terminal(sys.stdin))
+    host = Host.load(config, plugins=plugins, surface=surface)
     _report_failures(host, err)
+    _report_notice(host, err)
     from ._render import run_cli
 
     return run_cli(
@@ -599,7 +642,9 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _chat(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    host = _load(args)
+    from ..host._host import Host
+
+    host = Host.load(args.config, surface="chat")
     _report_failures(host, err)
     from ._chat import run_chat
 
@@ -706,8 +751,8 @@ def render_init_config(plugins: Sequence[str]) -> str:
         "",
         "[provider]",
         "# The API adapter: openai-chat, openai-responses, anthropic-messages, llamacpp, or",
-        "# scripted (the in-box test model). Unset: llamacpp when that plugin is enabled, else",
-        "# scripted.",
+        "# scripted (the in-box test model, only when named here). Unset: llamacpp when that",
+        "# plugin is enabled, else none, and a run is refused saying what to set.",
         '# adapter = "openai-chat"',
         "stream = true                            # show the answer as it is written",
         '# base_url = "http://localhost:11434/v1"   # OpenAI-compatible hosts end in /v1',
@@ -722,12 +767,28 @@ def render_init_config(plugins: Sequence[str]) -> str:
         'unknown_tool = "return_error"            # return_error | fail | rewrite:<tool>',
         "",
         "[tools]",
-        "# Which tools models are offered; leave out to offer every tool of the enabled plugins.",
+        "# Which tools models are offered. Left out: every tool of the enabled plugins on",
+        "# interactive surfaces (run on a terminal, chat, the web chat on loopback), and none on",
+        "# hosted ones (batch, mcp serve, a web chat on a network address).",
         '# enable = ["calculator"]',
         "# deny = []",
         "",
+        "# Tools per surface (run, chat, web, batch, mcp-serve, or an application's own):",
+        "# an empty allow list allows every tool; deny always wins.",
+        "# [surfaces.batch]",
+        '# allow = ["calculator"]',
+        "# deny = []",
+        "",
         "[policy]",
-        '# require_approval = ["destructive", "external_spend"]',
+        "# Side effects a person agrees to first: interactive surfaces (run on a terminal, chat,",
+        "# the web chat) ask before each such call; unattended ones (batch, mcp serve, run",
+        "# without a terminal) refuse it. Set [] to run them without asking.",
+        'guarded = ["destructive", "external_spend", "payment", "shell"]',
+        "# Guarded side effects unattended surfaces run anyway (nobody is asked).",
+        "unattended_allow = []",
+        "# Side effects every surface asks about (a run with nobody to ask ends deferred).",
+        "# require_approval = []",
+        "# Side effects no surface runs.",
         "# deny = []",
         "",
     ]
