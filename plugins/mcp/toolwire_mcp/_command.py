@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from toolwire import CliCommand, Host
+from toolwire import CliCommand, Host, Surface
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -34,6 +34,10 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
         return _servers(args, host)
     from ._serve import ToolServer, parse_listen_address
 
+    surface = Surface(name="mcp-serve", interactive=False, hosted=True, approved=args.approve)
+    notice = host.use_surface(surface)
+    if notice is not None:
+        print(notice, file=sys.stderr)
     try:
         address = parse_listen_address(args.http) if args.http else None
         server = ToolServer(host, approve=args.approve)
