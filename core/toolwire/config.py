@@ -348,6 +348,9 @@ class Config:
 
     plugins: PluginsConfig = PluginsConfig()
     provider: ProviderConfig = ProviderConfig()
+    named_providers: Mapping[str, ProviderConfig] = attrs.field(factory=dict)
+    """``[provider.<name>]`` tables: each is ``[provider]`` with the keys it sets changed, chosen
+    for one command with ``toolwire run --provider NAME`` (:meth:`with_provider`)."""
     providers: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     loop: LoopConfig = LoopConfig()
     tools: ToolsConfig = ToolsConfig()
@@ -400,6 +403,21 @@ class Config:
         except ConfigError as exc:
             raise _attributed(exc, self.origin_of) from None
 
+    def with_provider(self, name: str) -> Config:
+        """This config with ``[provider.<name>]`` as its provider.
+
+        :raises ConfigError: for a name no ``[provider.<name>]`` table has, listing those that
+            exist.
+        """
+        chosen = self.named_providers.get(name)
+        if chosen is None:
+            known = ", ".join(sorted(self.named_providers)) or "none are defined"
+            raise ConfigError(
+                f"--provider {name!r}: no [provider.{name}] table in the config; named "
+                f"providers: {known}"
+            )
+        return attrs.evolve(self, provider=chosen)
+
     def with_enabled(self, names: tuple[str, ...], *, origin: str | None = None) -> Config:
         """This config with a different list of enabled plugins, which came from ``origin``
         (None: from the config itself); errors about the list name it."""
@@ -417,6 +435,10 @@ def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
     data = cattrs.Converter().unstructure(config)
     for internal in ("source", "enabled_from", "layers", "origins", "locked", "surface"):
         data.pop(internal)
+    base = data["provider"]
+    for name, named in data.pop("named_providers").items():
+        # a named block shows what it changes of [provider]
+        base[name] = {key: value for key, value in named.items() if value != base.get(key)}
     tools = data["tools"]
     tools.update(tools.pop("plugin_settings"))
     i18n = data["i18n"]
@@ -1143,19 +1165,47 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
     }
     surfaces = _structure_surfaces(data.pop("surfaces", {}), file)
     i18n = _structure_i18n(data.pop("i18n", {}), file)
+    provider_raw, named_raw = _named_providers(data.get("provider"))
+    if provider_raw is not None:
+        data["provider"] = provider_raw
     config = _structure_sections(data, file)
+    named_providers = {
+        name: structure_section(
+            {**(provider_raw or {}), **table}, ProviderConfig, file=file, path=f"$.provider.{name}"
+        )
+        for name, table in named_raw.items()
+    }
+    for name, named in named_providers.items():
+        check_provider(named, f"$.provider.{name}", file)
     tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
     tools = attrs.evolve(tools, plugin_settings=plugin_tables)
     _check_values(config, tools, profiles, file)
     return attrs.evolve(
         config,
         tools=tools,
+        named_providers=named_providers,
         providers=dict(providers_raw),
         profiles=profiles,
         surfaces=surfaces,
         i18n=i18n,
         source=file,
     )
+
+
+_PROVIDER_TABLES = frozenset({"tool_dialects", "options"})
+"""The keys of ``[provider]`` whose values are tables; any other table is a named provider."""
+
+
+def _named_providers(raw: Any) -> tuple[Any, dict[str, dict[str, Any]]]:
+    """``[provider]`` without its ``[provider.<name>]`` tables, and those tables by name."""
+    if not isinstance(raw, dict):
+        return raw, {}
+    named = {
+        key: value
+        for key, value in raw.items()
+        if isinstance(value, dict) and key not in _PROVIDER_TABLES
+    }
+    return {key: value for key, value in raw.items() if key not in named}, named
 
 
 def _structure_surfaces(raw: Any, file: str | None) -> dict[str, SurfaceConfig]:
@@ -1260,6 +1310,54 @@ def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
     return Config(**sections)
 
 
+def check_provider(provider: ProviderConfig, base: str, file: str | None) -> None:
+    """Refuse a provider block whose values are out of range (``base`` is its key path,
+    ``$.provider`` or ``$.provider.<name>``; ``file`` where it came from, or a flag)."""
+
+    def bad(key: str, value: Any, expected: str) -> ConfigError:
+        path = f"{base}.{key}"
+        return ConfigError(
+            f"{_where(file, path)} = {value!r}: expected {expected}", file=file, path=path
+        )
+
+    def within(key: str, low: float, high: float, what: str) -> None:
+        value = getattr(provider, key)
+        if value is not None and not low <= value <= high:
+            raise bad(key, value, f"{what} from {low:g} to {high:g}")
+
+    for key in ("connect_timeout", "read_timeout", "total_timeout"):
+        within(key, 0.001, _WEEK, "seconds")
+    within("max_retries", 0, 100, "an integer")
+    within("max_tokens", 1, 10_000_000, "an integer")
+    within("temperature", 0, 2, "a number")
+    within("max_response_bytes", 1024, 2**32, "bytes")
+    for key in ("max_sse_line_chars", "max_sse_event_chars"):
+        within(key, 1024, 2**31, "characters")
+    try:
+        TrustLevel.parse(provider.trust)
+    except ValueError:
+        raise bad(
+            "trust", provider.trust, "one of " + ", ".join(level.label for level in TrustLevel)
+        ) from None
+    owned = sorted(set(provider.options) & _LOOP_OWNED_OPTIONS)
+    if owned:
+        key = owned[0]
+        raise bad(
+            f"options.{key}",
+            provider.options[key],
+            "no value: the loop decides the tools, the tool choice and parallel calls of every "
+            "request (offer tools with [tools]; list tools the provider runs itself in "
+            "[provider] provider_tools; choose one run's with toolwire run -T and --tool-choice)",
+        )
+    for i, definition in enumerate(provider.provider_tools):
+        if not isinstance(definition.get("type"), str) or not definition["type"]:
+            raise bad(
+                f"provider_tools[{i}]",
+                definition,
+                'a table with a "type", such as { type = "web_search" }',
+            )
+
+
 def _check_values(
     config: Config, tools: ToolsConfig, profiles: Mapping[str, ProfileConfig], file: str | None
 ) -> None:
@@ -1295,15 +1393,7 @@ def _check_values(
         if value <= 0:
             raise bad(f"$.loop.{key}", value, "a positive number of seconds")
         within(f"$.loop.{key}", value, 0.001, _WEEK, "seconds")
-    provider = config.provider
-    for key in ("connect_timeout", "read_timeout", "total_timeout"):
-        within(f"$.provider.{key}", getattr(provider, key), 0.001, _WEEK, "seconds")
-    within("$.provider.max_retries", provider.max_retries, 0, 100, "an integer")
-    within("$.provider.max_tokens", provider.max_tokens, 1, 10_000_000, "an integer")
-    within("$.provider.temperature", provider.temperature, 0, 2, "a number")
-    within("$.provider.max_response_bytes", provider.max_response_bytes, 1024, 2**32, "bytes")
-    for key in ("max_sse_line_chars", "max_sse_event_chars"):
-        within(f"$.provider.{key}", getattr(provider, key), 1024, 2**31, "characters")
+    check_provider(config.provider, "$.provider", file)
     within("$.policy.max_result_bytes", config.policy.max_result_bytes, 1, 2**30, "bytes")
     url = config.ledger.url
     if url is not None and not re.match(r"postgres(ql)?://", url):
@@ -1327,31 +1417,6 @@ def _check_values(
             loop.unknown_tool,
             "'return_error', 'fail' or 'rewrite:<tool name>'",
         )
-    try:
-        TrustLevel.parse(config.provider.trust)
-    except ValueError:
-        raise bad(
-            "$.provider.trust",
-            config.provider.trust,
-            "one of " + ", ".join(level.label for level in TrustLevel),
-        ) from None
-    owned = sorted(set(config.provider.options) & _LOOP_OWNED_OPTIONS)
-    if owned:
-        key = owned[0]
-        raise bad(
-            f"$.provider.options.{key}",
-            config.provider.options[key],
-            "no value: the loop decides the tools, the tool choice and parallel calls of every "
-            "request (offer tools with [tools]; list tools the provider runs itself in "
-            "[provider] provider_tools)",
-        )
-    for i, definition in enumerate(config.provider.provider_tools):
-        if not isinstance(definition.get("type"), str) or not definition["type"]:
-            raise bad(
-                f"$.provider.provider_tools[{i}]",
-                definition,
-                'a table with a "type", such as { type = "web_search" }',
-            )
     for name, level in tools.trust.items():
         try:
             TrustLevel.parse(level)

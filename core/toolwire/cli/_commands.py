@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from .._version import __version__
 
 if TYPE_CHECKING:
+    from ..config import Config
     from ..host._host import Host
 
 EXIT_OK = 0
@@ -25,6 +26,12 @@ EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader left
 
 WIRES = ("openai-chat", "openai-responses", "anthropic-messages", "prompted")
+WIRE_PLUGINS = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "anthropic-messages": "anthropic",
+}
+"""The plugin whose adapter renders each ``--wire`` API (distribution ``toolwire-<plugin>``)."""
 
 
 def _terminal_columns() -> int:
@@ -189,6 +196,33 @@ def _add_run(sub: Any, action: str | None) -> None:
     p = sub.add_parser("run", help="run one conversation with the configured provider")
     p.add_argument("prompt")
     p.add_argument("--json", action="store_true", help="print the run as JSON")
+    p.add_argument(
+        "--provider", metavar="NAME", help="use [provider.NAME] of the config instead of [provider]"
+    )
+    p.add_argument("-m", "--model", help="the model to ask (instead of [provider] model)")
+    p.add_argument("--system", metavar="TEXT", help="the system prompt of this run")
+    p.add_argument(
+        "-T",
+        "--tool",
+        dest="tools",
+        action="append",
+        metavar="TOOL",
+        help="offer this tool (repeatable; instead of [tools] enable)",
+    )
+    p.add_argument(
+        "--tool-choice",
+        metavar="CHOICE",
+        help="auto, none, required, or a tool's name (for the first round)",
+    )
+    p.add_argument(
+        "-o",
+        "--option",
+        dest="options",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a [provider] key (temperature=0.2, max_tokens=200) or a field of the request "
+        "body (seed=7); VALUE is read as JSON when it is JSON (repeatable)",
+    )
     p.add_argument(
         "--show-wire",
         action="store_true",
@@ -526,6 +560,10 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         return EXIT_OK
     from ..host._host import HostError
 
+    if args.wire not in host.adapter_classes():
+        hint = _wire_plugin_hint(host, args.wire)
+        print(f"toolwire: cannot render for {args.wire}: {hint}", file=err)
+        return EXIT_FAILED
     try:
         adapter = host.create_adapter(args.wire)
     except HostError as exc:
@@ -539,6 +577,28 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
     for note in (*wire_notes(spec.name, rendered), *tool.schema_notes):
         err.write(f"note: {note}\n")  # stdout stays the exact body; notes are for people
     return EXIT_OK
+
+
+def _wire_plugin_hint(host: Host, api: str) -> str:
+    """What to do for ``--wire api`` when no enabled plugin registers its adapter."""
+    plugin = WIRE_PLUGINS[api]
+    info = host.plugin_info(plugin)
+    if info is None:
+        return (
+            f"its adapter comes with the plugin {plugin!r}, which is not installed: install "
+            f"toolwire-{plugin} (./plugins/{plugin} in a clone of the repository) and add "
+            f'"{plugin}" to [plugins] enable'
+        )
+    if not info.enabled:
+        return (
+            f"its adapter comes with the plugin {plugin!r} ({info.distribution} "
+            f'{info.version}), which is installed but not enabled: add "{plugin}" to [plugins] '
+            f"enable (or set TOOLWIRE_PLUGINS={plugin} for one command)"
+        )
+    return (
+        f"its adapter comes with the plugin {plugin!r}, which is enabled but registered no "
+        f"adapter named {api!r}: {info.error or 'see toolwire plugins'}"
+    )
 
 
 def _tools_call(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -614,7 +674,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..config import load_config
     from ..host._host import Host
 
-    config = load_config(args.config)
+    config = run_config(load_config(args.config), args)
     plugins: list[object] = []
     if args.show_wire:
         from ._wire import WirePrinter, with_request_bodies
@@ -638,7 +698,54 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         deny_all=args.deny_all,
         stdin=sys.stdin,
         stdout=out,
+        options=run_options(args),
     )
+
+
+def run_config(config: Config, args: argparse.Namespace) -> Config:
+    """The config of one ``toolwire run``: ``--provider`` picks a ``[provider.NAME]`` block,
+    then ``-m`` and each ``-o KEY=VALUE`` change it, checked as the file's values are.
+
+    :raises ConfigError: naming the option, its value and what would be valid.
+    """
+    import attrs
+
+    from ..config import ConfigError, ProviderConfig, check_provider, structure_section
+
+    if args.provider is not None:
+        config = config.with_provider(args.provider)
+    provider = config.provider
+    if args.model is not None:
+        provider = attrs.evolve(provider, model=args.model)
+    fields = attrs.fields_dict(ProviderConfig)
+    for option in args.options or ():
+        key, sep, text = option.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"-o {option!r}: expected KEY=VALUE, such as temperature=0.2")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text  # a plain word is a string
+        if key in fields and key not in ("options", "tool_dialects", "provider_tools"):
+            given = structure_section({key: value}, ProviderConfig, file="-o", path="$.provider")
+            provider = attrs.evolve(provider, **{key: getattr(given, key)})
+        else:
+            provider = attrs.evolve(provider, options={**provider.options, key: value})
+    check_provider(provider, "$.provider", "toolwire run -o/-m")
+    return attrs.evolve(config, provider=provider)
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The run options ``--system``, ``-T`` and ``--tool-choice`` give (none when absent)."""
+    options: dict[str, Any] = {}
+    if args.system is not None:
+        options["system_prompt"] = args.system
+    if args.tools:
+        options["tools"] = list(dict.fromkeys(args.tools))
+    if args.tool_choice is not None:
+        options["tool_choice"] = args.tool_choice
+    return options
 
 
 def _chat(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -688,9 +795,9 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         ]
         if name in withdrawn:
             # A tool its plugin registers and then never offers is a setting left out.
-            findings.append(
-                {"code": "not-offered", "message": withdrawn[name], "severity": "error"}
-            )
+            severity, message = withdrawn[name]
+            code = "not-offered" if severity == "error" else "offered-when-relevant"
+            findings.append({"code": code, "message": message, "severity": severity})
         report["tools"].append({"name": name, "plugin": tool.plugin, "findings": findings})
     failed = [p for p in host.plugins if p.enabled and p.error]
     unusable = [
