@@ -177,8 +177,9 @@ class McpClient:
     or at the latest when the process exits.
     """
 
-    def __init__(self, settings: McpSettings) -> None:
+    def __init__(self, settings: McpSettings, *, plugin: str = PLUGIN_NAME) -> None:
         self.settings = settings
+        self.plugin = plugin  # the plugin the tools are registered under
         self.thread = LoopThread()
         self.connections = {
             name: ServerConnection(name, server, on_tools_changed=self._tools_changed)
@@ -283,12 +284,12 @@ class McpClient:
         registered = host.tools
         for name in self._registered.get(server, set()):
             current = registered.get(name)
-            if current is not None and current.plugin == PLUGIN_NAME:
+            if current is not None and current.plugin == self.plugin:
                 host.remove_tool(name)
         kept: set[str] = set()
         for name, tool in offered.items():
             try:
-                host.add_tool(tool, plugin=PLUGIN_NAME)
+                host.add_tool(tool, plugin=self.plugin)
             except ToolDefinitionError as exc:
                 self.base_toolsets[server].problems.append(f"MCP server {server!r}: {exc}")
                 continue
