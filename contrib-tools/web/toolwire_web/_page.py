@@ -276,7 +276,10 @@ async def read_page(url: str, context: ToolContext) -> ToolResult:
     from ._sessions import shared_session
 
     try:
-        policy = settings.read_policy(context.provider_trust)
+        if context.typed_by_person:
+            policy = settings.typed_policy(url, context.provider_trust)
+        else:
+            policy = settings.read_policy(context.provider_trust)
     except ValueError as exc:
         return ToolResult.error(f"read_web_page cannot run: {exc}")
     try:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import types
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._trust import TrustLevel
+from ..tools._context import TYPED_BY_PERSON
 from ..tools._result import ToolResult
 from ._loop import ToolCallingLoop
 
@@ -26,6 +28,7 @@ async def call_tool(host: LoopHost, name: str, arguments: Mapping[str, Any]) -> 
     loop = ToolCallingLoop(host)
     loop.ledger = None
     loop._trust = DIRECT_CALL_TRUST
+    loop._services = types.MappingProxyType({**loop._services, TYPED_BY_PERSON: True})
     return await loop.call(name, arguments)
 
 

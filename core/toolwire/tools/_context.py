@@ -66,6 +66,10 @@ A value the model sends under that name is discarded.
 """
 
 
+TYPED_BY_PERSON = "toolwire.typed_by_person"
+"""The service a direct call by a person carries (see :attr:`ToolContext.typed_by_person`)."""
+
+
 @attrs.frozen(kw_only=True)
 class ToolContext:
     """The host's side of one tool call, passed to parameters typed ``ToolContext``.
@@ -117,6 +121,13 @@ class ToolContext:
         if self._raw_arguments is not None or self.call_arguments is None:
             return self._raw_arguments
         return json.dumps(dict(self.call_arguments), ensure_ascii=False, separators=(",", ":"))
+
+    @property
+    def typed_by_person(self) -> bool:
+        """Whether a person typed this call's arguments (``toolwire tools call``): no model chose
+        them, so a tool may lift rules about what a model may choose (a web reader reaches the
+        loopback or private address the person named)."""
+        return self.services.get(TYPED_BY_PERSON) is True
 
     @property
     def tool_name(self) -> str:
