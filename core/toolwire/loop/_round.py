@@ -28,6 +28,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ._choice import degraded_choice, nearest_choice
 from ._execution import describe
 from ._ids import run_call_id, with_run_id, with_run_ids
 from ._offer import Offer, Selection, resolve_offer
@@ -205,6 +206,9 @@ def model_request(
     if choice == "required" and not offer.functions:
         state.finish("error", f"tool_choice is 'required' but round {round} offers no tool")
         return None
+    sent = nearest_choice(choice, adapter.capabilities.tool_choice, offer.functions)
+    if sent.degraded is not None:
+        view.emit(state, degraded_choice(state.run_id, round, choice, sent, adapter))
     stream = state.options.stream
     if stream is None:
         stream = config.provider.stream
@@ -214,9 +218,9 @@ def model_request(
         run_id=state.run_id,
         round=round,
         messages=messages,
-        functions=offer.functions,
-        tool_choice=choice,
-        parallel_tool_calls=(False if config.loop.concurrency == 1 and offer.functions else None),
+        functions=sent.functions,
+        tool_choice=sent.choice,
+        parallel_tool_calls=(False if config.loop.concurrency == 1 and sent.functions else None),
         stream=stream,
         secrets=_secrets(view, messages),
     )
@@ -227,7 +231,7 @@ def model_request(
             round=round,
             api=adapter.api,
             model=config.provider.model,
-            tools=len(offer.functions),
+            tools=len(sent.functions),
             stream=stream,
         ),
     )
