@@ -138,6 +138,7 @@ async def start_round(
         provider_trust=view.trust,
         emit=lambda event: view.emit(state, event),
         cache=view.offers,
+        values=state.control.values,
     )
     view.emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
     return offer
