@@ -135,7 +135,7 @@ def unfit(tool: Tool, trust: TrustLevel, max_name: int, api: str) -> str | None:
     """Why ``tool`` cannot be offered to this adapter and provider at all, or None: the
     provider's trust first, then the adapter's name limit."""
     needed = tool.min_provider_trust
-    if needed is not None and TrustLevel.parse(needed) > trust:
+    if needed is not None and not trust.satisfies(TrustLevel.parse(needed)):
         return (
             "it needs a provider trusted at least "
             f"{TrustLevel.parse(needed).label!r}; the provider is {trust.label!r}"

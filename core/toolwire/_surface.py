@@ -8,19 +8,30 @@ one refuses the call.
 
 from __future__ import annotations
 
-import re
+import string
 
 import attrs
 
-SURFACE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
-"""How a surface is named: a lower-case word (``chat``, ``mcp-serve``, ``helpdesk``)."""
+_NAME_CHARS = frozenset(string.ascii_lowercase + string.digits + "_-")
+
+
+def is_surface_name(text: object) -> bool:
+    """Whether ``text`` names a surface: a lower-case word of letters, digits, ``-`` and ``_``
+    starting with a letter, at most 64 characters (``chat``, ``mcp-serve``, ``helpdesk``)."""
+    return (
+        isinstance(text, str)
+        and 0 < len(text) <= 64
+        and text[0] in string.ascii_lowercase
+        and set(text) <= _NAME_CHARS
+    )
+
 
 GUARDED_EFFECTS = ("destructive", "external_spend", "payment", "shell")
 """The default of ``[policy] guarded``: the side effects a person agrees to before a call."""
 
 
 def _check_name(instance: object, attribute: attrs.Attribute[str], value: str) -> None:
-    if not isinstance(value, str) or not SURFACE_NAME.fullmatch(value):
+    if not is_surface_name(value):
         raise ValueError(
             f"surface name {value!r}: expected a lower-case word of letters, digits, '-' and '_' "
             "starting with a letter (like 'chat' or 'mcp-serve')"

@@ -23,8 +23,8 @@ from cattrs.errors import (
 )
 
 from ._effects import SideEffect
-from ._surface import GUARDED_EFFECTS, SURFACE_NAME, Surface
-from ._trust import TrustLevel
+from ._surface import GUARDED_EFFECTS, Surface, is_surface_name
+from ._trust import DEFAULT_LEVELS, TrustLevel, scheme_problem, use_levels
 from .fieldwise import record_eq, record_hash, record_repr
 
 CONFIG_FILE_NAME = "toolwire.toml"
@@ -104,6 +104,9 @@ class ProviderConfig:
     model: str | None = None
     api_key_env: str | None = None
     trust: str = "medium"
+    data_security: Literal["self_hosted"] | None = None
+    """``self_hosted``: the provider runs on machines its owner runs, so results that must not
+    leave them may reach it (the second trust axis, beside ``trust``)."""
     native_tools: bool | None = None
     tool_dialect: ToolDialectName = "json"
     tool_dialects: dict[str, ToolDialectName] = attrs.field(factory=dict)
@@ -124,8 +127,15 @@ class ProviderConfig:
 
     @property
     def trust_level(self) -> TrustLevel:
-        """The provider's trust level."""
-        return TrustLevel.parse(self.trust)
+        """The provider's standing on both axes: ``trust`` (a confidence level, or
+        ``self_hosted``, short for the top confidence level and self-hosted data) and
+        ``data_security``."""
+        level = TrustLevel.parse(self.trust)
+        if level.confidence is None:  # trust = "self_hosted": trusted with everything
+            return TrustLevel.highest()
+        if self.data_security == "self_hosted":
+            return TrustLevel(level.confidence, True)
+        return level
 
 
 @attrs.frozen(kw_only=True, slots=False)
@@ -321,6 +331,21 @@ class I18nConfig:
 
 
 @attrs.frozen(kw_only=True, slots=False)
+class TrustConfig:
+    """``[trust]``: the confidence levels providers, tools and results are graded on, least
+    trusted first. An organisation adds its own around and between ``low``, ``medium`` and
+    ``high`` (``levels = ["public", "low", "medium", "internal", "high", "secret"]``); the
+    data-security level ``self_hosted`` is a separate axis. One scheme per process: the last
+    config loaded that sets it."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
+    levels: tuple[str, ...] = DEFAULT_LEVELS
+
+
+@attrs.frozen(kw_only=True, slots=False)
 class BatchConfig:
     """``[batch]``: defaults of ``toolwire batch``.
 
@@ -357,6 +382,7 @@ class Config:
     profiles: Mapping[str, ProfileConfig] = attrs.field(factory=dict)
     surfaces: Mapping[str, SurfaceConfig] = attrs.field(factory=dict)
     policy: PolicyConfig = PolicyConfig()
+    trust: TrustConfig = TrustConfig()
     ledger: LedgerConfig = LedgerConfig()
     trace: TraceConfig = TraceConfig()
     batch: BatchConfig = BatchConfig()
@@ -1169,6 +1195,15 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
     if provider_raw is not None:
         data["provider"] = provider_raw
     config = _structure_sections(data, file)
+    if "trust" in data:  # the scheme the levels below are read in
+        problem = scheme_problem(config.trust.levels)
+        if problem is not None:
+            raise ConfigError(
+                f"{_where(file, '$.trust.levels')} = {list(config.trust.levels)!r}: {problem}",
+                file=file,
+                path="$.trust.levels",
+            )
+        use_levels(config.trust.levels)
     named_providers = {
         name: structure_section(
             {**(provider_raw or {}), **table}, ProviderConfig, file=file, path=f"$.provider.{name}"
@@ -1219,7 +1254,7 @@ def _structure_surfaces(raw: Any, file: str | None) -> dict[str, SurfaceConfig]:
     surfaces: dict[str, SurfaceConfig] = {}
     for name, table in raw.items():
         path = f"$.surfaces.{name}"
-        if not SURFACE_NAME.fullmatch(name):
+        if not is_surface_name(name):
             raise ConfigError(
                 f"{_where(file, path)}: {name!r} is not a surface name; expected a lower-case "
                 "word such as run, chat, web, batch, mcp-serve or an application's own",
@@ -1275,6 +1310,7 @@ _SECTIONS: dict[str, type] = {
     "provider": ProviderConfig,
     "loop": LoopConfig,
     "policy": PolicyConfig,
+    "trust": TrustConfig,
     "ledger": LedgerConfig,
     "trace": TraceConfig,
     "batch": BatchConfig,
@@ -1336,9 +1372,7 @@ def check_provider(provider: ProviderConfig, base: str, file: str | None) -> Non
     try:
         TrustLevel.parse(provider.trust)
     except ValueError:
-        raise bad(
-            "trust", provider.trust, "one of " + ", ".join(level.label for level in TrustLevel)
-        ) from None
+        raise bad("trust", provider.trust, "one of " + ", ".join(TrustLevel.levels())) from None
     owned = sorted(set(provider.options) & _LOOP_OWNED_OPTIONS)
     if owned:
         key = owned[0]
@@ -1424,7 +1458,7 @@ def _check_values(
             raise bad(
                 f"$.tools.trust.{name}",
                 level,
-                "one of " + ", ".join(t.label for t in TrustLevel),
+                "one of " + ", ".join(TrustLevel.levels()),
             ) from None
     if config.artifacts.max_bytes < 1:
         raise bad("$.artifacts.max_bytes", config.artifacts.max_bytes, "a whole number ≥ 1")
@@ -1475,6 +1509,7 @@ __all__ = [
     "ToolTexts",
     "ToolsConfig",
     "TraceConfig",
+    "TrustConfig",
     "config_from_dict",
     "effective_settings",
     "find_config_file",

@@ -85,7 +85,7 @@ def eligible_sources(settings: SourcesSettings, trust: TrustLevel) -> dict[str, 
     return {
         source_id: config
         for source_id, config in sorted(settings.sources.items())
-        if config.trust <= trust
+        if trust.satisfies(config.trust)
     }
 
 
@@ -340,8 +340,7 @@ async def render_search(
         config = sources[hit.source]
         source = source_of(config, hit)
         cited.setdefault(source.url, source)
-        if trust is None or config.trust > trust:
-            trust = config.trust
+        trust = config.trust.strictest(trust)
     return Rendered(
         text="\n\n".join(lines),
         sources=tuple(cited.values()),

@@ -206,7 +206,7 @@ def _not_given(url: str) -> str:
 
 def _blocked(exc: RetrievalBlocked, settings: WebSettings, trust: TrustLevel) -> str:
     text = f"Blocked: {exc}."
-    if settings.private_hosts and trust < settings.trust_needed:
+    if settings.private_hosts and not trust.satisfies(settings.trust_needed):
         listed = _listed_host(exc.url, settings)
         if listed is not None:
             text += (

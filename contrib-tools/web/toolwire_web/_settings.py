@@ -187,7 +187,7 @@ class WebSettings:
 
         :raises ValueError: an entry of ``private_hosts`` is not a host or ``host:port``.
         """
-        applied = provider_trust >= self.trust_needed
+        applied = provider_trust.satisfies(self.trust_needed)
         return _policy(self, self.private_hosts if applied else ())
 
     def typed_policy(self, url: str, provider_trust: TrustLevel) -> RetrievalPolicy:

@@ -866,6 +866,7 @@ def render_init_config(plugins: Sequence[str]) -> str:
         '# model = "qwen3:4b"',
         '# api_key_env = "OPENAI_API_KEY"          # the variable holding the key (never stored)',
         '# trust = "medium"                        # low | medium | high | self_hosted',
+        '# data_security = "self_hosted"           # the provider runs on your own machines',
         "",
         "[loop]",
         "max_rounds = 10",

@@ -13,7 +13,7 @@ from .. import hookspecs
 from .._defaults import default_plugins
 from .._markers import PROJECT_NAME
 from .._surface import Surface
-from .._trust import TrustLevel
+from .._trust import TrustLevel, confidence_levels, use_levels
 from ..config import Config, ConfigError, ProviderConfig, load_config
 from ._configure import check_plugin_settings, configure_plugins
 from ._discovery import (
@@ -121,6 +121,8 @@ class Host:
             config = load_config(config)
         if surface is not None:
             config = attrs.evolve(config, surface=Surface.of(surface))
+        if config.trust.levels != confidence_levels():  # a config made or shipped elsewhere
+            use_levels(config.trust.levels)
         pm = PluginManager(PROJECT_NAME)
         pm.add_hookspecs(hookspecs)
         infos: list[PluginInfo] = []

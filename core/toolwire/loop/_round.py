@@ -82,7 +82,8 @@ def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
         deadline_reached(view, state)
         return False
     provider_trust = view.trust
-    if state.required_trust is not None and provider_trust < state.required_trust:
+    if not provider_trust.satisfies(state.required_trust):
+        assert state.required_trust is not None
         state.finish(
             "trust",
             f"round {state.rounds + 1} refused: results of this run (from "
@@ -174,10 +175,9 @@ async def request_context(
     )
     for source in context.sources:
         state.sources.setdefault(source.url, source)
-    if context.required_trust is not None and (
-        state.required_trust is None or context.required_trust > state.required_trust
-    ):
-        state.required_trust = context.required_trust
+    needed = context.required_trust
+    if needed is not None and needed.strictest(state.required_trust) != state.required_trust:
+        state.required_trust = needed.strictest(state.required_trust)
         state.trust_origin = f"the context passages of round {round}"
     return context.apply(messages)
 

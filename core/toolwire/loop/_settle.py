@@ -14,7 +14,6 @@ import types
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._trust import TrustLevel
 from ..events import (
     ArgumentsAdjusted,
     Event,
@@ -595,7 +594,7 @@ def settle_events(view: LoopView, state: RunState, round: int, slot: CallSlot, n
     if not result.is_ok:
         state.forget(slot)
     needed = result.required_trust
-    if needed is not None and (state.required_trust is None or needed > state.required_trust):
-        state.required_trust = TrustLevel.parse(needed)
+    if needed is not None and needed.strictest(state.required_trust) != state.required_trust:
+        state.required_trust = needed.strictest(state.required_trust)
         state.trust_origin = f"{name} call {call_id}"
     view.emit(state, event)

@@ -44,7 +44,7 @@ async def test_classic_mode_searches_with_the_user_message(
     assert "spring tides follow the new and the full moon" in text
     assert text.endswith("When are spring tides?")
     assert (corpus / "notes" / "tides.html").resolve().as_uri() in [s.url for s in run.sources]
-    assert run.required_trust is TrustLevel.MEDIUM
+    assert run.required_trust == TrustLevel.MEDIUM
     # The transcript keeps the question as asked.
     assert [m.content for m in run.messages if isinstance(m, UserMessage)] == [
         "When are spring tides?"

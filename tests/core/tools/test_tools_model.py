@@ -112,7 +112,7 @@ def test_every_field_of_a_tool():
     assert fetch.allow_duplicates is True
     assert fetch.sensitive_arguments == frozenset({"cookie"})
     assert fetch.returns_untrusted_content is True
-    assert fetch.min_provider_trust is TrustLevel.HIGH
+    assert fetch.min_provider_trust == TrustLevel.HIGH
     assert fetch.external is False
     assert fetch.plugin is None
 
