@@ -73,26 +73,23 @@ async def test_every_choice_reaches_the_request(tmp_path: Path) -> None:
     assert second["tool_choice"] == "auto"  # a named choice holds for the first round only
 
 
-async def test_bad_choices_are_refused_naming_the_option(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("option", "words"),
+    [
+        (["--provider", "cloud"], "--provider 'cloud': no [provider.cloud] table in the config"),
+        (["--provider", "cloud"], "named providers: local"),
+        (["-o", "tool_choice=none"], "$.provider.options.tool_choice"),
+        (["-o", "tool_choice=none"], "choose one run's with toolwire run -T and --tool-choice"),
+        (["-o", "temperature=hot"], "$.provider.temperature = 'hot'"),
+        (["-o", "temperature=7"], "expected a number from 0 to 2"),
+        (["-o", "temperature"], "expected KEY=VALUE"),
+        (["-T", "no_such_tool"], "no_such_tool"),
+    ],
+)
+async def test_bad_choices_are_refused_naming_the_option(
+    tmp_path: Path, option: list[str], words: str
+) -> None:
     config = str(_config(tmp_path, "http://127.0.0.1:9/v1"))
-    code, _, err = await _toolwire("--config", config, "run", "hi", "--provider", "cloud")
+    code, _, err = await _toolwire("--config", config, "run", "hi", *option)
     assert code == 2
-    assert (
-        "--provider 'cloud': no [provider.cloud] table in the config; named providers: local" in err
-    )
-    code, _, err = await _toolwire("--config", config, "run", "hi", "-o", "tool_choice=none")
-    assert code == 2
-    assert "$.provider.options.tool_choice" in err
-    assert "--tool-choice" in err
-    code, _, err = await _toolwire("--config", config, "run", "hi", "-o", "temperature=hot")
-    assert code == 2
-    assert "$.provider.temperature = 'hot'" in err
-    code, _, err = await _toolwire("--config", config, "run", "hi", "-o", "temperature=7")
-    assert code == 2
-    assert "expected a number from 0 to 2" in err
-    code, _, err = await _toolwire("--config", config, "run", "hi", "-o", "temperature")
-    assert code == 2
-    assert "expected KEY=VALUE" in err
-    code, _, err = await _toolwire("--config", config, "run", "hi", "-T", "no_such_tool")
-    assert code == 2
-    assert "no_such_tool" in err
+    assert words in err
