@@ -522,7 +522,7 @@ def _listed_reasons(host: Host, tools: list[Any]) -> dict[str, str | None]:
     from .._selection import Selection, first_reason
 
     try:
-        selection = Selection.from_config(host.config, None, None)
+        selection = Selection.from_config(host.config, None, None, host.tools)
     except ValueError as exc:  # an undefined [tools] profile: no tool can be offered
         return {t.name: str(exc) for t in tools}
     trust = host.config.provider.trust_level
