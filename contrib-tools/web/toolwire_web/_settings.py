@@ -348,7 +348,7 @@ def _check_negotiate_hosts(settings: WebSettings) -> None:
     intranet, and only private hosts may resolve to private addresses."""
     from yarl import URL
 
-    full = settings.full_policy()
+    full = _policy(settings, settings.private_hosts, negotiate=settings.negotiate_hosts)
     for entry in full.negotiate_hosts:
         parsed = URL(f"https://{entry}")
         host, port = (parsed.raw_host or "").lower(), parsed.port or 443

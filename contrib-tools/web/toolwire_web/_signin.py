@@ -23,8 +23,7 @@ SERVICE = "negotiate_tokens"
 _SET_UP = (
     "sign in to the domain, or get a Kerberos ticket with `kinit` (check it with `klist`); on "
     "Linux and macOS Kerberos also needs the gssapi package (`pip install 'pyspnego[kerberos]'`, "
-    "which builds against the system's Kerberos library). The host must be listed in "
-    f"{SECTION} negotiate_hosts and private_hosts"
+    "which builds against the system's Kerberos library)"
 )
 
 
@@ -48,8 +47,7 @@ class KerberosSignIn:
             import spnego
         except ImportError:
             raise SignInUnavailable(
-                f"the operating-system sign-in to {host} needs the pyspnego package, which is "
-                f"not installed; {_SET_UP}"
+                f"it needs the pyspnego package, which is not installed ({SECTION}); {_SET_UP}"
             ) from None
         try:
             context = spnego.client(
@@ -61,10 +59,10 @@ class KerberosSignIn:
             token = context.step()
         except (ImportError, spnego.exceptions.SpnegoError) as exc:
             raise SignInUnavailable(
-                f"no Kerberos sign-in to {host} could be made ({_reason(exc)}); {_SET_UP}"
+                f"Kerberos gave no ticket for HTTP@{host} (pyspnego: {_reason(exc)}); {_SET_UP}"
             ) from None
         if not token:
-            raise SignInUnavailable(f"Kerberos gave no token for {host}; {_SET_UP}")
+            raise SignInUnavailable(f"Kerberos gave no ticket for HTTP@{host}; {_SET_UP}")
         return token
 
 

@@ -212,7 +212,7 @@ async def search(query: str, space: str | None, page: int, context: ToolContext)
         return await _failed(exc, base, policy, context)
     login = _login_page(answer)
     if login is not None:
-        return _not_signed_in(base, policy, login)
+        return _not_signed_in(base, policy, f"the site sent the search to its login page ({login})")
     try:
         hits, has_more = parse_results(_json(answer), base)
     except WikiAnswerInvalid as exc:
@@ -251,27 +251,30 @@ def _login_page(answer: Retrieved) -> str | None:
     return None
 
 
-def _not_signed_in(base: str, policy: RetrievalPolicy, why: str) -> ToolResult:
-    """A search that met the site's sign-in: what happened, and what to configure."""
+def _not_signed_in(
+    base: str, policy: RetrievalPolicy, why: str, *, advise: bool = True
+) -> ToolResult:
+    """A search that met the site's sign-in: what happened, and what to configure (``advise``:
+    ``why`` does not say it already)."""
     from yarl import URL
 
     host = _host(base)
-    text = f"search_confluence is not signed in to {host}: {why}. "
+    text = f"search_confluence is not signed in to {host}: {why}."
     if URL(base).scheme != "https":
         text += (
-            "The operating system's sign-in is sent only over https: set "
+            " The operating system's sign-in is sent only over https: set "
             f"{SECTION} confluence_url to the site's https:// address."
         )
     elif not policy.negotiate_hosts:
         text += (
-            f"toolwire signs in with the operating system's Kerberos sign-in to hosts listed in "
+            " toolwire signs in with the operating system's Kerberos sign-in to hosts listed in "
             f"{SECTION} negotiate_hosts (and private_hosts): add {host} there."
         )
-    else:
+    elif advise:
         text += (
-            f"{host} is listed in {SECTION} negotiate_hosts, but the site did not take the "
-            "sign-in: check that this computer has a Kerberos ticket (klist; get one with "
-            "kinit or a domain login) and that the site accepts Kerberos (SPNEGO) sign-in."
+            f" {host} is listed in {SECTION} negotiate_hosts: check that this computer has a "
+            "Kerberos ticket (klist; get one with kinit or a domain login) and that the site "
+            "accepts Kerberos (SPNEGO) sign-in."
         )
     text += " Tell the user; searching again will not help until this is set up."
     return ToolResult.error(text, metadata={"sign_in": "missing"})
@@ -297,6 +300,10 @@ async def _failed(
     from ._page import outside_text
 
     if exc.status == 401:
+        if "negotiate" in exc.challenges and policy.negotiate_hosts:
+            # The retrieval says how the sign-in went (refused, or no ticket and what to do).
+            failed = "sign-in to" in exc.reason and "failed" in exc.reason
+            return _not_signed_in(base, policy, exc.reason, advise=not failed)
         return _not_signed_in(base, policy, f"the site answered {exc.reason}")
     text = f"search_confluence failed: {exc}."
     if exc.status == 400:

@@ -301,7 +301,7 @@ async def _token(url: str, host: str, sign_in: NegotiateTokens) -> str:
         reason = f"{type(exc).__name__}: {exc}"
     raise RetrievalError(
         url,
-        f"HTTP 401: operating-system sign-in to {host} failed: {reason}",
+        f"operating-system sign-in to {host} failed: {reason}",
         status=401,
         challenges=("negotiate",),
     )
