@@ -116,6 +116,8 @@ class Selection(NamedTuple):
         if self.expanded or self.closed is not None:
             return self
         chosen = {name for name, tool in registered.items() if self._reason(tool) is None}
+        if not any(registered[name].requires for name in chosen):
+            return self._replace(expanded=True)  # the common case: nothing more to select
         refused: dict[str, str] = {}
         changed = True
         while changed:  # a refusal may refuse the tools that require the refused one
