@@ -273,8 +273,7 @@ async def read_page(url: str, context: ToolContext) -> ToolResult:
 
     import toolwire.net as net
 
-    from ._sessions import shared_session
-    from ._signin import sign_in_for
+    from ._sessions import fetch_for
 
     try:
         if context.typed_by_person:
@@ -284,12 +283,7 @@ async def read_page(url: str, context: ToolContext) -> ToolResult:
     except ValueError as exc:
         return ToolResult.error(f"read_web_page cannot run: {exc}")
     try:
-        page = await net.fetch(
-            url,
-            policy=policy,
-            session=shared_session(context, policy),
-            sign_in=sign_in_for(context) if policy.negotiate_hosts else None,
-        )
+        page = await fetch_for(context, url, policy)
     except net.RetrievalBlocked as exc:
         text = await outside_text(context, _blocked(exc, settings, context.provider_trust), url)
         return ToolResult.blocked(text, metadata={"requested_url": url})

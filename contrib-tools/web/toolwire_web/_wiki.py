@@ -191,8 +191,7 @@ async def search(query: str, space: str | None, page: int, context: ToolContext)
 
     import toolwire.net as net
 
-    from ._sessions import shared_session
-    from ._signin import sign_in_for
+    from ._sessions import fetch_for
 
     try:
         policy = settings.confluence_policy()
@@ -200,12 +199,7 @@ async def search(query: str, space: str | None, page: int, context: ToolContext)
         return ToolResult.error(f"search_confluence cannot run: {exc}")
     url = request_url(base, build_cql(query, space), paging.offset(page), paging.page_size)
     try:
-        answer = await net.fetch(
-            url,
-            policy=policy,
-            session=shared_session(context, policy),
-            sign_in=sign_in_for(context) if policy.negotiate_hosts else None,
-        )
+        answer = await fetch_for(context, url, policy)
     except net.RetrievalBlocked as exc:
         return await _refused(exc, base, policy, context)
     except net.RetrievalError as exc:

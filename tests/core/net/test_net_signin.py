@@ -106,6 +106,12 @@ def challenging(host: str) -> Callable[[web.Request], Awaitable[web.StreamRespon
     return handler
 
 
+def intranet(network: Network, site: Site, name: str = "intranet.test") -> None:
+    """``name`` resolves to one private address, routed to ``site``."""
+    network.answer(name, [PRIVATE_V4])
+    network.route(PRIVATE_V4, 443, ("127.0.0.1", site.port))
+
+
 def policy(ca_file: str, *hosts: str, negotiate: tuple[str, ...] | None = None) -> RetrievalPolicy:
     return RetrievalPolicy(
         private_hosts=hosts,
@@ -118,8 +124,7 @@ async def test_a_negotiate_challenge_is_answered_once_from_the_sign_in(
     network: Network, https: SiteFactory, authority: tuple[object, str]
 ) -> None:
     site = await https(challenging("intranet.test"))
-    network.answer("intranet.test", [PRIVATE_V4])
-    network.route(PRIVATE_V4, 443, ("127.0.0.1", site.port))
+    intranet(network, site)
     tokens = Tokens()
     page = await net.fetch(
         "https://intranet.test/wiki", policy=policy(authority[1], "intranet.test"), sign_in=tokens
@@ -186,8 +191,7 @@ async def test_no_token_for_a_host_not_listed(
     network: Network, https: SiteFactory, authority: tuple[object, str]
 ) -> None:
     site = await https(challenging("intranet.test"))
-    network.answer("intranet.test", [PRIVATE_V4])
-    network.route(PRIVATE_V4, 443, ("127.0.0.1", site.port))
+    intranet(network, site)
     tokens = Tokens()
     unlisted = policy(authority[1], "intranet.test", negotiate=())
     with pytest.raises(RetrievalError) as caught:
@@ -231,8 +235,7 @@ async def test_a_token_the_host_refuses_is_an_error(
     network: Network, https: SiteFactory, authority: tuple[object, str]
 ) -> None:
     site = await https(challenging("someone.else"))
-    network.answer("intranet.test", [PRIVATE_V4])
-    network.route(PRIVATE_V4, 443, ("127.0.0.1", site.port))
+    intranet(network, site)
     with pytest.raises(RetrievalError, match="did not accept the operating-system sign-in"):
         await net.fetch(
             "https://intranet.test/", policy=policy(authority[1], "intranet.test"), sign_in=Tokens()
@@ -244,8 +247,7 @@ async def test_a_sign_in_that_cannot_be_made_names_the_host_and_why(
     network: Network, https: SiteFactory, authority: tuple[object, str]
 ) -> None:
     site = await https(challenging("intranet.test"))
-    network.answer("intranet.test", [PRIVATE_V4])
-    network.route(PRIVATE_V4, 443, ("127.0.0.1", site.port))
+    intranet(network, site)
     tokens = Tokens(failure="no Kerberos ticket; run kinit")
     with pytest.raises(RetrievalError) as caught:
         await net.fetch(
