@@ -279,7 +279,8 @@ async def _refused(
 ) -> ToolResult:
     from ._page import outside_text
 
-    if exc.redirected_from is not None and "outside" in exc.reason:
+    inside = policy.within is not None and f"{exc.url}/".startswith(policy.within)
+    if exc.redirected_from is not None and not inside:
         # A site sends a search without a session to its login, which may be elsewhere (SSO).
         return _not_signed_in(
             base, policy, f"the site sent the search to {exc.url}, outside {SECTION} confluence_url"
