@@ -12,8 +12,8 @@ import math
 import re
 import zoneinfo
 from collections.abc import Callable
-from typing import Any
 from datetime import UTC, datetime, time, timedelta
+from typing import Any
 
 import attrs
 

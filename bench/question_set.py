@@ -141,7 +141,7 @@ def styled(phrasings: dict[str, list[str]], rng: random.Random) -> tuple[str, st
     return misspell(base, rng), style
 
 
-# -- amounts --------------------------------------------------------------------------------------
+# -- amounts ---------------------------------------------------------------------------------------
 
 
 def _num(value: float) -> str:
@@ -178,7 +178,11 @@ def percent_of(rng: random.Random) -> Draft:
     pw = rng.choice([f"{ps}%", f"{ps} percent", f"{ps}%"])
     text, _ = styled(
         {
-            "plain": [f"What is {pw} of {ns}?", f"How much is {pw} of {ns}?", f"Find {pw} of {ns}."],
+            "plain": [
+                f"What is {pw} of {ns}?",
+                f"How much is {pw} of {ns}?",
+                f"Find {pw} of {ns}.",
+            ],
             "terse": [f"{pw} of {ns}?", f"{pw} of {ns}"],
             "chatty": [
                 f"Quick question: what's {pw} of {ns}?",
@@ -259,8 +263,7 @@ def count_at_price(rng: random.Random) -> Draft:
             ],
             "terse": [f"{k} {things} at {pr} each total?", f"{k} x {pr}?"],
             "chatty": [
-                f"I'm getting {k} {things} for the team and they're {pr} each. What will I "
-                "spend?",
+                f"I'm getting {k} {things} for the team and they're {pr} each. What will I spend?",
                 f"So {things} are {pr} a piece, and I need {k} of them. How much is that?",
             ],
         },
@@ -410,7 +413,10 @@ def power(rng: random.Random) -> Draft:
         ordinal = {3: "3rd"}.get(b, f"{b}th")
         text, _ = styled(
             {
-                "plain": [f"What is {a} to the power of {b}?", f"What is {a} to the {ordinal} power?"],
+                "plain": [
+                    f"What is {a} to the power of {b}?",
+                    f"What is {a} to the {ordinal} power?",
+                ],
                 "terse": [f"{a}^{b}", f"{a}**{b}"],
                 "chatty": [f"What do I get if I raise {a} to the power {b}?"],
             },
@@ -478,7 +484,9 @@ def rate(rng: random.Random) -> Draft:
     if shape == 0:
         text, _ = styled(
             {
-                "plain": [f"If I work {_num(hours)} hours a day for {days} days, how many hours is that?"],
+                "plain": [
+                    f"If I work {_num(hours)} hours a day for {days} days, how many hours is that?"
+                ],
                 "terse": [f"{_num(hours)} h/day for {days} days = ? hours"],
                 "chatty": [
                     f"This week I'm doing {_num(hours)} hours a day, {days} days in a row. Total "
@@ -507,7 +515,10 @@ def percent_ratio(rng: random.Random) -> Draft:
     part = whole * rng.choice([1, 2, 3, 4, 6, 7, 9]) // 10
     text, _ = styled(
         {
-            "plain": [f"What percent of {whole} is {part}?", f"{part} is what percentage of {whole}?"],
+            "plain": [
+                f"What percent of {whole} is {part}?",
+                f"{part} is what percentage of {whole}?",
+            ],
             "terse": [f"{part}/{whole} as a percent?"],
             "chatty": [f"I got {part} out of {whole} on the exam. What percentage is that?"],
         },
@@ -516,7 +527,7 @@ def percent_ratio(rng: random.Random) -> Draft:
     return _calc(text, part / whole * 100)
 
 
-# -- units ------------------------------------------------------------------------------------------
+# -- units -----------------------------------------------------------------------------------------
 
 # Each kind: (factor to a base unit, or a conversion for temperatures), and spellings.
 _LENGTH = {
@@ -741,7 +752,10 @@ def current(rng: random.Random) -> Draft:
     if shape < 0.12:
         text, _ = styled(
             {
-                "plain": [f"What day of the week is it in {place}?", f"What weekday is it now in {place}?"],
+                "plain": [
+                    f"What day of the week is it in {place}?",
+                    f"What weekday is it now in {place}?",
+                ],
                 "terse": [f"day of week in {place}?"],
                 "chatty": [f"I lose track of days. What day is it over in {place} right now?"],
             },
@@ -801,7 +815,7 @@ def converted_time(rng: random.Random) -> Draft:
     (place, zone), (other, target) = rng.sample([p for p in PLACES if p[0] != "UTC"], 2)
     if zone == target:
         return converted_time(rng)
-    hour = rng.choice([0, 12] + list(range(6, 23)))
+    hour = rng.choice([0, 12, *list(range(6, 23))])
     minute = rng.choice([0, 0, 0, 15, 30, 45])
     when = _wall(hour, minute, rng)
     text, _ = styled(
@@ -829,7 +843,7 @@ def converted_time(rng: random.Random) -> Draft:
     return text, "convert_time", {"clock_at": [hour, minute, zone, target]}
 
 
-# -- no tool -----------------------------------------------------------------------------------------
+# -- no tool ---------------------------------------------------------------------------------------
 
 _CAPITALS = [
     ("France", "Paris"),
@@ -908,7 +922,10 @@ def no_tool(rng: random.Random) -> Draft:
         country, capital = rng.choice(_CAPITALS)
         text, _ = styled(
             {
-                "plain": [f"What is the capital of {country}?", f"What's the capital city of {country}?"],
+                "plain": [
+                    f"What is the capital of {country}?",
+                    f"What's the capital city of {country}?",
+                ],
                 "terse": [f"capital of {country}?"],
                 "chatty": [f"I always forget: what's the capital of {country}?"],
             },
@@ -919,7 +936,10 @@ def no_tool(rng: random.Random) -> Draft:
         country, language = rng.choice(_LANGUAGES)
         text, _ = styled(
             {
-                "plain": [f"What language is spoken in {country}?", f"What language do people speak in {country}?"],
+                "plain": [
+                    f"What language is spoken in {country}?",
+                    f"What language do people speak in {country}?",
+                ],
                 "terse": [f"language of {country}?"],
                 "chatty": [f"Going to {country} soon! What language do they speak there?"],
             },
@@ -929,13 +949,17 @@ def no_tool(rng: random.Random) -> Draft:
     phrasings, answer = rng.choice(_FACTS)
     base = rng.choice(phrasings)
     text, _ = styled(
-        {"plain": [base], "terse": [texting(base)], "chatty": [f"Hi! Quick one: {base[0].lower()}{base[1:]}"]},
+        {
+            "plain": [base],
+            "terse": [texting(base)],
+            "chatty": [f"Hi! Quick one: {base[0].lower()}{base[1:]}"],
+        },
         rng,
     )
     return text, None, {"words": answer.split("|")}
 
 
-# -- the set -----------------------------------------------------------------------------------------
+# -- the set ---------------------------------------------------------------------------------------
 
 TEMPLATES: tuple[tuple[Callable[[random.Random], Draft], int], ...] = (
     (percent_of, 14),
@@ -977,9 +1001,7 @@ def generate(seed: int = SEED) -> list[dict[str, Any]]:
             if key in seen:
                 continue
             seen.add(key)
-            out.append(
-                {"text": text, "tool": tool, "shape": template.__name__, "check": check}
-            )
+            out.append({"text": text, "tool": tool, "shape": template.__name__, "check": check})
             made += 1
     return out
 

@@ -5,8 +5,9 @@ list``) loads no implementation: the calculator, the clock and the unit table ar
 the first call that needs them.
 """
 
-TIME_PATTERN = r"[0-9]\S*\s+[^\s0-9]"
-"""What a time argument must hold: the digits of the time, and words after them (its place)."""
+TIME_PATTERN = r"[0-9]\S*\s+[^\s0-9]|[^\s0-9]\s+[0-9]|[Nn]oon|[Mm]id(?:day|night)"
+"""What a time argument must hold: the digits of the time with words after or before them (its
+place), or a time said in words (noon, midnight)."""
 
 QUANTITY_PATTERN = r"[0-9][.,]?\s*[^\s0-9.,]|\b([Aa]n?|[Oo]ne)\s+[^\s0-9]"
 """What a quantity argument must hold: a number (or a word for one) with something after it."""

@@ -54,7 +54,9 @@ def _quantity() -> re.Pattern[str]:
 
 @functools.cache
 def _convert() -> re.Pattern[str]:
-    return re.compile(r"\b(convert\w*|in|into|to|how many|how much)\b", re.IGNORECASE)
+    return re.compile(
+        r"\b(convert\w*|in|into|to|as|how many|how much)\b|->|→|=>|\bequals?\b", re.IGNORECASE
+    )
 
 
 # "a week", "an hour", "one mile": a quantity of one, written as a word.
@@ -85,8 +87,9 @@ def wants_calculator(text: str) -> bool:
 
 
 def wants_current_time(text: str) -> bool:
-    """Words about the time or the date."""
-    return _time_words().search(text) is not None
+    """Words about the time or the date, and no time of day (a question that gives a time asks
+    to convert it)."""
+    return _time_words().search(text) is not None and _time_of_day().search(text) is None
 
 
 def wants_convert_time(text: str) -> bool:

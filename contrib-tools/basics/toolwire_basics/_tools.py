@@ -64,10 +64,10 @@ def current_time(
     ] = None,
 ) -> ToolResult:
     """Tell the current date, time and weekday in a place or time zone."""
-    from ._clock import TimeZoneError, describe, find_zone, now_in
+    from ._clock import TimeZoneError, describe, find_zone, names_no_place, now_in
 
     try:
-        zone = find_zone(timezone or "UTC")
+        zone = find_zone("UTC" if names_no_place(timezone) else str(timezone))
     except TimeZoneError as exc:
         return ToolResult.error(_sentence(exc))
     moment = now_in(zone)
@@ -83,8 +83,9 @@ def convert_time(
         str,
         {"pattern": TIME_PATTERN},
         "The time to convert together with the place whose clock shows it, as the user wrote "
-        "it: a time of day (24-hour HH:MM, or with am/pm) for today, or a date and time written "
-        "YYYY-MM-DD HH:MM, then that place (a city, a country or an IANA time zone).",
+        "them, in either order: a time of day (24-hour HH:MM, with am/pm, noon or midnight) for "
+        "today, or a date and time written YYYY-MM-DD HH:MM, and that place (a city, a country "
+        "or an IANA time zone).",
     ],
     to_timezone: Annotated[
         str,

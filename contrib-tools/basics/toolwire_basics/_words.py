@@ -80,6 +80,11 @@ _PATTERNS: tuple[tuple[str, str | Callable[[re.Match[str]], str]], ...] = (
     (r"\bminus\b", "-"),
     (r"\b(?:modulo|mod)\b", "%"),
     (r"(?<=\d)\s*x\s*(?=[\d(])", " * "),
+    # "80 + 15%", "120 - 20%": a share of the amount added or taken off, as calculators read it.
+    (
+        r"(?<![\w.%*/^])(\d+(?:\.\d+)?)\s*([+-])\s*(\d+(?:\.\d+)?)\s*%(?=\s*(?:\)|$))",
+        r"\1 * (1 \2 \3 / 100)",
+    ),
 )
 
 
@@ -94,7 +99,7 @@ def from_words(text: str) -> str:
 
     Text without such words comes back unchanged, so refusals quote what was written.
     """
-    if not re.search(r"[a-z]{2}|\d\s*x\s*[\d(]|!", text, re.IGNORECASE):
+    if not re.search(r"[a-z]{2}|\d\s*x\s*[\d(]|!|[+-]\s*[\d.]+\s*%", text, re.IGNORECASE):
         return text
     out = text.strip().rstrip("?. ")
     out = _lead().sub("", out)

@@ -59,7 +59,10 @@ class LlamaCppSettings:
     :func:`~toolwire_llamacpp.tool_grammar`): a small model copies well and invents badly.
     ``distinct_copies`` True (with ``copy_arguments``) keeps the spans of a call's string
     arguments apart: one written after the first copied string cannot copy that string's words
-    (a small model otherwise converts ``3 kg`` into ``kg``). ``vary_retries`` True (with
+    (a small model otherwise converts ``3 kg`` into ``kg``). ``numbers_together`` True (with
+    ``copy_arguments``) makes a copied string that holds a number hold every number of the
+    user's last turn (a small model copies ``15%`` of ``a 15% tip on $80``).
+    ``vary_retries`` True (with
     ``copy_arguments``) keeps a call after a refusal off the value that was refused (see
     ``refused`` of :func:`~toolwire_llamacpp.tool_grammar`): a small model otherwise repeats the
     refused call word for word.
@@ -85,6 +88,7 @@ class LlamaCppSettings:
     constrain: bool = True
     copy_arguments: bool = True
     distinct_copies: bool = True
+    numbers_together: bool = True
     vary_retries: bool = True
     retry_refused: int = attrs.field(default=1, validator=_not_negative)
     answer_step: Literal["result", "model"] = "result"
