@@ -229,6 +229,7 @@ async def _ask_all(
     async with host:
         for question in asked:
             started = time.perf_counter()
+            cpu = time.process_time()
             run = await host.run(question.text)
             calls = [
                 {
@@ -256,6 +257,7 @@ async def _ask_all(
                     "rounds": run.rounds,
                     "calls": calls,
                     "seconds": time.perf_counter() - started,
+                    "cpu_seconds": time.process_time() - cpu,
                 }
             )
             print(
@@ -286,10 +288,12 @@ def _report(rows: list[dict[str, Any]], crutches: bool) -> None:
     chose = sum(r["chose_right_tool"] for r in rows)
     seconds = sum(r["seconds"] for r in rows)
     slowest = sorted(r["seconds"] for r in rows)
+    cpu = sorted(r.get("cpu_seconds", 0.0) for r in rows)
     print(
         f"all: tool choice {chose}/{total} ({chose / total:.0%}), correct answers {right}/{total} "
         f"({right / total:.0%}); {seconds / total:.1f} s a question, 9 in 10 within "
-        f"{slowest[int(0.9 * (total - 1))]:.1f} s, the slowest {slowest[-1]:.1f} s; peak RSS "
+        f"{slowest[int(0.9 * (total - 1))]:.1f} s, the slowest {slowest[-1]:.1f} s; CPU "
+        f"{sum(cpu) / total:.1f} s a question, the most {cpu[-1]:.1f} s; peak RSS "
         f"{_peak_rss_mb():.0f} MB (load average {os.getloadavg()[0]:.1f})"
     )
 

@@ -169,13 +169,25 @@ def evaluate(expression: str) -> Number:
     try:
         tree, source = parse(expression)
         return _Evaluator(source).visit(tree.body)
-    except CalculationError:
-        # Not arithmetic by itself: an everyday word problem of a known shape, or the refusal.
-        problem = read_word_problem(expression)
+    except CalculationError as refused:
+        # Words that are not arithmetic by themselves: an everyday word problem of a known
+        # shape, or the refusal.
+        problem = read_word_problem(expression) if _has_words(expression) else None
         if problem is None:
             raise
-    tree, source = parse(problem)
-    return _Evaluator(source).visit(tree.body)
+        try:
+            tree, source = parse(problem)
+            return _Evaluator(source).visit(tree.body)
+        except CalculationError:
+            raise refused from None
+
+
+def _has_words(text: str) -> bool:
+    """True when ``text`` holds a word that is no name of the calculator's (not notation)."""
+    return any(
+        word.lower() not in FUNCTIONS and word.lower() not in CONSTANTS
+        for word in re.findall(r"[^\W\d_]{2,}", text)
+    )
 
 
 def parse(expression: str) -> tuple[ast.Expression, str]:

@@ -14,3 +14,6 @@ QUANTITY_PATTERN = r"[0-9][.,]?\s*[^\s0-9.,]|\b([Aa]n?|[Oo]ne)\s+[^\s0-9]"
 
 NO_NUMBER_PATTERN = r"^[^0-9]*$"
 """An argument that names a unit or a place and carries no number."""
+
+CALCULATION_PATTERN = r"[0-9]|\b(?:pi|tau|e)\b"
+"""What a calculation must hold: a number (written in digits) or a named constant."""

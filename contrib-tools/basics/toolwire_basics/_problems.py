@@ -3,9 +3,9 @@ off, a bill split between people, hours at a rate, a part as a percentage of a w
 
 :func:`read_word_problem` reads such a sentence by its shape — the numbers it holds and the words
 that say how they combine — when the text is not arithmetic by itself (``15% tip on a $80 bill``,
-``4 coffees at 3.75 each``, ``$120 jacket, 20% off``). It never guesses: without the words of
+``4 coffees at 3.75 each``, ``$120 jacket, 20% off``, ``1529 and 1765``). Without the words of
 one known shape, or with more numbers than that shape takes, it gives None and the calculator
-refuses as before.
+refuses as before; a share and an amount with no other word are that share of the amount.
 """
 
 from __future__ import annotations
@@ -108,9 +108,8 @@ def _percent(text: str, amounts: list[tuple[float, bool]]) -> str | None:
         if cue["total"].search(text):
             return f"{base} * (1 + {share} / 100)"
         return f"{base} * {share} / 100"
-    if re.search(r"\bof\b|\bon\b", text, re.I):
-        return f"{share} / 100 * {base}"
-    return None
+    # A share and an amount, with no word that says otherwise: that share of the amount.
+    return f"{share} / 100 * {base}"
 
 
 def _ratio(text: str, amounts: list[tuple[float, bool]]) -> str | None:
@@ -166,7 +165,35 @@ def _difference(text: str, amounts: list[tuple[float, bool]]) -> str | None:
     return None
 
 
-_SHAPES: tuple[Shape, ...] = (_ratio, _percent, _difference, _split, _product)
+@functools.cache
+def _listed() -> re.Pattern[str]:
+    return re.compile(rf"{_AMOUNT}(?:\s*(?:,|\band\b|\+)\s*{_AMOUNT})+", re.I)
+
+
+def _sum(text: str, amounts: list[tuple[float, bool]]) -> str | None:
+    """``1529 and 1765``, ``12, 45 and 78``: numbers listed with nothing but commas and "and"
+    between them, added up."""
+    if any(p for _, p in amounts):
+        return None
+    listed = _listed().search(re.sub(r"(?<=\d),(?=\d{3}\b)", "", text))
+    if listed is None or len(_amounts(listed.group())) != len(amounts):
+        return None
+    return " + ".join(_show(v) for v, _ in amounts)
+
+
+@functools.cache
+def _averaging() -> re.Pattern[str]:
+    return re.compile(r"\b(?:av[ae]?r[ae]?ge?|avg|mean)\b", re.I)
+
+
+def _mean(text: str, amounts: list[tuple[float, bool]]) -> str | None:
+    """``avg of 41, 9, 16``, ``scores were 30, 88 and 41, my average``: the mean of them all."""
+    if any(p for _, p in amounts) or not _averaging().search(text):
+        return None
+    return f"({' + '.join(_show(v) for v, _ in amounts)}) / {len(amounts)}"
+
+
+_SHAPES: tuple[Shape, ...] = (_ratio, _percent, _mean, _difference, _split, _product, _sum)
 
 
 def read_word_problem(text: str) -> str | None:

@@ -78,17 +78,31 @@ def user_text(request: OfferRequest) -> str:
 
 
 def wants_calculator(text: str) -> bool:
-    """Words of arithmetic, or numbers other than times of day and quantities with a unit."""
+    """Words of arithmetic, numbers other than times of day and quantities with a unit, or two
+    numbers or more (``6 hours at £45 an hour``: amounts to combine)."""
     if _math_words().search(text) is not None:
         return True
-    bare = _time_of_day().sub(" ", text)
+    bare = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", " ", _time_of_day().sub(" ", text))
+    if len(re.findall(r"\d+(?:[.,]\d+)*", bare)) >= 2:
+        return True
     bare = _quantity().sub(lambda m: " " if _unit_of(m) else m[0], bare)
     return any(ch.isdigit() for ch in bare)
 
 
+@functools.cache
+def _durations() -> re.Pattern[str]:
+    return re.compile(
+        r"\b(?:\d+(?:\.\d+)?|an?|one|per|each|every|many)\s+"
+        r"(?:hours?|days?|weeks?|months?|years?|minutes?|seconds?)\b",
+        re.IGNORECASE,
+    )
+
+
 def wants_current_time(text: str) -> bool:
     """Words about the time or the date, and no time of day (a question that gives a time asks
-    to convert it)."""
+    to convert it); a count of hours or days (``6 hours``, ``an hour``) is a duration, not the
+    clock."""
+    text = _durations().sub(" ", text)
     return _time_words().search(text) is not None and _time_of_day().search(text) is None
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import toolwire
 from toolwire import ToolResult
 
-from ._patterns import NO_NUMBER_PATTERN, QUANTITY_PATTERN, TIME_PATTERN
+from ._patterns import CALCULATION_PATTERN, NO_NUMBER_PATTERN, QUANTITY_PATTERN, TIME_PATTERN
 from ._relevance import offer_when_relevant
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ def _sentence(exc: Exception) -> str:
 def calculator(
     expression: Annotated[
         str,
+        {"pattern": CALCULATION_PATTERN},
         "The calculation, in the user's own words or as an expression. Words of arithmetic are "
         "understood (percent of, times, divided by, plus, minus, squared, cubed, to the power "
         "of, square root of, average of, factorial), and so are numbers, + - * / // % ** (^ also "

@@ -61,6 +61,8 @@ _PATTERNS: tuple[tuple[str, str | Callable[[re.Match[str]], str]], ...] = (
     (rf"^divide ({_OPERAND}) by ({_OPERAND})", r"\1 / \2"),
     (rf"^subtract ({_OPERAND}) from ({_OPERAND})", r"\2 - \1"),
     (rf"\bsquare root of ({_OPERAND})", r"sqrt(\1)"),
+    # "sqrt 121", "ln 10": a function written before its number without parentheses.
+    (rf"\b(sqrt|cbrt|ln|log10|log2|log|exp|abs|factorial)\s+({_NUM})(?![\w.(])", r"\1(\2)"),
     (rf"\bcube root of ({_OPERAND})", r"cbrt(\1)"),
     (rf"\bfactorial of ({_OPERAND})", r"factorial(\1)"),
     (rf"({_OPERAND}) factorial\b", r"factorial(\1)"),

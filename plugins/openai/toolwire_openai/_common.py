@@ -600,7 +600,7 @@ class OpenAIAdapter(HTTPProviderAdapter):
             message = canonical_message(self.parse(payload), request)
             for event in self.reported(request, message):
                 emit(event)
-        if profile.recover_text_calls and request.functions:
+        if profile.recover_text_calls and request.functions and request.tool_choice != "none":
             message = recovered(message, request, emit)
         return message
 

@@ -71,6 +71,11 @@ def test_words_of_arithmetic(text: str, value: float) -> None:
         ("born in 1990, how old will I turn in 2025", 35),
         ("3 x $33.49", 100.47),
         ("120 minus 20%", 96),
+        ("avg of 41, 9, 16, 55, 89", 42),
+        ("30, 88 and 41. wat's my avarage", 53),
+        ("1529 and 1765 for me", 3294),
+        ("€129.25 if I go with 20 percent", 25.85),
+        ("sqrt 121", 11),
         ("80 + 15%", 92),
     ],
 )
