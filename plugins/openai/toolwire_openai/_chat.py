@@ -19,6 +19,7 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    ToolChoice,
     event_object,
     extra_fields,
     new_call_id,
@@ -204,7 +205,7 @@ SYSTEM_TURN: Final = "Answer the user. When one of the functions helps, call it.
 (``system_turn`` of the profile), when the conversation has none."""
 
 
-def sent_tool_choice(request: ModelRequest, profile: HostProfile) -> Any:
+def sent_tool_choice(request: ModelRequest, profile: HostProfile) -> ToolChoice:
     """The tool choice the request is sent with: the loop's, except that a server which cannot
     write a text answer under ``auto`` (``answers_under_auto`` False) is asked for the answer
     with ``none`` once the results it answers all succeeded."""
