@@ -351,10 +351,11 @@ def is_ambiguous(moment: datetime) -> bool:
 
 class TimeAndPlace(NamedTuple):
     """A time read from what someone wrote, the zone whose clock shows it, and the zone they
-    asked for when the same words name one (``9:00 in New York in London time``)."""
+    asked for when the same words name one (``9:00 in New York in London time``). ``zone`` is
+    None when the words name only the zone asked for (``13:00 -> Rome``)."""
 
     time: str
-    zone: zoneinfo.ZoneInfo
+    zone: zoneinfo.ZoneInfo | None
     target: zoneinfo.ZoneInfo | None = None
 
 
@@ -409,7 +410,9 @@ def read_time_and_place(text: str) -> TimeAndPlace:
     as near): ``3pm in London``, ``when it is 3pm in London, what time is it in Tokyo``, ``in
     Dubai it is 9am; what time is it in London``, ``London 8:30 -> Tokyo``. Times are read as
     ``HH:MM``, ``3pm``, ``YYYY-MM-DD HH:MM``, ``noon`` and ``midnight``; places as
-    :func:`find_zone` finds them. The other place is the last one of another zone.
+    :func:`find_zone` finds them. The other place is the last one of another zone. A place
+    written after ``to`` or ``->`` is the one asked for, never the time's own: when it is the
+    only one, ``zone`` is None.
 
     :raises TimeZoneError: when ``text`` holds no time, or no place.
     """
@@ -432,10 +435,7 @@ def read_time_and_place(text: str) -> TimeAndPlace:
     # A place written after "to" or "->" is the one asked for, never the time's own.
     own = [p for p in places if p[0] == 0 or words[p[0] - 1] not in _TOWARDS]
     if not own:
-        raise TimeZoneError(
-            f"the time {text!r} names only the place to convert into; give the time together "
-            "with the place whose clock shows it, as the user wrote them"
-        )
+        return TimeAndPlace(found[0], None, places[-1][2])
 
     def distance(place: tuple[int, int, zoneinfo.ZoneInfo]) -> tuple[int, int]:
         begin, end, _ = place

@@ -107,8 +107,13 @@ def convert_time(
 
     try:
         written = read_time_and_place(time)
-        source = written.zone
-        target = _zone_asked(written, to_timezone)
+        if written.zone is None:
+            # The time's words name only the place to convert into ("13:00 -> Rome"): the
+            # place whose clock shows it is the other one given.
+            source, target = _zone_of_time(written, to_timezone)
+        else:
+            source = written.zone
+            target = _zone_asked(written, to_timezone)
         local = parse_wall_time(written.time, source, today=now_in(source).date())
         converted = local.astimezone(target)
         ambiguous = is_ambiguous(local)
@@ -129,6 +134,22 @@ def convert_time(
     return ToolResult.ok(text, artifacts={"iso": converted.isoformat()})
 
 
+def _zone_of_time(written: TimeAndPlace, to_timezone: str) -> tuple[ZoneInfo, ZoneInfo]:
+    """The zones from and into, for a time whose words name only the zone asked for."""
+    from ._clock import TimeZoneError, find_zone
+
+    target = written.target
+    assert target is not None  # read_time_and_place names it when it names no other
+    source = find_zone(to_timezone)
+    if source.key == target.key:
+        raise TimeZoneError(
+            f"the time {written.time!r} is to be converted into {target.key}, and "
+            f"{to_timezone!r} (to_timezone) is that place too; give the place whose clock shows "
+            "the time with it"
+        )
+    return source, target
+
+
 def _zone_asked(written: TimeAndPlace, to_timezone: str) -> ZoneInfo:
     """The zone to convert into: ``to_timezone``, or the second place of the time's own words
     (``9:00 in New York in London time``) when ``to_timezone`` is unknown or the time's zone."""
@@ -140,6 +161,7 @@ def _zone_asked(written: TimeAndPlace, to_timezone: str) -> ZoneInfo:
         if written.target is None:
             raise
         return written.target
+    assert written.zone is not None
     if target.key != written.zone.key:
         return target
     if written.target is not None:

@@ -263,7 +263,6 @@ def test_a_time_is_read_with_its_place(text: str, time: str, zone: str, target: 
     [
         ("in London", "holds no time of day"),
         ("at 3pm", "names no place with '3pm'"),
-        ("13:00 -> Rome", "names only the place to convert into"),
     ],
 )
 def test_a_time_without_its_place_is_refused(text: str, fragment: str) -> None:
@@ -363,3 +362,22 @@ async def test_an_unknown_place_is_still_refused() -> None:
     result = await current_time.invoke({"timezone": "Atlantis"})
     assert not result.is_ok
     assert "Unknown time zone 'Atlantis'" in result.model_text()
+
+
+async def test_a_time_written_with_only_the_place_asked_for_converts_from_the_other() -> None:
+    # "Boston 13:00 -> Rome", copied as the time "13:00 -> Rome" and the place "Boston".
+    result = await convert_time.invoke({"time": "13:00 -> Rome", "to_timezone": "Boston"})
+    assert result.is_ok, result.model_text()
+    assert "13:00:00 EST" in result.model_text() or "13:00:00 EDT" in result.model_text()
+    assert "in America/New_York is" in result.model_text()
+    assert result.model_text().endswith("in Europe/Rome.")
+    same = await convert_time.invoke({"time": "13:00 -> Rome", "to_timezone": "Italy"})
+    assert not same.is_ok
+    assert "is that place too" in same.model_text()
+
+
+@pytest.mark.parametrize("time", ["10 PM", "8 a.m.", "midnight", "9:00"])
+async def test_a_time_without_a_word_for_its_place_is_refused_by_the_schema(time: str) -> None:
+    result = await convert_time.invoke({"time": time, "to_timezone": "Tokyo"})
+    assert not result.is_ok
+    assert "pattern" in result.model_text()
