@@ -279,6 +279,12 @@ class LlamaCppAdapter(ProviderAdapter):
                 messages[0] = SystemMessage(prompt)
             else:
                 messages.insert(0, SystemMessage(prompt))
+        elif self.settings.answer_prompt and not (
+            messages and isinstance(messages[0], SystemMessage)
+        ):
+            # A plain answer, with no system prompt of the user's: a short one with two
+            # examples keeps a small model to one sentence in the question's language.
+            messages.insert(0, SystemMessage(self.settings.answer_prompt))
         converted = ensure_resolvable_user_turn(
             coalesce_tool_results(messages, "json", request.functions)
         )

