@@ -588,15 +588,19 @@ class OpenAIAdapter(HTTPProviderAdapter):
                 )
                 message = None
         if message is None:
-            whole = attrs.evolve(request, stream=False)
-            payload = await self.post(
-                url,
-                self.request_body(whole, tools),
-                request,
-                emit,
-                key_env=profile.key_env,
-                tools_offered=tools_offered,
-            )
+            whole = self.request_body(attrs.evolve(request, stream=False), tools)
+            try:
+                payload = await self.post(
+                    url, whole, request, emit, key_env=profile.key_env, tools_offered=tools_offered
+                )
+            except ProviderError as exc:
+                # After a stream that died, the connection it left in the pool may be closed
+                # already: one more try goes out on a new one.
+                if not (request.stream and exc.status is None and exc.retryable):
+                    raise
+                payload = await self.post(
+                    url, whole, request, emit, key_env=profile.key_env, tools_offered=tools_offered
+                )
             message = canonical_message(self.parse(payload), request)
             for event in self.reported(request, message):
                 emit(event)
