@@ -234,6 +234,8 @@ def main() -> int:
                 "temperature": 0.0,
                 "max_tokens": 256,
                 "max_retries": 0,
+                "read_timeout": 900.0,
+                "total_timeout": 1800.0,
                 "stream": mode.endswith("stream"),
             }
             if mode == "prompted":
