@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -200,6 +201,8 @@ def main() -> int:
     parser.add_argument("--no-embedded", action="store_true", help="skip the embedded peer")
     parser.add_argument("--json", help="write every run's outcome to this file")
     args = parser.parse_args()
+    # Stopped from outside, the server started here is stopped too (the `finally` runs).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     from local_model_questions import from_file
 
