@@ -57,8 +57,8 @@ class ServerProfile:
     - ``results_as_user``: the template has no turn for ``role: "tool"``, so a round's results
       go in one user turn under ``<tool_result>`` envelopes;
     - ``anchored_patterns``: the server builds its grammar only from ``pattern``s written
-      ``^…$`` in a small regex subset: patterns are sent anchored in that subset, or left out
-      (the host's validation still holds arguments to them);
+      ``^…$`` in a small regex subset: anchored patterns are sent in that subset, the others
+      left out (the host's validation still holds arguments to them);
     - ``streams_auto_choice``: the server streams answers under tool choice ``auto`` (else such
       a request is sent unstreamed);
     - ``answers_under_auto``: under tool choice ``auto`` the server can write a text answer

@@ -2,10 +2,10 @@
 
 llama-cpp-python turns a tool's JSON Schema into a grammar only when every ``pattern`` is written
 ``^…$`` with plain groups, classes and quantifiers; any other pattern makes it drop the whole
-schema and hold the call to "some JSON" instead. :func:`server_schema` rewrites each pattern into
-that subset with the same meaning where it can (JSON Schema searches a pattern, so an unanchored
-one becomes ``^.*(…).*$``), and leaves out the ones it cannot, which the host's validation still
-enforces.
+schema and hold the call to "some JSON" instead. :func:`server_schema` rewrites each anchored
+pattern into that subset where it can, and leaves out the others, which the host's validation
+still enforces. An unanchored pattern is left out too: JSON Schema searches it, and the grammar
+of ``^.*(…).*$`` is so ambiguous that the server's sampler slowed to minutes a call.
 """
 
 from __future__ import annotations
@@ -25,15 +25,14 @@ _CLASS_ESCAPES: Final = {"d": "0-9", "s": " \\t\\n\\r", "w": "a-zA-Z0-9_"}
 
 
 def server_pattern(pattern: str) -> str | None:
-    """``pattern`` written ``^…$`` in the subset, meaning the same (a word boundary ``\\b`` is
-    left out, which only widens it); None when it cannot be (lookarounds, back-references,
-    negated escapes inside a class)."""
+    """The anchored ``pattern`` in the subset, meaning the same (a word boundary ``\\b`` is left
+    out, which only widens it); None for an unanchored pattern and one that cannot be written so
+    (lookarounds, back-references, negated escapes inside a class)."""
     anchored = len(pattern) >= 2 and pattern.startswith("^") and _ends_with_dollar(pattern)
-    inner = pattern[1:-1] if anchored else pattern
-    translated = _translate(inner)
-    if translated is None:
+    if not anchored:
         return None
-    return f"^{translated}$" if anchored else f"^.*({translated}).*$"
+    translated = _translate(pattern[1:-1])
+    return None if translated is None else f"^{translated}$"
 
 
 def _ends_with_dollar(pattern: str) -> bool:

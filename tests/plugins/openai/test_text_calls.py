@@ -27,7 +27,10 @@ def add(
 
 
 @toolwire.tool(side_effects="read_only", idempotent=True)
-def spell(word: Annotated[str, {"pattern": r"\b[a-z]+\s*\w"}, "A word."]) -> ToolResult:
+def spell(
+    word: Annotated[str, {"pattern": r"\b[a-z]+\s*\w"}, "A word."],
+    initial: Annotated[str, {"pattern": r"^\w$"}, "Its first letter."] = "",
+) -> ToolResult:
     """Spell a word."""
     return ToolResult.ok(" ".join(word))
 
@@ -150,9 +153,11 @@ async def test_llama_cpp_python_requests_fit_its_template() -> None:
     assert first["tool_choice"] == "auto"
     # Streaming under `auto` dies on this server: such a request goes unstreamed.
     assert "stream" not in first
-    # Patterns are sent as the server's grammar takes them: anchored, in its subset.
-    pattern = first["tools"][1]["function"]["parameters"]["properties"]["word"]["pattern"]
-    assert pattern == "^.*([a-z]+[ \\t\\n\\r]*[a-zA-Z0-9_]).*$"
+    # Patterns are sent as the server's grammar takes them: an unanchored one is left out
+    # (the host still validates it), an anchored one written in the subset.
+    properties = first["tools"][1]["function"]["parameters"]["properties"]
+    assert "pattern" not in properties["word"]
+    assert properties["initial"]["pattern"] == "^[a-zA-Z0-9_]$"
     # The result goes back in a user turn the template can read, and the answer is asked for
     # with `none` (under `auto` this server can only call or say nothing).
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]
