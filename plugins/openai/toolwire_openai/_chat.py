@@ -56,7 +56,10 @@ from ._common import (
     response_id,
     wire_function,
 )
-from ._patterns import server_schema
+from ._patterns import bounded_strings, server_schema
+
+SERVER_STRING_LENGTH: Final = 200
+"""The ``maxLength`` given to string arguments without one, for a grammar-building server."""
 
 __all__ = [
     "API",
@@ -98,12 +101,14 @@ def render_chat_tools(
     projected to strict form (``"strict": true``) when the host binds output; a tool it cannot
     project goes to such a host as written, with ``"strict": false``. With
     ``anchored_patterns`` every ``pattern`` is written as a grammar-building server takes it
-    (see :func:`~toolwire_openai._patterns.server_schema`)."""
+    (see :func:`~toolwire_openai._patterns.server_schema`), and strings without a ``maxLength``
+    get one of 200 characters (that server writes arguments without a token limit)."""
     tools = []
     for spec in functions:
         function = wire_function(spec, binds_strict=binds_strict)
         if anchored_patterns:
-            function = attrs.evolve(function, parameters=server_schema(function.parameters))
+            parameters = bounded_strings(server_schema(function.parameters), SERVER_STRING_LENGTH)
+            function = attrs.evolve(function, parameters=parameters)
         tools.append(_tool(function, binds_strict=binds_strict))
     return tools
 

@@ -118,3 +118,18 @@ def server_schema(schema: Any) -> Any:
         items = [server_schema(item) for item in schema]
         return items if any(a is not b for a, b in zip(items, schema, strict=True)) else schema
     return schema
+
+
+def bounded_strings(schema: Any, length: int) -> Any:
+    """``schema`` with a ``maxLength`` of ``length`` on every string that sets none: a server
+    that generates call arguments without a token limit (llama-cpp-python under ``auto``) then
+    cannot write one string until the context is full. Only the schema sent is bounded; the
+    host validates against the tool's own."""
+    if isinstance(schema, Mapping):
+        changed = {key: bounded_strings(value, length) for key, value in schema.items()}
+        if schema.get("type") == "string" and "maxLength" not in schema and "enum" not in schema:
+            changed["maxLength"] = length
+        return changed
+    if isinstance(schema, list):
+        return [bounded_strings(item, length) for item in schema]
+    return schema

@@ -158,6 +158,8 @@ async def test_llama_cpp_python_requests_fit_its_template() -> None:
     properties = first["tools"][1]["function"]["parameters"]["properties"]
     assert "pattern" not in properties["word"]
     assert properties["initial"]["pattern"] == "^[a-zA-Z0-9_]$"
+    # It writes arguments without a token limit: strings are bounded in the schema it gets.
+    assert properties["word"]["maxLength"] == 200
     # The result goes back in a user turn the template can read, and the answer is asked for
     # with `none` (under `auto` this server can only call or say nothing).
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]
