@@ -106,7 +106,7 @@ async def play_round(view: LoopView, state: RunState, adapter: ProviderAdapter, 
     message = await ask_model(view, state, adapter, request)
     if message is None:
         return 0
-    calls = take_answer(view, state, round, message, adapter.api)
+    calls = take_answer(view, state, round, message, adapter.api, hint=adapter.empty_answer_hint)
     if not calls:
         return 0
     slots = [CallSlot(call) for call in calls]
@@ -308,9 +308,16 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
 
 
 def take_answer(
-    view: LoopView, state: RunState, round: int, message: AssistantMessage, api: str
+    view: LoopView,
+    state: RunState,
+    round: int,
+    message: AssistantMessage,
+    api: str,
+    *,
+    hint: str | None = None,
 ) -> list[ToolCall]:
-    """Record the model's answer; the calls the host must answer (none: the run answered)."""
+    """Record the model's answer; the calls the host must answer (none: the run answered, or
+    ended on an empty answer, told with the adapter's ``hint`` of why)."""
     taken = state.taken_call_ids()
     message = with_run_ids(message, round, taken)
     taken.update(call.id for call in message.tool_calls)
@@ -335,7 +342,9 @@ def take_answer(
             calls.append(call)
     if not calls:
         state.text = message.text
-        state.finish(*answer_outcome(message, api=api, max_tokens=view.config.provider.max_tokens))
+        state.finish(
+            *answer_outcome(message, api=api, max_tokens=view.config.provider.max_tokens, hint=hint)
+        )
     return calls
 
 
