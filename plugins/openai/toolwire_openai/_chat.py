@@ -6,6 +6,7 @@ class only adds the sending.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final
@@ -17,6 +18,7 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    RenderedMessages,
     event_object,
     extra_fields,
     new_call_id,
@@ -137,28 +139,40 @@ def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
     return out
 
 
+def _message(message: Message, wire_id: Any) -> dict[str, Any] | None:
+    """One message on the wire (None for one the API does not receive); ``wire_id`` is the id
+    a result's call has on the wire."""
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": message.content}
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": _user_content(message)}
+    if isinstance(message, AssistantMessage):
+        return _assistant(message)
+    if isinstance(message, ToolResultMessage):
+        return {"role": "tool", "tool_call_id": wire_id, "content": message.result.model_text()}
+    return None
+
+
 def render_chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
     """The ``messages`` array: system, user, assistant (``tool_calls``) and one ``role: "tool"``
     message per result, its ``tool_call_id`` naming the call."""
+    return _chat_messages(messages, _message)
+
+
+def _chat_messages(
+    messages: Sequence[Message], render: Callable[[Message, Any], dict[str, Any] | None]
+) -> list[dict[str, Any]]:
+    """The ``messages`` array, each message rendered by ``render`` (:func:`_message`, or a
+    :class:`RenderedMessages` of it)."""
     out: list[dict[str, Any]] = []
     wire_ids = wire_call_ids(messages)
     for message in messages:
-        if isinstance(message, SystemMessage):
-            out.append({"role": "system", "content": message.content})
-        elif isinstance(message, UserMessage):
-            out.append({"role": "user", "content": _user_content(message)})
-        elif isinstance(message, AssistantMessage):
-            rendered = _assistant(message)
-            if rendered is not None:
-                out.append(rendered)
-        elif isinstance(message, ToolResultMessage):
-            out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": wire_ids.get(message.call_id, message.call_id),
-                    "content": message.result.model_text(),
-                }
-            )
+        wire_id = None
+        if isinstance(message, ToolResultMessage):
+            wire_id = wire_ids.get(message.call_id, message.call_id)
+        rendered = render(message, wire_id)
+        if rendered is not None:
+            out.append(rendered)
     return out
 
 
@@ -190,6 +204,7 @@ def render_chat_request(
     *,
     profile: HostProfile | None = None,
     tools: list[dict[str, Any]] | None = None,
+    messages: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The whole request body for ``request`` under the ``[provider]`` config ``config``.
 
@@ -198,7 +213,7 @@ def render_chat_request(
     runs calls one by one and the host accepts the flag. ``[provider] options`` and the request's
     options are merged in last, so any other body field (``seed``, ``reasoning_effort`` …) can be
     set, but never the tool fields the loop decides. ``tools`` is the rendered ``tools`` array
-    when the caller has it already.
+    when the caller has it already, and ``messages`` the ``messages`` array.
     """
     profile = profile or host_profile(config)
     if not config.model:
@@ -208,7 +223,8 @@ def render_chat_request(
         )
     check_tool_choice(request, API)
     _check_server_choice(request, profile)
-    messages = render_chat_messages(request.messages)
+    if messages is None:
+        messages = render_chat_messages(request.messages)
     body: dict[str, Any] = {"model": config.model, "messages": messages}
     # A server that takes no `tool_choice` honours "none" only by not being sent the tools.
     if request.functions and (profile.sends_tool_choice or request.tool_choice != "none"):
@@ -453,6 +469,11 @@ class OpenAIChatAdapter(OpenAIAdapter):
     api: ClassVar[str] = API
     path: ClassVar[str] = "/chat/completions"
 
+    @functools.cached_property
+    def _messages(self) -> RenderedMessages[dict[str, Any] | None]:
+        """Each message's rendering, kept while the message lives."""
+        return RenderedMessages(_message)
+
     def wire_tools(
         self, functions: Sequence[FunctionSpec], *, binds_strict: bool
     ) -> list[dict[str, Any]]:
@@ -461,7 +482,10 @@ class OpenAIChatAdapter(OpenAIAdapter):
     def request_body(
         self, request: ModelRequest, tools: list[dict[str, Any]] | None
     ) -> dict[str, Any]:
-        return render_chat_request(request, self.config, profile=self.profile, tools=tools)
+        messages = _chat_messages(request.messages, self._messages.get)
+        return render_chat_request(
+            request, self.config, profile=self.profile, tools=tools, messages=messages
+        )
 
     def parse(self, payload: Any) -> AssistantMessage:
         return parse_chat_completion(payload)
