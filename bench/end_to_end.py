@@ -148,10 +148,11 @@ def cpu_of(pid: int) -> float:
     return total / 1e9
 
 
-def _responder(api: str, firsts: Path, watch: Watch) -> Callable[[Any], Any]:
+def _responder(api: str, firsts: Path, watch: Watch, forget: Callable[[], None]) -> Any:
     from toolwire.testing import tool_call
 
     def respond(request: Any) -> Any:
+        forget()  # a fake server keeps every request: a long conversation's would fill memory
         found = _MODEL.search(request.body.get("model") or request.path)
         target = int(found.group(1)) if found else 1
         done = rounds_done(api, request.body)
@@ -186,9 +187,22 @@ async def serve(firsts: Path) -> None:
         "gemini": FakeGeminiServer,
     }
     watch = Watch()
-    servers = {
-        api: kind(_responder(api, firsts, watch), chunk_size=16) for api, kind in kinds.items()
-    }
+    servers: dict[str, Any] = {}
+
+    def forgetting(api: str) -> Callable[[], None]:
+        def forget() -> None:
+            server = servers[api]
+            server.requests.clear()
+            # Kept for Gemini's check of the thought signatures sent back: as many as the
+            # longest conversation has answers.
+            while len(server.answered) > 400:
+                del server.answered[next(iter(server.answered))]
+
+        return forget
+
+    for api, kind in kinds.items():
+        respond = _responder(api, firsts, watch, forgetting(api))
+        servers[api] = kind(respond, chunk_size=16)
     for server in servers.values():
         await server.start()
     try:
@@ -541,7 +555,11 @@ class Server:
 
     def close(self) -> None:
         self._in.close()
-        self.process.wait(timeout=60)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # a connection a client left open holds it up
+            self.process.kill()
+            self.process.wait()
 
 
 def _cpu_of_children() -> float:
