@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import ipaddress
 import os
 import signal
@@ -14,7 +15,7 @@ from typing import TextIO
 
 from aiohttp import web
 
-from toolwire import Config, ConfigError, Host
+from toolwire import Config, ConfigError, Host, HostError
 
 from . import _plugin
 from ._app import PageSettings, create_app, set_allowed_hosts
@@ -93,7 +94,11 @@ class WebServer:
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> WebServer:
-        """Start listening."""
+        """Start listening, with the provider's adapter made already: its imports and transport
+        cost a few hundred milliseconds, which the first answer of the first page would wait
+        for otherwise (a provider that cannot be made is reported by each turn, as before)."""
+        with contextlib.suppress(HostError):
+            await self.toolwire_host.get_adapter()
         app = create_app(self.toolwire_host, self.store, token=self.token, settings=self._settings)
         if self.token is None:
             set_allowed_hosts(app, ())  # nothing is answered until the port is known
