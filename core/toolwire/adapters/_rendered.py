@@ -110,7 +110,7 @@ class RenderedMessages(Generic[T]):
         none); it may return None (a message the API does not receive).
     """
 
-    __slots__ = ("__weakref__", "_kept", "_render")
+    __slots__ = ("_kept", "_render")
 
     def __init__(self, render: Callable[[Any, Hashable], T]) -> None:
         self._render = render
@@ -124,8 +124,12 @@ class RenderedMessages(Generic[T]):
             return entry[2]
         rendered = self._render(message, context)
         kept = self._kept
+
+        def forget(_: weakref.ref[Any]) -> None:
+            kept.pop(key, None)
+
         try:
-            ref = weakref.ref(message, lambda _, key=key: kept.pop(key, None))
+            ref = weakref.ref(message, forget)
         except TypeError:  # an object that cannot be referred to weakly is not kept
             return rendered
         kept[key] = (ref, context, rendered)
