@@ -32,7 +32,10 @@ def json_bytes(value: Any) -> bytes:
 def json_text(value: Any, *, indent: bool = False) -> str:
     """``value`` as JSON text for people and pipes: non-ASCII as it is, anything without a JSON
     form as its ``str``, indented by two spaces with ``indent``."""
-    option = orjson.OPT_INDENT_2 if indent else 0
+    # Dates and dataclasses go to ``str`` too, as with the standard encoder.
+    option = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+    if indent:
+        option |= orjson.OPT_INDENT_2
     try:
         return orjson.dumps(value, default=str, option=option).decode("utf-8")
     except TypeError:  # orjson.JSONEncodeError

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
 import io
 import json
 import math
@@ -81,4 +82,6 @@ def test_json_the_fast_encoder_refuses_gets_the_standard_answer() -> None:
     assert json_text(value) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     # Anything without a JSON form is written as its str; a float that is not finite as null.
     assert json_text({"path": Path("/tmp")}) == '{"path":"/tmp"}'
+    when = datetime.datetime(2026, 1, 2, 3, 4, 5)
+    assert json_text({"when": when}) == json.dumps({"when": str(when)}, separators=(",", ":"))
     assert json_text({"x": math.nan}) == '{"x":null}'
