@@ -1,11 +1,9 @@
 """toolwire as users run it, against a bare aiohttp client on the same loopback server.
 
-Every figure is the CPU time of a whole client process (user + system, from ``getrusage`` of
-the finished child), so the waits a busy machine imposes do not count. The provider is a fake
-server of ``toolwire.testing`` (and ``toolwire_gemini.testing``) in a process of its own, so its
-work is counted for neither side. It answers a conversation whose model is ``e2e-R`` with one
-call of the ``basics`` plugin's ``calculator`` per round for R rounds, then a text, by counting
-the tool results in the request (so the same server serves every client, without state).
+The provider is a fake server of ``toolwire.testing`` (and ``toolwire_gemini.testing``) in a
+process of its own. It answers a conversation whose model is ``e2e-R`` with one call of the
+``basics`` plugin's ``calculator`` per round for R rounds, then a text, by counting the tool
+results in the request (so one server serves every client, without state).
 
 What runs, per adapter (``openai-chat``, ``openai-responses``, ``anthropic-messages``,
 ``gemini``), streamed and not:
@@ -14,8 +12,7 @@ What runs, per adapter (``openai-chat``, ``openai-responses``, ``anthropic-messa
   = "always"`` and limits that let 300 rounds through) at 1, 20 and 300 rounds;
 - ``chat``: ``toolwire chat`` in a pseudo-terminal (pexpect): one typed line whose turn takes
   1, 20 or 300 rounds, rendered live, then ``/exit``;
-- ``batch``: ``toolwire batch`` of 100 runs (and of 1), one round of one call each, at the
-  default concurrency (4).
+- ``batch``: ``toolwire batch`` of 100 runs of one round each, at the default concurrency (4).
 
 The bare client (``--bare``, this file) is what a person would write with aiohttp: it keeps
 the wire messages as a list, starting from the very body toolwire sent first (the same tools,
@@ -25,27 +22,33 @@ the whole body with ``json.dumps`` every round (aiohttp's own default), decodes 
 terminal prints one line per call and the answer. For ``batch`` it runs 100 conversations with
 the same concurrency.
 
-Per round (per run for ``batch``) is the difference of two run lengths: (CPU(R) − CPU(1)) /
-(R − 1), so start-up (imports, config, plugins) drops out (``bench/startup.py`` measures it);
-the ratio is toolwire's per-round cost over the bare client's. Samples are interleaved
-(toolwire, bare, the baseline tree if any, in turn) and each figure is a median, so load that
-comes and goes touches every side alike. Target: toolwire ≤ 1.3× the bare client per round at
-20 and 300 rounds, every adapter, streamed and not.
+A round is measured as the server sees it: the bench tells the server the process id of the
+client it starts, and the server notes the wall clock and the client's CPU time (every
+thread's, from ``/proc/PID/task/*/schedstat``) when the conversation's first request arrives
+and when its last does. Per round is that window divided by R (per run for ``batch``: from the
+first run's first request to the last run's last, divided by the runs): start-up (imports,
+config; ``bench/startup.py`` measures it) and what is written after the answer stay out, and
+what a process does once (the first call of a tool compiles its validator) is spread over its
+rounds. Printed per round: the wall time (what a person waits, the server's work included),
+the client's CPU time in the window (its own work, whatever else the machine runs), and the
+ratio of the whole processes' CPU time. Samples are interleaved (toolwire, bare, the baseline
+tree if any, in turn, the order turned every sample) and each figure is a median. Target:
+toolwire ≤ 1.3× the bare client's wall time per round at 20 and 300 rounds, every adapter,
+streamed and not.
 
-``--baseline REF`` also runs toolwire from the git commit ``REF`` of this repository (its
-``core``, ``plugins`` and ``contrib-tools`` put first on ``PYTHONPATH``, with this venv's
-packages and entry points), in the same run, taking turns with the others: before and after
+``--baseline REF`` also runs toolwire from the git commit ``REF`` of this repository (see
+``bench/_baseline.py``), in the same run, taking turns with the others: before and after
 under the same load.
 
-Run: ``python bench/end_to_end.py`` (``--quick``: fewer samples and only 1 and 20 rounds;
-``--only run,chat,batch``; ``--apis openai-chat,gemini``; ``--streams on,off``; ``--reps N``).
+Run: ``python bench/end_to_end.py`` (``--quick``: 3 samples, 1 and 20 rounds; ``--only
+run,chat,batch``; ``--apis openai-chat,gemini``; ``--streams on,off``; ``--rounds 1,20,300``;
+``--reps N``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import json
 import os
 import re
@@ -53,17 +56,16 @@ import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import _baseline
 import attrs
 
 HERE = Path(__file__).resolve()
-ROOT = HERE.parent.parent
 APIS = ("openai-chat", "openai-responses", "anthropic-messages", "gemini")
 PLUGIN = {
     "openai-chat": "openai",
@@ -672,25 +674,6 @@ MEASURES: dict[str, Callable[[Setup, str, str, int, bool], Sample]] = {
 }
 
 
-def _baseline_tree(work: Path, ref: str) -> Path:
-    found = subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--short", f"{ref}^{{commit}}"],
-        capture_output=True,
-        text=True,
-    )
-    if found.returncode != 0:
-        raise SystemExit(f"--baseline {ref!r}: not a commit of {ROOT}: {found.stderr.strip()}")
-    tree = work / f"baseline-{found.stdout.strip()}"
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", found.stdout.strip()],
-        capture_output=True,
-        check=True,
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(tree, filter="data")
-    return tree
-
-
 def _cases(
     kinds: list[str], apis: list[str], streams: list[bool], rounds: list[int]
 ) -> Iterator[tuple[str, str, bool, int]]:
@@ -736,7 +719,7 @@ def main() -> int:
         work = Path(tmp)
         firsts = work / "firsts"
         firsts.mkdir()
-        baseline = _baseline_tree(work, args.baseline) if args.baseline else None
+        baseline = _baseline.tree(work, args.baseline) if args.baseline else None
         server = Server(firsts)
         setup = Setup(work, server, firsts, baseline)
         sides = ["toolwire", "bare", *(["before"] if baseline else [])]

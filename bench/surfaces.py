@@ -26,6 +26,9 @@ concurrency 1, divided by 63.
 An MCP tool call against the SDK's own ``ClientSession.call_tool`` is measured by
 ``bench/mcp.py`` (target 1.5x).
 
+``--baseline REF`` also runs ``toolwire serve`` and ``toolwire batch`` from the commit ``REF``
+of this repository (see ``bench/_baseline.py``), in the same run.
+
 Run: ``python bench/surfaces.py`` (``--only webchat`` or ``--only batch``; ``--reps N``).
 """
 
@@ -45,6 +48,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import _baseline
+
 HERE = Path(__file__).resolve()
 DELTAS = 200
 CHUNK = 16
@@ -58,6 +63,7 @@ BATCH_LATENCY = 0.2
 BATCH_CONCURRENCY = 64
 BATCH_RUNS = 8 * BATCH_CONCURRENCY
 RATE_TARGET = 0.9
+BEFORE = "before (--baseline)"
 _TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -307,7 +313,7 @@ async def _drive(servers: dict[str, Process], reps: int) -> dict[str, dict[str, 
     return results
 
 
-def webchat(work: Path, reps: int) -> list[str]:
+def webchat(work: Path, reps: int, baseline: Path | None) -> list[str]:
     env = {**os.environ, "HOME": str(work), "XDG_DATA_HOME": str(work / "data")}
     provider = Process([sys.executable, str(HERE), "--provider"], env, r"http://\S+")
     missed: list[str] = []
@@ -319,13 +325,21 @@ def webchat(work: Path, reps: int) -> list[str]:
             f'model = "m"\nstream = true\n[ledger]\npath = "{work / "ledger.sqlite3"}"\n',
             encoding="utf-8",
         )
-        serve = [sys.executable, "-m", "toolwire", "--config", str(config), "serve"]
-        serve += ["--port", "0", "--database", str(work / "webui.sqlite3")]
+        serve = [sys.executable, "-m", "toolwire", "--config", str(config), "serve", "--port", "0"]
         relay_argv = [sys.executable, str(HERE), "--relay", provider.address]
+        started = [
+            ("toolwire serve", [*serve, "--database", str(work / "webui.sqlite3")], env),
+            ("bare relay", relay_argv, env),
+        ]
+        if baseline is not None:
+            database = str(work / "webui-before.sqlite3")
+            started.append(
+                (BEFORE, [*serve, "--database", database], _baseline.environ(baseline, env))
+            )
         servers: dict[str, Process] = {}
         try:
-            for name, argv in (("toolwire serve", serve), ("bare relay", relay_argv)):
-                servers[name] = Process(argv, env, r"http://[\d.]+:\d+/")
+            for name, argv, environ in started:
+                servers[name] = Process(argv, environ, r"http://[\d.]+:\d+/")
             results = asyncio.run(_drive(servers, reps))
         finally:
             for server in servers.values():
@@ -356,6 +370,13 @@ def webchat(work: Path, reps: int) -> list[str]:
         f"  at once, wall time toolwire / bare: {ours['wall'] / floor['wall']:.2f}x, "
         f"CPU {ours['cpu'] / floor['cpu']:.2f}x"
     )
+    if BEFORE in results:
+        before = results[BEFORE]
+        print(
+            f"  {BEFORE}: CPU per delta {before['per_delta'] / floor['per_delta']:.2f}x the bare "
+            f"relay, {before['idle'] / 1024:.0f} KB per idle conversation, at once "
+            f"{before['wall'] / floor['wall']:.2f}x its wall time"
+        )
     if ratio > CPU_TARGET:
         missed.append(f"web chat CPU per delta {ratio:.2f}x > {CPU_TARGET}x")
     if idle_kb > IDLE_TARGET_KB:
@@ -366,7 +387,9 @@ def webchat(work: Path, reps: int) -> list[str]:
 # -- batch -------------------------------------------------------------------------------------
 
 
-def _batch(work: Path, concurrency: int, runs: int) -> tuple[float, float, int]:
+def _batch(
+    work: Path, concurrency: int, runs: int, baseline: Path | None
+) -> tuple[float, float, int]:
     """(runs per second, seconds, peak resident bytes) of one ``toolwire batch``."""
     config = work / "batch.toml"
     config.write_text(
@@ -383,6 +406,8 @@ def _batch(work: Path, concurrency: int, runs: int) -> tuple[float, float, int]:
     argv = [sys.executable, "-m", "toolwire", "--config", str(config), "batch", str(source)]
     argv += ["--out", str(out), "--concurrency", str(concurrency), "--json"]
     env = {**os.environ, "HOME": str(work), "XDG_DATA_HOME": str(work / "data")}
+    if baseline is not None:
+        env = _baseline.environ(baseline, env)
     printed, errors = work / "batch.stdout", work / "batch.stderr"
     with printed.open("wb") as stdout, errors.open("wb") as stderr:
         child = subprocess.Popen(argv, env=env, stdout=stdout, stderr=stderr)
@@ -397,31 +422,43 @@ def _batch(work: Path, concurrency: int, runs: int) -> tuple[float, float, int]:
     return runs / summary["seconds"], summary["seconds"], usage.ru_maxrss * 1024
 
 
-def batch(work: Path, reps: int) -> list[str]:
+def batch(work: Path, reps: int, baseline: Path | None) -> list[str]:
     ideal = BATCH_CONCURRENCY / (2 * BATCH_LATENCY)
-    rates, peaks, singles = [], [], []
+    trees = {"toolwire batch": None, **({BEFORE: baseline} if baseline is not None else {})}
+    rates: dict[str, list[float]] = {name: [] for name in trees}
+    peaks: dict[str, list[int]] = {name: [] for name in trees}
+    singles: dict[str, list[int]] = {name: [] for name in trees}
     for _ in range(reps):
-        rate, _, peak = _batch(work, BATCH_CONCURRENCY, BATCH_RUNS)
-        rates.append(rate)
-        peaks.append(peak)
-        singles.append(_batch(work, 1, 4)[2])
-    rate = max(rates)  # the machine's other load only ever slows a batch down
-    per_run = (statistics.median(peaks) - statistics.median(singles)) / (BATCH_CONCURRENCY - 1)
-    ratio = rate / ideal
+        for name, tree in trees.items():
+            rate, _, peak = _batch(work, BATCH_CONCURRENCY, BATCH_RUNS, tree)
+            rates[name].append(rate)
+            peaks[name].append(peak)
+            singles[name].append(_batch(work, 1, 4, tree)[2])
+    missed: list[str] = []
     print(
-        f"toolwire batch, concurrency {BATCH_CONCURRENCY}, a {BATCH_LATENCY * 1000:.0f} ms model "
-        f"(two answers a run), {BATCH_RUNS} runs: {rate:.1f} runs/s, ideal {ideal:.0f}: "
-        f"{ratio:.2f} (target >= {RATE_TARGET}: {'met' if ratio >= RATE_TARGET else 'MISSED'})"
+        f"batch, concurrency {BATCH_CONCURRENCY}, a {BATCH_LATENCY * 1000:.0f} ms model (two "
+        f"answers a run), {BATCH_RUNS} runs; ideal {ideal:.0f} runs/s:"
     )
-    print(
-        f"  memory per run in flight: {per_run / 1024:.0f} KB (peak resident "
-        f"{statistics.median(peaks) / 2**20:.0f} MB at {BATCH_CONCURRENCY}, "
-        f"{statistics.median(singles) / 2**20:.0f} MB at 1)"
-    )
-    return [] if ratio >= RATE_TARGET else [f"batch at {BATCH_CONCURRENCY}: {ratio:.2f} of ideal"]
+    for name in trees:
+        rate = max(rates[name])  # the machine's other load only ever slows a batch down
+        peak, single = statistics.median(peaks[name]), statistics.median(singles[name])
+        per_run = (peak - single) / (BATCH_CONCURRENCY - 1)
+        ratio = rate / ideal
+        verdict = "met" if ratio >= RATE_TARGET else "MISSED"
+        print(
+            f"  {name}: {rate:.1f} runs/s, {ratio:.2f} of the ideal (target >= {RATE_TARGET}: "
+            f"{verdict}); memory per run in flight {per_run / 1024:.0f} KB (peak resident "
+            f"{peak / 2**20:.0f} MB at {BATCH_CONCURRENCY}, {single / 2**20:.0f} MB at 1)"
+        )
+        if name != BEFORE and ratio < RATE_TARGET:
+            missed.append(f"batch at {BATCH_CONCURRENCY}: {ratio:.2f} of ideal")
+    return missed
 
 
-SECTIONS: dict[str, Callable[[Path, int], list[str]]] = {"webchat": webchat, "batch": batch}
+SECTIONS: dict[str, Callable[[Path, int, Path | None], list[str]]] = {
+    "webchat": webchat,
+    "batch": batch,
+}
 
 
 def main() -> int:
@@ -429,6 +466,7 @@ def main() -> int:
     parser.add_argument("--only", default=",".join(SECTIONS), help="webchat, batch")
     parser.add_argument("--reps", type=int, default=3, help="samples of each figure")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--baseline", metavar="REF", help="also run toolwire from commit REF")
     parser.add_argument("--provider", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--relay", metavar="URL", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -440,8 +478,10 @@ def main() -> int:
         return 0
     missed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="toolwire-surfaces-") as tmp:
+        work = Path(tmp)
+        baseline = _baseline.tree(work, args.baseline) if args.baseline else None
         for name in args.only.split(","):
-            missed += SECTIONS[name](Path(tmp), args.reps)
+            missed += SECTIONS[name](work, args.reps, baseline)
     for line in missed:
         print(f"MISSED: {line}")
     return 1 if missed and args.check else 0
