@@ -6,6 +6,7 @@ class only adds the sending.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final
@@ -19,6 +20,7 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    RenderedMessages,
     ToolChoice,
     event_object,
     extra_fields,
@@ -154,6 +156,20 @@ def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
     return out
 
 
+def _message(message: Message, wire_id: Any) -> dict[str, Any] | None:
+    """One message on the wire (None for one the API does not receive); ``wire_id`` is the id
+    a result's call has on the wire."""
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": message.content}
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": _user_content(message)}
+    if isinstance(message, AssistantMessage):
+        return _assistant(message)
+    if isinstance(message, ToolResultMessage):
+        return {"role": "tool", "tool_call_id": wire_id, "content": message.result.model_text()}
+    return None
+
+
 def render_chat_messages(
     messages: Sequence[Message], *, results_as_user: bool = False
 ) -> list[dict[str, Any]]:
@@ -164,6 +180,18 @@ def render_chat_messages(
     results of a round go in one user message instead, each in a ``<tool_result>`` envelope
     naming its call (see :func:`toolwire.prompted.render_tool_results`).
     """
+    return _chat_messages(messages, _message, results_as_user=results_as_user)
+
+
+def _chat_messages(
+    messages: Sequence[Message],
+    render: Callable[[Message, Any], dict[str, Any] | None],
+    *,
+    results_as_user: bool = False,
+) -> list[dict[str, Any]]:
+    """The ``messages`` array, each message rendered by ``render`` (:func:`_message`, or a
+    :class:`RenderedMessages` of it); with ``results_as_user``, a round's results folded into
+    one user turn."""
     out: list[dict[str, Any]] = []
     wire_ids = wire_call_ids(messages)
     pending: list[ToolResultMessage] = []
@@ -175,22 +203,12 @@ def render_chat_messages(
             if pending:
                 out.append(_results_turn(pending, wire_ids))
                 pending = []
-        if isinstance(message, SystemMessage):
-            out.append({"role": "system", "content": message.content})
-        elif isinstance(message, UserMessage):
-            out.append({"role": "user", "content": _user_content(message)})
-        elif isinstance(message, AssistantMessage):
-            rendered = _assistant(message)
-            if rendered is not None:
-                out.append(rendered)
-        elif isinstance(message, ToolResultMessage):
-            out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": wire_ids.get(message.call_id, message.call_id),
-                    "content": message.result.model_text(),
-                }
-            )
+        wire_id = None
+        if isinstance(message, ToolResultMessage):
+            wire_id = wire_ids.get(message.call_id, message.call_id)
+        rendered = render(message, wire_id)
+        if rendered is not None:
+            out.append(rendered)
     if pending:
         out.append(_results_turn(pending, wire_ids))
     return out
@@ -255,6 +273,7 @@ def render_chat_request(
     *,
     profile: HostProfile | None = None,
     tools: list[dict[str, Any]] | None = None,
+    messages: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The whole request body for ``request`` under the ``[provider]`` config ``config``.
 
@@ -263,7 +282,7 @@ def render_chat_request(
     runs calls one by one and the host accepts the flag. ``[provider] options`` and the request's
     options are merged in last, so any other body field (``seed``, ``reasoning_effort`` …) can be
     set, but never the tool fields the loop decides. ``tools`` is the rendered ``tools`` array
-    when the caller has it already.
+    when the caller has it already, and ``messages`` the ``messages`` array.
     """
     profile = profile or host_profile(config)
     if not config.model:
@@ -274,7 +293,8 @@ def render_chat_request(
     check_tool_choice(request, API)
     _check_server_choice(request, profile)
     choice = sent_tool_choice(request, profile)
-    messages = render_chat_messages(request.messages, results_as_user=profile.results_as_user)
+    if messages is None:
+        messages = render_chat_messages(request.messages, results_as_user=profile.results_as_user)
     body: dict[str, Any] = {"model": config.model, "messages": messages}
     # A server that takes no `tool_choice` honours "none" only by not being sent the tools.
     if request.functions and (profile.sends_tool_choice or choice != "none"):
@@ -525,6 +545,11 @@ class OpenAIChatAdapter(OpenAIAdapter):
     api: ClassVar[str] = API
     path: ClassVar[str] = "/chat/completions"
 
+    @functools.cached_property
+    def _messages(self) -> RenderedMessages[dict[str, Any] | None]:
+        """Each message's rendering, kept while the message lives."""
+        return RenderedMessages(_message)
+
     def wire_tools(
         self, functions: Sequence[FunctionSpec], *, binds_strict: bool
     ) -> list[dict[str, Any]]:
@@ -545,7 +570,12 @@ class OpenAIChatAdapter(OpenAIAdapter):
     def request_body(
         self, request: ModelRequest, tools: list[dict[str, Any]] | None
     ) -> dict[str, Any]:
-        return render_chat_request(request, self.config, profile=self.profile, tools=tools)
+        messages = _chat_messages(
+            request.messages, self._messages.get, results_as_user=self.profile.results_as_user
+        )
+        return render_chat_request(
+            request, self.config, profile=self.profile, tools=tools, messages=messages
+        )
 
     def parse(self, payload: Any) -> AssistantMessage:
         return parse_chat_completion(payload)
