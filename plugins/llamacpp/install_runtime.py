@@ -1,7 +1,7 @@
 """Install llama-cpp-python, the embedded model's runtime, compiled once per machine.
 
 llama-cpp-python is published as source only: pip compiles it with CMake and a C/C++ compiler,
-about 7 minutes on two cores. This script builds the tested version once, keeps the wheel in a
+about 5 minutes on two idle cores. This script builds the tested version once, keeps the wheel in a
 wheelhouse (``~/.cache/toolwire-wheelhouse``, or the folder ``TOOLWIRE_WHEELHOUSE`` names) and
 installs it from there. The README's quickstart and the nox sessions both run it, so a machine
 compiles llama.cpp once for both.
@@ -73,14 +73,14 @@ def main() -> int:
             print(
                 "toolwire-llamacpp needs llama-cpp-python, which pip compiles from source, and no "
                 f"C++ compiler was found (looked for c++, g++, clang++ or cl). Install one first: "
-                f"{how}. The build then takes about 7 minutes on two cores, once: the wheel is "
-                f"kept in {house}.",
+                f"{how}. The build then takes about 5 minutes on two idle cores, once: the "
+                f"wheel is kept in {house}.",
                 file=sys.stderr,
             )
             return 1
         print(
-            f"C++ compiler: {compiler}. Building llama-cpp-python {VERSION} takes about 7 minutes "
-            f"on two cores, once: the wheel is kept in {house}.",
+            f"C++ compiler: {compiler}. Building llama-cpp-python {VERSION} takes about 5 minutes "
+            f"on two idle cores, once: the wheel is kept in {house}.",
             flush=True,
         )
     pip = [sys.executable, "-m", "pip"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -40,11 +41,25 @@ def until(
         time.sleep(0.02)
 
 
+# Execs the command with SIGINT at its default disposition.
+_DEFAULT_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
+
+
 @contextlib.contextmanager
 def running(args: list[str], **options: Any) -> Iterator[subprocess.Popen[Any]]:
     """``subprocess.Popen(args, **options)`` for the block: killed if it still runs when the block
-    ends, then awaited, its pipes closed."""
-    with subprocess.Popen(args, **options) as child:
+    ends, then awaited, its pipes closed.
+
+    The child starts as a terminal starts a program, with SIGINT at its default, so that Ctrl-C
+    (SIGINT) reaches it even when this test run inherited SIGINT ignored, as every command a
+    shell script starts in the background does; a child started with SIGINT ignored never sees
+    it.
+    """
+    wrapped = [sys.executable, "-S", "-c", _DEFAULT_SIGINT, *map(str, args)]
+    with subprocess.Popen(wrapped, **options) as child:
         try:
             yield child
         finally:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pip
 import pytest
+from waiting import HANG
 
 SCRIPT = Path(__file__).resolve().parents[3] / "plugins" / "llamacpp" / "install_runtime.py"
 VERSION = "0.3.36"
@@ -43,7 +44,7 @@ def _run(
         text=True,
         env=env,
         check=False,
-        timeout=600,
+        timeout=HANG,
     )
 
 
