@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from .._trust import TrustLevel
 from ._errors import refused
 
 Refusal = tuple[str, Any, str]
@@ -21,6 +22,9 @@ to show, and what would be valid."""
 Check = Callable[[Any], Refusal | None]
 
 _SETTING = "toolwire.setting"
+
+WEEK = 7 * 24 * 3600.0
+"""The longest any timeout or deadline may be, in seconds."""
 
 
 @attrs.frozen(kw_only=True)
@@ -146,3 +150,12 @@ def number(value: float) -> str:
     if isinstance(value, int) or value.is_integer():
         return str(int(value))
     return f"{value:g}"
+
+
+def trust_level_problem(level: Any) -> str | None:
+    """What a trust level would be, when ``level`` is none of the scheme's (None when it is)."""
+    try:
+        TrustLevel.parse(level)
+    except ValueError:
+        return "one of " + ", ".join(TrustLevel.levels())
+    return None

@@ -8,8 +8,7 @@ from typing import Literal
 import attrs
 
 from ..fieldwise import record_eq, record_hash, record_repr
-from ._fields import setting, whole
-from ._provider import WEEK
+from ._fields import WEEK, setting, whole
 
 _SECONDS = (0.001, WEEK)
 

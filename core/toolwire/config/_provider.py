@@ -8,13 +8,10 @@ import attrs
 
 from .._trust import TrustLevel
 from ..fieldwise import record_eq, record_hash, record_repr
-from ._fields import Refusal, check_section, each_item, setting, whole
+from ._fields import WEEK, Refusal, check_section, each_item, setting, trust_level_problem, whole
 
 ToolDialectName = Literal["json", "xml", "ptype", "python", "typescript"]
 """The prompted tool-calling dialects (``toolwire.prompted.DIALECTS``)."""
-
-WEEK = 7 * 24 * 3600.0
-"""The longest any timeout or deadline may be, in seconds."""
 
 LOOP_OWNED_OPTIONS = frozenset(
     {"tools", "tool_choice", "parallel_tool_calls", "functions", "function_call"}
@@ -23,15 +20,6 @@ LOOP_OWNED_OPTIONS = frozenset(
 
 PROVIDER_TABLES = frozenset({"tool_dialects", "options"})
 """The keys of ``[provider]`` whose values are tables; any other table is a named provider."""
-
-
-def trust_level_problem(level: Any) -> str | None:
-    """What a trust level would be, when ``level`` is none of the scheme's (None when it is)."""
-    try:
-        TrustLevel.parse(level)
-    except ValueError:
-        return "one of " + ", ".join(TrustLevel.levels())
-    return None
 
 
 def _loop_owned(options: dict[str, Any]) -> Refusal | None:

@@ -10,8 +10,7 @@ import attrs
 
 from .._trust import DEFAULT_LEVELS
 from ..fieldwise import record_eq, record_hash, record_repr
-from ._fields import Refusal, setting, whole
-from ._provider import WEEK
+from ._fields import WEEK, Refusal, setting, whole
 from ._secrets import without_password
 
 

@@ -8,8 +8,7 @@ from typing import Any
 import attrs
 
 from ..fieldwise import record_eq, record_hash, record_repr
-from ._fields import each_entry, setting
-from ._provider import trust_level_problem
+from ._fields import each_entry, setting, trust_level_problem
 
 TOOLS_OWN_KEYS = frozenset(
     {"enable", "deny", "profile", "trust", "max_direct", "max_direct_bytes", "exposure"}
