@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -17,7 +18,7 @@ def _side_effect_problem(effect: Any) -> str | None:
     return None if effect in names else "one of " + ", ".join(names)
 
 
-def _directory_problem(example: str) -> Any:
+def _directory_problem(example: str) -> Callable[[str], str | None]:
     def problem(path: str) -> str | None:
         return f"a directory path such as {example!r}" if not path or "\x00" in path else None
 
