@@ -103,33 +103,21 @@ async def test_the_transport_announces_the_body_with_the_key_redacted(
         body["stream"] = True
     server = FakeOpenAIChatServer(["ok"], api_key=key)
     async with server, Transport(request_bodies=True) as transport:
+        request = ProviderRequest(
+            server.url,
+            body,
+            api="openai-chat",
+            key_env="CAPTURE_TEST_KEY",
+            emit=events.append,
+            run_id="r",
+            round=2,
+            secrets=["hunter22"],
+        )
         if stream:
-            async for _ in transport.stream_sse(
-                ProviderRequest(
-                    server.url,
-                    body,
-                    api="openai-chat",
-                    key_env="CAPTURE_TEST_KEY",
-                    emit=events.append,
-                    run_id="r",
-                    round=2,
-                    secrets=["hunter22"],
-                )
-            ):
+            async for _ in transport.stream_sse(request):
                 pass
         else:
-            await transport.post_json(
-                ProviderRequest(
-                    server.url,
-                    body,
-                    api="openai-chat",
-                    key_env="CAPTURE_TEST_KEY",
-                    emit=events.append,
-                    run_id="r",
-                    round=2,
-                    secrets=["hunter22"],
-                )
-            )
+            await transport.post_json(request)
     (captured,) = [e for e in events if isinstance(e, RequestBody)]
     assert captured.run_id == "r"
     assert captured.round == 2
