@@ -274,7 +274,7 @@ class Transport:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    # -- one attempt ----------------------------------------------------------------------------
+    # -- one attempt --------------------------------------------------------------------------
 
     def _prepare(self, request: ProviderRequest, *, stream: bool) -> _Sending:
         """What every attempt of ``request`` shares: its config, key, encoded body and headers.
