@@ -8,7 +8,7 @@ and the reference (``toolwire config reference``) is rendered from the same decl
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -27,8 +27,7 @@ WEEK = 7 * 24 * 3600.0
 """The longest any timeout or deadline may be, in seconds."""
 
 
-@attrs.frozen(kw_only=True)
-class Setting:
+class Setting(NamedTuple):
     """What one key declares: what it means (``help``, one line of the reference), the range
     a number must lie in (``bounds``, inclusive; ``None`` as the top: no upper bound), what the
     bounds count (``unit``: ``seconds``, ``bytes``; else an integer or a number), a ``check``
