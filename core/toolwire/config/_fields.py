@@ -93,9 +93,9 @@ def check_section(section: Any, base: str, file: str | None) -> None:
         if spec is None:
             continue
         value = getattr(section, field.name)
-        path = f"{base}.{field.name}"
         if value is None:
             continue
+        path = f"{base}.{field.name}"
         if spec.bounds is not None:
             low, high = spec.bounds
             if not low <= value <= (high if high is not None else value):
