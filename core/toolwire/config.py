@@ -26,6 +26,7 @@ from cattrs.errors import (
 from ._effects import SideEffect
 from ._trust import TrustLevel
 from .fieldwise import record_eq, record_hash, record_repr
+from .usage import ModelPrice
 
 CONFIG_FILE_NAME = "toolwire.toml"
 CONFIG_ENV = "TOOLWIRE_CONFIG"
@@ -151,6 +152,14 @@ class ProviderConfig:
     ``parallel_tool_calls``) are refused there. ``provider_tools`` are tool definitions the
     provider runs itself (``{ type = "web_search" }`` on the Responses API, Anthropic's server
     tools), sent as written beside the local tools and never run by the host.
+
+    ``native_output`` false keeps a run's typed output off the API's structured-output field
+    (the answer is then asked for as a tool call); unset, the adapter uses the field where its
+    API has one. ``context_tokens`` is the model's context window: a conversation that nears it
+    is compacted (``[loop] compact_at``). ``fallback`` (``[[provider.fallback]]``) lists more
+    providers, each a table of these keys of its own (nothing inherited), tried in order when
+    this one cannot answer (a connection error, 429 or 5xx after the retries, a refusal of
+    tools).
     """
 
     __repr__ = record_repr
@@ -179,6 +188,9 @@ class ProviderConfig:
     max_sse_event_chars: int = 32 * 1024 * 1024
     options: dict[str, Any] = attrs.field(factory=dict)
     provider_tools: tuple[dict[str, Any], ...] = ()
+    native_output: bool | None = None
+    context_tokens: int | None = None
+    fallback: tuple[ProviderConfig, ...] = ()
 
     @property
     def trust_level(self) -> TrustLevel:
@@ -213,6 +225,57 @@ class LoopConfig:
     execute_tools: bool = True
     """False: the host runs no local tool; every call ends the run deferred (``external``) with
     its arguments, for the caller to run and supply (provider-run tools still work)."""
+    compact_at: float = 0.85
+    """The share of ``[provider] context_tokens`` (less ``max_tokens``) a request may fill
+    before the conversation is compacted."""
+    compact_to: float = 0.6
+    """The share compaction brings the conversation down to."""
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class LimitsConfig:
+    """``[limits]``: budgets of a run, in tokens and money (None = no limit).
+
+    A run stops with stop reason ``budget`` once its usage reaches a limit: before a request
+    when it already has, and after an answer that reached it (that answer's calls are answered
+    as not run). ``max_cost`` is in the currency of ``[prices]`` and needs a price for every
+    configured model.
+    """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_cost: float | None = None
+
+    @property
+    def any(self) -> bool:
+        """True when a limit is set."""
+        return (
+            self.max_input_tokens is not None
+            or self.max_output_tokens is not None
+            or self.max_cost is not None
+        )
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class RunConfig:
+    """``[run]``: what every run's final answer must be.
+
+    ``output_schema`` is a JSON Schema the answer must match: a table, or the path of a JSON
+    file (relative to the file that sets it). ``output_retries`` is how many wrong answers are
+    sent back to the model with what is wrong before the run stops (``output_invalid``).
+    """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
+    output_schema: Any = None
+    """A JSON Schema table, or the path of a JSON file holding one (None: a text answer)."""
+    output_retries: int = 2
 
 
 @attrs.frozen(kw_only=True, slots=False)
@@ -393,6 +456,12 @@ class Config:
     batch: BatchConfig = BatchConfig()
     i18n: I18nConfig = I18nConfig()
     artifacts: ArtifactsConfig = ArtifactsConfig()
+    limits: LimitsConfig = LimitsConfig()
+    run: RunConfig = RunConfig()
+    prices: Mapping[str, ModelPrice] = attrs.field(factory=dict)
+    """``[prices."<model>"]``: per million tokens, ``input``, ``output`` and optionally
+    ``cached_input`` and ``cache_write``; a run's cost counts each answer at the price of the
+    model that gave it (as the answer names it, else as configured)."""
     source: str | None = None
     enabled_from: str | None = None
     """Where ``plugins.enable`` came from when not from ``source`` (``$TOOLWIRE_PLUGINS``)."""
@@ -904,7 +973,7 @@ def _locked_keys(raw: dict[str, Any], file: str, *, system: bool) -> dict[str, s
             file=file,
             path="$.locked.keys",
         )
-    valid = {*_SECTIONS, "i18n", "profiles", "providers", "tools"}
+    valid = {*_SECTIONS, "i18n", "prices", "profiles", "providers", "tools"}
     for i, key in enumerate(keys):
         if (
             not isinstance(key, str)
@@ -1174,16 +1243,31 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         name: structure_section(table, ProfileConfig, file=file, path=f"$.profiles.{name}")
         for name, table in profiles_raw.items()
     }
+    prices_raw = data.pop("prices", {})
+    if not isinstance(prices_raw, dict) or any(
+        not isinstance(v, dict) for v in prices_raw.values()
+    ):
+        raise ConfigError(
+            f'{_where(file, "$.prices")}: expected [prices."<model>"] tables of input and output '
+            "prices per million tokens",
+            file=file,
+            path="$.prices",
+        )
+    prices = {
+        model: structure_section(table, ModelPrice, file=file, path=f"$.prices.{model}")
+        for model, table in prices_raw.items()
+    }
     i18n = _structure_i18n(data.pop("i18n", {}), file)
     config = _structure_sections(data, file)
     tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
     tools = attrs.evolve(tools, plugin_settings=plugin_tables)
-    _check_values(config, tools, profiles, file)
+    _check_values(config, tools, profiles, prices, file)
     return attrs.evolve(
         config,
         tools=tools,
         providers=dict(providers_raw),
         profiles=profiles,
+        prices=prices,
         i18n=i18n,
         source=file,
     )
@@ -1235,6 +1319,8 @@ _SECTIONS: dict[str, type] = {
     "trace": TraceConfig,
     "batch": BatchConfig,
     "artifacts": ArtifactsConfig,
+    "limits": LimitsConfig,
+    "run": RunConfig,
 }
 
 
@@ -1243,7 +1329,7 @@ def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
     (cattrs generates a structuring function per class, which is most of a small config's load
     time), and every section's problems are still reported together."""
     problems: list[tuple[str, str | None]] = []
-    valid = ", ".join(sorted([*_SECTIONS, "i18n", "profiles", "providers", "tools"]))
+    valid = ", ".join(sorted([*_SECTIONS, "i18n", "prices", "profiles", "providers", "tools"]))
     for key in sorted(set(data) - set(_SECTIONS)):
         message = f"{_where(file, f'$.{key}')}: unknown key {key!r}; valid keys here: {valid}"
         problems.append((message, f"$.{key}"))
@@ -1266,8 +1352,120 @@ def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
     return Config(**sections)
 
 
+def _check_provider(provider: ProviderConfig, path: str, file: str | None) -> None:
+    """The values of one provider table (``[provider]`` or a ``[[provider.fallback]]``)."""
+
+    def bad(key: str, value: Any, expected: str) -> ConfigError:
+        return ConfigError(
+            f"{_where(file, key)} = {value!r}: expected {expected}", file=file, path=key
+        )
+
+    def within(key: str, value: float | None, low: float, high: float, what: str) -> None:
+        if value is not None and not low <= value <= high:
+            raise bad(key, value, f"{what} from {low:g} to {high:g}")
+
+    for key in ("connect_timeout", "read_timeout", "total_timeout"):
+        within(f"{path}.{key}", getattr(provider, key), 0.001, _WEEK, "seconds")
+    within(f"{path}.max_retries", provider.max_retries, 0, 100, "an integer")
+    within(f"{path}.max_tokens", provider.max_tokens, 1, 10_000_000, "an integer")
+    within(f"{path}.temperature", provider.temperature, 0, 2, "a number")
+    within(f"{path}.max_response_bytes", provider.max_response_bytes, 1024, 2**32, "bytes")
+    for key in ("max_sse_line_chars", "max_sse_event_chars"):
+        within(f"{path}.{key}", getattr(provider, key), 1024, 2**31, "characters")
+    within(f"{path}.context_tokens", provider.context_tokens, 256, 100_000_000, "tokens")
+    try:
+        TrustLevel.parse(provider.trust)
+    except ValueError:
+        raise bad(
+            f"{path}.trust",
+            provider.trust,
+            "one of " + ", ".join(level.label for level in TrustLevel),
+        ) from None
+    owned = sorted(set(provider.options) & _LOOP_OWNED_OPTIONS)
+    if owned:
+        key = owned[0]
+        raise bad(
+            f"{path}.options.{key}",
+            provider.options[key],
+            "no value: the loop decides the tools, the tool choice and parallel calls of every "
+            "request (offer tools with [tools]; list tools the provider runs itself in "
+            "[provider] provider_tools)",
+        )
+    for i, definition in enumerate(provider.provider_tools):
+        if not isinstance(definition.get("type"), str) or not definition["type"]:
+            raise bad(
+                f"{path}.provider_tools[{i}]",
+                definition,
+                'a table with a "type", such as { type = "web_search" }',
+            )
+    if path != "$.provider":
+        if provider.fallback:
+            raise bad(
+                f"{path}.fallback",
+                [entry.adapter for entry in provider.fallback],
+                "no list inside a fallback: list every provider in [[provider.fallback]]",
+            )
+        if provider.adapter is None:
+            raise bad(f"{path}.adapter", None, "the adapter of this fallback provider")
+
+
+def _check_budgets(config: Config, prices: Mapping[str, ModelPrice], file: str | None) -> None:
+    """``[limits]``, ``[prices]``, ``[run]``, the context and fallback keys of ``[provider]``."""
+
+    def bad(path: str, value: Any, expected: str) -> ConfigError:
+        return ConfigError(
+            f"{_where(file, path)} = {value!r}: expected {expected}", file=file, path=path
+        )
+
+    limits = config.limits
+    for key in ("max_input_tokens", "max_output_tokens"):
+        value = getattr(limits, key)
+        if value is not None and value < 1:
+            raise bad(f"$.limits.{key}", value, "a whole number of tokens of at least 1")
+    if limits.max_cost is not None and not (limits.max_cost > 0 and math.isfinite(limits.max_cost)):
+        raise bad("$.limits.max_cost", limits.max_cost, "a positive amount")
+    for model, price in prices.items():
+        for key in ("input", "output", "cached_input", "cache_write"):
+            value = getattr(price, key)
+            if value is not None and not (value >= 0 and math.isfinite(value)):
+                raise bad(f"$.prices.{model}.{key}", value, "a price of at least 0 per million")
+    loop = config.loop
+    if not 0 < loop.compact_to < loop.compact_at <= 1:
+        raise bad(
+            "$.loop.compact_to",
+            loop.compact_to,
+            f"a share above 0 and below [loop] compact_at ({loop.compact_at:g}), at most 1",
+        )
+    schema = config.run.output_schema
+    if schema is not None and not isinstance(schema, str | dict):
+        raise bad(
+            "$.run.output_schema",
+            schema,
+            "a JSON Schema table, or the path of a JSON file holding one",
+        )
+    if config.run.output_retries < 0 or config.run.output_retries > 100:
+        raise bad("$.run.output_retries", config.run.output_retries, "a whole number from 0 to 100")
+    providers = [("$.provider", config.provider)] + [
+        (f"$.provider.fallback[{i}]", entry) for i, entry in enumerate(config.provider.fallback)
+    ]
+    if limits.max_cost is not None:
+        for path, provider in providers:
+            name = provider.model
+            if name is not None and name not in prices:
+                raise bad(
+                    f"{path}.model",
+                    name,
+                    f'a model with a price: [limits] max_cost needs [prices."{name}"] (input '
+                    "and output per million tokens)",
+                )
+
+
 def _check_values(
-    config: Config, tools: ToolsConfig, profiles: Mapping[str, ProfileConfig], file: str | None
+    config: Config,
+    tools: ToolsConfig,
+    profiles: Mapping[str, ProfileConfig],
+    prices: Mapping[str, ModelPrice],
+    file: str | None,
 ) -> None:
     def bad(path: str, value: Any, expected: str) -> ConfigError:
         return ConfigError(
@@ -1301,15 +1499,9 @@ def _check_values(
         if value <= 0:
             raise bad(f"$.loop.{key}", value, "a positive number of seconds")
         within(f"$.loop.{key}", value, 0.001, _WEEK, "seconds")
-    provider = config.provider
-    for key in ("connect_timeout", "read_timeout", "total_timeout"):
-        within(f"$.provider.{key}", getattr(provider, key), 0.001, _WEEK, "seconds")
-    within("$.provider.max_retries", provider.max_retries, 0, 100, "an integer")
-    within("$.provider.max_tokens", provider.max_tokens, 1, 10_000_000, "an integer")
-    within("$.provider.temperature", provider.temperature, 0, 2, "a number")
-    within("$.provider.max_response_bytes", provider.max_response_bytes, 1024, 2**32, "bytes")
-    for key in ("max_sse_line_chars", "max_sse_event_chars"):
-        within(f"$.provider.{key}", getattr(provider, key), 1024, 2**31, "characters")
+    _check_provider(config.provider, "$.provider", file)
+    for i, entry in enumerate(config.provider.fallback):
+        _check_provider(entry, f"$.provider.fallback[{i}]", file)
     within("$.policy.max_result_bytes", config.policy.max_result_bytes, 1, 2**30, "bytes")
     url = config.ledger.url
     if url is not None and not re.match(r"postgres(ql)?://", url):
@@ -1333,31 +1525,6 @@ def _check_values(
             loop.unknown_tool,
             "'return_error', 'fail' or 'rewrite:<tool name>'",
         )
-    try:
-        TrustLevel.parse(config.provider.trust)
-    except ValueError:
-        raise bad(
-            "$.provider.trust",
-            config.provider.trust,
-            "one of " + ", ".join(level.label for level in TrustLevel),
-        ) from None
-    owned = sorted(set(config.provider.options) & _LOOP_OWNED_OPTIONS)
-    if owned:
-        key = owned[0]
-        raise bad(
-            f"$.provider.options.{key}",
-            config.provider.options[key],
-            "no value: the loop decides the tools, the tool choice and parallel calls of every "
-            "request (offer tools with [tools]; list tools the provider runs itself in "
-            "[provider] provider_tools)",
-        )
-    for i, definition in enumerate(config.provider.provider_tools):
-        if not isinstance(definition.get("type"), str) or not definition["type"]:
-            raise bad(
-                f"$.provider.provider_tools[{i}]",
-                definition,
-                'a table with a "type", such as { type = "web_search" }',
-            )
     for name, level in tools.trust.items():
         try:
             TrustLevel.parse(level)
@@ -1394,6 +1561,7 @@ def _check_values(
             "a [trace] path to write them to (request_bodies = true adds the request bodies to "
             "the trace; `toolwire run --show-wire` prints them without one)",
         )
+    _check_budgets(config, prices, file)
     if tools.profile is not None and tools.profile not in profiles:
         known = ", ".join(sorted(profiles)) or "none are defined"
         raise bad(

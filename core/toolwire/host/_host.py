@@ -318,10 +318,28 @@ class Host:
 
     def create_adapter(self, api: str | None = None) -> ProviderAdapter:
         """A new adapter for ``api`` (default: the configured one), wrapped for prompted tools
-        when the provider has no native tool channel."""
+        when the provider has no native tool channel; with ``[[provider.fallback]]`` entries
+        (and no ``api``), one adapter that asks them in order when a provider cannot answer."""
         provider = self.provider_config
         if api is not None and api != provider.adapter:
-            provider = attrs.evolve(provider, adapter=api)
+            provider = attrs.evolve(provider, adapter=api, fallback=())
+        if not provider.fallback:
+            return self._provider_adapter(provider)
+        from ..adapters._fallback import FallbackAdapter, provider_names
+
+        entries = [provider, *provider.fallback]
+        names = provider_names([(p.adapter, p.model) for p in entries])
+        last = len(entries) - 1
+        adapters = []
+        for index, entry in enumerate(entries):
+            if index < last and entry.native_tools is None:
+                # A refusal of tools moves on to the next provider; only the last one falls
+                # back to tools in the prompt.
+                entry = attrs.evolve(entry, native_tools=True)
+            adapters.append((names[index], self._provider_adapter(entry)))
+        return FallbackAdapter(adapters)
+
+    def _provider_adapter(self, provider: ProviderConfig) -> ProviderAdapter:
         classes = self.adapter_classes()
         if provider.adapter is None:
             raise HostError(

@@ -249,19 +249,8 @@ class RunState:
         slot.key = None
 
     def add_usage(self, usage: Usage | None) -> None:
-        if usage is None:
-            return
-
-        def plus(a: int | None, b: int | None) -> int | None:
-            return b if a is None else a if b is None else a + b
-
-        u = self.usage
-        self.usage = Usage(
-            input_tokens=plus(u.input_tokens, usage.input_tokens),
-            output_tokens=plus(u.output_tokens, usage.output_tokens),
-            cache_read_tokens=plus(u.cache_read_tokens, usage.cache_read_tokens),
-            total_tokens=plus(u.total_tokens, usage.total_tokens),
-        )
+        if usage is not None:
+            self.usage = self.usage + usage
 
     def build(
         self, *, stop: StopReason | None = None, events: bool = True, used: int | None = None

@@ -28,6 +28,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import AssistantMessage, TextPart, ThinkingPart, ToolResultMessage
+from ..usage import Usage
 from ._scripted import tool_call
 from ._servers import ErrorReply, FakeProviderServer, Reply, ScriptItem
 
@@ -200,7 +201,8 @@ class AdapterConformance:
     :attr:`tool_name_spell` are the API's rule for tool names, as the adapter passes them to
     :func:`~toolwire.adapters.wire_request` (the default is OpenAI's and Anthropic's).
     :attr:`calls_need_ids`: the API answers a call only by its id (Responses), so a call without
-    one ends the run with an error instead of being answered.
+    one ends the run with an error instead of being answered. :attr:`reports_cache_writes`: the
+    API reports input written to its prompt cache apart (Anthropic).
     """
 
     pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
@@ -214,6 +216,7 @@ class AdapterConformance:
     tool_name_max_length: ClassVar[int] = 64
     tool_name_spell: ClassVar[Callable[[str], str] | None] = None
     calls_need_ids: ClassVar[bool] = False
+    reports_cache_writes: ClassVar[bool] = False
 
     def tool_choice_of(self, body: Mapping[str, Any]) -> Any:
         """The tool choice a request body carries (its ``tool_choice`` field by default),
@@ -593,3 +596,27 @@ class AdapterConformance:
         assert wrong not in str(failed.error)
         assert wrong not in (failed.detail or "")
         assert wrong not in json.dumps(failed.to_json(), ensure_ascii=False, default=repr)
+
+    # -- usage --------------------------------------------------------------------------------
+
+    async def test_usage_of_every_request(self, conformance: ConformanceKit) -> None:
+        """The server's token counts (cached input, reasoning, cache writes where the API
+        reports them) come back in canonical terms on each answer, and the run adds them."""
+        first = Usage(
+            input_tokens=1200,
+            cache_read_tokens=1000,
+            cache_write_tokens=150 if self.reports_cache_writes else None,
+            output_tokens=90,
+            reasoning_tokens=64,
+            total_tokens=1290,
+        )
+        second = attrs.evolve(first, input_tokens=1400, output_tokens=10, total_tokens=1410)
+        script: list[ScriptItem] = [
+            Reply(turn=tool_call("add", {"a": 1, "b": 2}), usage=first),
+            Reply(turn="3.", usage=second),
+        ]
+        run = await conformance.run(script)
+        assert run.stop_reason == "answered", run.detail
+        answers = [m for m in run.messages if isinstance(m, AssistantMessage)]
+        assert [m.usage for m in answers] == [first, second]
+        assert run.usage == first + second
