@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
+from ._surface import Surface
 from ._trust import TrustLevel
 from .config import Config
 
@@ -19,12 +20,21 @@ if TYPE_CHECKING:
 
 class Selection(NamedTuple):
     """The candidate tools of a run before per-round checks: selected by ``[tools] enable`` or the
-    run's ``tools=``, plus ``context`` tools, within the profile's allow list, minus deny lists."""
+    run's ``tools=``, plus ``context`` tools, within the allow lists of the profile and of the
+    host's surface, minus every deny list (deny wins; an empty allow list allows every tool).
+
+    ``closed`` is set when the host's surface is hosted and the config names no tools: then
+    nothing is offered, and ``closed`` says why.
+    """
 
     enabled: frozenset[str] | None
     allow: frozenset[str] | None
     deny: frozenset[str]
     hidden: frozenset[str] = frozenset()
+    surface: str | None = None
+    surface_allow: frozenset[str] | None = None
+    surface_deny: frozenset[str] = frozenset()
+    closed: str | None = None
 
     @classmethod
     def from_config(
@@ -42,9 +52,14 @@ class Selection(NamedTuple):
                 raise ValueError(
                     f"profile {profile_name!r} is not defined; defined profiles: {known}"
                 )
-            if chosen.allow is not None:
+            if chosen.allow:
                 allow = frozenset(chosen.allow)
             deny.update(chosen.deny)
+        surface = config.surface
+        own = config.surfaces.get(surface.name) if surface is not None else None
+        surface_allow = frozenset(own.allow) if own is not None and own.allow else None
+        named = bool(enabled or allow or surface_allow)
+        closed = _closed(surface) if surface is not None and surface.hosted and not named else None
         return cls(
             enabled=frozenset(enabled) if enabled is not None else None,
             allow=allow,
@@ -52,34 +67,75 @@ class Selection(NamedTuple):
             hidden=frozenset(
                 name for name, exposure in config.tools.exposure.items() if exposure == "hidden"
             ),
+            surface=surface.name if surface is not None else None,
+            surface_allow=surface_allow,
+            surface_deny=frozenset(own.deny) if own is not None else frozenset(),
+            closed=closed,
         )
 
     def candidates(self, registered: Mapping[str, Tool]) -> list[Tool]:
         """The registered tools this selection lets through, sorted by name."""
+        if self.closed is not None:
+            return []
         return [
             registered[name] for name in sorted(registered) if self.reason(registered[name]) is None
         ]
 
     def reason(self, tool: Tool) -> str | None:
         """Why this selection leaves ``tool`` out, or None when it lets it through. The checks
-        run in the offer's order: not enabled, denied, outside the profile's allow list, hidden."""
+        run in the offer's order: a closed offer, not enabled, denied (by ``[tools]`` or the
+        profile, then by the surface), outside the profile's or the surface's allow list,
+        hidden."""
+        if self.closed is not None:
+            return self.closed
         name = tool.name
         if self.enabled is not None and name not in self.enabled and tool.activation != "context":
             return "it is not enabled ([tools] enable, or the run's tools=, does not name it)"
         if name in self.deny:
             return "it is denied ([tools] deny, or the profile's deny list, names it)"
+        if name in self.surface_deny:
+            return f"it is denied on the {self.surface} surface ([surfaces.{self.surface}] deny)"
         if self.allow is not None and name not in self.allow:
             return "it is not in the profile's allow list"
+        if self.surface_allow is not None and name not in self.surface_allow:
+            return (
+                f"it is not in the allow list of the {self.surface} surface "
+                f"([surfaces.{self.surface}] allow)"
+            )
         if name in self.hidden:
             return "its exposure is hidden ([tools.exposure])"
         return None
+
+
+def closed_offer(config: Config) -> str | None:
+    """Why the host's surface offers no tool at all, or None when it offers as configured.
+
+    A hosted surface (``toolwire batch``, ``toolwire mcp serve``, a web chat on a network
+    address) whose config enables plugins but names no tools (no ``[tools] enable``,
+    no allow list of the profile or ``[surfaces.<name>]``) offers none: every tool of every
+    enabled plugin would otherwise reach models with nobody, or strangers, watching. A run's
+    own ``tools=`` names tools too. Interactive surfaces offer every tool of the enabled
+    plugins, as before.
+    """
+    try:
+        return Selection.from_config(config, None, None).closed
+    except ValueError:  # an undefined profile: reported where the profile is used
+        return None
+
+
+def _closed(surface: Surface) -> str:
+    return (
+        f"the {surface.name} surface is hosted and the config names no tools, so it "
+        "offers none to a run that names none itself: name them in [tools] enable or "
+        f"[surfaces.{surface.name}] allow"
+    )
 
 
 def unfit(tool: Tool, trust: TrustLevel, max_name: int, api: str) -> str | None:
     """Why ``tool`` cannot be offered to this adapter and provider at all, or None: the
     provider's trust first, then the adapter's name limit."""
     needed = tool.min_provider_trust
-    if needed is not None and TrustLevel.parse(needed) > trust:
+    if needed is not None and not trust.satisfies(TrustLevel.parse(needed)):
         return (
             "it needs a provider trusted at least "
             f"{TrustLevel.parse(needed).label!r}; the provider is {trust.label!r}"

@@ -24,7 +24,8 @@ from cattrs.errors import (
 )
 
 from ._effects import SideEffect
-from ._trust import TrustLevel
+from ._surface import GUARDED_EFFECTS, Surface, is_surface_name
+from ._trust import DEFAULT_LEVELS, TrustLevel, scheme_problem, use_levels
 from .fieldwise import record_eq, record_hash, record_repr
 from .usage import ModelPrice
 
@@ -171,6 +172,9 @@ class ProviderConfig:
     model: str | None = None
     api_key_env: str | None = None
     trust: str = "medium"
+    data_security: Literal["self_hosted"] | None = None
+    """``self_hosted``: the provider runs on machines its owner runs, so results that must not
+    leave them may reach it (the second trust axis, beside ``trust``)."""
     native_tools: bool | None = None
     tool_dialect: ToolDialectName = "json"
     tool_dialects: dict[str, ToolDialectName] = attrs.field(factory=dict)
@@ -194,8 +198,15 @@ class ProviderConfig:
 
     @property
     def trust_level(self) -> TrustLevel:
-        """The provider's trust level."""
-        return TrustLevel.parse(self.trust)
+        """The provider's standing on both axes: ``trust`` (a confidence level, or
+        ``self_hosted``, short for the top confidence level and self-hosted data) and
+        ``data_security``."""
+        level = TrustLevel.parse(self.trust)
+        if level.confidence is None:  # trust = "self_hosted": trusted with everything
+            return TrustLevel.highest()
+        if self.data_security == "self_hosted":
+            return TrustLevel(level.confidence, True)
+        return level
 
 
 @attrs.frozen(kw_only=True, slots=False)
@@ -280,13 +291,29 @@ class RunConfig:
 
 @attrs.frozen(kw_only=True, slots=False)
 class ProfileConfig:
-    """``[profiles.<name>]``: an allow list and a deny list of tool names (deny wins)."""
+    """``[profiles.<name>]``: an allow list and a deny list of tool names (deny wins; an allow
+    list left out or empty allows every tool)."""
 
     __repr__ = record_repr
     __eq__ = record_eq
     __hash__ = record_hash
 
     allow: tuple[str, ...] | None = None
+    deny: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class SurfaceConfig:
+    """``[surfaces.<name>]``: the tools one surface (``run``, ``chat``, ``web``, ``batch``,
+    ``mcp-serve`` or an application's own) may offer. An allow list left out or empty allows
+    every tool; deny always wins. A non-empty allow list also names the tools of a surface that
+    offers none until the config names some (a hosted surface)."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
+    allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
 
 
@@ -341,6 +368,13 @@ class PolicyConfig:
     """More directories paths may lie in (relative ones as ``workspace``)."""
     unattended: bool = False
     """Nobody watches the runs: calls of tools that are not ``background_safe`` are refused."""
+    guarded: tuple[str, ...] = GUARDED_EFFECTS
+    """Side effects a person agrees to before a call: an interactive surface asks first, an
+    unattended one refuses the call (unless ``unattended_allow`` lists the effect). A host
+    that names no surface (Python use without ``surface=``) applies only ``require_approval``
+    and ``deny``."""
+    unattended_allow: tuple[str, ...] = ()
+    """Guarded side effects that unattended surfaces run anyway."""
 
 
 @attrs.frozen(kw_only=True, slots=False)
@@ -419,6 +453,21 @@ class I18nConfig:
 
 
 @attrs.frozen(kw_only=True, slots=False)
+class TrustConfig:
+    """``[trust]``: the confidence levels providers, tools and results are graded on, least
+    trusted first. An organisation adds its own around and between ``low``, ``medium`` and
+    ``high`` (``levels = ["public", "low", "medium", "internal", "high", "secret"]``); the
+    data-security level ``self_hosted`` is a separate axis. One scheme per process: the last
+    config loaded that sets it."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
+    levels: tuple[str, ...] = DEFAULT_LEVELS
+
+
+@attrs.frozen(kw_only=True, slots=False)
 class BatchConfig:
     """``[batch]``: defaults of ``toolwire batch``.
 
@@ -446,11 +495,16 @@ class Config:
 
     plugins: PluginsConfig = PluginsConfig()
     provider: ProviderConfig = ProviderConfig()
+    named_providers: Mapping[str, ProviderConfig] = attrs.field(factory=dict)
+    """``[provider.<name>]`` tables: each is ``[provider]`` with the keys it sets changed, chosen
+    for one command with ``toolwire run --provider NAME`` (:meth:`with_provider`)."""
     providers: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     loop: LoopConfig = LoopConfig()
     tools: ToolsConfig = ToolsConfig()
     profiles: Mapping[str, ProfileConfig] = attrs.field(factory=dict)
+    surfaces: Mapping[str, SurfaceConfig] = attrs.field(factory=dict)
     policy: PolicyConfig = PolicyConfig()
+    trust: TrustConfig = TrustConfig()
     ledger: LedgerConfig = LedgerConfig()
     trace: TraceConfig = TraceConfig()
     batch: BatchConfig = BatchConfig()
@@ -472,6 +526,9 @@ class Config:
     config was not loaded from files (then ``source``, if any, is every key's file)."""
     locked: Mapping[str, str] = attrs.field(factory=dict)
     """Locked key paths (``$.policy.deny``) and the file that locked them."""
+    surface: Surface | None = None
+    """Where the host's runs happen (``Host.load(surface=…)``, set by each ``toolwire``
+    command); None for a host that names none. Not read from a file."""
 
     def origin_of(self, path: str) -> str | None:
         """The file the value at ``path`` (``$.tools.web.private_hosts``) came from: the file
@@ -500,6 +557,21 @@ class Config:
         except ConfigError as exc:
             raise _attributed(exc, self.origin_of) from None
 
+    def with_provider(self, name: str) -> Config:
+        """This config with ``[provider.<name>]`` as its provider.
+
+        :raises ConfigError: for a name no ``[provider.<name>]`` table has, listing those that
+            exist.
+        """
+        chosen = self.named_providers.get(name)
+        if chosen is None:
+            known = ", ".join(sorted(self.named_providers)) or "none are defined"
+            raise ConfigError(
+                f"--provider {name!r}: no [provider.{name}] table in the config; named "
+                f"providers: {known}"
+            )
+        return attrs.evolve(self, provider=chosen)
+
     def with_enabled(self, names: tuple[str, ...], *, origin: str | None = None) -> Config:
         """This config with a different list of enabled plugins, which came from ``origin``
         (None: from the config itself); errors about the list name it."""
@@ -516,8 +588,12 @@ def effective_settings(config: Config, *, redact: bool = True) -> list[tuple[str
     ``redact`` (the default) each value is as :func:`_shown_setting` shows it: no secrets.
     """
     data = cattrs.Converter().unstructure(config)
-    for internal in ("source", "enabled_from", "layers", "origins", "locked"):
+    for internal in ("source", "enabled_from", "layers", "origins", "locked", "surface"):
         data.pop(internal)
+    base = data["provider"]
+    for name, named in data.pop("named_providers").items():
+        # a named block shows what it changes of [provider]
+        base[name] = {key: value for key, value in named.items() if value != base.get(key)}
     tools = data["tools"]
     tools.update(tools.pop("plugin_settings"))
     i18n = data["i18n"]
@@ -973,7 +1049,7 @@ def _locked_keys(raw: dict[str, Any], file: str, *, system: bool) -> dict[str, s
             file=file,
             path="$.locked.keys",
         )
-    valid = {*_SECTIONS, "i18n", "prices", "profiles", "providers", "tools"}
+    valid = {*_SECTIONS, *_TABLES_OF_TABLES}
     for i, key in enumerate(keys):
         if (
             not isinstance(key, str)
@@ -1243,34 +1319,98 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         name: structure_section(table, ProfileConfig, file=file, path=f"$.profiles.{name}")
         for name, table in profiles_raw.items()
     }
-    prices_raw = data.pop("prices", {})
-    if not isinstance(prices_raw, dict) or any(
-        not isinstance(v, dict) for v in prices_raw.values()
-    ):
+    surfaces = _structure_surfaces(data.pop("surfaces", {}), file)
+    prices = _structure_prices(data.pop("prices", {}), file)
+    i18n = _structure_i18n(data.pop("i18n", {}), file)
+    provider_raw, named_raw = _named_providers(data.get("provider"))
+    if provider_raw is not None:
+        data["provider"] = provider_raw
+    config = _structure_sections(data, file)
+    if "trust" in data:  # the scheme the levels below are read in
+        problem = scheme_problem(config.trust.levels)
+        if problem is not None:
+            raise ConfigError(
+                f"{_where(file, '$.trust.levels')} = {list(config.trust.levels)!r}: {problem}",
+                file=file,
+                path="$.trust.levels",
+            )
+        use_levels(config.trust.levels)
+    named_providers = {
+        name: structure_section(
+            {**(provider_raw or {}), **table}, ProviderConfig, file=file, path=f"$.provider.{name}"
+        )
+        for name, table in named_raw.items()
+    }
+    for name, named in named_providers.items():
+        check_provider(named, f"$.provider.{name}", file)
+    tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
+    tools = attrs.evolve(tools, plugin_settings=plugin_tables)
+    _check_values(config, tools, profiles, file)
+    _check_budgets(config, prices, file)
+    return attrs.evolve(
+        config,
+        tools=tools,
+        named_providers=named_providers,
+        providers=dict(providers_raw),
+        profiles=profiles,
+        surfaces=surfaces,
+        prices=prices,
+        i18n=i18n,
+        source=file,
+    )
+
+
+_PROVIDER_TABLES = frozenset({"tool_dialects", "options"})
+"""The keys of ``[provider]`` whose values are tables; any other table is a named provider."""
+
+
+def _named_providers(raw: Any) -> tuple[Any, dict[str, dict[str, Any]]]:
+    """``[provider]`` without its ``[provider.<name>]`` tables, and those tables by name."""
+    if not isinstance(raw, dict):
+        return raw, {}
+    named = {
+        key: value
+        for key, value in raw.items()
+        if isinstance(value, dict) and key not in _PROVIDER_TABLES
+    }
+    return {key: value for key, value in raw.items() if key not in named}, named
+
+
+def _structure_prices(raw: Any, file: str | None) -> dict[str, ModelPrice]:
+    """``[prices."<model>"]`` tables, each a :class:`ModelPrice`."""
+    if not isinstance(raw, dict) or any(not isinstance(v, dict) for v in raw.values()):
         raise ConfigError(
             f'{_where(file, "$.prices")}: expected [prices."<model>"] tables of input and output '
             "prices per million tokens",
             file=file,
             path="$.prices",
         )
-    prices = {
+    return {
         model: structure_section(table, ModelPrice, file=file, path=f"$.prices.{model}")
-        for model, table in prices_raw.items()
+        for model, table in raw.items()
     }
-    i18n = _structure_i18n(data.pop("i18n", {}), file)
-    config = _structure_sections(data, file)
-    tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
-    tools = attrs.evolve(tools, plugin_settings=plugin_tables)
-    _check_values(config, tools, profiles, prices, file)
-    return attrs.evolve(
-        config,
-        tools=tools,
-        providers=dict(providers_raw),
-        profiles=profiles,
-        prices=prices,
-        i18n=i18n,
-        source=file,
-    )
+
+
+def _structure_surfaces(raw: Any, file: str | None) -> dict[str, SurfaceConfig]:
+    """``[surfaces.<name>]`` tables, each named like a surface."""
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"{_where(file, '$.surfaces')} = {raw!r}: expected [surfaces.<name>] tables",
+            file=file,
+            path="$.surfaces",
+        )
+    surfaces: dict[str, SurfaceConfig] = {}
+    for name, table in raw.items():
+        path = f"$.surfaces.{name}"
+        if not is_surface_name(name):
+            raise ConfigError(
+                f"{_where(file, path)}: {name!r} is not a surface name; expected a lower-case "
+                "word such as run, chat, web, batch, mcp-serve or an application's own",
+                file=file,
+                path=path,
+            )
+        surfaces[name] = structure_section(table, SurfaceConfig, file=file, path=path)
+    return surfaces
 
 
 @functools.cache
@@ -1310,11 +1450,15 @@ def _normal_locale(tag: str) -> str:
     return tag.replace("_", "-").lower()
 
 
+_TABLES_OF_TABLES = ("i18n", "prices", "profiles", "providers", "surfaces", "tools")
+"""The top-level tables made of named tables, structured apart from :data:`_SECTIONS`."""
+
 _SECTIONS: dict[str, type] = {
     "plugins": PluginsConfig,
     "provider": ProviderConfig,
     "loop": LoopConfig,
     "policy": PolicyConfig,
+    "trust": TrustConfig,
     "ledger": LedgerConfig,
     "trace": TraceConfig,
     "batch": BatchConfig,
@@ -1329,7 +1473,7 @@ def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
     (cattrs generates a structuring function per class, which is most of a small config's load
     time), and every section's problems are still reported together."""
     problems: list[tuple[str, str | None]] = []
-    valid = ", ".join(sorted([*_SECTIONS, "i18n", "prices", "profiles", "providers", "tools"]))
+    valid = ", ".join(sorted([*_SECTIONS, *_TABLES_OF_TABLES]))
     for key in sorted(set(data) - set(_SECTIONS)):
         message = f"{_where(file, f'$.{key}')}: unknown key {key!r}; valid keys here: {valid}"
         problems.append((message, f"$.{key}"))
@@ -1352,65 +1496,72 @@ def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
     return Config(**sections)
 
 
-def _check_provider(provider: ProviderConfig, path: str, file: str | None) -> None:
-    """The values of one provider table (``[provider]`` or a ``[[provider.fallback]]``)."""
+def check_provider(provider: ProviderConfig, base: str, file: str | None) -> None:
+    """Refuse a provider block whose values are out of range (``base`` is its key path,
+    ``$.provider`` or ``$.provider.<name>``; ``file`` where it came from, or a flag)."""
 
     def bad(key: str, value: Any, expected: str) -> ConfigError:
+        path = f"{base}.{key}"
         return ConfigError(
-            f"{_where(file, key)} = {value!r}: expected {expected}", file=file, path=key
+            f"{_where(file, path)} = {value!r}: expected {expected}", file=file, path=path
         )
 
-    def within(key: str, value: float | None, low: float, high: float, what: str) -> None:
+    def within(key: str, low: float, high: float, what: str) -> None:
+        value = getattr(provider, key)
         if value is not None and not low <= value <= high:
             raise bad(key, value, f"{what} from {low:g} to {high:g}")
 
     for key in ("connect_timeout", "read_timeout", "total_timeout"):
-        within(f"{path}.{key}", getattr(provider, key), 0.001, _WEEK, "seconds")
-    within(f"{path}.max_retries", provider.max_retries, 0, 100, "an integer")
-    within(f"{path}.max_tokens", provider.max_tokens, 1, 10_000_000, "an integer")
-    within(f"{path}.temperature", provider.temperature, 0, 2, "a number")
-    within(f"{path}.max_response_bytes", provider.max_response_bytes, 1024, 2**32, "bytes")
+        within(key, 0.001, _WEEK, "seconds")
+    within("max_retries", 0, 100, "an integer")
+    within("max_tokens", 1, 10_000_000, "an integer")
+    within("temperature", 0, 2, "a number")
+    within("max_response_bytes", 1024, 2**32, "bytes")
     for key in ("max_sse_line_chars", "max_sse_event_chars"):
-        within(f"{path}.{key}", getattr(provider, key), 1024, 2**31, "characters")
-    within(f"{path}.context_tokens", provider.context_tokens, 256, 100_000_000, "tokens")
+        within(key, 1024, 2**31, "characters")
     try:
         TrustLevel.parse(provider.trust)
     except ValueError:
-        raise bad(
-            f"{path}.trust",
-            provider.trust,
-            "one of " + ", ".join(level.label for level in TrustLevel),
-        ) from None
+        raise bad("trust", provider.trust, "one of " + ", ".join(TrustLevel.levels())) from None
     owned = sorted(set(provider.options) & _LOOP_OWNED_OPTIONS)
     if owned:
         key = owned[0]
         raise bad(
-            f"{path}.options.{key}",
+            f"options.{key}",
             provider.options[key],
             "no value: the loop decides the tools, the tool choice and parallel calls of every "
             "request (offer tools with [tools]; list tools the provider runs itself in "
-            "[provider] provider_tools)",
+            "[provider] provider_tools; choose one run's with toolwire run -T and --tool-choice)",
         )
     for i, definition in enumerate(provider.provider_tools):
         if not isinstance(definition.get("type"), str) or not definition["type"]:
             raise bad(
-                f"{path}.provider_tools[{i}]",
+                f"provider_tools[{i}]",
                 definition,
                 'a table with a "type", such as { type = "web_search" }',
             )
-    if path != "$.provider":
-        if provider.fallback:
-            raise bad(
-                f"{path}.fallback",
-                [entry.adapter for entry in provider.fallback],
-                "no list inside a fallback: list every provider in [[provider.fallback]]",
+    within("context_tokens", 256, 100_000_000, "tokens")
+    for i, entry in enumerate(provider.fallback):
+        where = f"{base}.fallback[{i}]"
+        if entry.fallback:
+            raise ConfigError(
+                f"{_where(file, where + '.fallback')}: a fallback lists no fallbacks of its own; "
+                f"list every provider in {base}'s [[fallback]] tables",
+                file=file,
+                path=f"{where}.fallback",
             )
-        if provider.adapter is None:
-            raise bad(f"{path}.adapter", None, "the adapter of this fallback provider")
+        if entry.adapter is None:
+            raise ConfigError(
+                f"{_where(file, where + '.adapter')}: missing; a fallback provider names its "
+                "adapter (nothing is inherited)",
+                file=file,
+                path=f"{where}.adapter",
+            )
+        check_provider(entry, where, file)
 
 
 def _check_budgets(config: Config, prices: Mapping[str, ModelPrice], file: str | None) -> None:
-    """``[limits]``, ``[prices]``, ``[run]``, the context and fallback keys of ``[provider]``."""
+    """``[limits]``, ``[prices]``, ``[run]`` and the compaction shares of ``[loop]``."""
 
     def bad(path: str, value: Any, expected: str) -> ConfigError:
         return ConfigError(
@@ -1422,8 +1573,9 @@ def _check_budgets(config: Config, prices: Mapping[str, ModelPrice], file: str |
         value = getattr(limits, key)
         if value is not None and value < 1:
             raise bad(f"$.limits.{key}", value, "a whole number of tokens of at least 1")
-    if limits.max_cost is not None and not (limits.max_cost > 0 and math.isfinite(limits.max_cost)):
-        raise bad("$.limits.max_cost", limits.max_cost, "a positive amount")
+    cost = limits.max_cost
+    if cost is not None and not (cost > 0 and math.isfinite(cost)):
+        raise bad("$.limits.max_cost", cost, "a positive amount")
     for model, price in prices.items():
         for key in ("input", "output", "cached_input", "cache_write"):
             value = getattr(price, key)
@@ -1445,27 +1597,24 @@ def _check_budgets(config: Config, prices: Mapping[str, ModelPrice], file: str |
         )
     if config.run.output_retries < 0 or config.run.output_retries > 100:
         raise bad("$.run.output_retries", config.run.output_retries, "a whole number from 0 to 100")
+    if cost is None:
+        return
     providers = [("$.provider", config.provider)] + [
         (f"$.provider.fallback[{i}]", entry) for i, entry in enumerate(config.provider.fallback)
     ]
-    if limits.max_cost is not None:
-        for path, provider in providers:
-            name = provider.model
-            if name is not None and name not in prices:
-                raise bad(
-                    f"{path}.model",
-                    name,
-                    f'a model with a price: [limits] max_cost needs [prices."{name}"] (input '
-                    "and output per million tokens)",
-                )
+    for path, provider in providers:
+        name = provider.model
+        if name is not None and name not in prices:
+            raise bad(
+                f"{path}.model",
+                name,
+                f'a model with a price: [limits] max_cost needs [prices."{name}"] (input '
+                "and output per million tokens)",
+            )
 
 
 def _check_values(
-    config: Config,
-    tools: ToolsConfig,
-    profiles: Mapping[str, ProfileConfig],
-    prices: Mapping[str, ModelPrice],
-    file: str | None,
+    config: Config, tools: ToolsConfig, profiles: Mapping[str, ProfileConfig], file: str | None
 ) -> None:
     def bad(path: str, value: Any, expected: str) -> ConfigError:
         return ConfigError(
@@ -1499,9 +1648,7 @@ def _check_values(
         if value <= 0:
             raise bad(f"$.loop.{key}", value, "a positive number of seconds")
         within(f"$.loop.{key}", value, 0.001, _WEEK, "seconds")
-    _check_provider(config.provider, "$.provider", file)
-    for i, entry in enumerate(config.provider.fallback):
-        _check_provider(entry, f"$.provider.fallback[{i}]", file)
+    check_provider(config.provider, "$.provider", file)
     within("$.policy.max_result_bytes", config.policy.max_result_bytes, 1, 2**30, "bytes")
     url = config.ledger.url
     if url is not None and not re.match(r"postgres(ql)?://", url):
@@ -1532,7 +1679,7 @@ def _check_values(
             raise bad(
                 f"$.tools.trust.{name}",
                 level,
-                "one of " + ", ".join(t.label for t in TrustLevel),
+                "one of " + ", ".join(TrustLevel.levels()),
             ) from None
     if config.artifacts.max_bytes < 1:
         raise bad("$.artifacts.max_bytes", config.artifacts.max_bytes, "a whole number ≥ 1")
@@ -1544,7 +1691,7 @@ def _check_values(
         if limit is not None and limit < 1:
             raise bad(f"$.tools.{key}", limit, "a whole number of at least 1, or leave it out")
     side_effects = [effect.value for effect in SideEffect]
-    for key in ("require_approval", "deny"):
+    for key in ("require_approval", "deny", "guarded", "unattended_allow"):
         for i, effect in enumerate(getattr(config.policy, key)):
             if effect not in side_effects:
                 raise bad(f"$.policy.{key}[{i}]", effect, "one of " + ", ".join(side_effects))
@@ -1561,7 +1708,6 @@ def _check_values(
             "a [trace] path to write them to (request_bodies = true adds the request bodies to "
             "the trace; `toolwire run --show-wire` prints them without one)",
         )
-    _check_budgets(config, prices, file)
     if tools.profile is not None and tools.profile not in profiles:
         known = ", ".join(sorted(profiles)) or "none are defined"
         raise bad(
@@ -1580,9 +1726,11 @@ __all__ = [
     "PolicyConfig",
     "ProfileConfig",
     "ProviderConfig",
+    "SurfaceConfig",
     "ToolTexts",
     "ToolsConfig",
     "TraceConfig",
+    "TrustConfig",
     "config_from_dict",
     "effective_settings",
     "find_config_file",

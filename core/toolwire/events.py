@@ -135,6 +135,16 @@ class ToolsPromoted(Event):
 
 
 @attrs.frozen(kw_only=True)
+class ToolChoiceDegraded(Event):
+    """The run's tool choice is one the adapter (or the server profile it talks to) cannot
+    express: the round sent the nearest one it can instead of failing the request."""
+
+    requested: str
+    sent: str
+    detail: str
+
+
+@attrs.frozen(kw_only=True)
 class RequestSent(Event):
     """A request went to the provider."""
 
@@ -458,6 +468,7 @@ __all__ = [
     "ToolCallArgumentsDelta",
     "ToolCallCompleted",
     "ToolCallStarted",
+    "ToolChoiceDegraded",
     "ToolCompleted",
     "ToolDeferred",
     "ToolDenied",

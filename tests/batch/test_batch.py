@@ -438,7 +438,9 @@ def test_a_call_that_started_and_never_settled_waits_for_a_decision(workdir: Pat
         {"text": "done"},
     ]
     config = write_config(workdir, script=script)
-    jobs = _jsonl(workdir / "in.jsonl", [{"id": "only", "prompt": "job only"}])
+    jobs = _jsonl(
+        workdir / "in.jsonl", [{"id": "only", "prompt": "job only", "tools": ["charge", "wait"]}]
+    )
     out = workdir / "out.jsonl"
     (workdir / "block").write_text("1")
     # Serial calls: `charge` ran, its settled row waits for the end of the turn, and `wait`

@@ -160,3 +160,16 @@ def test_run_with_the_scripted_model_calls_every_offered_tool(
     assert isinstance(run, dict)
     assert run["stop_reason"] == "answered"
     assert [c["call"]["name"] for c in run["tool_calls"]] == ["calculator"]
+
+
+def test_show_for_a_wire_whose_plugin_is_not_enabled_names_the_plugin(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+):
+    config = workdir / "toolwire.toml"
+    config.write_text(config.read_text().replace('"basics", "openai", "anthropic"', '"basics"'))
+    assert main(["tools", "show", "calculator", "--wire", "openai-responses"]) == 1
+    err = capsys.readouterr().err
+    assert "the plugin 'openai' (toolwire-openai " in err
+    assert 'installed but not enabled: add "openai" to [plugins] enable' in err
+    assert main(["tools", "show", "calculator", "--wire", "anthropic-messages"]) == 1
+    assert "the plugin 'anthropic' (toolwire-anthropic " in capsys.readouterr().err

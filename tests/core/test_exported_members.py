@@ -31,6 +31,7 @@ EXPECTED = {
     "SideEffect",
     "Source",
     "Supply",
+    "Surface",
     "SystemMessage",
     "Tool",
     "ToolBlocked",

@@ -206,7 +206,7 @@ def _not_given(url: str) -> str:
 
 def _blocked(exc: RetrievalBlocked, settings: WebSettings, trust: TrustLevel) -> str:
     text = f"Blocked: {exc}."
-    if settings.private_hosts and trust < settings.trust_needed:
+    if settings.private_hosts and not trust.satisfies(settings.trust_needed):
         listed = _listed_host(exc.url, settings)
         if listed is not None:
             text += (
@@ -276,7 +276,10 @@ async def read_page(url: str, context: ToolContext) -> ToolResult:
     from ._sessions import shared_session
 
     try:
-        policy = settings.read_policy(context.provider_trust)
+        if context.typed_by_person:
+            policy = settings.typed_policy(url, context.provider_trust)
+        else:
+            policy = settings.read_policy(context.provider_trust)
     except ValueError as exc:
         return ToolResult.error(f"read_web_page cannot run: {exc}")
     try:

@@ -187,8 +187,30 @@ class WebSettings:
 
         :raises ValueError: an entry of ``private_hosts`` is not a host or ``host:port``.
         """
-        applied = provider_trust >= self.trust_needed
+        applied = provider_trust.satisfies(self.trust_needed)
         return _policy(self, self.private_hosts if applied else ())
+
+    def typed_policy(self, url: str, provider_trust: TrustLevel) -> RetrievalPolicy:
+        """The policy of an address a person typed (``toolwire tools call``): as
+        :meth:`read_policy`, and the URL's own host and port reachable even when private or
+        loopback. The person chose the target; a redirect to another host is checked as
+        always.
+        """
+        from yarl import URL
+
+        base = self.read_policy(provider_trust)
+        try:
+            parsed = URL(url)
+            host, port = parsed.raw_host, parsed.port
+        except (ValueError, TypeError):
+            return base  # the fetch names what is wrong with it
+        if not host or port is None:
+            return base
+        entry = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        try:
+            return _policy(self, (*base.private_hosts, entry))
+        except ValueError:
+            return base
 
     def full_policy(self) -> RetrievalPolicy:
         """The policy with every private host applied (to tell why a host was refused)."""

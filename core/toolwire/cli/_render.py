@@ -1028,8 +1028,12 @@ def run_cli(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> int:
     """``toolwire run PROMPT``: run one conversation and show it; returns the exit code.
+
+    ``options`` are the run's options (``system_prompt``, ``tools``, ``tool_choice`` …, see
+    :meth:`~toolwire.loop.ToolCallingLoop.run`).
 
     On a terminal the conversation is rendered as it happens (:class:`TerminalRenderer`) and a
     call that needs approval is put to the person (:class:`ApprovalPrompter`);
@@ -1072,8 +1076,8 @@ def run_cli(
     async def main() -> Run | None:
         try:
             if json_output:
-                return await loop.run(prompt, approval=approval)
-            stream = loop.stream(prompt, approval=approval)
+                return await loop.run(prompt, approval=approval, **(options or {}))
+            stream = loop.stream(prompt, approval=approval, **(options or {}))
             with on_resize(renderer):
                 async for event in stream:
                     renderer(event)

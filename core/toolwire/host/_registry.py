@@ -107,9 +107,9 @@ class Registry:
         to what ``[tools.trust]`` asks (never lowered)."""
         floor = self._min_trust.get(tool.name)
         own = tool.min_provider_trust
-        if floor is None or (own is not None and own >= floor):
+        if floor is None or floor.strictest(own) == own:
             return attrs.evolve(tool, plugin=plugin)
-        return attrs.evolve(tool, plugin=plugin, min_provider_trust=floor)
+        return attrs.evolve(tool, plugin=plugin, min_provider_trust=floor.strictest(own))
 
     def _tool_problem(
         self, tool: object, tools: Mapping[str, Tool], info: PluginInfo | None, plugin: str

@@ -200,6 +200,7 @@ async def resolve_offer(
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
     cache: OfferCache | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> Offer:
     """Resolve one round's offer (DESIGN §5 steps 1 and 2).
 
@@ -212,8 +213,10 @@ async def resolve_offer(
     ``ToolOmitted``): without its instructions it might be misused.
 
     With a ``cache`` (see :class:`OfferCache`) the same answers and events come from the kept
-    offer while nothing that decides them changed.
+    offer while nothing that decides them changed. ``values`` are the run's own
+    (``OfferRequest.values``).
     """
+    values = values if values is not None else {}
     pipeline = host.pipeline
     if cache is not None and pipeline.direct_resolve and pipeline.direct_instructions:
         return await _cached_offer(
@@ -227,6 +230,7 @@ async def resolve_offer(
             base_system_prompt=base_system_prompt,
             provider_trust=provider_trust,
             emit=emit,
+            values=values,
         )
     # With only the built-in implementations, ask the tools directly (same answers, no hook
     # machinery per tool and round).
@@ -244,7 +248,9 @@ async def resolve_offer(
     for tool in selection.candidates(host.tools):
         spec: FunctionSpec | str | None = _unfit(tool, provider_trust, max_name, adapter.api)
         if spec is None:
-            request = _offer_request(host, adapter, tool, run_id, round, messages, provider_trust)
+            request = _offer_request(
+                host, adapter, tool, run_id, round, messages, provider_trust, values
+            )
             spec = await resolve(tool, request)
         if not isinstance(spec, FunctionSpec):
             emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=spec))
@@ -289,6 +295,7 @@ async def _cached_offer(
     base_system_prompt: str | None,
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
+    values: Mapping[str, Any],
 ) -> Offer:
     """:func:`resolve_offer` with only the built-in resolution, from the kept plan."""
     capabilities = adapter.capabilities
@@ -315,7 +322,9 @@ async def _cached_offer(
     tools: dict[str, Tool] = {}
     for tool, entry in plan.entries:
         if entry is None:
-            request = _offer_request(host, adapter, tool, run_id, round, messages, provider_trust)
+            request = _offer_request(
+                host, adapter, tool, run_id, round, messages, provider_trust, values
+            )
             resolved = await resolve(tool, request)
             if isinstance(resolved, FunctionSpec):
                 entry = resolved if resolved.tool is not None else attrs.evolve(resolved, tool=tool)
@@ -391,6 +400,7 @@ def _offer_request(
     round: int,
     messages: tuple[Message, ...],
     provider_trust: TrustLevel,
+    values: Mapping[str, Any],
 ) -> OfferRequest:
     """What the resolution of ``tool`` learns about this round."""
     return OfferRequest(
@@ -402,6 +412,7 @@ def _offer_request(
         provider_trust=provider_trust,
         native_tools=adapter.capabilities.native_tools,
         settings=_settings_of(host, tool),
+        values=values,
     )
 
 

@@ -16,6 +16,7 @@ from ..messages import (
     SystemMessage,
     ToolResultMessage,
     UserMessage,
+    required_trust,
     strictest_result,
 )
 from ._admission import duplicate_key
@@ -77,7 +78,7 @@ def new_state(
     state = RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages)
     inherited = strictest_result(messages)  # a continued conversation keeps its requirement
     if inherited is not None:
-        state.required_trust = inherited.result.required_trust
+        state.required_trust = required_trust(messages)
         state.trust_origin = f"{inherited.name} call {inherited.call_id} of the conversation"
     return state
 

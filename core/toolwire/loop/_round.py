@@ -28,6 +28,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ._choice import degraded_choice, nearest_choice
 from ._execution import describe
 from ._ids import run_call_id, with_run_id, with_run_ids
 from ._offer import Offer, Selection, resolve_offer
@@ -81,7 +82,8 @@ def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
         deadline_reached(view, state)
         return False
     provider_trust = view.trust
-    if state.required_trust is not None and provider_trust < state.required_trust:
+    if not provider_trust.satisfies(state.required_trust):
+        assert state.required_trust is not None
         state.finish(
             "trust",
             f"round {state.rounds + 1} refused: results of this run (from "
@@ -137,6 +139,7 @@ async def start_round(
         provider_trust=view.trust,
         emit=lambda event: view.emit(state, event),
         cache=view.offers,
+        values=state.control.values,
     )
     view.emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
     return offer
@@ -172,10 +175,9 @@ async def request_context(
     )
     for source in context.sources:
         state.sources.setdefault(source.url, source)
-    if context.required_trust is not None and (
-        state.required_trust is None or context.required_trust > state.required_trust
-    ):
-        state.required_trust = context.required_trust
+    needed = context.required_trust
+    if needed is not None and needed.strictest(state.required_trust) != state.required_trust:
+        state.required_trust = needed.strictest(state.required_trust)
         state.trust_origin = f"the context passages of round {round}"
     return context.apply(messages)
 
@@ -205,6 +207,9 @@ def model_request(
     if choice == "required" and not offer.functions:
         state.finish("error", f"tool_choice is 'required' but round {round} offers no tool")
         return None
+    sent = nearest_choice(choice, adapter.capabilities.tool_choice, offer.functions)
+    if sent.degraded is not None:
+        view.emit(state, degraded_choice(state.run_id, round, choice, sent, adapter))
     stream = state.options.stream
     if stream is None:
         stream = config.provider.stream
@@ -214,9 +219,9 @@ def model_request(
         run_id=state.run_id,
         round=round,
         messages=messages,
-        functions=offer.functions,
-        tool_choice=choice,
-        parallel_tool_calls=(False if config.loop.concurrency == 1 and offer.functions else None),
+        functions=sent.functions,
+        tool_choice=sent.choice,
+        parallel_tool_calls=(False if config.loop.concurrency == 1 and sent.functions else None),
         stream=stream,
         secrets=_secrets(view, messages),
     )
@@ -227,7 +232,7 @@ def model_request(
             round=round,
             api=adapter.api,
             model=config.provider.model,
-            tools=len(offer.functions),
+            tools=len(sent.functions),
             stream=stream,
         ),
     )

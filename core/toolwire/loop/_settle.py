@@ -14,7 +14,6 @@ import types
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._trust import TrustLevel
 from ..events import (
     ArgumentsAdjusted,
     Event,
@@ -429,19 +428,19 @@ def tool_context(
     call = slot.call
     call_id = call.id
 
+    emit = emitter(view, state)
+
     def progress(message: str, fraction: float | None = None) -> None:
-        event = ToolProgress(
-            run_id=run_id,
-            round=round,
-            call_id=call_id,
-            name=name,
-            message=message,
-            fraction=fraction,
+        emit(
+            ToolProgress(
+                run_id=run_id,
+                round=round,
+                call_id=call_id,
+                name=name,
+                message=message,
+                fraction=fraction,
+            )
         )
-        if threading.get_ident() == view.thread:
-            view.emit(state, event)
-        elif view.event_loop is not None:
-            view.event_loop.call_soon_threadsafe(view.emit, state, event)
 
     plugin = tool.plugin
     settings = state.control.settings.get(plugin, _NO_SETTINGS)
@@ -472,6 +471,19 @@ def tool_context(
     )
 
 
+def emitter(view: LoopView, state: RunState) -> Callable[[Event], None]:
+    """Record an event in this run from the run's thread, or from a tool's worker thread (a
+    plain function runs in one): there it is handed to the run's event loop."""
+
+    def emit(event: Event) -> None:
+        if threading.get_ident() == view.thread:
+            view.emit(state, event)
+        elif view.event_loop is not None:
+            view.event_loop.call_soon_threadsafe(view.emit, state, event)
+
+    return emit
+
+
 def run_services(view: LoopView, state: RunState) -> Mapping[str, Any]:
     """The host's services plus ``emit``, which records an event in this run (a tool's
     untrusted-content warning belongs to the run, not only to observers)."""
@@ -479,7 +491,7 @@ def run_services(view: LoopView, state: RunState) -> Mapping[str, Any]:
         state.control.services = types.MappingProxyType(
             {
                 **view.services,
-                "emit": lambda event: view.emit(state, event),
+                "emit": emitter(view, state),
                 FILTERED_SERVICE: lambda round, call_id: state.filtered_calls.add((round, call_id)),
             }
         )
@@ -582,7 +594,7 @@ def settle_events(view: LoopView, state: RunState, round: int, slot: CallSlot, n
     if not result.is_ok:
         state.forget(slot)
     needed = result.required_trust
-    if needed is not None and (state.required_trust is None or needed > state.required_trust):
-        state.required_trust = TrustLevel.parse(needed)
+    if needed is not None and needed.strictest(state.required_trust) != state.required_trust:
+        state.required_trust = needed.strictest(state.required_trust)
         state.trust_origin = f"{name} call {call_id}"
     view.emit(state, event)

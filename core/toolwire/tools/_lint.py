@@ -11,7 +11,7 @@ from typing import Any, Literal
 import attrs
 
 from ._model import Tool
-from ._names import provider_name_problems, tool_name_problems
+from ._names import is_snake_case, provider_name_problems, suggest_tool_name, tool_name_problems
 from ._normalize import FOREIGN_WORDS
 from ._typeschema import is_union, strip_annotated
 from ._validation import resolve_ref
@@ -33,7 +33,7 @@ class LintFinding:
     """One thing ``toolwire doctor`` reports about a tool.
 
     ``code`` is stable for filtering: ``missing-description``, ``parameter-without-description``,
-    ``unsafe-name``, ``not-strict-compatible``, ``instructions-in-description``,
+    ``unsafe-name``, ``not-snake-case``, ``not-strict-compatible``, ``instructions-in-description``,
     ``null-means-default``, ``normalized-schema``, ``foreign-schema-word``,
     ``undeclared-side-effect``, ``undeclared-path-argument``.
     """
@@ -128,6 +128,16 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             severity="info",
         )
 
+    if not broken and not is_snake_case(tool.name):
+        suggestion = suggest_tool_name(tool.name)
+        add(
+            "not-snake-case",
+            f"the name {tool.name!r} is not lower-case snake_case, the one spelling every "
+            "provider and prompted dialect takes unchanged and models read best"
+            + (f": rename it {suggestion!r}" if suggestion else "")
+            + " (a name from another host may keep its spelling: it is sent under an alias "
+            "where an API refuses it)",
+        )
     # Notes on the words JSON Schema ignores (read all the same) warn; other notes inform.
     foreign = [n for n in tool.schema_notes if n.split(":", 1)[0].endswith(_FOREIGN_PATHS)]
     normalized = [n for n in tool.schema_notes if n not in foreign]

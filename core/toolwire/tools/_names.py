@@ -92,6 +92,11 @@ def tool_name_problems(name: str) -> list[str]:
     return problems
 
 
+def is_snake_case(name: str) -> bool:
+    """Whether ``name`` is lower-case snake_case (``get_weather``), the recommended spelling."""
+    return _snake_case().fullmatch(name) is not None
+
+
 def suggest_tool_name(name: str) -> str | None:
     """A snake_case spelling of ``name`` that follows the default rule, when one can be made."""
     words = _camel_boundary().sub("_", name.strip())

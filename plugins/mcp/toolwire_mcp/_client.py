@@ -208,10 +208,15 @@ class McpClient:
     """
 
     def __init__(
-        self, settings: McpSettings, *, base_dirs: Mapping[str, str | None] | None = None
+        self,
+        settings: McpSettings,
+        *,
+        base_dirs: Mapping[str, str | None] | None = None,
+        plugin: str = PLUGIN_NAME,
     ) -> None:
         self.settings = settings
         self.base_dirs = dict(base_dirs or {})
+        self.plugin = plugin  # the plugin the tools are registered under
         self.thread = LoopThread()
         self._connections: dict[str, ServerConnection] = {}
         self.base_toolsets = {name: ServerToolset(self, name) for name in sorted(settings.servers)}
@@ -427,12 +432,12 @@ class McpClient:
         registered = host.tools
         for name in self._registered.get(server, set()):
             current = registered.get(name)
-            if current is not None and current.plugin == PLUGIN_NAME:
+            if current is not None and current.plugin == self.plugin:
                 host.remove_tool(name)
         kept: set[str] = set()
         for name, tool in offered.items():
             try:
-                host.add_tool(tool, plugin=PLUGIN_NAME)
+                host.add_tool(tool, plugin=self.plugin)
             except ToolDefinitionError as exc:
                 self.base_toolsets[server].problems.append(f"MCP server {server!r}: {exc}")
                 continue

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from toolwire import CliCommand, Host
+from toolwire import CliCommand, Host, Surface
 from toolwire.cli import inert
 
 
@@ -61,6 +61,10 @@ async def _run(args: argparse.Namespace, host: Host) -> int:
     # A client that launches the server may drop the environment and start it anywhere: say
     # which config is in use (stderr, never the protocol's stdout).
     print(f"toolwire mcp serve: {_config_in_use(host)}", file=sys.stderr, flush=True)
+    surface = Surface(name="mcp-serve", interactive=False, hosted=True, approved=args.approve)
+    notice = host.use_surface(surface)
+    if notice is not None:
+        print(notice, file=sys.stderr)
     try:
         address = parse_listen_address(args.http) if args.http else None
         server = ToolServer(host, approve=args.approve)

@@ -134,17 +134,13 @@ class ToolServer:
         )
 
     def tools(self) -> dict[str, Tool]:
-        """The served tools: the enabled ones (``[tools] enable`` minus ``deny``), the caller's
-        own (external) tools left out."""
-        config = self.host.config.tools
-        enabled = set(config.enable) if config.enable is not None else None
-        deny = set(config.deny)
+        """The served tools: those a run on the host's surface may offer (``[tools]``, the
+        profile, ``[surfaces.mcp-serve]``), the caller's own (external) tools left out."""
+        from toolwire.loop import Selection
+
+        selection = Selection.from_config(self.host.config, None, None)
         return {
-            name: tool
-            for name, tool in self.host.tools.items()
-            if not tool.external
-            and name not in deny
-            and (enabled is None or name in enabled or tool.activation == "context")
+            tool.name: tool for tool in selection.candidates(self.host.tools) if not tool.external
         }
 
     async def _list_tools(
@@ -313,10 +309,8 @@ def _error(message: str) -> mt.CallToolResult:
 
 
 def _approval_reason(tool: Tool, host: Host) -> str | None:
-    # The host's own rule (tool policy and [policy] require_approval), as runs apply it.
-    from toolwire._defaults.policy import approval_reason
-
-    return approval_reason(tool, host.config.policy)
+    # The host's own rule (tool policy, [policy] require_approval, the surface), as runs apply it.
+    return host.pipeline.approval_reason(tool)
 
 
 def _version() -> str:

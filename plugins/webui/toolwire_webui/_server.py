@@ -13,7 +13,7 @@ from typing import TextIO
 
 from aiohttp import web
 
-from toolwire import Config, ConfigError, Host
+from toolwire import Config, ConfigError, Host, Surface
 from toolwire.chat import GrantStore
 from toolwire.net import is_loopback, loopback_authorities
 
@@ -23,6 +23,12 @@ from ._store import ConversationStore
 
 TOKEN_ENV = "TOOLWIRE_WEBUI_TOKEN"
 MIN_TOKEN_LENGTH = 16
+
+
+def web_surface(host: str) -> Surface:
+    """The web chat's surface: interactive, and hosted when bound to a network address (then it
+    offers no tool until the config names some)."""
+    return Surface(name="web", interactive=True, hosted=not is_loopback(host))
 
 
 def check_bind(host: str, token: str | None) -> None:
@@ -75,6 +81,7 @@ class WebServer:
         check_bind(host, token)
         self.grants = grants if isinstance(grants, GrantStore) else GrantStore(grants)
         self.toolwire_host = toolwire_host
+        self.notice = toolwire_host.use_surface(web_surface(host))
         self.host = host
         self.port = port
         self.token = token
@@ -193,6 +200,8 @@ async def _serve_until_stopped(server: WebServer, out: TextIO) -> None:
         loop.add_signal_handler(signum, stopped.set)
     try:
         await server.start()
+        if server.notice is not None:
+            print(server.notice, file=sys.stderr)
         out.write(f"toolwire web chat on {server.url}\n")
         out.flush()
         await stopped.wait()

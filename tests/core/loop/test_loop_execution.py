@@ -403,14 +403,14 @@ async def test_trust_requirement_tightens_and_refuses_a_weaker_provider(tmp_path
     host = make_host(tmp_path, [medical, public])
     run = await run_script(host, [[tool_call("medical"), tool_call("public")], "never"])
     assert run.stop_reason == "trust"
-    assert run.required_trust is TrustLevel.HIGH  # only tightens
+    assert run.required_trust == TrustLevel.HIGH  # only tightens
     assert "trusted at least 'high'" in (run.detail or "")
     assert "medical call call_1_0" in (run.detail or "")
     assert run.rounds == 1
     trusted = make_host(tmp_path, [medical], provider=ProviderConfig(trust="high"))
     run = await run_script(trusted, [tool_call("medical"), "fine"])
     assert run.stop_reason == "answered"
-    assert run.required_trust is TrustLevel.HIGH
+    assert run.required_trust == TrustLevel.HIGH
 
 
 async def test_a_tool_returning_garbage_through_middleware_is_an_error(tmp_path: Path) -> None:

@@ -21,24 +21,32 @@ import toolwire
 from toolwire import Config, Host, ToolCallingLoop, ToolContext
 from toolwire_mcp._serve import ToolServer
 
+BASICS = '["calculator", "convert_time", "convert_units", "current_time"]'
 
-def _config(tmp_path: Path, extra: str = "") -> Path:
+
+def _config(tmp_path: Path, extra: str = "", *, served: str | None = BASICS) -> Path:
+    """A config enabling basics; ``served`` names the tools ``mcp serve`` may serve (None names
+    none: a hosted surface then serves nothing)."""
     path = tmp_path / "toolwire.toml"
+    allow = f"\n[surfaces.mcp-serve]\nallow = {served}\n" if served is not None else ""
     path.write_text(
         '[plugins]\nenable = ["basics", "mcp"]\n\n'
-        f'[ledger]\npath = "{tmp_path / "ledger.sqlite3"}"\n' + extra,
+        f'[ledger]\npath = "{tmp_path / "ledger.sqlite3"}"\n' + allow + extra,
         encoding="utf-8",
     )
     return path
 
 
 @asynccontextmanager
-async def _serve_stdio(config: Path, *args: str, **session: Any) -> AsyncIterator[ClientSession]:
+async def _serve_stdio(
+    config: Path, *args: str, errlog: Any = sys.stderr, **session: Any
+) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "toolwire", "--config", str(config), "mcp", "serve", *args],
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write, **session) as s:
+    client = stdio_client(params, errlog=errlog)
+    async with client as (read, write), ClientSession(read, write, **session) as s:
         await s.initialize()
         yield s
 
@@ -116,6 +124,33 @@ async def test_approval_is_refused_unless_approved_or_elicited(tmp_path: Path):
         assert "did not approve" in _text(no)
     assert len(asked) == 2
     assert "calculator" in asked[0]
+
+
+async def test_a_config_naming_no_tools_serves_none_and_says_so(tmp_path: Path):
+    config = _config(tmp_path, served=None)
+    errors = tmp_path / "stderr"
+    with errors.open("w") as stderr:
+        async with _serve_stdio(config, errlog=stderr) as session:
+            assert (await session.list_tools()).tools == []
+            refused = await session.call_tool("calculator", {"expression": "1 + 1"})
+            assert refused.is_error
+    assert "the mcp-serve surface is hosted and the config names no tools" in errors.read_text()
+    config = _config(tmp_path, '\n[tools]\nenable = ["calculator"]\n', served=None)
+    async with _serve_stdio(config) as session:
+        assert [t.name for t in (await session.list_tools()).tools] == ["calculator"]
+
+
+async def test_a_guarded_tool_is_refused_unless_approved_in_advance(tmp_path: Path):
+    # guarding read_only makes calculator a guarded tool: `mcp serve` is unattended, so the
+    # call is refused
+    config = _config(tmp_path, '\n[policy]\nguarded = ["read_only"]\n')
+    async with _serve_stdio(config) as session:
+        refused = await session.call_tool("calculator", {"expression": "1 + 1"})
+        assert refused.is_error
+        assert "the mcp-serve surface runs unattended" in _text(refused)
+    async with _serve_stdio(config, "--approve", "calculator") as session:
+        approved = await session.call_tool("calculator", {"expression": "1 + 1"})
+        assert _text(approved).endswith("= 2")
 
 
 def test_approve_must_name_a_served_tool(tmp_path: Path):

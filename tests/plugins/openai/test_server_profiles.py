@@ -167,3 +167,32 @@ def test_an_unknown_profile_in_the_config_names_key_value_and_choices(
     assert "'llama.cpp', 'vllm', 'ollama', 'lmstudio', 'openai'" in message
     assert main(["tools", "list"]) == 2
     assert "profile = 'llamacpp'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("server", "choice", "sent"),
+    [
+        ("ollama", "required", None),
+        ("llama.cpp", "add", "required"),
+        ("lmstudio", "add", "required"),
+    ],
+)
+async def test_a_run_degrades_a_choice_the_server_does_not_honour(
+    server: str, choice: str, sent: str | None
+) -> None:
+    script = [tool_call("add", {"a": 1, "b": 2}), "3"]
+    async with FakeOpenAIChatServer(script) as fake:
+        host = _host(
+            {
+                "provider": {"adapter": "openai-chat", "base_url": fake.base_url, "model": "m"},
+                "providers": {"openai": {"profile": server}},
+                "ledger": {"enabled": False},
+            }
+        )
+        async with host:
+            host.add_tool(_add)
+            run = await host.run("add 1 and 2", tool_choice=choice)
+    assert run.stop_reason == "answered"
+    assert fake.bodies[0].get("tool_choice") == sent
+    (warning,) = [e for e in run.events if e.kind == "tool_choice_degraded"]
+    assert "the openai-chat adapter can express here" in warning.detail
