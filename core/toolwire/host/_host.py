@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
     from ..events import Event
     from ..http._transport import Transport
-    from ..loop import Decision, Run
+    from ..loop import Decision, Run, RunStream
     from ..loop._protocol import Pipeline
     from ..messages import Message
     from ..tools import Tool
@@ -450,8 +450,9 @@ class Host:
 
         return await ToolCallingLoop(self).resume(run, decisions)
 
-    def stream(self, prompt: str | Sequence[Message], **options: Any) -> AsyncIterator[Event]:
-        """Run a conversation, yielding every event as it happens."""
+    def stream(self, prompt: str | Sequence[Message], **options: Any) -> RunStream:
+        """Run a conversation, yielding every event as it happens (the run is the stream's
+        ``run`` once it ended)."""
         from ..loop import ToolCallingLoop
 
         return ToolCallingLoop(self).stream(prompt, **options)

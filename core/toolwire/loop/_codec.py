@@ -131,6 +131,8 @@ def result_to_json(result: ToolResult) -> dict[str, Any]:
             if result.follow_up
             else {}
         ),
+        **({"usage": usage_to_json(result.usage)} if result.usage is not None else {}),
+        **({"cost": result.cost} if result.cost is not None else {}),
     }
 
 
@@ -158,6 +160,8 @@ def result_from_json(data: Mapping[str, Any]) -> ToolResult:
         metadata=data.get("metadata") or {},
         required_trust=TrustLevel.parse(trust) if trust is not None else None,
         follow_up=tuple(_follow_up_from_json(p) for p in data.get("follow_up") or ()),
+        usage=usage_from_json(data.get("usage")),
+        cost=data.get("cost"),
     )
 
 
