@@ -5,8 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._markers import hookimpl
-from ..context import transcript
-from ..messages import SystemMessage, UserMessage
 
 if TYPE_CHECKING:
     from ..context import SummaryRequest
@@ -23,6 +21,10 @@ INSTRUCTIONS = (
 @hookimpl(trylast=True)
 async def toolwire_summarize_conversation(request: SummaryRequest) -> str | None:
     """Ask the run's provider, without tools, to summarise the turns."""
+    # Imported here: a host that never compacts (``toolwire plugins``) loads none of it.
+    from ..context import transcript
+    from ..messages import SystemMessage, UserMessage
+
     answer = await request.ask(
         (SystemMessage(INSTRUCTIONS), UserMessage(transcript(request.messages)))
     )

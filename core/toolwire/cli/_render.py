@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import re
@@ -358,6 +359,10 @@ class TerminalRenderer:
     # -- events ----------------------------------------------------------------------------
 
     def __call__(self, event: Event) -> None:
+        if event.parent is not None:  # a run started as a tool: its lines go in the call's card
+            self._nested(event)
+            self.out.flush()
+            return
         if isinstance(event, RunStarted):
             if self._ending is not None:  # the last run was not settled
                 self._finish()
@@ -411,6 +416,26 @@ class TerminalRenderer:
             if notice is not None:
                 self._line(self._paint("warn", "  " + inert(notice)))
         self.out.flush()
+
+    def note(self, text: str) -> None:
+        """A dim line of its own after the run (what the turn spent, say)."""
+        self._clear()
+        if self._line_open:
+            self.out.write("\n")
+            self._line_open = False
+            self._answer = ""
+        self._line(self._paint("dim", inert(text)))
+
+    def _nested(self, event: Event) -> None:
+        """The compact line(s) of an event of a run started as a tool, inside the card of the
+        call that started it."""
+        if isinstance(event, TextDelta):
+            return
+        shown = io.StringIO()
+        render_event(event, shown)
+        for line in shown.getvalue().splitlines():
+            if line.strip():
+                self._line(self._paint("dim", f"│   ↳ {inert(line.strip())}"))
 
     def settle(self, run: Run) -> None:
         """Close the cards the run's events left open (calls answered by a cancellation, calls

@@ -17,7 +17,7 @@ from ._compact import (
     ContextWindow,
     SummaryRequest,
     compact,
-    estimate_tokens,
+    conversation_tokens,
     is_summary,
     transcript,
 )
@@ -30,7 +30,7 @@ __all__ = [
     "RequestContext",
     "SummaryRequest",
     "compact",
-    "estimate_tokens",
+    "conversation_tokens",
     "is_summary",
     "transcript",
 ]

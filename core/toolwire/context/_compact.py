@@ -13,7 +13,7 @@ results (the model has not read them yet), and any turn with a call that has no 
 
 Everything here but the summary itself is a pure function of the messages, so the same
 conversation is always compacted the same way (and a provider's prompt cache sees the same
-prefix again). Sizes are estimated from the text (:func:`estimate_tokens`), which the loop
+prefix again). Sizes are estimated from the text (:func:`conversation_tokens`), which the loop
 scales by what the provider reported for its last request.
 """
 
@@ -38,6 +38,7 @@ from ..messages import (
     UserMessage,
 )
 from ..tools._result import ToolResult
+from ..usage import estimate_tokens
 
 __all__ = [
     "Compaction",
@@ -46,7 +47,7 @@ __all__ = [
     "SummaryRequest",
     "clear_old_results",
     "compact",
-    "estimate_tokens",
+    "conversation_tokens",
     "is_summary",
     "summary_message",
     "summary_spans",
@@ -108,26 +109,30 @@ def transcript(messages: Sequence[Message]) -> str:
     return "\n\n".join(blocks)
 
 
-def _text_size(message: Message) -> int:
+def message_tokens(message: Message) -> int:
+    """About how many tokens ``message`` takes (:func:`toolwire.usage.estimate_tokens` of its
+    text, calls and results, and a few for its framing)."""
     if isinstance(message, SystemMessage):
-        return len(message.content)
-    if isinstance(message, UserMessage):
-        return len(message.text)
-    if isinstance(message, ToolResultMessage):
-        return len(message.name) + len(message.result.model_text())
-    size = 0
-    for part in message.parts:
-        if isinstance(part, TextPart | ThinkingPart):
-            size += len(part.text)
-        elif isinstance(part, ToolCall):
-            size += len(part.name) + len(part.raw_arguments or json.dumps(part.arguments or {}))
-    return size
+        text = message.content
+    elif isinstance(message, UserMessage):
+        text = message.text
+    elif isinstance(message, ToolResultMessage):
+        text = f"{message.name} {message.result.model_text()}"
+    else:
+        pieces: list[str] = []
+        for part in message.parts:
+            if isinstance(part, TextPart | ThinkingPart):
+                pieces.append(part.text)
+            elif isinstance(part, ToolCall):
+                pieces.append(part.name)
+                pieces.append(part.raw_arguments or json.dumps(part.arguments or {}))
+        text = " ".join(pieces)
+    return estimate_tokens(text) + _PER_MESSAGE
 
 
-def estimate_tokens(messages: Sequence[Message]) -> int:
-    """A deterministic estimate of the tokens ``messages`` take: four characters a token, and
-    a few tokens of framing per message."""
-    return sum(math.ceil(_text_size(m) / 4) + _PER_MESSAGE for m in messages)
+def conversation_tokens(messages: Sequence[Message]) -> int:
+    """About how many tokens ``messages`` take: the same for the same messages, every time."""
+    return sum(message_tokens(m) for m in messages)
 
 
 @attrs.frozen(kw_only=True)
@@ -169,7 +174,7 @@ class ContextWindow:
 
     def size(self, messages: Sequence[Message]) -> int:
         """The estimated tokens of a request with ``messages``."""
-        return math.ceil((estimate_tokens(messages) + self.overhead) * self.scale)
+        return math.ceil((conversation_tokens(messages) + self.overhead) * self.scale)
 
 
 def is_summary(message: Message) -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.context import ContextWindow, compact, estimate_tokens, is_summary
+from toolwire.context import ContextWindow, compact, conversation_tokens, is_summary
 from toolwire.messages import (
     AssistantMessage,
     Message,
@@ -81,7 +81,7 @@ def test_a_conversation_that_fits_is_left_alone() -> None:
 
 def test_old_results_are_cleared_oldest_first_to_stubs_naming_them() -> None:
     messages = agent_run(40)
-    size = estimate_tokens(messages)
+    size = conversation_tokens(messages)
     window = ContextWindow(trigger=size - 1, target=size - 3000)
     summaries = Summaries()
     done = run(compact(messages, window, summaries))
