@@ -18,8 +18,10 @@ as instructions in the system prompt (:meth:`OutputSpec.instructions`).
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
 import attrs
@@ -29,7 +31,7 @@ from ._json.relaxed import parse_arguments as parse_relaxed
 from .tools._errors import ArgumentsInvalid, ToolDefinitionError
 from .tools._spec import FunctionSpec
 
-__all__ = ["ANSWER_TOOL", "OutputInvalid", "OutputSpec"]
+__all__ = ["ANSWER_TOOL", "OutputInvalid", "OutputSpec", "read_schema_file"]
 
 ANSWER_TOOL: Final = "final_answer"
 """The name of the answer tool offered on the tool path."""
@@ -255,6 +257,29 @@ class OutputSpec:
             wrapped=bool(data.get("wrapped", False)),
             strict=data.get("strict"),
         )
+
+
+def read_schema_file(path: str | os.PathLike[str], *, where: str) -> dict[str, Any]:
+    """The JSON Schema object in the file ``path`` (``where`` names the option or key that
+    named it, for errors).
+
+    :raises ValueError: naming the file, when it cannot be read or holds no JSON object.
+    """
+    shown = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{where}: the schema file {shown!r} cannot be read: {exc}") from None
+    try:
+        schema = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{where}: the schema file {shown!r} is not JSON: {exc}") from None
+    if not isinstance(schema, dict):
+        raise ValueError(
+            f"{where}: the schema file {shown!r} holds a JSON {type(schema).__name__}, not a "
+            "JSON Schema object"
+        )
+    return schema
 
 
 def _json_value(text: str) -> Any:
