@@ -66,7 +66,7 @@ def logging_restored() -> Any:
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, *argv: str) -> tuple[int, str, str]:
-    def load(args: Any) -> Host:
+    def load(args: Any, surface: Any = None) -> Host:
         host = Host.load(None)
         host.add_tool(hostile_echo)
         host.add_tool(explode)

@@ -45,7 +45,7 @@ def count_message(host: Host, text: str, *, tool_choice: str = "auto") -> Messag
     parts = [host.config.loop.system_prompt or ""]
     if tool_choice != "none":
         try:
-            selection = Selection.from_config(host.config, None, None)
+            selection = Selection.from_config(host.config, None, None, host.tools)
         except ValueError:  # an undefined profile offers nothing
             selection = None
         trust = host.config.provider.trust_level

@@ -18,6 +18,7 @@ from .._version import __version__
 from ._text import inert
 
 if TYPE_CHECKING:
+    from .._surface import Surface
     from ..config import Config
     from ..host._host import Host
 
@@ -392,10 +393,10 @@ def _command(argv: Sequence[str] | None) -> int:
     return EXIT_USAGE  # pragma: no cover - parser.error exits
 
 
-def _load(args: argparse.Namespace) -> Host:
+def _load(args: argparse.Namespace, surface: Surface | None = None) -> Host:
     from ..host._host import Host
 
-    return Host.load(args.config)
+    return Host.load(args.config, surface=surface)
 
 
 def _print_json(data: Any, out: TextIO) -> None:
@@ -461,7 +462,6 @@ def _plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from .._surface import Surface
-    from ..host._host import Host
 
     surface: Surface | None = None
     if getattr(args, "surface", None) is not None:
@@ -470,7 +470,7 @@ def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         except ValueError as exc:
             print(f"toolwire: --surface: {exc}", file=err)
             return EXIT_USAGE
-    host = Host.load(args.config, surface=surface)
+    host = _load(args, surface)
     registered = host.tools  # collected now: registration failures are reported before the listing
     _report_failures(host, err)
     if args.tools_command == "list":
@@ -528,7 +528,7 @@ def _listed_reasons(host: Host, tools: list[Any]) -> dict[str, str | None]:
     from .._selection import Selection, first_reason
 
     try:
-        selection = Selection.from_config(host.config, None, None)
+        selection = Selection.from_config(host.config, None, None, host.tools)
     except ValueError as exc:  # an undefined [tools] profile: no tool can be offered
         return {t.name: str(exc) for t in tools}
     trust = host.config.provider.trust_level
@@ -594,7 +594,11 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
 
     if args.wire not in host.adapter_classes():
         hint = _wire_plugin_hint(host, args.wire)
-        print(f"toolwire: cannot render for {args.wire}: {hint}", file=err)
+        print(
+            f"toolwire: cannot render for {args.wire}: no provider adapter named "
+            f"{args.wire!r} is registered; {hint}",
+            file=err,
+        )
         return EXIT_FAILED
     try:
         adapter = host.create_adapter(args.wire)
@@ -621,10 +625,7 @@ def _wire_plugin_hint(host: Host, api: str) -> str:
     plugin = WIRE_PLUGINS.get(api)
     if plugin is None:
         known = ", ".join(sorted((*host.adapter_classes(), "prompted")))
-        return (
-            f"no enabled plugin registers an adapter named {api!r}; the APIs this host can "
-            f"render for: {known}"
-        )
+        return f"the APIs this host can render for: {known}"
     info = host.plugin_info(plugin)
     if info is None:
         return (

@@ -190,12 +190,21 @@ class Host:
 
     @property
     def offer_notice(self) -> str | None:
-        """Why the host's surface offers no tool at all, worded for the person who starts it;
-        None when it offers as configured."""
-        from .._selection import closed_offer
+        """Why the host's surface offers no tool at all, or which selected tools it leaves out
+        because a tool they require cannot be had (one line each), worded for the person who
+        starts it; None when it offers as configured."""
+        from .._selection import Selection, closed_offer
 
         reason = closed_offer(self.config)
-        return None if reason is None else f"toolwire: {reason}."
+        if reason is not None:
+            return f"toolwire: {reason}."
+        try:
+            refused = Selection.from_config(self.config, None, None, self.tools).refused
+        except ValueError:  # an undefined profile: reported where the profile is used
+            return None
+        if not refused:
+            return None
+        return "\n".join(f"toolwire: {name} is not offered: {why}." for name, why in refused)
 
     # -- plugins and settings --------------------------------------------------------------
 
@@ -280,7 +289,7 @@ class Host:
         from ..loop._offer import why_not_offered as first_reason
 
         selection = Selection.from_config(
-            self.config, tuple(tools) if tools is not None else None, profile
+            self.config, tuple(tools) if tools is not None else None, profile, self.tools
         )
         try:
             adapter: ProviderAdapter | None = await self.get_adapter()

@@ -180,6 +180,20 @@ def _name_set(value: Iterable[str]) -> frozenset[str]:
     return frozenset(value)
 
 
+def _requirements(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise ToolDefinitionError(
+            f"give required tools as a list of names, not the string {value!r}"
+        )
+    names: list[str] = []
+    for name in value:
+        if not isinstance(name, str) or not name:
+            raise ToolDefinitionError(f"requires: {name!r} is not a tool name")
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
 def _empty_parameters() -> dict[str, Any]:
     return {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -625,6 +639,11 @@ class Tool:
     ``icon`` is a short text (an emoji or a few characters) that user interfaces show beside the
     title; it never reaches a model.
 
+    ``requires`` names the tools this one needs to be useful (``search_confluence`` finds pages
+    that ``read_web_page`` reads): selecting it selects them too, past ``[tools] enable`` and the
+    allow lists; a required tool that is not registered, or is denied or hidden, leaves this
+    one out, with that reason.
+
     ``path_arguments`` names the arguments that are file system paths (a string, or a list of
     strings): the host refuses a call whose path lies outside ``[policy] workspace`` and
     ``trusted_roots`` before the tool runs. ``background_safe`` says whether a call may run
@@ -665,6 +684,7 @@ class Tool:
     sensitive_arguments: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
     returns_untrusted_content: bool = False
     min_provider_trust: TrustLevel | None = attrs.field(default=None, converter=_trust)
+    requires: tuple[str, ...] = attrs.field(default=(), converter=_requirements)
     path_arguments: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
     background_safe: bool | None = None
     external: bool = False
@@ -713,6 +733,7 @@ class Tool:
         sensitive_arguments: Iterable[str] = (),
         returns_untrusted_content: bool = False,
         min_provider_trust: TrustLevel | str | None = None,
+        requires: Iterable[str] = (),
         path_arguments: Iterable[str] = (),
         background_safe: bool | None = None,
         external: bool = False,
@@ -779,6 +800,7 @@ class Tool:
             sensitive_arguments=_name_set(sensitive_arguments),
             returns_untrusted_content=returns_untrusted_content,
             min_provider_trust=min_provider_trust,
+            requires=_requirements(requires),
             path_arguments=_name_set(path_arguments),
             background_safe=background_safe,
             external=external,
@@ -813,6 +835,7 @@ class Tool:
         sensitive_arguments: Iterable[str] = (),
         returns_untrusted_content: bool = False,
         min_provider_trust: TrustLevel | str | None = None,
+        requires: Iterable[str] = (),
         path_arguments: Iterable[str] = (),
         background_safe: bool | None = None,
         external: bool = False,
@@ -905,6 +928,7 @@ class Tool:
             sensitive_arguments=_name_set(sensitive_arguments),
             returns_untrusted_content=returns_untrusted_content,
             min_provider_trust=min_provider_trust,
+            requires=_requirements(requires),
             path_arguments=_name_set(path_arguments),
             background_safe=background_safe,
             external=external,
@@ -1351,6 +1375,7 @@ def tool(
     sensitive_arguments: Iterable[str] = (),
     returns_untrusted_content: bool = False,
     min_provider_trust: TrustLevel | str | None = None,
+    requires: Iterable[str] = (),
     path_arguments: Iterable[str] = (),
     background_safe: bool | None = None,
     external: bool = False,

@@ -11,10 +11,12 @@ import toolwire.net
 def test_exported_names() -> None:
     assert toolwire.net.__all__ == [
         "DEFAULT_PORTS",
+        "NegotiateTokens",
         "RetrievalBlocked",
         "RetrievalError",
         "RetrievalPolicy",
         "Retrieved",
+        "SignInUnavailable",
         "fetch",
         "is_loopback",
         "loopback_authorities",
