@@ -7,13 +7,20 @@ and before each request.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
-from ..config import LimitsConfig
+from ..config import Config, LimitsConfig
+from ..events import LimitReached
+from ..messages import AssistantMessage
 from ..usage import ModelPrice, Usage
 
-__all__ = ["Overrun", "overrun", "price_for"]
+if TYPE_CHECKING:
+    from ._protocol import LoopView
+    from ._state import RunState
+
+__all__ = ["Overrun", "answer_cost", "configured_model", "over_budget", "overrun", "price_for"]
 
 
 def price_for(
@@ -59,3 +66,42 @@ def overrun(limits: LimitsConfig, usage: Usage, cost: float | None) -> Overrun |
                 f"the run's {what} reached its limit: {shown} of {limit:g} ([limits] {key})",
             )
     return None
+
+
+def configured_model(config: Config, provider: str | None) -> str | None:
+    """The configured model of the provider an answer names (``AssistantMessage.provider``,
+    set with ``[[provider.fallback]]``), else of ``[provider]``."""
+    if provider is not None and config.provider.fallback:
+        from ..adapters._fallback import provider_names
+
+        entries = [config.provider, *config.provider.fallback]
+        names = provider_names([(p.adapter, p.model) for p in entries])
+        for name, entry in zip(names, entries, strict=True):
+            if name == provider:
+                return entry.model
+    return config.provider.model
+
+
+def answer_cost(config: Config, message: AssistantMessage) -> float | None:
+    """What the request that ``message`` answers cost at ``[prices]`` (None: no price)."""
+    if message.usage is None or not config.prices:
+        return None
+    price = price_for(config.prices, message.model, configured_model(config, message.provider))
+    return price.cost(message.usage) if price is not None else None
+
+
+def over_budget(view: LoopView, state: RunState) -> Overrun | None:
+    """The limit of ``[limits]`` the run has reached, announced with ``LimitReached`` (None
+    when it has reached none, or none is set)."""
+    limits = view.config.limits
+    if not limits.any:
+        return None
+    over = overrun(limits, state.usage, state.spent)
+    if over is not None:
+        view.emit(
+            state,
+            LimitReached(
+                run_id=state.run_id, round=state.rounds or None, limit=over.limit, value=over.value
+            ),
+        )
+    return over

@@ -129,6 +129,8 @@ def restore(registered: Mapping[str, Tool], run: Run) -> RunState:
     state.used = run.tool_calls_used
     state.required_trust = run.required_trust
     state.usage = run.usage
+    state.cost = run.cost or 0.0
+    state.unpriced = int(run.cost is None and run.usage.reported)
     state.deferred = list(run.deferred)
     state.turn.forced_choice_used = run.rounds > 0
     for record in run.tool_calls:

@@ -28,6 +28,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ._budget import answer_cost, over_budget
 from ._choice import degraded_choice, nearest_choice
 from ._execution import describe
 from ._ids import run_call_id, with_run_id, with_run_ids
@@ -36,7 +37,7 @@ from ._redact import redacted_call, redacted_message, sensitive
 from ._run import ToolCallRecord
 from ._settle import run_services
 from ._state import CallSlot, RunState
-from ._turn import deadline_reached, turn
+from ._turn import deadline_reached, stop_turn, turn
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
@@ -81,6 +82,10 @@ def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
     if state.control.deadline_passed():
         deadline_reached(view, state)
         return False
+    over = over_budget(view, state)
+    if over is not None:
+        state.finish("budget", over.detail)
+        return False
     provider_trust = view.trust
     if not provider_trust.satisfies(state.required_trust):
         assert state.required_trust is not None
@@ -110,6 +115,11 @@ async def play_round(view: LoopView, state: RunState, adapter: ProviderAdapter, 
     if not calls:
         return 0
     slots = [CallSlot(call) for call in calls]
+    over = over_budget(view, state)
+    if over is not None:  # the answer spent the budget: its calls are answered, none runs
+        stop_turn(view, state, round, slots, over.detail)
+        state.finish("budget", over.detail)
+        return len(calls)
     state.turn.snapshot_used = state.used
     state.turn.snapshot_pending = view.ledger is not None
     await turn(view, state, round, slots, offer)
@@ -315,7 +325,8 @@ def take_answer(
     message = with_run_ids(message, round, taken)
     taken.update(call.id for call in message.tool_calls)
     state.messages.append(message)
-    state.add_usage(message.usage)
+    cost = answer_cost(view.config, message)
+    state.charge(message.usage, cost)
     view.emit(
         state,
         ResponseReceived(
@@ -323,6 +334,7 @@ def take_answer(
             round=round,
             message=redacted_message(view.host.tools, message),
             usage=message.usage,
+            cost=cost,
         ),
     )
     calls: list[ToolCall] = []

@@ -76,6 +76,18 @@ def _not_run(reason: str) -> ToolResult:
     return ToolResult.error(f"Not run: the run stopped before this call ({reason}).")
 
 
+def stop_turn(
+    view: LoopView, state: RunState, round: int, slots: list[CallSlot], reason: str
+) -> None:
+    """Answer every call of the model's last answer as not run (the run stops before any runs,
+    for ``reason``) and close the turn."""
+    last = state.messages[-1]
+    assert isinstance(last, AssistantMessage)
+    for slot in slots:
+        slot.answer("not_run", _not_run(reason))
+    close_turn(view, state, round, slots, last)
+
+
 def close_turn(
     view: LoopView, state: RunState, round: int, slots: list[CallSlot], turn: AssistantMessage
 ) -> None:
@@ -88,6 +100,9 @@ def close_turn(
         state.records.append(slot.record(round))
         if slot.deferred is not None:
             state.deferred.append(slot.deferred)
+        spent = slot.result
+        if slot.outcome == "executed" and spent is not None and spent.usage is not None:
+            state.charge(spent.usage, spent.cost)  # a run started as a tool
     rebuild_results(state, turn, round)
     if not any(slot.deferred is not None for slot in slots):
         message = follow_up(slots)

@@ -19,7 +19,7 @@ import toolwire
 
 from ..adapters._base import ProviderError
 from ..adapters._names import WIRE_NAME
-from ..config import Config, LedgerConfig, ProviderConfig
+from ..config import Config, LedgerConfig, LimitsConfig, ProviderConfig
 from ..events import (
     ProviderRetry,
     TextDelta,
@@ -28,7 +28,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import AssistantMessage, TextPart, ThinkingPart, ToolResultMessage
-from ..usage import Usage
+from ..usage import ModelPrice, Usage
 from ._scripted import tool_call
 from ._servers import ErrorReply, FakeProviderServer, Reply, ScriptItem
 
@@ -172,16 +172,22 @@ class ConformanceKit:
         tool_choice: Any = "auto",
         server_options: Mapping[str, Any] | None = None,
         provider: Mapping[str, Any] | None = None,
+        sections: Mapping[str, Any] | None = None,
+        **run_options: Any,
     ) -> Run:
-        """Run one conversation whose model answers follow ``script``."""
+        """Run one conversation whose model answers follow ``script``; ``sections`` replaces
+        sections of the config (``limits``, ``prices`` …), ``run_options`` go to ``run``."""
         stream = self.stream if stream is None else stream
         options = {"api_key": KEY, **(server_options or {})}
         server = self.suite.server(script, **options)
         self.server = server
         async with server:
-            host = self.host(self.config(server, stream, **(provider or {})))
+            config = self.config(server, stream, **(provider or {}))
+            if sections:
+                config = attrs.evolve(config, **sections)
+            host = self.host(config)
             try:
-                return await host.run(prompt, tool_choice=tool_choice, stream=stream)
+                return await host.run(prompt, tool_choice=tool_choice, stream=stream, **run_options)
             finally:
                 await host.aclose()
 
@@ -620,3 +626,33 @@ class AdapterConformance:
         answers = [m for m in run.messages if isinstance(m, AssistantMessage)]
         assert [m.usage for m in answers] == [first, second]
         assert run.usage == first + second
+
+    async def test_budget_stops_the_run_with_every_call_answered(
+        self, conformance: ConformanceKit
+    ) -> None:
+        """Usage priced at ``[prices]`` gives the run its cost; an answer that reaches a limit
+        of ``[limits]`` ends the run ``budget``, its calls answered as not run."""
+        price = ModelPrice(input=2.0, output=8.0)
+        first = Usage(input_tokens=1000, output_tokens=100, total_tokens=1100)
+        script: list[ScriptItem] = [
+            Reply(turn=tool_call("add", {"a": 1, "b": 2}), usage=first),
+            Reply(turn=[tool_call("add", {"a": 3, "b": 4}), tool_call("now")], usage=first),
+            "never asked",
+        ]
+        run = await conformance.run(
+            script,
+            sections={
+                "limits": LimitsConfig(max_output_tokens=200),
+                "prices": {"conformance-model": price},
+            },
+        )
+        assert run.stop_reason == "budget", run.detail
+        assert "[limits] max_output_tokens" in (run.detail or "")
+        assert len(conformance.bodies) == 2
+        assert conformance.executed == [("add", {"a": 1, "b": 2})]
+        assert [r.outcome for r in run.tool_calls] == ["executed", "not_run", "not_run"]
+        answered = {m.call_id for m in run.messages if isinstance(m, ToolResultMessage)}
+        assert answered == {r.call.id for r in run.tool_calls}
+        assert run.usage == first + first
+        assert run.cost == 2 * price.cost(first)
+        assert run.to_json()["cost"] == run.cost
