@@ -22,7 +22,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -30,6 +30,9 @@ from ._json.relaxed import ArgumentsSyntaxError
 from ._json.relaxed import parse_arguments as parse_relaxed
 from .tools._errors import ArgumentsInvalid, ToolDefinitionError
 from .tools._spec import FunctionSpec
+
+if TYPE_CHECKING:
+    from .config import Config
 
 __all__ = ["ANSWER_TOOL", "OutputInvalid", "OutputSpec", "read_schema_file"]
 
@@ -142,6 +145,26 @@ class OutputSpec:
             wrapped=wrapped,
             target=target,
         )
+
+    @classmethod
+    def for_run(cls, output: Any, config: Config) -> OutputSpec | None:
+        """A run's spec: ``output`` (see :meth:`of`), else ``[run] output_schema`` of
+        ``config`` (a table, or a JSON file relative to the file that set it), else None for a
+        text answer.
+
+        :raises ToolDefinitionError: (a ``ValueError``) for a type or schema that cannot be
+            used; ``ValueError`` for a schema file that cannot be read.
+        """
+        if output is not None:
+            return cls.of(output)
+        schema = config.run.output_schema
+        if schema is None:
+            return None
+        if isinstance(schema, str):
+            origin = config.origin_of("$.run.output_schema")
+            base = Path(origin).parent if origin else Path.cwd()
+            schema = read_schema_file(base / schema, where="[run] output_schema")
+        return cls.of(schema)
 
     # -- checking an answer ------------------------------------------------------------------
 

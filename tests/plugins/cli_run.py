@@ -24,9 +24,14 @@ def provider_table(server: FakeOpenAIChatServer) -> str:
 
 
 async def toolwire_run(
-    config: Path, prompt: str, *, env: Mapping[str, str] | None = None
+    config: Path,
+    prompt: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    options: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """Run ``toolwire --config CONFIG run --json PROMPT`` and return the run it prints."""
+    """Run ``toolwire --config CONFIG run --json [OPTIONS] PROMPT`` and return the run it
+    prints."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -35,6 +40,7 @@ async def toolwire_run(
         str(config),
         "run",
         "--json",
+        *options,
         prompt,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,

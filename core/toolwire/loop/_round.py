@@ -28,6 +28,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ._answer import answer_tool_name, ask_for_answer, take_typed_answer
 from ._budget import answer_cost, over_budget
 from ._choice import degraded_choice, nearest_choice
 from ._execution import describe
@@ -37,7 +38,7 @@ from ._redact import redacted_call, redacted_message, sensitive
 from ._run import ToolCallRecord
 from ._settle import run_services
 from ._state import CallSlot, RunState
-from ._turn import deadline_reached, stop_turn, turn
+from ._turn import deadline_reached, turn
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
@@ -112,17 +113,12 @@ async def play_round(view: LoopView, state: RunState, adapter: ProviderAdapter, 
     if message is None:
         return 0
     calls = take_answer(view, state, round, message, adapter.api)
+    if state.options.output is not None:
+        tool = answer_tool_name(view.host.tools)
+        return await take_typed_answer(view, state, round, offer, calls, adapter.capabilities, tool)
     if not calls:
         return 0
-    slots = [CallSlot(call) for call in calls]
-    over = over_budget(view, state)
-    if over is not None:  # the answer spent the budget: its calls are answered, none runs
-        stop_turn(view, state, round, slots, over.detail)
-        state.finish("budget", over.detail)
-        return len(calls)
-    state.turn.snapshot_used = state.used
-    state.turn.snapshot_pending = view.ledger is not None
-    await turn(view, state, round, slots, offer)
+    await turn(view, state, round, [CallSlot(call) for call in calls], offer)
     return len(calls)
 
 
@@ -235,6 +231,9 @@ def model_request(
         stream=stream,
         secrets=_secrets(view, messages),
     )
+    if state.options.output is not None:
+        tool = answer_tool_name(view.host.tools)
+        request = ask_for_answer(state, adapter.capabilities, tool, request)
     view.emit(
         state,
         RequestSent(
@@ -242,7 +241,7 @@ def model_request(
             round=round,
             api=adapter.api,
             model=config.provider.model,
-            tools=len(sent.functions),
+            tools=len(request.functions),
             stream=stream,
         ),
     )
@@ -347,7 +346,9 @@ def take_answer(
             calls.append(call)
     if not calls:
         state.text = message.text
-        state.finish(*answer_outcome(message, api=api, max_tokens=view.config.provider.max_tokens))
+        if state.options.output is None:  # a typed answer is read by take_typed_answer
+            outcome = answer_outcome(message, api=api, max_tokens=view.config.provider.max_tokens)
+            state.finish(*outcome)
     return calls
 
 

@@ -74,12 +74,14 @@ Outcome: TypeAlias = Literal[
     "not_run",
     "recovered",
     "provider_executed",
+    "final_answer",
 ]
 """How a call was handled: run (``executed``), refused at admission (``unknown_tool``,
 ``invalid_arguments``, ``duplicate``, ``limit``, ``cancelled``), waiting (``deferred``),
 decided by the caller (``denied``, ``supplied``), never run because the run stopped
-(``not_run``), answered from the ledger after a crash (``recovered``), or run by the provider
-(``provider_executed``)."""
+(``not_run``), answered from the ledger after a crash (``recovered``), run by the provider
+(``provider_executed``), or the call of the answer tool that gave a run's typed answer
+(``final_answer``)."""
 
 RAN: frozenset[Outcome] = frozenset({"executed", "recovered", "supplied"})
 """The outcomes whose result a tool produced (here, before a crash, or the caller's own run of

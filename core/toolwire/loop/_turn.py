@@ -14,6 +14,7 @@ from ..events import LimitReached
 from ..messages import AssistantMessage, TextPart, UserMessage, UserPart
 from ..tools._result import ToolResult
 from ._approval import admit_call
+from ._budget import over_budget
 from ._cancel import answer_cancelled
 from ._records import store
 from ._resume import rebuild_results
@@ -27,12 +28,27 @@ if TYPE_CHECKING:
 
 
 async def turn(
-    view: LoopView, state: RunState, round: int, slots: list[CallSlot], offer: Offer
+    view: LoopView,
+    state: RunState,
+    round: int,
+    slots: list[CallSlot],
+    offer: Offer,
+    to_admit: Sequence[CallSlot] | None = None,
 ) -> None:
-    """Answer every call of the model's last answer (``slots``, none approved yet)."""
+    """Answer every call of the model's last answer (``slots``): admit and run ``to_admit``
+    (default: every slot; the others are answered already), unless the answer spent the run's
+    budget (``[limits]``): then none runs, and the run stops."""
     last = state.messages[-1]
     assert isinstance(last, AssistantMessage)
-    await answer_turn(view, state, round, offer, last, slots, [(s, False) for s in slots])
+    over = over_budget(view, state)
+    if over is not None:
+        stop_turn(view, state, round, slots, over.detail)
+        state.finish("budget", over.detail)
+        return
+    state.turn.snapshot_used = state.used
+    state.turn.snapshot_pending = view.ledger is not None
+    admit = slots if to_admit is None else to_admit
+    await answer_turn(view, state, round, offer, last, slots, [(s, False) for s in admit])
 
 
 async def answer_turn(
@@ -84,7 +100,8 @@ def stop_turn(
     last = state.messages[-1]
     assert isinstance(last, AssistantMessage)
     for slot in slots:
-        slot.answer("not_run", _not_run(reason))
+        if slot.result is None:
+            slot.answer("not_run", _not_run(reason))
     close_turn(view, state, round, slots, last)
 
 

@@ -19,8 +19,9 @@ import toolwire
 
 from ..adapters._base import ProviderError
 from ..adapters._names import WIRE_NAME
-from ..config import Config, LedgerConfig, LimitsConfig, ProviderConfig
+from ..config import Config, LedgerConfig, LimitsConfig, ProviderConfig, RunConfig
 from ..events import (
+    InvalidOutput,
     ProviderRetry,
     TextDelta,
     ToolCallArgumentsDelta,
@@ -190,6 +191,21 @@ class ConformanceKit:
                 return await host.run(prompt, tool_choice=tool_choice, stream=stream, **run_options)
             finally:
                 await host.aclose()
+
+    async def output_mode(self) -> str:
+        """How this adapter is asked for a typed answer: ``native``, ``tool`` or
+        ``prompted``."""
+        from ..loop._answer import output_mode
+
+        config = Config(
+            provider=ProviderConfig(adapter=self.suite.adapter, model="m", **self.suite.provider),
+            ledger=LedgerConfig(enabled=False),
+        )
+        host = self.host(config)
+        try:
+            return output_mode((await host.get_adapter()).capabilities)
+        finally:
+            await host.aclose()
 
     @property
     def bodies(self) -> list[Any]:
@@ -656,3 +672,56 @@ class AdapterConformance:
         assert run.usage == first + first
         assert run.cost == 2 * price.cost(first)
         assert run.to_json()["cost"] == run.cost
+
+    # -- typed answers ------------------------------------------------------------------------
+
+    async def test_typed_answer(self, conformance: ConformanceKit) -> None:
+        """A run with an output type gets its answer checked and structured; a wrong answer
+        goes back to the model with what is wrong, and the corrected one is taken."""
+        mode = await conformance.output_mode()
+        schema = {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
+            "required": ["city", "population"],
+            "additionalProperties": False,
+        }
+        wrong = {"city": "Nice", "population": "many"}
+        right = {"city": "Nice", "population": 342_669}
+        script: list[ScriptItem]
+        if mode == "tool":
+            script = [tool_call("final_answer", wrong), tool_call("final_answer", right)]
+        else:
+            script = [json.dumps(wrong), "```json\n" + json.dumps(right) + "\n```"]
+        run = await conformance.run(script, prompt="Which city?", output=schema)
+        assert run.stop_reason == "answered", run.detail
+        assert run.output == right
+        invalid = [e for e in run.events if isinstance(e, InvalidOutput)]
+        assert [(e.recovery, e.attempt) for e in invalid] == [("returned", 1)]
+        first, second = conformance.bodies
+        assert "population" in json.dumps(first)  # the schema reached the model
+        assert "expected an integer" in json.dumps(second)  # what was wrong went back
+        assert_every_call_answered(run)
+
+    async def test_typed_answer_gives_up_after_its_retries(
+        self, conformance: ConformanceKit
+    ) -> None:
+        """Answers that stay wrong end the run ``output_invalid`` after ``[run]
+        output_retries``, every call answered."""
+        mode = await conformance.output_mode()
+        schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+        bad: ScriptItem = tool_call("final_answer", {"n": "x"}) if mode == "tool" else '{"n": "x"}'
+        run = await conformance.run(
+            [bad, bad], output=schema, sections={"run": RunConfig(output_retries=1)}
+        )
+        assert run.stop_reason == "output_invalid", run.detail
+        assert "n: got" in (run.detail or "")
+        assert run.output is None
+        assert len(conformance.bodies) == 2
+        assert_every_call_answered(run)
+
+
+def assert_every_call_answered(run: Run) -> None:
+    """Every call of the run's conversation has its result in it."""
+    answered = {m.call_id for m in run.messages if isinstance(m, ToolResultMessage)}
+    called = {c.id for m in run.messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
+    assert answered == called, (answered, called)

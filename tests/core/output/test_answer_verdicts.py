@@ -95,7 +95,7 @@ def test_an_answer_is_read_from_the_text_or_from_the_answer_tool() -> None:
     assert text == Answered(City("Nice"), '{"name": "Nice"}')
     call = ToolCall(id="c", name="final_answer", arguments={"name": "Nice"})
     tool = read_answer(SPEC, "tool", _turn(call), "final_answer")
-    assert tool == Answered(City("Nice"), '{"name": "Nice"}')
+    assert tool == Answered(City("Nice"), '{"name": "Nice"}', call)
     # Calls of other tools first: no answer yet.
     other = ToolCall(id="d", name="search", arguments={})
     assert read_answer(SPEC, "tool", _turn(other), "final_answer") is None
