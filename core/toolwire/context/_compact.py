@@ -19,13 +19,16 @@ scales by what the provider reported for its last request.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
+from .._contain import bounded, is_cancellation
+from ..events import Event, PluginFailed
 from ..messages import (
     AssistantMessage,
     Message,
@@ -43,6 +46,7 @@ from ..usage import estimate_tokens
 __all__ = [
     "Compaction",
     "ContextWindow",
+    "ask_summary",
     "SUMMARY_API",
     "SummaryRequest",
     "clear_old_results",
@@ -61,8 +65,9 @@ _CLEARED: Final = "cleared_to_fit_context"
 _PER_MESSAGE: Final = 4  # the wire's framing of a message, in tokens
 _SHOWN_ARGUMENTS: Final = 200
 
-Summarize = Callable[[tuple[Message, ...]], Awaitable[str]]
-"""Writes the summary of some messages (the ``toolwire_summarize_conversation`` hook)."""
+Summarize = Callable[[tuple[Message, ...]], Awaitable[str | None]]
+"""Writes the summary of some messages (the ``toolwire_summarize_conversation`` hook); None
+when none can be written (the turns stay as they are)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -342,7 +347,8 @@ async def compact(
 ) -> Compaction | None:
     """``messages`` made to fit ``window``: None when they fit ``window.trigger`` already;
     else old results cleared, then older turns summarised with ``summarize`` (oldest run of
-    turns first) until the request fits ``window.target`` or nothing more may be touched."""
+    turns first) until the request fits ``window.target``, nothing more may be touched, or
+    ``summarize`` writes no summary."""
     before = window.size(messages)
     if before <= window.trigger:
         return None
@@ -354,6 +360,8 @@ async def compact(
             break
         start, stop = spans[0]
         text = await summarize(tuple(current[start:stop]))
+        if text is None:
+            break
         replaced = sum(_stands_for(m) for m in current[start:stop])
         current = (*current[:start], summary_message(text, replaced), *current[stop:])
         summarised += stop - start
@@ -375,3 +383,43 @@ def _stands_for(message: Message) -> int:
                 replaced = part.data.get("replaced") if isinstance(part.data, dict) else None
                 return replaced if isinstance(replaced, int) and replaced > 0 else 1
     return 1
+
+
+async def ask_summary(
+    hook: Any,
+    request: SummaryRequest,
+    emit: Callable[[Event], None],
+    *,
+    bound: float = 30.0,
+) -> str | None:
+    """The summary the ``toolwire_summarize_conversation`` implementations write (the first
+    that answers text); None when one raises, answers something else or takes longer than
+    ``bound`` seconds (a ``PluginFailed`` event names it), or none answers."""
+    impls: Sequence[Any] = hook.toolwire_summarize_conversation.get_hookimpls()
+    for impl in reversed(impls):  # pluggy asks the last registered first
+        try:
+            answer: Any = impl.function(request=request)
+            if inspect.isawaitable(answer):
+                answer = await bounded(
+                    answer, "toolwire_summarize_conversation", bound, "[loop] hook_timeout"
+                )
+            if answer is None:
+                continue
+            if not isinstance(answer, str) or not answer.strip():
+                raise TypeError(f"answered {answer!r:.80}; expected the summary's text")
+            return answer
+        except BaseException as exc:
+            if is_cancellation(exc):
+                raise
+            text = str(exc)
+            emit(
+                PluginFailed(
+                    run_id=request.run_id,
+                    round=request.round,
+                    plugin=impl.plugin_name,
+                    hook="toolwire_summarize_conversation",
+                    error=f"{type(exc).__name__}: {text}" if text else type(exc).__name__,
+                )
+            )
+            return None
+    return None

@@ -32,6 +32,7 @@ from ._answer import answer_tool_name, ask_for_answer, take_typed_answer
 from ._budget import answer_cost, over_budget
 from ._choice import degraded_choice, nearest_choice
 from ._execution import describe
+from ._fit import fit_context
 from ._ids import run_call_id, with_run_id, with_run_ids
 from ._offer import Offer, Selection, resolve_offer
 from ._redact import redacted_call, redacted_message, sensitive
@@ -105,6 +106,9 @@ async def play_round(view: LoopView, state: RunState, adapter: ProviderAdapter, 
     """Offer, request, answer and turn of round ``round``; the number of calls it answered."""
     messages = tuple(state.messages)
     offer = await start_round(view, state, adapter, round, messages)
+    if view.config.provider.context_tokens is not None:
+        await fit_context(view, state, adapter, round, offer)
+        messages = tuple(state.messages)
     messages = await request_context(view, state, adapter, round, offer, messages)
     request = model_request(view, state, adapter, round, offer, messages)
     if request is None:
