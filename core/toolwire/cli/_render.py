@@ -27,11 +27,14 @@ from ..chat import Grant, GrantError, Grants, GrantStore, tool_server
 from ..events import (
     ArgumentScanner,
     ContentFiltered,
+    ContextCompacted,
     DuplicateSuppressed,
     Event,
     InvalidArguments,
+    InvalidOutput,
     LimitReached,
     PluginFailed,
+    ProviderFallback,
     ProviderRetry,
     RequestSent,
     ResponseReceived,
@@ -164,6 +167,16 @@ def _notice(event: Event) -> str | None:
         return f"! limit reached: {event.limit} ({event.value})"
     if isinstance(event, ProviderRetry):
         return f"… {event.api}: {event.reason}; retrying in {event.delay:g} s"
+    if isinstance(event, ProviderFallback):
+        return f"… {event.failed} could not answer ({event.error}); asking {event.next}"
+    if isinstance(event, InvalidOutput):
+        return f"! answer {event.recovery} (attempt {event.attempt}): {event.reason}"
+    if isinstance(event, ContextCompacted):
+        return (
+            f"… context compacted: {len(event.cleared)} result(s) cleared, "
+            f"{event.summarised} message(s) summarised (≈{event.tokens_before} → "
+            f"{event.tokens_after} tokens)"
+        )
     if isinstance(event, PluginFailed):
         return f"! plugin {event.plugin or '?'} failed in {event.hook}: {event.error}"
     if isinstance(event, ContentFiltered):

@@ -22,6 +22,7 @@ from toolwire.events import (
     InvalidArguments,
     LimitReached,
     PluginFailed,
+    ProviderFallback,
     ProviderRetry,
     RequestSent,
     ResponseReceived,
@@ -331,6 +332,13 @@ class ViewTranslator:
             ]
         if isinstance(event, LimitReached):
             return [{"kind": "warning", "text": f"Limit reached: {event.limit} = {event.value}"}]
+        if isinstance(event, ProviderFallback):
+            return [
+                {
+                    "kind": "warning",
+                    "text": f"{event.failed} could not answer ({event.error}); asking {event.next}",
+                }
+            ]
         if isinstance(event, ContentFiltered):
             # The report names where the content came from (the tool and its source).
             return [{"kind": "warning", "filter": True, "text": event.report}]
