@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from fake_config import fake_config_table
+
 import toolwire
 import toolwire_anthropic._plugin
 import toolwire_openai._plugin
@@ -25,17 +27,9 @@ def lookup(city: str) -> str:
 
 
 def config_for(server: Any, **extra: Any) -> dict[str, Any]:
-    return {
-        "plugins": {"enable": []},
-        "provider": {
-            "adapter": server.api,
-            "base_url": server.base_url,
-            "model": f"model-of-{server.api}",
-            "max_retries": 0,
-        },
-        "ledger": {"enabled": False},
-        **extra,
-    }
+    return fake_config_table(
+        server, model=f"model-of-{server.api}", plugins={"enable": []}, **extra
+    )
 
 
 async def run_parent(parent: Any, tool: toolwire.Tool, prompt: str = "Weather in Nice?") -> Run:

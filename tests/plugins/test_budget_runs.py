@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fake_config import fake_config_table
+
 import toolwire
 import toolwire_anthropic._plugin
 import toolwire_openai._plugin
@@ -22,17 +24,7 @@ PRICE = {"input": 1.0, "cached_input": 0.1, "output": 4.0}
 
 
 def config_for(server: Any, **sections: Any) -> dict[str, Any]:
-    return {
-        "provider": {
-            "adapter": server.api,
-            "base_url": server.base_url,
-            "model": "m",
-            "max_retries": 0,
-        },
-        "ledger": {"enabled": False},
-        "prices": {"m": PRICE},
-        **sections,
-    }
+    return fake_config_table(server, prices={"m": PRICE}, **sections)
 
 
 @toolwire.tool(side_effects="read_only")

@@ -7,13 +7,13 @@ import json
 from typing import Any
 
 import pytest
+from fake_config import fake_config
 
 import toolwire
 import toolwire_anthropic._plugin
 import toolwire_openai._plugin
 from toolwire import Host
 from toolwire._defaults.summary import INSTRUCTIONS
-from toolwire.config import config_from_dict
 from toolwire.context import is_summary
 from toolwire.events import ContextCompacted, PluginFailed
 from toolwire.messages import AssistantMessage, ToolResultMessage, UserMessage
@@ -57,18 +57,10 @@ async def long_run(
     server_cls: type[FakeProviderServer], plugin: Any, **loop: Any
 ) -> tuple[Any, Any]:
     async with server_cls(responder()) as server:
-        config = config_from_dict(
-            {
-                "provider": {
-                    "adapter": server.api,
-                    "base_url": server.base_url,
-                    "model": "m",
-                    "max_retries": 0,
-                    "context_tokens": CONTEXT,
-                },
-                "loop": {"max_rounds": ROUNDS + 5, **loop},
-                "ledger": {"enabled": False},
-            }
+        config = fake_config(
+            server,
+            provider={"context_tokens": CONTEXT},
+            loop={"max_rounds": ROUNDS + 5, **loop},
         )
         host = Host.load(config, plugins=[plugin])
         host.add_tool(read_page)
@@ -130,18 +122,10 @@ async def test_a_summary_that_fails_leaves_the_turns_and_says_so() -> None:
             raise RuntimeError("no summary today")
 
     async with FakeOpenAIChatServer(responder()) as server:
-        config = config_from_dict(
-            {
-                "provider": {
-                    "adapter": "openai-chat",
-                    "base_url": server.base_url,
-                    "model": "m",
-                    "max_retries": 0,
-                    "context_tokens": CONTEXT,
-                },
-                "loop": {"max_rounds": ROUNDS + 5},
-                "ledger": {"enabled": False},
-            }
+        config = fake_config(
+            server,
+            provider={"context_tokens": CONTEXT},
+            loop={"max_rounds": ROUNDS + 5},
         )
         host = Host.load(config, plugins=[toolwire_openai._plugin, Broken()])
         host.add_tool(read_page)

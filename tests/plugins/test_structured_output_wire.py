@@ -153,22 +153,12 @@ def test_anthropic_and_prompted_adapters_have_no_native_output() -> None:
 
 
 def _host(server: Any, plugins: list[Any], **provider: Any) -> Any:
+    from fake_config import fake_config
+
     import toolwire_openai._plugin
     from toolwire import Host
-    from toolwire.config import config_from_dict
 
-    config = config_from_dict(
-        {
-            "provider": {
-                "adapter": server.api,
-                "base_url": server.base_url,
-                "model": "m",
-                "max_retries": 0,
-                **provider,
-            },
-            "ledger": {"enabled": False},
-        }
-    )
+    config = fake_config(server, provider=provider)
     return Host.load(config, plugins=[toolwire_openai._plugin, *plugins])
 
 

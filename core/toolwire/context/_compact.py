@@ -28,7 +28,7 @@ from typing import Any, Final
 import attrs
 
 from .._contain import bounded, is_cancellation
-from ..events import Event, PluginFailed
+from ..events import Event
 from ..messages import (
     AssistantMessage,
     Message,
@@ -42,6 +42,7 @@ from ..messages import (
 )
 from ..tools._result import ToolResult
 from ..usage import estimate_tokens
+from ._gather import hook_failed
 
 __all__ = [
     "Compaction",
@@ -411,15 +412,7 @@ async def ask_summary(
         except BaseException as exc:
             if is_cancellation(exc):
                 raise
-            text = str(exc)
-            emit(
-                PluginFailed(
-                    run_id=request.run_id,
-                    round=request.round,
-                    plugin=impl.plugin_name,
-                    hook="toolwire_summarize_conversation",
-                    error=f"{type(exc).__name__}: {text}" if text else type(exc).__name__,
-                )
-            )
+            hook_name = "toolwire_summarize_conversation"
+            emit(hook_failed(request.run_id, request.round, impl.plugin_name, hook_name, exc))
             return None
     return None

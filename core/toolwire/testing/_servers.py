@@ -541,6 +541,26 @@ def json_schema_format_problems(fmt: Any, field: str) -> list[str]:
     return []
 
 
+def format_refusal(fmt: Any, field: str, nested: str | None = None) -> ErrorReply | None:
+    """The 400 OpenAI answers an answer format ``fmt`` (at ``field`` of the body) with: a type
+    it does not know, or a ``json_schema`` format it refuses (its name and schema under
+    ``nested``, or in ``fmt`` itself); None for a format it takes, or none."""
+    if fmt is None:
+        return None
+    kind = fmt.get("type") if isinstance(fmt, Mapping) else None
+    if kind in ("text", "json_object"):
+        return None
+    if kind != "json_schema":
+        return ErrorReply(
+            status=400,
+            message=f"Invalid value for '{field}.type': {kind!r}. Supported values are: "
+            "'text', 'json_object' and 'json_schema'.",
+        )
+    fields = fmt.get(nested) if nested is not None else fmt
+    problems = json_schema_format_problems(fields, f"{field}.{nested}" if nested else field)
+    return ErrorReply(status=400, message=problems[0]) if problems else None
+
+
 def _without_none(value: dict[str, Any]) -> dict[str, Any]:
     """``value`` without the fields (and details) whose count is not reported."""
     out: dict[str, Any] = {}
@@ -576,22 +596,7 @@ class FakeOpenAIChatServer(FakeProviderServer):
 
     def check_request(self, request: RecordedRequest) -> ErrorReply | None:
         """Refuse a ``response_format`` OpenAI would refuse (400)."""
-        fmt = request.body.get("response_format")
-        if fmt is None:
-            return None
-        kind = fmt.get("type") if isinstance(fmt, Mapping) else None
-        if kind in ("text", "json_object"):
-            return None
-        if kind != "json_schema":
-            return ErrorReply(
-                status=400,
-                message=f"Invalid value: {kind!r}. Supported values are: 'text', 'json_object' "
-                "and 'json_schema'.",
-            )
-        problems = json_schema_format_problems(
-            fmt.get("json_schema"), "response_format.json_schema"
-        )
-        return ErrorReply(status=400, message=problems[0]) if problems else None
+        return format_refusal(request.body.get("response_format"), "response_format", "json_schema")
 
     def _finish(self, turn: ServerTurn) -> str:
         if turn.finish_reason == "length":
@@ -706,18 +711,9 @@ class FakeOpenAIResponsesServer(FakeProviderServer):
     def check_request(self, request: RecordedRequest) -> ErrorReply | None:
         """Refuse a ``text.format`` OpenAI would refuse (400)."""
         text = request.body.get("text")
-        fmt = text.get("format") if isinstance(text, Mapping) else None
-        if fmt is None:
-            return None
-        kind = fmt.get("type") if isinstance(fmt, Mapping) else None
-        if kind in ("text", "json_object"):
-            return None
-        if kind != "json_schema":
-            return ErrorReply(
-                status=400, message=f"Invalid value for 'text.format.type': {kind!r}."
-            )
-        problems = json_schema_format_problems(fmt, "text.format")
-        return ErrorReply(status=400, message=problems[0]) if problems else None
+        return format_refusal(
+            text.get("format") if isinstance(text, Mapping) else None, "text.format"
+        )
 
     def turn_tokens(self, turn: ServerTurn, number: int) -> list[str]:
         """The reasoning item's id: the whole output goes back, reasoning included."""

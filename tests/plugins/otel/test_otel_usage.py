@@ -11,11 +11,12 @@ import pytest
 pytest.importorskip("toolwire_openai")
 pytest.importorskip("toolwire_anthropic")
 
+from fake_config import fake_config
+
 import toolwire
 import toolwire_anthropic._plugin
 import toolwire_openai._plugin
 from toolwire import Host
-from toolwire.config import config_from_dict
 from toolwire.testing import FakeAnthropicServer, FakeOpenAIChatServer, Reply, tool_call
 from toolwire.usage import ModelPrice, Usage
 
@@ -23,18 +24,7 @@ PRICE = {"input": 3.0, "cached_input": 0.3, "cache_write": 3.75, "output": 15.0}
 
 
 def _config(server: Any) -> Any:
-    return config_from_dict(
-        {
-            "provider": {
-                "adapter": server.api,
-                "base_url": server.base_url,
-                "model": "m",
-                "max_retries": 0,
-            },
-            "ledger": {"enabled": False},
-            "prices": {"m": PRICE},
-        }
-    )
+    return fake_config(server, prices={"m": PRICE})
 
 
 async def test_chat_and_agent_spans_carry_every_count_and_the_cost(telemetry: Any) -> None:
