@@ -1,7 +1,9 @@
 """A run's typed answer in the loop: how each request asks for it, and what an answer gives.
 
-Pure functions of the run's :class:`~toolwire.output.OutputSpec`, the adapter's capabilities
-and the model's answer; the stages apply what they return.
+:func:`output_mode`, :func:`forced_choice` and :func:`read_answer` are pure functions of the
+run's :class:`~toolwire.output.OutputSpec`, the adapter's capabilities and the model's answer;
+:func:`ask_for_answer` (in the round's request) and :func:`take_typed_answer` (after the answer)
+are the stages that apply them.
 """
 
 from __future__ import annotations

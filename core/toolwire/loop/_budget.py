@@ -1,7 +1,8 @@
 """What a run's requests cost, and whether the run is over a limit of ``[limits]``.
 
-Pure functions of the config, the usage and the cost: the stages ask them after each answer
-and before each request.
+:func:`price_for`, :func:`overrun` and :func:`answer_cost` are pure functions of the config,
+the usage and the cost; :func:`over_budget` is the stages' question, asked before each request
+and after each answer with calls, and announces the limit it finds.
 """
 
 from __future__ import annotations
