@@ -12,6 +12,7 @@ says, per million tokens, in the currency the config uses.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import attrs
@@ -95,8 +96,14 @@ class ModelPrice:
         return total / 1_000_000
 
 
-_PIECES = re.compile(r"\w+|[^\w\s]")
 _LETTERS_PER_TOKEN = 6
+
+
+@functools.cache
+def _pieces() -> re.Pattern[str]:
+    # Compiled on first use: importing the tool model (which carries usage on results) compiles
+    # no pattern.
+    return re.compile(r"\w+|[^\w\s]")
 
 
 def estimate_tokens(text: str) -> int:
@@ -105,7 +112,7 @@ def estimate_tokens(text: str) -> int:
     punctuation mark one, each letter of a script written without spaces one. Close enough to
     tell a line from a book, and the same for every model and every run."""
     total = 0
-    for piece in _PIECES.findall(text):
+    for piece in _pieces().findall(text):
         if not piece[0].isalnum() and piece[0] != "_":
             total += 1
         elif piece.isascii():
