@@ -148,6 +148,11 @@ class ProviderConfig:
     ``tool_dialect`` is the dialect of prompted tool calling; ``tool_dialects`` (``[provider.
     tool_dialects]``, tool name = dialect) gives single tools another one.
 
+    ``recover_text_calls``: a call the model wrote into its text while native tools were on
+    (``<tool_call>{…}</tool_call>``, a bare JSON object, ``name(…)``, a server's routing text) is
+    read back and run as a tool call; None leaves it to the adapter (on for the local-server
+    profiles of ``openai-chat``).
+
     ``options`` are more fields of the request body (``seed``, ``reasoning_effort`` …); the
     fields the loop decides for every request (``tools``, ``tool_choice``,
     ``parallel_tool_calls``) are refused there. ``provider_tools`` are tool definitions the
@@ -180,6 +185,7 @@ class ProviderConfig:
     tool_dialects: dict[str, ToolDialectName] = attrs.field(factory=dict)
     enforces_strict_tool_schemas: bool | None = None
     accepts_parallel_tool_calls: bool | None = None
+    recover_text_calls: bool | None = None
     stream: bool = False
     max_tokens: int | None = None
     temperature: float | None = None

@@ -273,6 +273,20 @@ class ToolCallCompleted(Event):
     call: ToolCall
 
 
+@attrs.frozen(kw_only=True)
+class ToolCallRecovered(Event):
+    """A call the model wrote into its text (native tools on) was read back as a tool call.
+
+    ``form`` says how it was written: ``tool_call`` (a ``<tool_call>`` block), ``json`` (a
+    bare ``{"name": …}`` object), ``python`` (``name(…)``) or ``routing`` (a server's routing
+    text, ``functions.NAME:``). The call itself arrives with the answer, like any other.
+    """
+
+    call_id: str
+    name: str
+    form: str
+
+
 # -- admission ---------------------------------------------------------------------------------
 
 
@@ -467,6 +481,7 @@ __all__ = [
     "ToolBlockedEvent",
     "ToolCallArgumentsDelta",
     "ToolCallCompleted",
+    "ToolCallRecovered",
     "ToolCallStarted",
     "ToolChoiceDegraded",
     "ToolCompleted",

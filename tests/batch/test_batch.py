@@ -297,7 +297,10 @@ def test_a_file_name_that_is_not_utf8_is_written_and_read_back(workdir: Path) ->
         {"text": "done"},
     ]
     config = write_config(workdir, script=script)
-    jobs = _jsonl(workdir / "in.jsonl", [{"id": "a", "prompt": "list and charge"}])
+    jobs = _jsonl(
+        workdir / "in.jsonl",
+        [{"id": "a", "prompt": "list and charge", "tools": ["listing", "charge"]}],
+    )
     out = workdir / "out.jsonl"
     done = _batch(config, str(jobs), "--out", str(out), "--json")
     assert done.returncode == 0, done.stderr

@@ -8,8 +8,9 @@ arguments; :func:`event_object` and :func:`wire_objects` refuse malformed wire d
 :class:`ProviderError`. :func:`wire_request` gives each tool name an API refuses a stable alias, and
 :func:`canonical_message` (and :class:`CallAssembler`) read the answer's calls back under the
 canonical names; :class:`RenderedTools` keeps an adapter's rendered ``tools`` array (and the
-aliases) while the loop offers the same functions. Test an adapter with the conformance suite
-in :mod:`toolwire.testing.conformance`.
+aliases) while the loop offers the same functions, and :class:`RenderedMessages` the wire form
+of each message, so a round renders only the messages new to it. Test an adapter with the
+conformance suite in :mod:`toolwire.testing.conformance`.
 """
 
 from ._base import (
@@ -34,7 +35,7 @@ from ._names import (
     wire_request,
 )
 from ._options import extra_fields, provider_tools
-from ._rendered import RenderedTools, WireTools
+from ._rendered import RenderedMessages, RenderedTools, WireTools
 from ._streaming import (
     CallAssembler,
     event_object,
@@ -60,6 +61,7 @@ __all__ = [
     "NamedToolChoice",
     "ProviderAdapter",
     "ProviderError",
+    "RenderedMessages",
     "RenderedTools",
     "ToolChoice",
     "ToolNames",

@@ -126,6 +126,12 @@ class ProviderAdapter(abc.ABC):
     async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
         """Send ``request`` and return the assistant turn; streamed pieces go to ``emit``."""
 
+    @property
+    def empty_answer_hint(self) -> str | None:
+        """The likely cause of an empty answer from this adapter's host, told with the run's
+        ``empty`` stop reason; None for the general advice."""
+        return None
+
     async def aclose(self) -> None:
         """Release what the adapter holds (models, connections). The host's transport is shared."""
         return None

@@ -134,12 +134,11 @@ def event_object(data: str, api: str) -> dict[str, Any]:
     try:
         value = json.loads(data)
     except (ValueError, RecursionError):
-        value = None
         kind = "is not JSON"
     else:
+        if isinstance(value, dict):
+            return value
         kind = f"is a JSON {json_type_of(value)}, not an object"
-    if isinstance(value, dict):
-        return value
     raise ProviderError(
         f"{api}: a streamed event {kind}: {data[:200]!r}; the stream cannot be read", api=api
     )

@@ -1142,8 +1142,10 @@ def run_cli(
     if run is None:
         return 1
     if json_output:
-        json.dump(run.to_json(redact=sensitive), stdout, ensure_ascii=False, indent=2, default=str)
-        stdout.write("\n")
+        from .._json.fast import json_text
+
+        # In one piece: json.dump writes a long run token by token, tens of thousands of writes.
+        stdout.write(json_text(run.to_json(redact=sensitive), indent=True) + "\n")
     elif run.deferred:
         stdout.write("Deferred calls (resume with decisions for these call ids):\n")
         for request in run.deferred:

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import attrs
 
+from .._json.fast import json_bytes
 from .._redact import redact_json, redact_raw, redact_text
 from ..config import ProviderConfig
 from ..events import Event, ProviderRetry, RequestBody
@@ -225,7 +226,7 @@ class Transport:
         """
         cfg = config or self.config
         key = self.api_key(key_env, api=api)
-        data = _encode(body)
+        data = json_bytes(body)
         request_headers = self._headers(headers, key, key_header, stream=False)
         if self.request_bodies:
             self._capture(body, url, api, key, secrets, emit, run_id, round, stream=False)
@@ -299,7 +300,7 @@ class Transport:
         """
         cfg = config or self.config
         key = self.api_key(key_env, api=api)
-        data = _encode(body)
+        data = json_bytes(body)
         request_headers = self._headers(headers, key, key_header, stream=True)
         target = emit or self._emit or _discard
         if self.request_bodies:
@@ -553,12 +554,6 @@ _DELIVERED: Final = _Delivered(run_id="")
 
 def _discard(event: Event) -> None:
     return None
-
-
-def _encode(body: Mapping[str, Any]) -> bytes:
-    # json's defaults are its fastest path (a shared encoder); the ASCII escapes it writes are
-    # decoded by the server before any model sees the text, so they cost no tokens.
-    return json.dumps(body).encode("ascii")
 
 
 def _timeout(cfg: ProviderConfig) -> aiohttp.ClientTimeout:

@@ -174,9 +174,11 @@ async def take_typed_answer(
     calls: list[ToolCall],
     capabilities: AdapterCapabilities,
     tool: str,
+    *,
+    hint: str | None = None,
 ) -> int:
     """What the model's last answer gives a run with a typed output; the number of calls it
-    answered.
+    answered (``hint``: the adapter's likely cause of an empty answer).
 
     A valid answer ends the run ``answered`` with :attr:`RunState.output` set (calls beside the
     answer tool's are answered as not run). A wrong one is sent back with what is wrong (the
@@ -191,7 +193,7 @@ async def take_typed_answer(
     mode = output_mode(capabilities)
     if not calls:
         outcome, detail = answer_outcome(
-            message, api=message.api or "", max_tokens=view.config.provider.max_tokens
+            message, api=message.api or "", max_tokens=view.config.provider.max_tokens, hint=hint
         )
         if outcome == "truncated" or (outcome == "empty" and mode != "tool"):
             state.finish(outcome, detail)

@@ -116,10 +116,13 @@ async def play_round(view: LoopView, state: RunState, adapter: ProviderAdapter, 
     message = await ask_model(view, state, adapter, request)
     if message is None:
         return 0
-    calls = take_answer(view, state, round, message, adapter.api)
+    hint = adapter.empty_answer_hint
+    calls = take_answer(view, state, round, message, adapter.api, hint=hint)
     if state.options.output is not None:
         tool = answer_tool_name(view.host.tools)
-        return await take_typed_answer(view, state, round, offer, calls, adapter.capabilities, tool)
+        return await take_typed_answer(
+            view, state, round, offer, calls, adapter.capabilities, tool, hint=hint
+        )
     if not calls:
         return 0
     await turn(view, state, round, [CallSlot(call) for call in calls], offer)
@@ -321,9 +324,16 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
 
 
 def take_answer(
-    view: LoopView, state: RunState, round: int, message: AssistantMessage, api: str
+    view: LoopView,
+    state: RunState,
+    round: int,
+    message: AssistantMessage,
+    api: str,
+    *,
+    hint: str | None = None,
 ) -> list[ToolCall]:
-    """Record the model's answer; the calls the host must answer (none: the run answered)."""
+    """Record the model's answer; the calls the host must answer (none: the run answered, or
+    ended on an empty answer, told with the adapter's ``hint`` of why)."""
     taken = state.taken_call_ids()
     message = with_run_ids(message, round, taken)
     taken.update(call.id for call in message.tool_calls)
@@ -351,8 +361,8 @@ def take_answer(
     if not calls:
         state.text = message.text
         if state.options.output is None:  # a typed answer is read by take_typed_answer
-            outcome = answer_outcome(message, api=api, max_tokens=view.config.provider.max_tokens)
-            state.finish(*outcome)
+            max_tokens = view.config.provider.max_tokens
+            state.finish(*answer_outcome(message, api=api, max_tokens=max_tokens, hint=hint))
     return calls
 
 

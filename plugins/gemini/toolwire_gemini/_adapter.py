@@ -16,6 +16,7 @@ from toolwire.adapters import (
     HTTPProviderAdapter,
     ModelRequest,
     ProviderError,
+    RenderedMessages,
     RenderedTools,
     canonical_message,
     wire_notes,
@@ -30,6 +31,8 @@ from ._wire import (
     GOOGLE_KEY_HEADER,
     MAX_NAME_LENGTH,
     GenerateStream,
+    _contents,
+    _wire,
     gemini_spelling,
     parse_response,
     render_request,
@@ -84,6 +87,11 @@ class GeminiAdapter(HTTPProviderAdapter):
         return render_tools(
             functions, schemas=settings.schemas, open_objects=settings.additional_properties
         )
+
+    @functools.cached_property
+    def _messages(self) -> RenderedMessages[Any]:
+        """Each message's rendering, kept while the message lives."""
+        return RenderedMessages(_wire)
 
     @functools.cached_property
     def _tools(self) -> RenderedTools:
@@ -170,6 +178,9 @@ class GeminiAdapter(HTTPProviderAdapter):
             request,
             self.config,
             tools=wire.tools if wire is not None else None,
+            contents=_contents(
+                request.messages, self._messages.get, result_role=settings.result_role
+            ),
             result_role=settings.result_role,
             validated=settings.validated,
             schemas=settings.schemas,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 from toolwire import FunctionSpec
 from toolwire.adapters import (
@@ -293,6 +293,33 @@ def _function_response(message: ToolResultMessage, wire_id: str | None) -> dict[
     return {"functionResponse": body}
 
 
+class _ModelTurn(NamedTuple):
+    """The parts of an assistant message, the id Gemini gave each of its calls, and their
+    order (the order its results go back in)."""
+
+    parts: list[dict[str, Any]]
+    call_ids: dict[str, str | None]
+    order: dict[str, int]
+
+
+def _wire(message: Message, wire_id: Any) -> Any:
+    """One message on the wire: the parts of a user message, the :class:`_ModelTurn` of an
+    assistant message, the ``functionResponse`` part of a result (``wire_id``: the id Gemini
+    gave its call); None for a system message (it goes to ``systemInstruction``)."""
+    if isinstance(message, ToolResultMessage):
+        return _function_response(message, wire_id)
+    if isinstance(message, UserMessage):
+        return _user_parts(message)
+    if isinstance(message, AssistantMessage):
+        calls = [c for c in message.tool_calls if not c.provider_executed]
+        return _ModelTurn(
+            parts=_model_parts(message),
+            call_ids={c.id: _call_id_on_wire(c) for c in calls},
+            order={c.id: i for i, c in enumerate(calls)},
+        )
+    return None
+
+
 def render_contents(
     messages: Sequence[Message], *, result_role: ResultRole = "user"
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
@@ -300,6 +327,15 @@ def render_contents(
     round's results in ONE turn of ``functionResponse`` parts (role ``result_role``), in the
     order of the calls they answer and with the call's id where Gemini gave one (else matched
     by name and order)."""
+    return _contents(messages, _wire, result_role=result_role)
+
+
+def _contents(
+    messages: Sequence[Message], render: Callable[[Message, Any], Any], *, result_role: ResultRole
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """``(systemInstruction, contents)``, each message rendered by ``render`` (:func:`_wire`,
+    or a :class:`RenderedMessages` of it). The rendered parts are never changed here: a turn
+    that gathers the parts of several messages gets a list of its own."""
     system: list[str] = []
     contents: list[dict[str, Any]] = []
     wire_ids: dict[str, str | None] = {}
@@ -310,13 +346,15 @@ def render_contents(
         if not parts:
             return  # Gemini refuses a turn without parts
         if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
+            contents[-1]["parts"] = [*contents[-1]["parts"], *parts]
         else:
             contents.append({"role": role, "parts": parts})
 
     def flush() -> None:
+        if not results:
+            return
         ordered = sorted(results, key=lambda m: order.get(m.call_id, len(order)))
-        add(result_role, [_function_response(m, wire_ids.get(m.call_id)) for m in ordered])
+        add(result_role, [render(m, wire_ids.get(m.call_id)) for m in ordered])
         results.clear()
 
     for message in messages:
@@ -328,12 +366,12 @@ def render_contents(
             if message.content:
                 system.append(message.content)
         elif isinstance(message, UserMessage):
-            add("user", _user_parts(message))
+            add("user", render(message, None))
         elif isinstance(message, AssistantMessage):
-            calls = [c for c in message.tool_calls if not c.provider_executed]
-            order = {c.id: i for i, c in enumerate(calls)}
-            wire_ids.update({c.id: _call_id_on_wire(c) for c in calls})
-            add("model", _model_parts(message))
+            turn: _ModelTurn = render(message, None)
+            order = turn.order
+            wire_ids.update(turn.call_ids)
+            add("model", turn.parts)
     flush()
     instruction = {"parts": [{"text": "\n\n".join(system)}]} if system else None
     return instruction, contents
@@ -382,6 +420,7 @@ def render_request(
     config: Any,
     *,
     tools: list[dict[str, Any]] | None = None,
+    contents: tuple[dict[str, Any] | None, list[dict[str, Any]]] | None = None,
     result_role: ResultRole = "user",
     validated: bool = False,
     schemas: SchemaMode = "auto",
@@ -389,7 +428,8 @@ def render_request(
 ) -> dict[str, Any]:
     """The whole ``generateContent`` body for ``request`` under the ``[provider]`` config.
 
-    ``tools`` is the rendered ``tools`` array when the caller has it already. Tools Gemini runs
+    ``tools`` is the rendered ``tools`` array when the caller has it already, and ``contents``
+    the ``(systemInstruction, contents)`` of :func:`render_contents`. Tools Gemini runs
     itself (``[provider] provider_tools``, such as ``{ googleSearch = {} }``) follow the
     functions; ``max_tokens`` and ``temperature`` go into ``generationConfig``; ``[provider]
     options`` and the request's options are merged in last (a ``generationConfig`` table key by
@@ -397,8 +437,10 @@ def render_request(
     goes into ``generationConfig`` (:func:`output_config`).
     """
     check_tool_choice(request, API)
-    instruction, contents = render_contents(request.messages, result_role=result_role)
-    body: dict[str, Any] = {"contents": contents}
+    if contents is None:
+        contents = render_contents(request.messages, result_role=result_role)
+    instruction, turns = contents
+    body: dict[str, Any] = {"contents": turns}
     if instruction is not None:
         body["systemInstruction"] = instruction
     declared = (

@@ -217,6 +217,7 @@ class McpClient:
         self.settings = settings
         self.base_dirs = dict(base_dirs or {})
         self.plugin = plugin  # the plugin the tools are registered under
+        self.closed = False  # True once aclose ran: the client offers no tools after that
         self.thread = LoopThread()
         self._connections: dict[str, ServerConnection] = {}
         self.base_toolsets = {name: ServerToolset(self, name) for name in sorted(settings.servers)}
@@ -449,6 +450,7 @@ class McpClient:
 
     async def aclose(self) -> None:
         """Close every server (processes ended, sessions released) and stop the MCP loop."""
+        self.closed = True
         if self.thread.running:
             with contextlib.suppress(Exception):
                 await self.thread.run(_close_all(list(self._connections.values())))

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import toolwire
-from toolwire import Tool
+from toolwire import Host, Tool
 from toolwire.toolsets import Toolset
 
 from ._settings import McpSettings, ServerSettings
@@ -54,8 +54,16 @@ class McpServers(Toolset):
         return f"McpServers({', '.join(self.settings.servers)})"
 
     def tools(self) -> Mapping[str, Tool]:
-        """The tools of every server that started (the servers start on the first call)."""
+        """The tools of every server (from their kept lists; a server starts on its first call);
+        none once the servers are closed."""
+        if self.client.closed:
+            return {}
         return {tool.name: tool for tool in self.client.tools()}
+
+    @toolwire.hookimpl(specname="toolwire_configure")
+    def attach_to_host(self, host: Host) -> None:
+        """Close the servers with the host this object is given to."""
+        self.client.attach(host)
 
     @toolwire.hookimpl(specname="toolwire_tools")
     def register_tools(self, settings: Any) -> list[Tool]:

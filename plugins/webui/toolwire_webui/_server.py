@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
 import sys
@@ -13,7 +14,7 @@ from typing import TextIO
 
 from aiohttp import web
 
-from toolwire import Config, ConfigError, Host, Surface
+from toolwire import Config, ConfigError, Host, HostError, Surface
 from toolwire.chat import GrantStore
 from toolwire.net import is_loopback, loopback_authorities
 
@@ -95,7 +96,11 @@ class WebServer:
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> WebServer:
-        """Start listening."""
+        """Start listening, with the provider's adapter made already: its imports and transport
+        cost a few hundred milliseconds, which the first answer of the first page would wait
+        for otherwise (a provider that cannot be made is reported by each turn, as before)."""
+        with contextlib.suppress(HostError):
+            await self.toolwire_host.get_adapter()
         app = create_app(
             self.toolwire_host,
             self.store,

@@ -16,6 +16,8 @@ SCRIPT = (
     '\n[provider]\nadapter = "scripted"\n[provider.options]\nscript = [\n'
     '  { tool_calls = [{ name = "notes_book", arguments = {} }] },\n'
     '  "Done.",\n]\n'
+    # the question is the subject here, not approval: the booking tool is named and not guarded
+    '[tools]\nenable = ["notes_book"]\n[policy]\nguarded = []\n'
 )
 
 
@@ -134,6 +136,7 @@ async def test_the_web_chat_shows_a_form_and_sends_the_answer(
         provider_config = (
             f'\n[provider]\nadapter = "openai-chat"\nbase_url = "{provider.base_url}"\n'
             'model = "m"\napi_key_env = "FAKE_PROVIDER_KEY"\nstream = false\n'
+            "[policy]\nguarded = []\n"
         )
         config = write_config(
             {"notes": notes_stdio()}, plugins=("mcp", "openai", "webui"), extra=provider_config
