@@ -11,6 +11,7 @@ from fake_config import fake_config
 
 import toolwire
 import toolwire_anthropic._plugin
+import toolwire_gemini._plugin
 import toolwire_openai._plugin
 from toolwire import Host
 from toolwire._defaults.summary import INSTRUCTIONS
@@ -25,6 +26,7 @@ from toolwire.testing import (
     ScriptItem,
     tool_call,
 )
+from toolwire_gemini.testing import FakeGeminiServer
 
 ROUNDS = 40
 CONTEXT = 6000
@@ -76,8 +78,9 @@ async def long_run(
     [
         (FakeOpenAIChatServer, toolwire_openai._plugin),
         (FakeAnthropicServer, toolwire_anthropic._plugin),
+        (FakeGeminiServer, toolwire_gemini._plugin),
     ],
-    ids=["openai-chat", "anthropic-messages"],
+    ids=["openai-chat", "anthropic-messages", "gemini"],
 )
 async def test_a_long_run_stays_inside_the_context_window(server_cls: Any, plugin: Any) -> None:
     run, server = await long_run(server_cls, plugin)
