@@ -7,15 +7,19 @@ import json
 import socket
 from typing import Any
 
+import attrs
+
 import toolwire
 import toolwire_anthropic._plugin
 import toolwire_gemini._plugin
 import toolwire_openai._plugin
 from toolwire import Host
+from toolwire.adapters import ModelRequest
+from toolwire.adapters._fallback import FallbackAdapter, foreign_message
 from toolwire.config import config_from_dict
 from toolwire.events import ProviderFallback
 from toolwire.loop import Run
-from toolwire.messages import AssistantMessage, ThinkingPart
+from toolwire.messages import AssistantMessage, ThinkingPart, UserMessage
 from toolwire.testing import (
     ErrorReply,
     FakeAnthropicServer,
@@ -179,3 +183,26 @@ async def test_signed_thinking_and_reasoning_items_stay_with_their_provider() ->
     assert "rs_fake1" in json.dumps(responses.bodies[1])
     assert "rs_fake1" not in json.dumps(other_responses.bodies[0])
     assert '"function_call_output"' in json.dumps(other_responses.bodies[0])
+
+
+async def test_a_turn_is_made_foreign_once_for_every_request_it_is_in() -> None:
+    # The same object each time, so the next provider's adapter renders it once.
+    first, second = (
+        {"adapter": api, "base_url": "http://127.0.0.1:9", "model": "m"}
+        for api in ("anthropic-messages", "openai-chat")
+    )
+    config = config_from_dict({"provider": {**first, "fallback": [second]}})
+    host = Host.load(config, plugins=PLUGINS)
+    try:
+        adapter = host.create_adapter()
+        assert isinstance(adapter, FallbackAdapter)
+        turn = AssistantMessage(parts=(ThinkingPart(text="t", signature="s"),), api="x")
+        request = ModelRequest(run_id="r", round=1, messages=(UserMessage("go"), turn))
+        foreign = adapter.request_for(request, 1).messages[1]
+        again = adapter.request_for(attrs.evolve(request, round=2), 1).messages[1]
+        assert adapter.request_for(request, 0) is request  # the first provider's own turns
+        await adapter.aclose()
+    finally:
+        await host.aclose()
+    assert foreign is again
+    assert foreign == foreign_message(turn)

@@ -26,6 +26,7 @@ from ._base import (
     ProviderError,
     ToolsNotSupportedError,
 )
+from ._rendered import RenderedMessages
 from ._streaming import _WIRE_ID
 
 __all__ = ["FallbackAdapter", "falls_back", "foreign_message"]
@@ -102,6 +103,11 @@ class FallbackAdapter(ProviderAdapter):
         first = providers[0][1]
         super().__init__(first.config, first.transport)
         self.providers = tuple(providers)
+        # One foreign form per turn, kept while the turn lives: a provider's own message cache
+        # then renders it once, not on every request.
+        self._foreign: RenderedMessages[AssistantMessage] = RenderedMessages(
+            lambda message, _: foreign_message(message)
+        )
         # Events and the run's records name the first provider's API.
         vars(self)["api"] = first.api
 
@@ -127,7 +133,7 @@ class FallbackAdapter(ProviderAdapter):
         changed = False
         for message in request.messages:
             if isinstance(message, AssistantMessage) and (message.provider or first) != name:
-                message = foreign_message(message)
+                message = self._foreign.get(message)
                 changed = True
             messages.append(message)
         return attrs.evolve(request, messages=tuple(messages)) if changed else request
