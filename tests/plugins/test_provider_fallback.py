@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -206,3 +207,31 @@ async def test_a_turn_is_made_foreign_once_for_every_request_it_is_in() -> None:
         await host.aclose()
     assert foreign is again
     assert foreign == foreign_message(turn)
+
+
+async def test_toolwire_run_json_says_which_provider_answered(tmp_path: Path) -> None:
+    from cli_run import KEY_ENV, provider_table, toolwire_run
+
+    async with (
+        FakeOpenAIChatServer([ErrorReply(status=503, message="overloaded")]) as down,
+        FakeOpenAIChatServer(["Fine."]) as up,
+    ):
+        config = tmp_path / "toolwire.toml"
+        config.write_text(
+            '[plugins]\nenable = ["openai"]\n[ledger]\nenabled = false\n'
+            + provider_table(down)
+            + 'max_retries = 0\n\n[[provider.fallback]]\nadapter = "openai-chat"\n'
+            + f'base_url = "{up.base_url}"\nmodel = "spare"\napi_key_env = "{KEY_ENV}"\n'
+        )
+        run = await toolwire_run(config, "How are you?")
+    assert run["stop_reason"] == "answered"
+    assert run["text"] == "Fine."
+    assert [m["provider"] for m in run["messages"] if m["role"] == "assistant"] == [
+        "openai-chat/spare"
+    ]
+    (fallback,) = [e for e in run["events"] if e["kind"] == "provider_fallback"]
+    assert (fallback["failed"], fallback["next"], fallback["status"]) == (
+        "openai-chat/test-model",
+        "openai-chat/spare",
+        503,
+    )
