@@ -104,3 +104,28 @@ async def test_a_sub_runs_usage_and_cost_are_added_to_the_callers() -> None:
     price = ModelPrice(**PRICE)
     assert run.cost is not None
     assert abs(run.cost - (2 * price.cost(SPENT) + price.cost(sub_spent))) < 1e-12
+
+
+async def test_toolwire_run_json_shows_a_budget_stop_its_usage_and_cost(tmp_path: Path) -> None:
+    from cli_run import provider_table, toolwire_run
+
+    script = [Reply(turn=tool_call("add", {"a": 1, "b": 2}), usage=SPENT), "never asked"]
+    async with FakeOpenAIChatServer(script) as server:
+        config = tmp_path / "toolwire.toml"
+        config.write_text(
+            '[plugins]\nenable = ["openai"]\n[ledger]\nenabled = false\n'
+            + provider_table(server)
+            + '[limits]\nmax_cost = 0.0005\n[prices."test-model"]\n'
+            + "".join(f"{key} = {value}\n" for key, value in PRICE.items())
+        )
+        run = await toolwire_run(config, "Add 1 and 2.", exit_code=1)
+    assert len(server.requests) == 1
+    assert run["stop_reason"] == "budget"
+    assert "[limits] max_cost" in run["detail"]
+    assert run["usage"]["input_tokens"] == SPENT.input_tokens
+    assert run["usage"]["cache_read_tokens"] == SPENT.cache_read_tokens
+    price = ModelPrice(**PRICE)
+    assert run["cost"] == price.cost(SPENT)
+    assert [r["outcome"] for r in run["tool_calls"]] == ["not_run"]
+    (limit,) = [e for e in run["events"] if e["kind"] == "limit_reached"]
+    assert limit["limit"] == "max_cost"
