@@ -22,6 +22,7 @@ from ..events import RunFinished, RunStarted
 from ..messages import AssistantMessage, Message, ToolCall
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import ToolResult
+from ._contract import UnknownRun
 from ._execution import CoarseBounds, describe
 from ._journal import LedgerCorrupt
 from ._ledger import Ledger, ledger_for
@@ -255,16 +256,16 @@ class ToolCallingLoop:
         (``reason="interrupted"``, also when they waited on an approval that was given), and a
         call that settled waits on nothing (its stored result answers it on :meth:`resume`).
 
-        :raises ValueError: when the ledger is disabled or does not know the run, or
-            ``LedgerCorrupt`` (a ``ValueError``) when its rows do not make up a run.
+        :raises UnknownRun: (a ``ValueError``) when the ledger is disabled or does not know the
+            run, or ``LedgerCorrupt`` (a ``ValueError``) when its rows do not make up a run.
         """
         if self.ledger is None:
-            raise ValueError(
+            raise UnknownRun(
                 f"cannot load run {run_id!r}: the ledger is disabled ([ledger] enabled = false)"
             )
         data = self.ledger.load_run(run_id)
         if data is None:
-            raise ValueError(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
+            raise UnknownRun(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
         try:
             run = Run.from_json(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

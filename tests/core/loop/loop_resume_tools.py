@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -39,20 +38,11 @@ def make_config(workdir: Path, url: str | None = None) -> Config:
 def approve_in_a_child_killed_at(workdir: Path, marker: str, url: str | None = None) -> None:
     """Approve the deferred charge in a child process; kill it with -9 once ``marker`` exists."""
     command = [sys.executable, str(CHILD), str(workdir), *([url] if url else [])]
-    child = subprocess.Popen(command, stderr=subprocess.PIPE)
-    assert child.stderr is not None
-    try:
-        deadline = time.monotonic() + 60
-        while not (workdir / marker).exists():
-            if child.poll() is not None:
-                raise AssertionError(f"the child ended early: {child.stderr.read()!r}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the child never reached {marker}")
-            time.sleep(0.02)
-    finally:
+    from waiting import running, until  # the test's side only: the child imports this module too
+
+    with running(command, stderr=subprocess.PIPE) as child:
+        until((workdir / marker).exists, child, what=marker)
         child.kill()
-        child.wait()
-        child.stderr.close()
     assert child.returncode == -9
 
 
