@@ -61,7 +61,7 @@ def test_every_field_of_every_section_is_a_declared_key() -> None:
 def test_config_show_and_the_guide_list_the_same_keys_and_defaults() -> None:
     rows = _guide_rows()
     shown = {key: value for key, value, _ in effective_settings(Config())}
-    named_tables = {"providers", "profiles", "surfaces"}
+    named_tables = {"prices", "providers", "profiles", "surfaces"}
     keys = {key for key in rows if f"[{key.rsplit('.', 1)[0]}]" not in _NAMED}
     assert set(shown) - named_tables == keys
     for key in sorted(keys):

@@ -28,6 +28,7 @@ from ._provider import ProviderConfig
 from ._provider import ToolDialectName as ToolDialectName
 from ._provider import check_provider as check_provider
 from ._root import Config
+from ._run import LimitsConfig, RunConfig
 from ._secrets import without_password as without_password
 from ._sections import (
     ArtifactsConfig,
@@ -50,11 +51,13 @@ __all__ = [
     "ConfigError",
     "I18nConfig",
     "LedgerConfig",
+    "LimitsConfig",
     "LoopConfig",
     "PluginsConfig",
     "PolicyConfig",
     "ProfileConfig",
     "ProviderConfig",
+    "RunConfig",
     "SurfaceConfig",
     "ToolTexts",
     "ToolsConfig",

@@ -90,3 +90,15 @@ class LoopConfig:
         "its arguments and reason `external`; answer them with `Supply(result)` on `resume`. "
         "Provider-run tools (web search at the provider) are not affected",
     )
+    compact_at: float = setting(
+        0.85,
+        kind="share, above `compact_to`, at most 1",
+        help="with `[provider] context_tokens`: a request estimated above this share of the "
+        "window (less `max_tokens`) is compacted first (see [Long conversations]"
+        "(#long-conversations))",
+    )
+    compact_to: float = setting(
+        0.6,
+        kind="share, above 0",
+        help="the share of the window compaction brings the conversation down to",
+    )

@@ -8,6 +8,7 @@ import attrs
 
 from .._trust import TrustLevel
 from ..fieldwise import record_eq, record_hash, record_repr
+from ._errors import ConfigError, where
 from ._fields import WEEK, Refusal, check_section, each_item, setting, trust_level_problem, whole
 
 ToolDialectName = Literal["json", "xml", "ptype", "python", "typescript"]
@@ -72,6 +73,14 @@ class ProviderConfig:
     ``parallel_tool_calls``) are refused there. ``provider_tools`` are tool definitions the
     provider runs itself (``{ type = "web_search" }`` on the Responses API, Anthropic's server
     tools), sent as written beside the local tools and never run by the host.
+
+    ``native_output`` false keeps a run's typed output off the API's structured-output field
+    (the answer is then asked for as a tool call); unset, the adapter uses the field where its
+    API has one. ``context_tokens`` is the model's context window: a conversation that nears it
+    is compacted (``[loop] compact_at``). ``fallback`` (``[[provider.fallback]]``) lists more
+    providers, each a table of these keys of its own (nothing inherited), tried in order when
+    this one cannot answer (a connection error, 429 or 5xx after the retries, a refusal of
+    tools).
 
     Each key's meaning, bounds and checks are declared beside it.
     """
@@ -217,6 +226,26 @@ class ProviderConfig:
         '"web_search" }]` on `anthropic-messages`, `[{ googleSearch = {} }]` on `gemini`; '
         "refused by `openai-chat`",
     )
+    native_output: bool | None = setting(
+        None,
+        help="`false`: a run's typed answer is asked for as a tool call even where the API has "
+        "a structured-output field (see [Typed answers](#typed-answers)); unset: the field is "
+        "used where there is one",
+    )
+    context_tokens: int | None = setting(
+        None,
+        bounds=(256, 100_000_000),
+        unit="tokens",
+        help="the model's context window; a conversation that nears it is compacted (see "
+        "[Long conversations](#long-conversations))",
+    )
+    fallback: tuple[ProviderConfig, ...] = setting(
+        (),
+        kind="list of provider tables (`[[provider.fallback]]`)",
+        help="more providers, each with keys of its own (nothing inherited; `adapter` required), "
+        "tried in order when this one cannot answer (see [Fallback providers]"
+        "(#fallback-providers))",
+    )
 
     @property
     def trust_level(self) -> TrustLevel:
@@ -235,3 +264,20 @@ def check_provider(provider: ProviderConfig, base: str, file: str | None) -> Non
     """Refuse a provider block whose values are out of range (``base`` is its key path,
     ``$.provider`` or ``$.provider.<name>``; ``file`` where it came from, or a flag)."""
     check_section(provider, base, file)
+    for i, entry in enumerate(provider.fallback):
+        at = f"{base}.fallback[{i}]"
+        if entry.fallback:
+            raise ConfigError(
+                f"{where(file, at + '.fallback')}: a fallback lists no fallbacks of its own; "
+                f"list every provider in {base}'s [[fallback]] tables",
+                file=file,
+                path=f"{at}.fallback",
+            )
+        if entry.adapter is None:
+            raise ConfigError(
+                f"{where(file, at + '.adapter')}: missing; a fallback provider names its "
+                "adapter (nothing is inherited)",
+                file=file,
+                path=f"{at}.adapter",
+            )
+        check_provider(entry, at, file)

@@ -19,6 +19,7 @@ from ._fields import Setting, declared, number
 from ._loop import LoopConfig
 from ._policy import PolicyConfig
 from ._provider import ProviderConfig
+from ._run import LimitsConfig, RunConfig
 from ._sections import (
     ArtifactsConfig,
     BatchConfig,
@@ -44,6 +45,8 @@ TABLES: dict[str, type] = {
     "[ledger]": LedgerConfig,
     "[trace]": TraceConfig,
     "[batch]": BatchConfig,
+    "[limits]": LimitsConfig,
+    "[run]": RunConfig,
     "[i18n]": I18nConfig,
     "[i18n.<locale>.<tool>]": ToolTexts,
 }

@@ -9,11 +9,13 @@ import attrs
 
 from .._surface import Surface
 from ..fieldwise import record_eq, record_hash, record_repr
+from ..usage import ModelPrice
 from ._convert import structure_section
 from ._errors import LAYERED, ConfigError, attributed
 from ._loop import LoopConfig
 from ._policy import PolicyConfig
 from ._provider import ProviderConfig
+from ._run import LimitsConfig, RunConfig
 from ._sections import (
     ArtifactsConfig,
     BatchConfig,
@@ -53,6 +55,12 @@ class Config:
     batch: BatchConfig = BatchConfig()
     i18n: I18nConfig = I18nConfig()
     artifacts: ArtifactsConfig = ArtifactsConfig()
+    limits: LimitsConfig = LimitsConfig()
+    run: RunConfig = RunConfig()
+    prices: Mapping[str, ModelPrice] = attrs.field(factory=dict)
+    """``[prices."<model>"]``: per million tokens, ``input``, ``output`` and optionally
+    ``cached_input`` and ``cache_write``; a run's cost counts each answer at the price of the
+    model that gave it (as the answer names it, else as configured)."""
     source: str | None = None
     enabled_from: str | None = None
     """Where ``plugins.enable`` came from when not from ``source`` (``$TOOLWIRE_PLUGINS``)."""
@@ -127,8 +135,10 @@ SECTIONS: dict[str, type] = {
     "trace": TraceConfig,
     "batch": BatchConfig,
     "artifacts": ArtifactsConfig,
+    "limits": LimitsConfig,
+    "run": RunConfig,
 }
 """The top-level tables that are one section each, structured on their own."""
 
-TABLES_OF_TABLES = ("i18n", "profiles", "providers", "surfaces", "tools")
+TABLES_OF_TABLES = ("i18n", "prices", "profiles", "providers", "surfaces", "tools")
 """The top-level tables made of named tables, structured apart from :data:`SECTIONS`."""

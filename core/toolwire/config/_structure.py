@@ -4,6 +4,7 @@ of named tables (profiles, surfaces, plugin settings, locales), then every value
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -12,6 +13,7 @@ import attrs
 
 from .._surface import is_surface_name
 from .._trust import scheme_problem, use_levels
+from ..usage import ModelPrice
 from ._convert import structure_section
 from ._errors import ConfigError, refused, where
 from ._fields import check_section
@@ -44,6 +46,7 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         for name, table in profiles_raw.items()
     }
     surfaces = _structure_surfaces(data.pop("surfaces", {}), file)
+    prices = _structure_prices(data.pop("prices", {}), file)
     i18n = _structure_i18n(data.pop("i18n", {}), file)
     provider_raw, named_raw = _named_providers(data.get("provider"))
     if provider_raw is not None:
@@ -64,7 +67,7 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         check_provider(named, f"$.provider.{name}", file)
     tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
     tools = attrs.evolve(tools, plugin_settings=plugin_tables)
-    config = attrs.evolve(config, tools=tools, profiles=profiles)
+    config = attrs.evolve(config, tools=tools, profiles=profiles, prices=prices)
     _check_values(config, file)
     return attrs.evolve(
         config,
@@ -108,6 +111,21 @@ def _named_providers(raw: Any) -> tuple[Any, dict[str, dict[str, Any]]]:
         if isinstance(value, dict) and key not in PROVIDER_TABLES
     }
     return {key: value for key, value in raw.items() if key not in named}, named
+
+
+def _structure_prices(raw: Any, file: str | None) -> dict[str, ModelPrice]:
+    """``[prices."<model>"]`` tables, each a :class:`ModelPrice`."""
+    if not isinstance(raw, dict) or any(not isinstance(v, dict) for v in raw.values()):
+        raise ConfigError(
+            f'{where(file, "$.prices")}: expected [prices."<model>"] tables of input and output '
+            "prices per million tokens",
+            file=file,
+            path="$.prices",
+        )
+    return {
+        model: structure_section(table, ModelPrice, file=file, path=f"$.prices.{model}")
+        for model, table in raw.items()
+    }
 
 
 def _structure_surfaces(raw: Any, file: str | None) -> dict[str, SurfaceConfig]:
@@ -190,7 +208,7 @@ def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
 
 
 def _check_values(config: Config, file: str | None) -> None:
-    """Refuse a value its key's declaration refuses, then what depends on two keys."""
+    """Refuse a value its key's declaration refuses, then what depends on two keys or tables."""
     for key in [*SECTIONS, "tools"]:
         check_section(getattr(config, key), f"$.{key}", file)
     if config.trace.request_bodies and not config.trace.path:
@@ -207,3 +225,39 @@ def _check_values(config: Config, file: str | None) -> None:
         raise refused(
             file, "$.tools.profile", profile, f"the name of a [profiles.<name>] table ({known})"
         )
+    _check_budgets(config, file)
+
+
+def _check_budgets(config: Config, file: str | None) -> None:
+    """``[prices]``, the compaction shares of ``[loop]``, and a price for every model when
+    ``[limits] max_cost`` is set."""
+    for model, price in config.prices.items():
+        for key in ("input", "output", "cached_input", "cache_write"):
+            value = getattr(price, key)
+            if value is not None and not (value >= 0 and math.isfinite(value)):
+                raise refused(
+                    file, f"$.prices.{model}.{key}", value, "a price of at least 0 per million"
+                )
+    loop = config.loop
+    if not 0 < loop.compact_to < loop.compact_at <= 1:
+        raise refused(
+            file,
+            "$.loop.compact_to",
+            loop.compact_to,
+            f"a share above 0 and below [loop] compact_at ({loop.compact_at:g}), at most 1",
+        )
+    if config.limits.max_cost is None:
+        return
+    providers = [("$.provider", config.provider)] + [
+        (f"$.provider.fallback[{i}]", entry) for i, entry in enumerate(config.provider.fallback)
+    ]
+    for path, provider in providers:
+        name = provider.model
+        if name is not None and name not in config.prices:
+            raise refused(
+                file,
+                f"{path}.model",
+                name,
+                f'a model with a price: [limits] max_cost needs [prices."{name}"] (input '
+                "and output per million tokens)",
+            )
