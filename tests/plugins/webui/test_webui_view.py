@@ -112,11 +112,11 @@ def test_a_call_the_provider_ran_is_shown_as_such_from_its_start_to_its_result()
     call = ToolCall(
         id="ws_1", name="web_search", arguments={"query": "toolwire"}, provider_executed=True
     )
-    views = translator.translate(
+    views = translator.visit(
         ToolCallStarted(run_id="r", round=1, call_id="ws_1", name=call.name, provider_executed=True)
     )
-    views += translator.translate(ToolCallCompleted(run_id="r", round=1, call=call))
-    views += translator.translate(
+    views += translator.visit(ToolCallCompleted(run_id="r", round=1, call=call))
+    views += translator.visit(
         ToolCompleted(
             run_id="r",
             round=1,
@@ -138,7 +138,7 @@ def test_a_call_the_provider_ran_is_shown_as_such_from_its_start_to_its_result()
 def test_a_provider_call_without_a_reported_result_ends_run_by_the_provider():
     translator = ViewTranslator(lambda name: None)
     call = ToolCall(id="ws_1", name="web_search", arguments={}, provider_executed=True)
-    translator.translate(ToolCallCompleted(run_id="r", round=1, call=call))
+    translator.visit(ToolCallCompleted(run_id="r", round=1, call=call))
     run = Run.from_json(
         {
             "id": "r",
