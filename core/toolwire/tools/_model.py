@@ -256,11 +256,12 @@ class ToolOptions:
 
     def _tool_policy(self) -> ToolPolicy:
         """``policy`` (default: the empty one) with the shortcuts given applied."""
-        base = self.policy if self.policy is not None else ToolPolicy()
         changes = {
             name: value for name in _POLICY_SHORTCUTS if (value := getattr(self, name)) is not None
         }
-        return attrs.evolve(base, **changes) if changes else base
+        if self.policy is None:
+            return ToolPolicy(**changes) if changes else _NO_POLICY
+        return attrs.evolve(self.policy, **changes) if changes else self.policy
 
     def _tool_fields(self) -> dict[str, Any]:
         """The :class:`Tool` fields these options set."""
@@ -278,6 +279,7 @@ _POLICY_SHORTCUTS = (
     "max_retries",
     "sequential",
 )
+_NO_POLICY = ToolPolicy()
 _OPTION_NAMES = frozenset(a.name for a in attrs.fields(ToolOptions))
 _TOOL_FIELDS = tuple(sorted(_OPTION_NAMES - {"policy", *_POLICY_SHORTCUTS}))
 
