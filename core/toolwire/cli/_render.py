@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import re
@@ -26,12 +27,15 @@ from ..chat import Grant, GrantError, Grants, GrantStore, tool_server
 from ..events import (
     ArgumentScanner,
     ContentFiltered,
+    ContextCompacted,
     DuplicateSuppressed,
     Event,
     EventVisitor,
     InvalidArguments,
+    InvalidOutput,
     LimitReached,
     PluginFailed,
+    ProviderFallback,
     ProviderRetry,
     RequestSent,
     ResponseReceived,
@@ -153,6 +157,19 @@ class _Notice(EventVisitor[str | None]):
     def on_provider_retry(self, event: ProviderRetry) -> str:
         return f"… {event.api}: {event.reason}; retrying in {event.delay:g} s"
 
+    def on_provider_fallback(self, event: ProviderFallback) -> str:
+        return f"… {event.failed} could not answer ({event.error}); asking {event.next}"
+
+    def on_invalid_output(self, event: InvalidOutput) -> str:
+        return f"! answer {event.recovery} (attempt {event.attempt}): {event.reason}"
+
+    def on_context_compacted(self, event: ContextCompacted) -> str:
+        return (
+            f"… context compacted: {len(event.cleared)} result(s) cleared, "
+            f"{event.summarised} message(s) summarised (≈{event.tokens_before} → "
+            f"{event.tokens_after} tokens)"
+        )
+
     def on_plugin_failed(self, event: PluginFailed) -> str:
         return f"! plugin {event.plugin or '?'} failed in {event.hook}: {event.error}"
 
@@ -238,6 +255,9 @@ class _Compact(EventVisitor[str | None]):
     on_duplicate_suppressed = on_event
     on_limit_reached = on_event
     on_provider_retry = on_event
+    on_provider_fallback = on_event
+    on_invalid_output = on_event
+    on_context_compacted = on_event
     on_plugin_failed = on_event
     on_content_filtered = on_event
     on_run_started = on_event
@@ -531,6 +551,9 @@ class TerminalRenderer(EventVisitor[None]):
             self._finish()
 
     on_limit_reached = on_event
+    on_provider_fallback = on_event
+    on_invalid_output = on_event
+    on_context_compacted = on_event
     on_plugin_failed = on_event
     on_content_filtered = on_event
     on_round_finished = _ignore
@@ -543,6 +566,26 @@ class TerminalRenderer(EventVisitor[None]):
     on_tool_call_recovered = _ignore
     on_tool_approved = _ignore
     on_arguments_adjusted = _ignore
+
+    def note(self, text: str) -> None:
+        """A dim line of its own after the run (what the turn spent, say)."""
+        self._clear()
+        if self._line_open:
+            self.out.write("\n")
+            self._line_open = False
+            self._answer = ""
+        self._line(self._paint("dim", inert(text)))
+
+    def _nested(self, event: Event) -> None:
+        """The compact line(s) of an event of a run started as a tool, inside the card of the
+        call that started it."""
+        if isinstance(event, TextDelta):
+            return
+        shown = io.StringIO()
+        render_event(event, shown)
+        for line in shown.getvalue().splitlines():
+            if line.strip():
+                self._line(self._paint("dim", f"│   ↳ {inert(line.strip())}"))
 
     def settle(self, run: Run) -> None:
         """Close the cards the run's events left open (calls answered by a cancellation, calls

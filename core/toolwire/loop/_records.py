@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -19,6 +19,7 @@ from ..messages import (
     required_trust,
     strictest_result,
 )
+from ..output import OutputSpec
 from ._admission import duplicate_key
 from ._execution import describe
 from ._offer import Selection
@@ -44,6 +45,7 @@ def new_state(
     tool_choice: ToolChoice | str,
     stream: bool | None,
     run_id: str | None,
+    output: Any = None,
 ) -> RunState:
     """The state of a new run, its arguments checked (see :meth:`ToolCallingLoop.run`)."""
     messages = _messages(prompt)
@@ -73,6 +75,7 @@ def new_state(
         profile=profile,
         tool_choice=choice,
         stream=stream,
+        output=OutputSpec.for_run(output, config),
     )
     Selection.from_config(config, tool_names, profile)  # refuses an unknown profile now
     state = RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages)
@@ -129,6 +132,8 @@ def restore(registered: Mapping[str, Tool], run: Run) -> RunState:
     state.used = run.tool_calls_used
     state.required_trust = run.required_trust
     state.usage = run.usage
+    state.cost = run.cost or 0.0
+    state.unpriced = int(run.cost is None and run.usage.reported)
     state.deferred = list(run.deferred)
     state.turn.forced_choice_used = run.rounds > 0
     for record in run.tool_calls:

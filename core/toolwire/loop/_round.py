@@ -28,8 +28,11 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ._answer import answer_tool_name, ask_for_answer, take_typed_answer
+from ._budget import answer_cost, over_budget
 from ._choice import degraded_choice, nearest_choice
 from ._execution import describe
+from ._fit import fit_context
 from ._ids import run_call_id, with_run_id, with_run_ids
 from ._offer import Offer, Selection, resolve_offer
 from ._redact import redacted_call, redacted_message, sensitive
@@ -81,6 +84,10 @@ def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
     if state.control.deadline_passed():
         deadline_reached(view, state)
         return False
+    over = over_budget(view, state)
+    if over is not None:
+        state.finish("budget", over.detail)
+        return False
     provider_trust = view.trust
     if not provider_trust.satisfies(state.required_trust):
         assert state.required_trust is not None
@@ -99,6 +106,9 @@ async def play_round(view: LoopView, state: RunState, adapter: ProviderAdapter, 
     """Offer, request, answer and turn of round ``round``; the number of calls it answered."""
     messages = tuple(state.messages)
     offer = await start_round(view, state, adapter, round, messages)
+    if view.config.provider.context_tokens is not None:
+        await fit_context(view, state, adapter, round, offer)
+        messages = tuple(state.messages)
     messages = await request_context(view, state, adapter, round, offer, messages)
     request = model_request(view, state, adapter, round, offer, messages)
     if request is None:
@@ -106,13 +116,16 @@ async def play_round(view: LoopView, state: RunState, adapter: ProviderAdapter, 
     message = await ask_model(view, state, adapter, request)
     if message is None:
         return 0
-    calls = take_answer(view, state, round, message, adapter.api, hint=adapter.empty_answer_hint)
+    hint = adapter.empty_answer_hint
+    calls = take_answer(view, state, round, message, adapter.api, hint=hint)
+    if state.options.output is not None:
+        tool = answer_tool_name(view.host.tools)
+        return await take_typed_answer(
+            view, state, round, offer, calls, adapter.capabilities, tool, hint=hint
+        )
     if not calls:
         return 0
-    slots = [CallSlot(call) for call in calls]
-    state.turn.snapshot_used = state.used
-    state.turn.snapshot_pending = view.ledger is not None
-    await turn(view, state, round, slots, offer)
+    await turn(view, state, round, [CallSlot(call) for call in calls], offer)
     return len(calls)
 
 
@@ -225,6 +238,9 @@ def model_request(
         stream=stream,
         secrets=_secrets(view, messages),
     )
+    if state.options.output is not None:
+        tool = answer_tool_name(view.host.tools)
+        request = ask_for_answer(state, adapter.capabilities, tool, request)
     view.emit(
         state,
         RequestSent(
@@ -232,7 +248,7 @@ def model_request(
             round=round,
             api=adapter.api,
             model=config.provider.model,
-            tools=len(sent.functions),
+            tools=len(request.functions),
             stream=stream,
         ),
     )
@@ -322,7 +338,8 @@ def take_answer(
     message = with_run_ids(message, round, taken)
     taken.update(call.id for call in message.tool_calls)
     state.messages.append(message)
-    state.add_usage(message.usage)
+    cost = answer_cost(view.config, message)
+    state.charge(message.usage, cost)
     view.emit(
         state,
         ResponseReceived(
@@ -330,6 +347,7 @@ def take_answer(
             round=round,
             message=redacted_message(view.host.tools, message),
             usage=message.usage,
+            cost=cost,
         ),
     )
     calls: list[ToolCall] = []
@@ -342,9 +360,9 @@ def take_answer(
             calls.append(call)
     if not calls:
         state.text = message.text
-        state.finish(
-            *answer_outcome(message, api=api, max_tokens=view.config.provider.max_tokens, hint=hint)
-        )
+        if state.options.output is None:  # a typed answer is read by take_typed_answer
+            max_tokens = view.config.provider.max_tokens
+            state.finish(*answer_outcome(message, api=api, max_tokens=max_tokens, hint=hint))
     return calls
 
 

@@ -168,6 +168,7 @@ class RunState:
         "call_ids",
         "control",
         "conversation",
+        "cost",
         "deferred",
         "detail",
         "error",
@@ -176,6 +177,7 @@ class RunState:
         "ledger_written",
         "messages",
         "options",
+        "output",
         "records",
         "required_trust",
         "rounds",
@@ -187,6 +189,7 @@ class RunState:
         "text",
         "trust_origin",
         "turn",
+        "unpriced",
         "usage",
         "used",
     )
@@ -204,6 +207,9 @@ class RunState:
         self.required_trust: TrustLevel | None = None
         self.trust_origin: str | None = None
         self.usage = Usage()
+        self.cost = 0.0  # of the requests with a price
+        self.unpriced = 0  # requests that reported usage and had no price
+        self.output: Any = None  # the typed answer, once the model gave a valid one
         self.seen: dict[str, str] = {}  # duplicate key → the call id that made it
         self.stop: StopReason | None = None
         self.detail: str | None = None
@@ -249,19 +255,22 @@ class RunState:
         slot.key = None
 
     def add_usage(self, usage: Usage | None) -> None:
-        if usage is None:
-            return
+        if usage is not None:
+            self.usage = self.usage + usage
 
-        def plus(a: int | None, b: int | None) -> int | None:
-            return b if a is None else a if b is None else a + b
+    def charge(self, usage: Usage | None, cost: float | None) -> None:
+        """Add what a request (or a run started as a tool) spent: its usage, and its cost
+        (None: its model has no price)."""
+        self.add_usage(usage)
+        if cost is not None:
+            self.cost += cost
+        elif usage is not None and usage.reported:
+            self.unpriced += 1
 
-        u = self.usage
-        self.usage = Usage(
-            input_tokens=plus(u.input_tokens, usage.input_tokens),
-            output_tokens=plus(u.output_tokens, usage.output_tokens),
-            cache_read_tokens=plus(u.cache_read_tokens, usage.cache_read_tokens),
-            total_tokens=plus(u.total_tokens, usage.total_tokens),
-        )
+    @property
+    def spent(self) -> float | None:
+        """The run's cost so far (None when a request that used tokens had no price)."""
+        return None if self.unpriced else self.cost
 
     def build(
         self, *, stop: StopReason | None = None, events: bool = True, used: int | None = None
@@ -283,6 +292,8 @@ class RunState:
             deferred=tuple(self.deferred),
             required_trust=self.required_trust,
             usage=self.usage,
+            cost=self.spent,
+            output=self.output,
             rounds=self.rounds,
             tool_calls_used=self.used if used is None else used,
             options=attrs.evolve(self.options, system_prompt=self.base_system),

@@ -14,6 +14,7 @@ from ..events import LimitReached
 from ..messages import AssistantMessage, TextPart, UserMessage, UserPart
 from ..tools._result import ToolResult
 from ._approval import admit_call
+from ._budget import over_budget
 from ._cancel import answer_cancelled
 from ._records import store
 from ._resume import rebuild_results
@@ -27,12 +28,27 @@ if TYPE_CHECKING:
 
 
 async def turn(
-    view: LoopView, state: RunState, round: int, slots: list[CallSlot], offer: Offer
+    view: LoopView,
+    state: RunState,
+    round: int,
+    slots: list[CallSlot],
+    offer: Offer,
+    to_admit: Sequence[CallSlot] | None = None,
 ) -> None:
-    """Answer every call of the model's last answer (``slots``, none approved yet)."""
+    """Answer every call of the model's last answer (``slots``): admit and run ``to_admit``
+    (default: every slot; the others are answered already), unless the answer spent the run's
+    budget (``[limits]``): then none runs, and the run stops."""
     last = state.messages[-1]
     assert isinstance(last, AssistantMessage)
-    await answer_turn(view, state, round, offer, last, slots, [(s, False) for s in slots])
+    over = over_budget(view, state)
+    if over is not None:
+        stop_turn(view, state, round, slots, over.detail)
+        state.finish("budget", over.detail)
+        return
+    state.turn.snapshot_used = state.used
+    state.turn.snapshot_pending = view.ledger is not None
+    admit = slots if to_admit is None else to_admit
+    await answer_turn(view, state, round, offer, last, slots, [(s, False) for s in admit])
 
 
 async def answer_turn(
@@ -76,6 +92,19 @@ def _not_run(reason: str) -> ToolResult:
     return ToolResult.error(f"Not run: the run stopped before this call ({reason}).")
 
 
+def stop_turn(
+    view: LoopView, state: RunState, round: int, slots: list[CallSlot], reason: str
+) -> None:
+    """Answer every call of the model's last answer as not run (the run stops before any runs,
+    for ``reason``) and close the turn."""
+    last = state.messages[-1]
+    assert isinstance(last, AssistantMessage)
+    for slot in slots:
+        if slot.result is None:
+            slot.answer("not_run", _not_run(reason))
+    close_turn(view, state, round, slots, last)
+
+
 def close_turn(
     view: LoopView, state: RunState, round: int, slots: list[CallSlot], turn: AssistantMessage
 ) -> None:
@@ -88,6 +117,9 @@ def close_turn(
         state.records.append(slot.record(round))
         if slot.deferred is not None:
             state.deferred.append(slot.deferred)
+        spent = slot.result
+        if slot.outcome == "executed" and spent is not None and spent.usage is not None:
+            state.charge(spent.usage, spent.cost)  # a run started as a tool
     rebuild_results(state, turn, round)
     if not any(slot.deferred is not None for slot in slots):
         message = follow_up(slots)

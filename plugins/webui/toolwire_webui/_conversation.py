@@ -249,7 +249,7 @@ class LiveConversation:
         try:
             async for event in stream:
                 self._run_id = event.run_id
-                self._publish(self._translator.visit(event))
+                self._publish(self._translator.translate(event))
         except Exception as exc:  # the provider or a plugin failed outside the loop's answers
             self._publish(
                 [

@@ -23,6 +23,7 @@ from toolwire.events import (
     InvalidArguments,
     LimitReached,
     PluginFailed,
+    ProviderFallback,
     ProviderRetry,
     RequestSent,
     ResponseReceived,
@@ -43,6 +44,7 @@ from toolwire.events import (
 )
 from toolwire.loop import Run
 from toolwire.messages import ToolCall
+from toolwire.usage import describe_usage
 
 from ._markdown import markdown_tree, safe_href
 
@@ -101,8 +103,7 @@ def result_view(result: ToolResult) -> View:
 
 
 class ViewTranslator(EventVisitor[list[View]]):
-    """Turns the events of one conversation's runs into view messages: :meth:`visit` gives the
-    view messages one event stands for (none for events the page does not show).
+    """Turns the events of one conversation's runs into view messages (:meth:`translate`).
 
     :param tool_of: the registered tool of a name (None for a name the host does not know).
     :param title_of: a tool's title as people read it (``Host.tool_display``); default its own.
@@ -202,6 +203,29 @@ class ViewTranslator(EventVisitor[list[View]]):
             }
         )
         return out
+
+    def translate(self, event: Event) -> list[View]:
+        """The view messages one event stands for (none for events the page does not show); the
+        events of a run started as a tool become notes in the card of the call that started it."""
+        if event.parent is not None:
+            return self._nested(event)
+        return self.visit(event)
+
+    def _nested(self, event: Event) -> list[View]:
+        """A run started as a tool: its calls and how it ended, as notes in the card of the
+        call that started it."""
+        parent = event.parent
+        assert parent is not None
+        card = self.card_key(parent.run_id, parent.call_id)
+        if isinstance(event, ToolStarted):
+            text = f"↳ {event.name}"
+        elif isinstance(event, ToolCompleted | ToolFailed | ToolBlockedEvent | ToolDenied):
+            text = f"↳ {event.name}: {event.result.status.value}"
+        elif isinstance(event, RunFinished) and event.stop_reason != "answered":
+            text = f"↳ stopped: {event.stop_reason}"
+        else:
+            return []
+        return [{"kind": "card_note", "card": card, "text": text}]
 
     # -- events (``visit`` gives the view messages one event stands for) -----------------------
 
@@ -340,6 +364,14 @@ class ViewTranslator(EventVisitor[list[View]]):
     def on_limit_reached(self, event: LimitReached) -> list[View]:
         return [{"kind": "warning", "text": f"Limit reached: {event.limit} = {event.value}"}]
 
+    def on_provider_fallback(self, event: ProviderFallback) -> list[View]:
+        return [
+            {
+                "kind": "warning",
+                "text": f"{event.failed} could not answer ({event.error}); asking {event.next}",
+            }
+        ]
+
     def on_content_filtered(self, event: ContentFiltered) -> list[View]:
         # The report names where the content came from (the tool and its source).
         return [{"kind": "warning", "filter": True, "text": event.report}]
@@ -371,6 +403,8 @@ class ViewTranslator(EventVisitor[list[View]]):
     on_tool_call_recovered = on_event
     on_tool_approved = on_event
     on_arguments_adjusted = on_event
+    on_invalid_output = on_event
+    on_context_compacted = on_event
 
     def settle(self, run: Run) -> list[View]:
         """Results for the cards the run's events left open (calls answered by a cancellation,
@@ -394,6 +428,9 @@ class ViewTranslator(EventVisitor[list[View]]):
             self._resulted.add(card)
             out.append(_ended(card, "not_run", "The turn ended before this call ran."))
         self._sources.pop(run.id, None)
+        spent = describe_usage(run.usage, run.cost)
+        if spent:
+            out.append({"kind": "usage", "text": spent, "cost": run.cost})
         return out
 
 
