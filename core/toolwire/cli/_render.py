@@ -468,7 +468,10 @@ class TerminalRenderer(EventVisitor[None]):
     # -- events ----------------------------------------------------------------------------
 
     def __call__(self, event: Event) -> None:
-        self.visit(event)
+        if event.parent is not None:  # a run started as a tool: its lines go in the call's card
+            self._nested(event)
+        else:
+            self.visit(event)
         self.out.flush()
 
     def on_event(self, event: Event) -> None:
