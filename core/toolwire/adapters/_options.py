@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..config import _LOOP_OWNED_OPTIONS
+from ..config._provider import LOOP_OWNED_OPTIONS
 from ..http._errors import ProviderError
 from ._base import ModelRequest
 
@@ -21,7 +21,7 @@ def extra_fields(config: Any, request: ModelRequest, api: str) -> dict[str, Any]
         ("[provider] options", config.options),
         ("the request's options", request.options),
     ):
-        owned = sorted(set(options) & _LOOP_OWNED_OPTIONS)
+        owned = sorted(set(options) & LOOP_OWNED_OPTIONS)
         if owned:
             raise ProviderError(
                 f"{api}: {source} set {', '.join(owned)}, which the loop decides for every "

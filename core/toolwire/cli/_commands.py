@@ -286,6 +286,12 @@ def _add_config(sub: Any, action: str | None) -> None:
     config_sub = config.add_subparsers(dest="config_command", metavar="ACTION")
     p = config_sub.add_parser("show", help="every setting, its value and the file it came from")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p = config_sub.add_parser("reference", help="every key: its type, default and meaning")
+    p.add_argument(
+        "--update",
+        metavar="FILE",
+        help="rewrite the tables between config-reference markers in a Markdown FILE",
+    )
 
 
 def _add_doctor(sub: Any, action: str | None) -> None:
@@ -376,6 +382,8 @@ def _command(argv: Sequence[str] | None) -> int:
             return _tools(args, out, err)
         if args.command == "run":
             return _run(args, out, err)
+        if args.command == "config" and args.config_command == "reference":
+            return _config_reference(args, out, err)
         if args.command == "config":
             return _config_show(args, out)
         if args.command == "doctor":
@@ -431,6 +439,26 @@ def _config_show(args: argparse.Namespace, out: TextIO) -> int:
     for key, value, where in settings:
         shown = json.dumps(value, ensure_ascii=False, default=str)
         out.write(f"{key} = {shown}  # {where}\n")
+    return EXIT_OK
+
+
+def _config_reference(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """``toolwire config reference``: the table of every key, rendered from its declaration."""
+    from ..config._reference import reference, update_document
+
+    if args.update is None:
+        out.write(reference())
+        return EXIT_OK
+    path = Path(args.update)
+    try:
+        text = path.read_text(encoding="utf-8")
+        updated = update_document(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        err.write(f"toolwire: {path}: {exc}\n")
+        return EXIT_FAILED
+    if updated != text:
+        path.write_text(updated, encoding="utf-8")
+    out.write(f"{path}: {'updated' if updated != text else 'already up to date'}\n")
     return EXIT_OK
 
 
