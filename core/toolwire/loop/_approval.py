@@ -17,19 +17,17 @@ from ._codec import redact_arguments
 from ._resume import edited_call
 from ._run import Approve, Deny, Supply
 from ._settle import approved, defer, settle_events
-from ._state import CallSlot, RunState
+from ._state import CallSlot, RunState, Turn
 
 if TYPE_CHECKING:
-    from ._offer import Offer
     from ._protocol import LoopView
 
 
 async def admit_call(
     view: LoopView,
     state: RunState,
-    round: int,
+    turn: Turn,
     slot: CallSlot,
-    offer: Offer,
     *,
     count: bool = True,
     approved: bool = False,
@@ -42,13 +40,15 @@ async def admit_call(
     again, as approved; a call that waits for a decision counts only once approved.
     """
     while True:
-        verdict = admit(slot.request, offer, admission_context(view, state, round, count, approved))
+        verdict = admit(
+            slot.request, turn.offer, admission_context(view, state, turn, count, approved)
+        )
         for event in verdict.events:
             view.emit(state, event)
         if verdict.counted:
             state.used += 1
         if isinstance(verdict, Refused):
-            refuse(state, slot, verdict)
+            refuse(turn, slot, verdict)
             return verdict.fail
         slot.tool = verdict.tool
         slot.arguments = verdict.arguments
@@ -58,9 +58,9 @@ async def admit_call(
             slot.approved = slot.approved or approved
             return None
         if verdict.reason == "external":
-            defer(view, state, round, slot, verdict.request)
+            defer(view, state, turn, slot, verdict.request)
             return None
-        edited = await decide(view, state, round, slot, verdict)
+        edited = await decide(view, state, turn, slot, verdict)
         if edited is None:
             return None
         slot.request = edited
@@ -70,17 +70,17 @@ async def admit_call(
 
 
 def admission_context(
-    view: LoopView, state: RunState, round: int, count: bool, approved: bool
+    view: LoopView, state: RunState, turn: Turn, count: bool, approved: bool
 ) -> AdmissionContext:
     """What admission reads about the run, taken now."""
     pipeline = view.pipeline
     control = state.control
     return AdmissionContext(
         run_id=state.run_id,
-        round=round,
+        round=turn.round,
         loop=view.config.loop,
         used=state.used,
-        budget_hit=state.turn.budget_hit,
+        budget_hit="max_tool_calls" in turn.limits,
         cancel_requested=count and control.cancel is not None and control.cancel.is_set(),
         deadline_passed=count and control.deadline is not None and control.deadline_passed(),
         seen=state.seen,
@@ -92,35 +92,35 @@ def admission_context(
     )
 
 
-def refuse(state: RunState, slot: CallSlot, verdict: Refused) -> None:
+def refuse(turn: Turn, slot: CallSlot, verdict: Refused) -> None:
     """Answer a refused call with the verdict's result; note the limit it hit."""
     if verdict.tool is not None:
         slot.tool = verdict.tool
     if verdict.arguments is not None:
         slot.arguments = verdict.arguments
     if verdict.budget_hit:
-        state.turn.budget_hit = True
+        turn.limits.add("max_tool_calls")
     if verdict.deadline_hit:
-        state.turn.deadline_hit = True
+        turn.limits.add("deadline")
     slot.answer(verdict.outcome, verdict.result)
 
 
 async def decide(
-    view: LoopView, state: RunState, round: int, slot: CallSlot, verdict: NeedsDecision
+    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, verdict: NeedsDecision
 ) -> ToolCall | None:
     """Ask the run's approver about a call ``[policy]`` wants approved and apply the answer;
     returns the edited call when it was approved with other arguments."""
     decision: Any = await state.control.ask(verdict.request)
     name = verdict.tool.name
     if decision is None:
-        defer(view, state, round, slot, verdict.request)
+        defer(view, state, turn, slot, verdict.request)
     elif isinstance(decision, Deny):
-        deny(view, state, round, slot, name, decision.message)
+        deny(view, state, turn, slot, name, decision.message)
     elif isinstance(decision, Supply):
-        supply(view, state, round, slot, name, decision.result)
+        supply(view, state, turn, slot, name, decision.result)
     elif isinstance(decision, Approve):
         arguments = slot.arguments if decision.arguments is None else decision.arguments
-        approved(view, state, round, slot, verdict.tool, arguments or {}, decision)
+        approved(view, state, turn, slot, verdict.tool, arguments or {}, decision)
         if decision.arguments is not None:
             return edited_call(slot.request, name, decision.arguments)
         slot.approved = True
@@ -134,29 +134,29 @@ async def decide(
 
 
 def deny(
-    view: LoopView, state: RunState, round: int, slot: CallSlot, name: str, message: str
+    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, name: str, message: str
 ) -> None:
     """Answer the call as denied, ``message`` being what the model reads (``ToolStarted``
     then ``ToolDenied``)."""
     slot.tool = slot.tool or view.host.tools.get(name)
-    started(view, state, round, slot, name, "denied")
+    started(view, state, turn, slot, name, "denied")
     slot.answer("denied", ToolResult.denied(message))
-    settle_events(view, state, round, slot, name)
+    settle_events(view, state, turn, slot, name)
 
 
 def supply(
-    view: LoopView, state: RunState, round: int, slot: CallSlot, name: str, result: ToolResult
+    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, name: str, result: ToolResult
 ) -> None:
     """Answer the call with the result the caller supplied (``ToolStarted`` then the
     result's event)."""
     slot.tool = slot.tool or view.host.tools.get(name)
-    started(view, state, round, slot, name, "supplied")
+    started(view, state, turn, slot, name, "supplied")
     slot.answer("supplied", result)
-    settle_events(view, state, round, slot, name)
+    settle_events(view, state, turn, slot, name)
 
 
 def started(
-    view: LoopView, state: RunState, round: int, slot: CallSlot, name: str, answer: Any
+    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, name: str, answer: Any
 ) -> None:
     """The ``ToolStarted`` of a call the caller answers instead of the tool."""
     sensitive = slot.tool.sensitive_arguments if slot.tool is not None else frozenset()
@@ -164,7 +164,7 @@ def started(
         state,
         ToolStarted(
             run_id=state.run_id,
-            round=round,
+            round=turn.round,
             call_id=slot.call.id,
             name=name,
             arguments=redact_arguments(slot.arguments or {}, sensitive),

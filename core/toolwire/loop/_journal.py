@@ -90,6 +90,10 @@ class RunJournal:
         """``record`` was committed: the next write of its run starts from it."""
         self._written[record.run_id] = record.lists
 
+    def knows(self, run_id: str) -> bool:
+        """Whether a record of the run was written since it was last forgotten."""
+        return run_id in self._written
+
     def forget(self, run_id: str) -> None:
         """The run ended: its next write (a resume) stores it whole."""
         self._written.pop(run_id, None)

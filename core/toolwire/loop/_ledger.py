@@ -175,6 +175,11 @@ class Ledger:
         self._forget_started(run_id)
         self._journal.forget(run_id)
 
+    def wrote(self, run_id: str) -> bool:
+        """Whether this ledger wrote a record of the run since it last stored the run whole
+        (so its stored record must be brought up to its end)."""
+        return self._journal.knows(run_id)
+
     @property
     def pending(self) -> bool:
         """Whether settled rows wait for the next commit."""

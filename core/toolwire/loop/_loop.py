@@ -25,7 +25,7 @@ from ..tools._result import ToolResult
 from ._execution import CoarseBounds, describe
 from ._journal import LedgerCorrupt
 from ._ledger import Ledger, ledger_for
-from ._offer import OfferCache
+from ._offer import Offer, OfferCache
 from ._protocol import LoopHost, LoopView
 from ._records import new_state, restore, store
 from ._redact import redacted_message
@@ -33,8 +33,8 @@ from ._resume import reconcile
 from ._resume_turn import resume_turn
 from ._round import run_round
 from ._run import Approve, Decision, Deny, Run, RunOptions, Supply
-from ._settle import run_call
-from ._state import Approver, CallSlot, RunState
+from ._settle import run_call, run_services
+from ._state import Approver, CallSlot, End, RunControl, RunState, Turn
 from ._stream import RunStream
 
 if TYPE_CHECKING:
@@ -135,9 +135,7 @@ class ToolCallingLoop:
             stream=stream,
             run_id=run_id,
         )
-        state.control.approval = approval
-        state.control.cancel = cancel
-        state.control.values = context_values(context)
+        state.control = RunControl(approval=approval, cancel=cancel, values=context_values(context))
         return await self._drive(state, resumed=False, decisions=None)
 
     def _prepare_stream(
@@ -160,9 +158,7 @@ class ToolCallingLoop:
         )
         if options:
             raise TypeError(f"stream() got unknown option(s): {', '.join(sorted(options))}")
-        state.control.approval = approval
-        state.control.cancel = cancel
-        state.control.values = values
+        state.control = RunControl(approval=approval, cancel=cancel, values=values)
         return state
 
     async def resume(
@@ -223,10 +219,8 @@ class ToolCallingLoop:
                     f"call {call_id!r} is for the external tool {pending[call_id].tool!r}, which "
                     "the host cannot run: answer it with Supply(result) or Deny(message)"
                 )
-        state = restore(self.host.tools, run)
-        state.control.approval = approval
-        state.control.values = context_values(context)
-        state.control.cancel = cancel
+        state = restore(self.config, self.host.tools, run)
+        state.control = RunControl(approval=approval, cancel=cancel, values=context_values(context))
         return await self._drive(state, resumed=True, decisions=decisions)
 
     def stream(self, prompt_or_messages: str | Sequence[Message], **options: Any) -> RunStream:
@@ -285,17 +279,19 @@ class ToolCallingLoop:
             known = ", ".join(self.host.tools) or "none are registered"
             raise KeyError(f"no tool named {name!r}; registered tools: {known}")
         state = RunState(run_id or f"call_{uuid.uuid4().hex}", RunOptions(), [])
-        state.control.cancelled_flag = asyncio.Event()
         view = self._view()
-        slot = CallSlot(ToolCall(id="call_1", name=name, arguments=dict(arguments)))
+        state.control = RunControl(cancelled=asyncio.Event(), services=run_services(view, state))
+        call = ToolCall(id="call_1", name=name, arguments=dict(arguments))
+        slot = CallSlot(call)
         slot.tool = tool
         slot.approved = True  # the person calling the tool directly is the approval
         try:
             slot.arguments = tool.validate(arguments)
         except ArgumentsInvalid as exc:
             return ToolResult.error(str(exc), exception=exc)
+        turn = Turn(0, Offer(), AssistantMessage(parts=(call,)), [slot])
         try:
-            await run_call(view, state, 0, slot, ())
+            await run_call(view, state, turn, slot, ())
         finally:
             if view.ledger is not None and view.ledger.pending:
                 view.ledger.flush()
@@ -309,64 +305,85 @@ class ToolCallingLoop:
     async def _drive(
         self, state: RunState, *, resumed: bool, decisions: Mapping[str, Decision] | None
     ) -> Run:
+        """Run the stages until one returns the end of the run, which is written here and
+        nowhere else; then store the run, emit ``RunFinished`` and return it."""
         adapter = self._adapter or await self.host.get_adapter()
         view = self._view()
-        deadline_seconds = self.config.loop.deadline_seconds
-        if deadline_seconds is not None:
-            state.control.deadline = asyncio.get_running_loop().time() + deadline_seconds
-        state.control.cancelled_flag = state.control.cancel or asyncio.Event()
+        self._start(view, state)
         trace_token = view.pipeline.begin_trace(state.run_id)
-        state.stop = None
-        state.detail = None
-        state.error = None
         cancelled: asyncio.CancelledError | None = None
         try:
-            view.emit(
-                state,
-                RunStarted(
-                    run_id=state.run_id,
-                    api=adapter.api,
-                    model=self.config.provider.model,
-                    resumed=resumed,
-                    messages=tuple(
-                        redacted_message(self.host.tools, m)
-                        if isinstance(m, AssistantMessage)
-                        else m
-                        for m in state.messages
-                    ),
-                ),
-            )
+            view.emit(state, self._started(state, adapter.api, resumed))
             try:
-                if resumed:
-                    await resume_turn(view, state, adapter, decisions or {})
-                while state.stop is None:
-                    await run_round(view, state, adapter)
+                end = await resume_turn(view, state, adapter, decisions or {}) if resumed else None
+                while end is None:
+                    end = await run_round(view, state, adapter)
             except asyncio.CancelledError as exc:
                 cancelled = exc
-                state.control.cancelled_flag.set()
-                state.finish("cancelled", "the task running the run was cancelled")
-            run = state.build()
-            self.last_run = run
-            if state.ledger_written or run.stop_reason != "answered" or resumed:
-                store(view, state, run)
-            elif view.ledger is not None:
-                # Nothing to recover from an answered run without side effects: no I/O.
-                view.ledger.discard(run.id)
-            view.emit(
-                state,
-                RunFinished(
-                    run_id=state.run_id,
-                    round=state.rounds or None,
-                    stop_reason=run.stop_reason,
-                    detail=run.detail,
-                ),
-            )
-            run = attrs.evolve(run, events=tuple(state.events))
-            self.last_run = run
+                assert state.control.cancelled is not None
+                state.control.cancelled.set()
+                end = End("cancelled", "the task running the run was cancelled")
+            state.end = end
+            run = self._finish(view, state, resumed)
         finally:
             view.pipeline.end_trace(trace_token)
         if cancelled is not None:
             raise cancelled
+        return run
+
+    def _start(self, view: LoopView, state: RunState) -> None:
+        """Set the run's deadline, cancellation flag and services as it starts."""
+        seconds = self.config.loop.deadline_seconds
+        deadline = None
+        if seconds is not None:
+            deadline = asyncio.get_running_loop().time() + seconds
+        state.end = None
+        state.control = attrs.evolve(
+            state.control,
+            deadline=deadline,
+            cancelled=state.control.cancel or asyncio.Event(),
+            services=run_services(view, state),
+        )
+
+    def _started(self, state: RunState, api: str, resumed: bool) -> RunStarted:
+        tools = self.host.tools
+        return RunStarted(
+            run_id=state.run_id,
+            api=api,
+            model=self.config.provider.model,
+            resumed=resumed,
+            messages=tuple(
+                redacted_message(tools, m) if isinstance(m, AssistantMessage) else m
+                for m in state.messages
+            ),
+        )
+
+    def _finish(self, view: LoopView, state: RunState, resumed: bool) -> Run:
+        """The ended run, stored when there is something to recover from, ``RunFinished``
+        emitted, its events attached."""
+        run = state.build()
+        self.last_run = run
+        ledger = view.ledger
+        if (
+            run.stop_reason != "answered"
+            or resumed
+            or (ledger is not None and ledger.wrote(run.id))
+        ):
+            store(view, state, run)
+        elif ledger is not None:
+            # Nothing to recover from an answered run without side effects: no I/O.
+            ledger.discard(run.id)
+        view.emit(
+            state,
+            RunFinished(
+                run_id=state.run_id,
+                round=state.rounds or None,
+                stop_reason=run.stop_reason,
+                detail=run.detail,
+            ),
+        )
+        run = attrs.evolve(run, events=tuple(state.events))
+        self.last_run = run
         return run
 
     def _view(self) -> LoopView:

@@ -95,6 +95,7 @@ class LoopView:
         "retry_backoff",
         "retry_backoff_max",
         "services",
+        "settings",
         "thread",
         "trust",
     )
@@ -123,12 +124,27 @@ class LoopView:
         self.services = services
         self.thread = threading.get_ident()
         self.event_loop: asyncio.AbstractEventLoop | None = None
+        self.settings: dict[str | None, Any] = {}  # plugin settings, looked up once per plugin
 
     def bind(self) -> None:
         """Remember the thread and event loop of the run (progress from other threads goes
         through this loop)."""
         self.event_loop = asyncio.get_running_loop()
         self.thread = threading.get_ident()
+
+    def plugin_settings(self, plugin: str | None) -> Any:
+        """The settings of the plugin ``plugin`` (None when the host has none for it), asked
+        of the host once per run."""
+        try:
+            return self.settings[plugin]
+        except KeyError:
+            pass
+        try:
+            settings = self.host.plugin_settings(plugin)
+        except Exception:
+            settings = None
+        self.settings[plugin] = settings
+        return settings
 
     def emit(self, state: RunState, event: Event) -> None:
         """Record ``event`` in the run, then give it to the host's observers and the run's sink."""

@@ -22,7 +22,7 @@ from ._admission import duplicate_key
 from ._execution import describe
 from ._offer import Selection
 from ._run import Run, RunOptions
-from ._state import RunState
+from ._state import RunState, TrustNeed, Turn
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -73,12 +73,14 @@ def new_state(
         tool_choice=choice,
         stream=stream,
     )
-    Selection.from_config(config, tool_names, profile)  # refuses an unknown profile now
-    state = RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages)
+    selection = Selection.from_config(config, tool_names, profile)  # refuses an unknown profile
+    state = RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages, selection)
     inherited = strictest_result(messages)  # a continued conversation keeps its requirement
     if inherited is not None:
-        state.required_trust = inherited.result.required_trust
-        state.trust_origin = f"{inherited.name} call {inherited.call_id} of the conversation"
+        state.require(
+            inherited.result.required_trust,
+            f"{inherited.name} call {inherited.call_id} of the conversation",
+        )
     return state
 
 
@@ -114,22 +116,23 @@ def _tool_choice(value: ToolChoice | str) -> ToolChoice:
     )
 
 
-def restore(registered: Mapping[str, Tool], run: Run) -> RunState:
+def restore(config: Config, registered: Mapping[str, Tool], run: Run) -> RunState:
     """The state of a stored run, to go on with it (its duplicate keys rebuilt)."""
     messages = list(run.messages)
     if messages and isinstance(messages[0], SystemMessage):
         messages.pop(0)
-    state = RunState(run.id, run.options, messages)
-    state.base_system = run.options.system_prompt
+    options = run.options
+    selection = Selection.from_config(config, options.tools, options.profile)
+    state = RunState(run.id, options, messages, selection)
     state.records = list(run.tool_calls)
     state.events = list(run.events)
     state.sources = {s.url: s for s in run.sources}
     state.rounds = run.rounds
     state.used = run.tool_calls_used
-    state.required_trust = run.required_trust
+    if run.required_trust is not None:
+        state.trust = TrustNeed(run.required_trust)
     state.usage = run.usage
     state.deferred = list(run.deferred)
-    state.turn.forced_choice_used = run.rounds > 0
     for record in run.tool_calls:
         if (
             record.outcome == "executed"
@@ -145,17 +148,16 @@ def restore(registered: Mapping[str, Tool], run: Run) -> RunState:
     return state
 
 
-def pending_snapshot(state: RunState) -> Run | None:
+def pending_snapshot(state: RunState, turn: Turn | None) -> Run | None:
     """The run as it stands, once per turn, to store with the turn's first ledger row (a
     resume's own recovery snapshot when it has one)."""
-    if not state.turn.snapshot_pending:
+    checkpoint = turn.checkpoint if turn is not None else None
+    if checkpoint is None:
         return None
-    state.turn.snapshot_pending = False
-    used = state.turn.snapshot_used
-    recovery = state.turn.recovery
-    if recovery is not None:
-        return attrs.evolve(recovery, tool_calls_used=used)
-    return state.build(stop="interrupted", events=False, used=used)
+    turn.checkpoint = None  # type: ignore[union-attr]
+    if checkpoint.recovery is not None:
+        return attrs.evolve(checkpoint.recovery, tool_calls_used=checkpoint.used)
+    return state.build(stop="interrupted", events=False, used=checkpoint.used)
 
 
 def store(view: LoopView, state: RunState, run: Run | None) -> None:

@@ -17,24 +17,24 @@ from ._resume import edited_call, interrupted_request, pending_turn, rebuild_res
 from ._round import start_round
 from ._run import Decision, DeferredRequest, Deny, Supply, ToolCallRecord
 from ._settle import approved, settle_events
-from ._state import CallSlot, RunState
+from ._state import CallSlot, Checkpoint, End, RunState, Turn
 from ._turn import answer_turn
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
     from ._ledger import LedgerEntry
-    from ._offer import Offer
     from ._protocol import LoopView
 
 
 async def resume_turn(
     view: LoopView, state: RunState, adapter: ProviderAdapter, decisions: Mapping[str, Decision]
-) -> None:
-    """Answer the calls of the run's last turn that have no result yet."""
+) -> End | None:
+    """Answer the calls of the run's last turn that have no result yet; the end of the run
+    when the turn ends it."""
     last = pending_turn(tuple(state.messages))
     if last is None:
         state.deferred = []
-        return
+        return None
     round = state.rounds
     by_id = {r.call.id: r for r in state.records if r.round == round}
     deferred = {d.call_id: d for d in state.deferred}
@@ -42,41 +42,35 @@ async def resume_turn(
     if all(by_id.get(c.id) is not None and by_id[c.id].result is not None for c in calls):
         state.deferred = []
         rebuild_results(state, last, round)
-        return
-    offer = await start_round(view, state, adapter, round, tuple(state.messages))
+        return None
+    turn = await start_round(view, state, adapter, round)
+    turn.message = last
     entries = view.ledger.entries(state.run_id, round) if view.ledger is not None else {}
     if view.ledger is not None:  # stored with the first started row: what to recover from
-        state.turn.recovery = state.build(stop="interrupted", events=False)
-        state.turn.snapshot_used = state.used
-        state.turn.snapshot_pending = True
-    kept = [
-        r for r in state.records if not (r.round == round and r.call.id in {c.id for c in calls})
-    ]
-    slots: list[CallSlot] = []
+        recovery = state.build(stop="interrupted", events=False)
+        turn.checkpoint = Checkpoint(used=state.used, recovery=recovery)
+    ids = {c.id for c in calls}
+    kept = [r for r in state.records if not (r.round == round and r.call.id in ids)]
     to_admit: list[tuple[CallSlot, bool]] = []
     for call in calls:
         slot, approved = resumed_slot(
-            view, state, round, call, offer, by_id.get(call.id), deferred, decisions, entries
+            view, state, turn, call, by_id.get(call.id), deferred, decisions, entries
         )
-        slots.append(slot)
+        turn.slots.append(slot)
         if approved is not None:
             to_admit.append((slot, approved))
     state.records = kept
     state.deferred = []
-    try:
-        await answer_turn(view, state, round, offer, last, slots, to_admit)
-    finally:
-        state.turn.recovery = None
-        state.turn.snapshot_pending = False
+    end = await answer_turn(view, state, turn, to_admit)
     view.emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=len(calls)))
+    return end
 
 
 def resumed_slot(
     view: LoopView,
     state: RunState,
-    round: int,
+    turn: Turn,
     call: ToolCall,
-    offer: Offer,
     record: ToolCallRecord | None,
     deferred: Mapping[str, DeferredRequest],
     decisions: Mapping[str, Decision],
@@ -99,20 +93,20 @@ def resumed_slot(
         slot.tool = tools.get(entry.tool)
         slot.arguments = entry.arguments
         slot.answer("recovered", entry.result)
-        settle_events(view, state, round, slot, entry.tool)
+        settle_events(view, state, turn, slot, entry.tool)
         return slot, None
     request = deferred.get(call.id)
     if entry is not None and stale(request, entry):
         # It started and never settled: a decision taken before that is no answer.
         slot.tool = tools.get(entry.tool)
         slot.arguments = entry.arguments
-        interrupted = interrupted_request(entry, round, request)
+        interrupted = interrupted_request(entry, turn.round, request)
         slot.defer(interrupted)
         view.emit(
             state,
             ToolDeferred(
                 run_id=state.run_id,
-                round=round,
+                round=turn.round,
                 call_id=call.id,
                 name=entry.tool,
                 reason=interrupted.detail,
@@ -120,7 +114,7 @@ def resumed_slot(
         )
         return slot, None
     if request is not None:
-        return slot, decided(view, state, round, slot, offer, request, decisions.get(call.id))
+        return slot, decided(view, state, turn, slot, request, decisions.get(call.id))
     # Never started, or an idempotent call (those get no started row): admit it again.
     return slot, False
 
@@ -128,30 +122,30 @@ def resumed_slot(
 def decided(
     view: LoopView,
     state: RunState,
-    round: int,
+    turn: Turn,
     slot: CallSlot,
-    offer: Offer,
     request: DeferredRequest,
     decision: Decision | None,
 ) -> bool | None:
     """Apply the caller's decision on a deferred call; True when it goes to admission."""
     tools = view.host.tools
+    offer = turn.offer
     slot.arguments = request.arguments
     if decision is None:
         slot.defer(request)
         slot.tool = offer.tools.get(request.tool) or tools.get(request.tool)
     elif isinstance(decision, Deny):
-        deny(view, state, round, slot, request.tool, decision.message)
+        deny(view, state, turn, slot, request.tool, decision.message)
     elif isinstance(decision, Supply):
         slot.tool = tools.get(request.tool)
-        supply(view, state, round, slot, request.tool, decision.result)
+        supply(view, state, turn, slot, request.tool, decision.result)
     else:
         arguments = decision.arguments
         if arguments is None:
             arguments = request.arguments
         tool = offer.tools.get(request.tool) or tools.get(request.tool)
         if tool is not None:
-            approved(view, state, round, slot, tool, arguments, decision)
+            approved(view, state, turn, slot, tool, arguments, decision)
         slot.request = edited_call(slot.call, request.tool, arguments)
         return True
     return None

@@ -1,7 +1,7 @@
 """A round of a run: the checks before it, the offer, the request, the model's answer, the turn.
 
-:func:`run_round` is what the driver calls until the run has a stop reason; a round that started
-ends with exactly one ``RoundFinished``, emitted there.
+:func:`run_round` is what the driver calls until a round returns the end of the run; a round
+that started ends with exactly one ``RoundFinished``, emitted there.
 """
 
 from __future__ import annotations
@@ -30,37 +30,38 @@ from ..events import (
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ._execution import describe
 from ._ids import run_call_id, with_run_id, with_run_ids
-from ._offer import Offer, Selection, resolve_offer
+from ._offer import resolve_offer
 from ._redact import redacted_call, redacted_message, sensitive
 from ._run import ToolCallRecord
-from ._settle import run_services
-from ._state import CallSlot, RunState
-from ._turn import deadline_reached, turn
+from ._state import CallSlot, Checkpoint, End, RunState, Turn
+from ._turn import answer_turn, deadline_reached
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
     from ._protocol import LoopView
 
 
-async def run_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> None:
-    """One round: the checks before it, then offer, request, answer and turn.
+async def run_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> End | None:
+    """One round: the checks before it, then offer, request, answer and turn; the end of the
+    run when the round ends it.
 
     A round that started ends with exactly one ``RoundFinished``, emitted here.
     """
-    if not may_start_round(view, state, adapter):
-        return
+    end = may_start_round(view, state, adapter)
+    if end is not None:
+        return end
     state.rounds += 1
-    round = state.rounds
-    tool_calls = await play_round(view, state, adapter, round)
-    view.emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=tool_calls))
+    turn = await start_round(view, state, adapter, state.rounds)
+    end, calls = await play_round(view, state, adapter, turn)
+    view.emit(state, RoundFinished(run_id=state.run_id, round=turn.round, tool_calls=calls))
+    return end
 
 
-def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> bool:
-    """False (the run finished) when cancellation, a limit or trust forbid another round."""
+def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> End | None:
+    """The end of the run when cancellation, a limit or trust forbid another round."""
     loop_config = view.config.loop
     if state.control.cancel_requested:
-        state.finish("cancelled", "the run was cancelled")
-        return False
+        return End("cancelled", "the run was cancelled")
     if state.rounds >= loop_config.max_rounds:
         view.emit(
             state,
@@ -71,83 +72,75 @@ def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
                 value=loop_config.max_rounds,
             ),
         )
-        state.finish(
+        return End(
             "max_rounds",
             f"the model was still calling tools after {loop_config.max_rounds} round(s) "
             "([loop] max_rounds)",
         )
-        return False
     if state.control.deadline_passed():
-        deadline_reached(view, state)
-        return False
+        return deadline_reached(view, state)
     provider_trust = view.trust
-    if state.required_trust is not None and provider_trust < state.required_trust:
-        state.finish(
+    need = state.trust
+    if need is not None and provider_trust < need.level:
+        return End(
             "trust",
             f"round {state.rounds + 1} refused: results of this run (from "
-            f"{state.trust_origin or 'an earlier call'}) require a provider trusted at least "
-            f"{state.required_trust.label!r}, and the provider {adapter.api!r} is trusted "
+            f"{need.origin or 'an earlier call'}) require a provider trusted at least "
+            f"{need.level.label!r}, and the provider {adapter.api!r} is trusted "
             f"{provider_trust.label!r} ([provider] trust)",
         )
-        return False
-    return True
+    return None
 
 
-async def play_round(view: LoopView, state: RunState, adapter: ProviderAdapter, round: int) -> int:
-    """Offer, request, answer and turn of round ``round``; the number of calls it answered."""
-    messages = tuple(state.messages)
-    offer = await start_round(view, state, adapter, round, messages)
-    messages = await request_context(view, state, adapter, round, offer, messages)
-    request = model_request(view, state, adapter, round, offer, messages)
-    if request is None:
-        return 0
+async def play_round(
+    view: LoopView, state: RunState, adapter: ProviderAdapter, turn: Turn
+) -> tuple[End | None, int]:
+    """Request, answer and calls of a round whose offer is resolved; the end of the run when
+    the round ends it, and the number of calls it answered."""
+    messages = await request_context(view, state, adapter, turn, tuple(state.messages))
+    request = model_request(view, state, adapter, turn, messages)
+    if isinstance(request, End):
+        return request, 0
     message = await ask_model(view, state, adapter, request)
-    if message is None:
-        return 0
-    calls = take_answer(view, state, round, message, adapter.api)
-    if not calls:
-        return 0
-    slots = [CallSlot(call) for call in calls]
-    state.turn.snapshot_used = state.used
-    state.turn.snapshot_pending = view.ledger is not None
-    await turn(view, state, round, slots, offer)
-    return len(calls)
+    if isinstance(message, End):
+        return message, 0
+    calls = take_answer(view, state, turn, message, adapter.api)
+    if isinstance(calls, End):
+        return calls, 0
+    turn.message = state.messages[-1]  # type: ignore[assignment]
+    turn.slots = [CallSlot(call) for call in calls]
+    if view.ledger is not None:
+        turn.checkpoint = Checkpoint(used=state.used)
+    return await answer_turn(view, state, turn, [(s, False) for s in turn.slots]), len(calls)
 
 
 async def start_round(
-    view: LoopView,
-    state: RunState,
-    adapter: ProviderAdapter,
-    round: int,
-    messages: tuple[Message, ...],
-) -> Offer:
-    """Resolve the round's offer from the config and the run's options, and announce it."""
-    selection = state.selection
-    if selection is None:  # the config and the run's options are the run's own: once per run
-        selection = Selection.from_config(view.config, state.options.tools, state.options.profile)
-        state.selection = selection
+    view: LoopView, state: RunState, adapter: ProviderAdapter, round: int
+) -> Turn:
+    """Resolve the offer of round ``round`` from the config and the run's options, announce it,
+    and begin the round's turn."""
+    assert state.selection is not None
     offer = await resolve_offer(
         view.host,
         adapter,
-        selection,
+        state.selection,
         run_id=state.run_id,
         round=round,
-        messages=messages,
+        messages=tuple(state.messages),
         base_system_prompt=state.base_system,
         provider_trust=view.trust,
         emit=lambda event: view.emit(state, event),
         cache=view.offers,
     )
     view.emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
-    return offer
+    return Turn(round, offer)
 
 
 async def request_context(
     view: LoopView,
     state: RunState,
     adapter: ProviderAdapter,
-    round: int,
-    offer: Offer,
+    turn: Turn,
     messages: tuple[Message, ...],
 ) -> tuple[Message, ...]:
     """The round's messages with the context plugins contribute (``toolwire_request_context``);
@@ -158,25 +151,21 @@ async def request_context(
         view.host.hook,
         ContextRequest(
             run_id=state.run_id,
-            round=round,
+            round=turn.round,
             messages=messages,
-            offered=offer.names,
+            offered=turn.offer.names,
             api=adapter.api,
             model=view.config.provider.model,
             provider_trust=view.trust,
             native_tools=adapter.capabilities.native_tools,
-            services=run_services(view, state),
+            services=state.control.services,
         ),
         lambda event: view.emit(state, event),
         bound=view.config.loop.hook_timeout,
     )
     for source in context.sources:
         state.sources.setdefault(source.url, source)
-    if context.required_trust is not None and (
-        state.required_trust is None or context.required_trust > state.required_trust
-    ):
-        state.required_trust = context.required_trust
-        state.trust_origin = f"the context passages of round {round}"
+    state.require(context.required_trust, f"the context passages of round {turn.round}")
     return context.apply(messages)
 
 
@@ -184,27 +173,24 @@ def model_request(
     view: LoopView,
     state: RunState,
     adapter: ProviderAdapter,
-    round: int,
-    offer: Offer,
+    turn: Turn,
     messages: tuple[Message, ...],
-) -> ModelRequest | None:
-    """The round's request (announced with ``RequestSent``), or None when the run's
-    tool choice cannot be met by this offer (the run finished with an error)."""
+) -> ModelRequest | End:
+    """The round's request (announced with ``RequestSent``), or the end of the run when the
+    run's tool choice cannot be met by this offer."""
     config = view.config
+    offer = turn.offer
     choice = state.options.tool_choice
-    if state.turn.forced_choice_used and choice != "none":
-        choice = "auto"
-    state.turn.forced_choice_used = True
+    if turn.round > 1 and choice != "none":
+        choice = "auto"  # a forced tool choice applies to the first round only
     if isinstance(choice, NamedToolChoice) and choice.name not in offer.tools:
-        state.finish(
+        return End(
             "error",
             f"tool_choice names the tool {choice.name!r}, which is not offered in round "
-            f"{round} (offered: {', '.join(offer.names) or 'none'})",
+            f"{turn.round} (offered: {', '.join(offer.names) or 'none'})",
         )
-        return None
     if choice == "required" and not offer.functions:
-        state.finish("error", f"tool_choice is 'required' but round {round} offers no tool")
-        return None
+        return End("error", f"tool_choice is 'required' but round {turn.round} offers no tool")
     stream = state.options.stream
     if stream is None:
         stream = config.provider.stream
@@ -212,7 +198,7 @@ def model_request(
         messages = (SystemMessage(offer.system_prompt), *messages)
     request = ModelRequest(
         run_id=state.run_id,
-        round=round,
+        round=turn.round,
         messages=messages,
         functions=offer.functions,
         tool_choice=choice,
@@ -224,7 +210,7 @@ def model_request(
         state,
         RequestSent(
             run_id=state.run_id,
-            round=round,
+            round=turn.round,
             api=adapter.api,
             model=config.provider.model,
             tools=len(offer.functions),
@@ -236,39 +222,34 @@ def model_request(
 
 async def ask_model(
     view: LoopView, state: RunState, adapter: ProviderAdapter, request: ModelRequest
-) -> AssistantMessage | None:
-    """The adapter's answer to ``request``, or None when it failed (the run finished)."""
+) -> AssistantMessage | End:
+    """The adapter's answer to ``request``, or the end of the run when it failed."""
     round = request.round
     emit = adapter_emitter(view, state, round)
+    deadline = state.control.deadline
     try:
-        if state.control.deadline is None:
+        if deadline is None:
             message = await adapter.complete(request, emit)
         else:
-            async with asyncio.timeout_at(state.control.deadline):
+            async with asyncio.timeout_at(deadline):
                 message = await adapter.complete(request, emit)
     except TimeoutError as exc:
         if state.control.deadline_passed():
-            deadline_reached(view, state)
-        else:
-            state.error = exc
-            state.finish(
-                "error", f"the {adapter.api} adapter failed in round {round}: {describe(exc)}"
-            )
-        return None
+            return deadline_reached(view, state)
+        return End(
+            "error", f"the {adapter.api} adapter failed in round {round}: {describe(exc)}", exc
+        )
     except ProviderError as exc:
-        state.error = exc
-        state.finish("error", f"the provider ({adapter.api}) failed in round {round}: {exc}")
-        return None
+        return End("error", f"the provider ({adapter.api}) failed in round {round}: {exc}", exc)
     except Exception as exc:
-        state.error = exc
-        state.finish("error", f"the {adapter.api} adapter raised in round {round}: {describe(exc)}")
-        return None
+        return End(
+            "error", f"the {adapter.api} adapter raised in round {round}: {describe(exc)}", exc
+        )
     if not isinstance(message, AssistantMessage):
-        state.finish(
+        return End(
             "error",
             f"the {adapter.api} adapter returned {type(message).__name__}, not an AssistantMessage",
         )
-        return None
     return message
 
 
@@ -278,6 +259,7 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
     run_id = state.run_id
     host = view.host
     taken = state.taken_call_ids()  # ids a provider may number afresh each round
+    names: dict[str, str] = {}  # streamed call id → tool name (for redaction)
 
     def emit(event: Event) -> None:
         if event.run_id != run_id or event.round != round:
@@ -288,9 +270,9 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
         elif isinstance(event, ToolCallCompleted) and taken:
             event = attrs.evolve(event, call=with_run_id(event.call, round, taken))
         if isinstance(event, ToolCallStarted):
-            state.turn.call_names[event.call_id] = event.name
+            names[event.call_id] = event.name
         elif isinstance(event, ToolCallArgumentsDelta):
-            name = state.turn.call_names.get(event.call_id)
+            name = names.get(event.call_id)
             if name is not None and sensitive(host.tools, name):
                 event = attrs.evolve(event, delta="", partial_arguments=None)
         elif isinstance(event, ToolCallCompleted):
@@ -303,9 +285,11 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
 
 
 def take_answer(
-    view: LoopView, state: RunState, round: int, message: AssistantMessage, api: str
-) -> list[ToolCall]:
-    """Record the model's answer; the calls the host must answer (none: the run answered)."""
+    view: LoopView, state: RunState, turn: Turn, message: AssistantMessage, api: str
+) -> list[ToolCall] | End:
+    """Record the model's answer; the calls the host must answer, or the end of the run when
+    there are none (the model answered)."""
+    round = turn.round
     taken = state.taken_call_ids()
     message = with_run_ids(message, round, taken)
     taken.update(call.id for call in message.tool_calls)
@@ -330,7 +314,7 @@ def take_answer(
             calls.append(call)
     if not calls:
         state.text = message.text
-        state.finish(*answer_outcome(message, api=api, max_tokens=view.config.provider.max_tokens))
+        return End(*answer_outcome(message, api=api, max_tokens=view.config.provider.max_tokens))
     return calls
 
 

@@ -14,7 +14,6 @@ import types
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._trust import TrustLevel
 from ..events import (
     ArgumentsAdjusted,
     Event,
@@ -27,14 +26,13 @@ from ..events import (
     ToolProgress,
     ToolStarted,
 )
-from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ..messages import Message, SystemMessage, ToolCall
 from ..tools._context import FILTERED_SERVICE, ToolContext
 from ..tools._errors import (
     AdjustArguments,
     ApprovalRequired,
     ArgumentsInvalid,
     CallDeferred,
-    ToolFatal,
 )
 from ..tools._result import ToolBlocked, ToolResult, ToolStatus
 from ..tools._truncate import truncate_result
@@ -51,17 +49,16 @@ from ._execution import (
 from ._records import pending_snapshot
 from ._run import Approve, DeferredRequest, Deny, Outcome, Supply
 from ._schedule import schedule
-from ._state import CallSlot, RunState
+from ._state import CallSlot, RunState, Turn
 
 if TYPE_CHECKING:
     from ..tools import Tool
     from ._protocol import LoopView
 
-_NO_SETTINGS: Any = object()
 _NO_ARGUMENTS: Mapping[str, Any] = types.MappingProxyType({})
 
 
-async def execute(view: LoopView, state: RunState, round: int, slots: list[CallSlot]) -> None:
+async def execute(view: LoopView, state: RunState, turn: Turn, slots: list[CallSlot]) -> None:
     """Run admitted calls: serially, or up to ``[loop] concurrency`` at once with sequential
     tools as barriers. Every slot has a result afterwards, also when cancelled."""
     if not slots:
@@ -70,24 +67,22 @@ async def execute(view: LoopView, state: RunState, round: int, slots: list[CallS
     if state.base_system:  # the caller's words, as a tool reading the conversation expects
         messages = (SystemMessage(state.base_system), *messages)
     limit = view.config.loop.concurrency
-    state.turn.direct_execution = view.pipeline.direct_execution
-    state.turn.message_id = _answer_id(state.messages)
     running: set[asyncio.Task[None]] = set()
     try:
         for group in schedule(slots, limit=limit, sequential=_sequential):
             if not group.concurrent:
-                await run_call(view, state, round, group.items[0], messages)
+                await run_call(view, state, turn, group.items[0], messages)
                 continue
             for slot in group.items:
                 while len(running) >= limit:
                     running = await _reap(running, asyncio.FIRST_COMPLETED)
-                call = run_call(view, state, round, slot, messages)
+                call = run_call(view, state, turn, slot, messages)
                 running.add(asyncio.ensure_future(call))
             while running:
                 running = await _reap(running, asyncio.ALL_COMPLETED)
     except asyncio.CancelledError:
-        assert state.control.cancelled_flag is not None
-        state.control.cancelled_flag.set()
+        assert state.control.cancelled is not None
+        state.control.cancelled.set()
         for task in running:
             task.cancel()
         if running:
@@ -101,14 +96,6 @@ async def execute(view: LoopView, state: RunState, round: int, slots: list[CallS
                     "not_run",
                     ToolResult.error("Tool execution failed: the host could not run this call."),
                 )
-
-
-def _answer_id(messages: list[Message]) -> str | None:
-    """The provider's id of the last answer (the one whose calls run now)."""
-    for message in reversed(messages):
-        if isinstance(message, AssistantMessage):
-            return message.response_id
-    return None
 
 
 def _sequential(slot: CallSlot) -> bool:
@@ -126,15 +113,16 @@ async def _reap(tasks: set[asyncio.Task[None]], when: str) -> set[asyncio.Task[N
 
 
 async def run_call(
-    view: LoopView, state: RunState, round: int, slot: CallSlot, messages: tuple[Message, ...]
+    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, messages: tuple[Message, ...]
 ) -> None:
     """Execute one admitted call and settle its result: ``ToolStarted``, the ledger's rows,
     retries and one attempt each, the decisions raised from inside the call, the size limits,
     then the outcome's events. A call of a turn in which another was fatal does not start."""
     tool = slot.tool
     assert tool is not None
-    if state.turn.fatal is not None:
-        slot.answer("not_run", ToolResult.error(f"Not run: {state.turn.fatal}."))
+    fatal = turn.fatal()
+    if fatal is not None:
+        slot.answer("not_run", ToolResult.error(f"Not run: {fatal}."))
         return
     arguments = slot.arguments if slot.arguments is not None else {}
     call_id = slot.call.id
@@ -143,16 +131,16 @@ async def run_call(
         state,
         ToolStarted(
             run_id=run_id,
-            round=round,
+            round=turn.round,
             call_id=call_id,
             name=tool.name,
             arguments=redact_arguments(arguments, tool.sensitive_arguments),
         ),
     )
-    running = Running(view, state, round, slot, tool, messages)
+    running = Running(view, state, turn, slot, tool, messages)
     send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]] = running.send
     if tool.returns_untrusted_content:
-        send = _backstop(view, state, round, tool, call_id, running.context, send)
+        send = _backstop(view, state, turn, tool, call_id, running.context, send)
     ledger = view.ledger
     started_row = False
     try:
@@ -165,31 +153,28 @@ async def run_call(
         else:
             row = LedgerRow(
                 run_id=run_id,
-                round=round,
+                round=turn.round,
                 call_id=call_id,
                 tool=tool.name,
                 arguments=arguments,
                 idempotent=tool.policy.idempotent,
             )
             if not row.idempotent:
-                refused = record_start(ledger, row, pending_snapshot(state))
+                refused = record_start(ledger, row, pending_snapshot(state, turn))
                 if refused is not None:
                     slot.answer("not_run", refused)
-                    settle_events(view, state, round, slot, tool.name)
+                    settle_events(view, state, turn, slot, tool.name)
                     return
-                state.ledger_written = state.turn.turn_started = started_row = True
+                turn.wrote_rows = started_row = True
             result, outcome = await with_ledger(ledger, row, slot, send)
     except (ApprovalRequired, CallDeferred) as exc:
         slot.arguments = running.arguments
-        defer(view, state, round, slot, _raised_request(slot, tool, exc, round, started_row))
+        request = _raised_request(slot, tool, exc, turn.round, started_row)
+        defer(view, state, turn, slot, request)
         return
     slot.arguments = running.arguments
-    if isinstance(result.exception, ToolFatal):
-        state.turn.fatal = (
-            f"the run stopped when {tool.name} (call {call_id}) failed: {result.exception.message}"
-        )
     slot.answer(outcome, limit_size(view, tool, result))
-    settle_events(view, state, round, slot, tool.name)
+    settle_events(view, state, turn, slot, tool.name)
 
 
 def _raised_request(
@@ -222,10 +207,10 @@ class Running:
         "attempt",
         "context",
         "messages",
-        "round",
         "slot",
         "state",
         "tool",
+        "turn",
         "view",
     )
 
@@ -235,20 +220,22 @@ class Running:
         self,
         view: LoopView,
         state: RunState,
-        round: int,
+        turn: Turn,
         slot: CallSlot,
         tool: Tool,
         messages: tuple[Message, ...],
     ) -> None:
-        self.view, self.state, self.round, self.slot, self.tool = view, state, round, slot, tool
+        self.view, self.state, self.turn, self.slot, self.tool = view, state, turn, slot, tool
         self.messages = messages
         self.arguments: Mapping[str, Any] = slot.arguments if slot.arguments is not None else {}
         self._prepare()
 
     def _prepare(self) -> None:
         view, state, tool, call_id = self.view, self.state, self.tool, self.slot.call.id
-        self.context = tool_context(view, state, self.round, tool, self.slot, self.messages)
-        self.attempt = attempt_of(view, state, tool, call_id, self.arguments, self.context)
+        self.context = tool_context(view, state, self.turn, tool, self.slot, self.messages)
+        self.attempt = attempt_of(
+            view, state, self.turn, tool, call_id, self.arguments, self.context
+        )
 
     async def send(self) -> tuple[ToolResult, Outcome]:
         """Attempts with their retries, until the call has a result; an ``ApprovalRequired``
@@ -296,7 +283,7 @@ class Running:
             self.state,
             ArgumentsAdjusted(
                 run_id=self.state.run_id,
-                round=self.round,
+                round=self.turn.round,
                 call_id=self.slot.call.id,
                 name=tool.name,
                 before=redact_arguments(self.arguments, sensitive),
@@ -319,7 +306,7 @@ class Running:
             arguments=self.arguments,
             reason="approval",
             detail=f"{tool.name} asks for approval: {exc.reason}",
-            round=self.round,
+            round=self.turn.round,
         )
         decision = await state.control.ask(request)
         if decision is None:
@@ -338,7 +325,7 @@ class Running:
             if refused is not None:
                 return refused, "invalid_arguments"
         slot.approved = True
-        approved(self.view, state, self.round, slot, tool, self.arguments, decision)
+        approved(self.view, state, self.turn, slot, tool, self.arguments, decision)
         self._prepare()
         return None
 
@@ -346,7 +333,7 @@ class Running:
 def approved(
     view: LoopView,
     state: RunState,
-    round: int,
+    turn: Turn,
     slot: CallSlot,
     tool: Tool,
     arguments: Mapping[str, Any],
@@ -357,7 +344,7 @@ def approved(
         state,
         ToolApproved(
             run_id=state.run_id,
-            round=round,
+            round=turn.round,
             call_id=slot.call.id,
             name=tool.name,
             arguments=redact_arguments(arguments, tool.sensitive_arguments),
@@ -367,7 +354,7 @@ def approved(
 
 
 def defer(
-    view: LoopView, state: RunState, round: int, slot: CallSlot, request: DeferredRequest
+    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, request: DeferredRequest
 ) -> None:
     """Leave the call waiting for a decision on ``request`` (``ToolDeferred``)."""
     slot.defer(request)
@@ -376,7 +363,7 @@ def defer(
         state,
         ToolDeferred(
             run_id=state.run_id,
-            round=round,
+            round=turn.round,
             call_id=slot.call.id,
             name=request.tool,
             reason=request.detail,
@@ -387,7 +374,7 @@ def defer(
 def _backstop(
     view: LoopView,
     state: RunState,
-    round: int,
+    turn: Turn,
     tool: Tool,
     call_id: str,
     context: ToolContext,
@@ -405,7 +392,7 @@ def _backstop(
         )
         if n
     ]
-    key = (round, call_id)
+    key = (turn.round, call_id)
     return lambda: with_backstop(
         send,
         context,
@@ -417,7 +404,7 @@ def _backstop(
 def tool_context(
     view: LoopView,
     state: RunState,
-    round: int,
+    turn: Turn,
     tool: Tool,
     slot: CallSlot,
     messages: tuple[Message, ...],
@@ -425,6 +412,7 @@ def tool_context(
     """The :class:`ToolContext` a call runs with: its run, settings, services, progress and
     what the call is (its id, its arguments as received, its conversation and message)."""
     run_id = state.run_id
+    round = turn.round
     name = tool.name
     call = slot.call
     call_id = call.id
@@ -443,31 +431,24 @@ def tool_context(
         elif view.event_loop is not None:
             view.event_loop.call_soon_threadsafe(view.emit, state, event)
 
-    plugin = tool.plugin
-    settings = state.control.settings.get(plugin, _NO_SETTINGS)
-    if settings is _NO_SETTINGS:
-        try:
-            settings = view.host.plugin_settings(plugin)
-        except Exception:
-            settings = None
-        state.control.settings[plugin] = settings
+    control = state.control
     return ToolContext(
         tool=tool,
         call_id=call_id,
         run_id=run_id,
         round=round,
         messages=messages,
-        settings=settings,
+        settings=view.plugin_settings(tool.plugin),
         provider_trust=view.trust,
-        services=run_services(view, state),
+        services=control.services,
         progress=progress,
-        cancelled=state.control.cancelled_flag,
+        cancelled=control.cancelled,
         # The JSON of the parsed arguments is written only if the tool reads raw_arguments.
         raw_arguments=call.raw_arguments,
         call_arguments=(call.arguments or _NO_ARGUMENTS) if call.raw_arguments is None else None,
         conversation_id=state.conversation_id(),
-        message_id=state.turn.message_id,
-        values=state.control.values,
+        message_id=turn.message.response_id if turn.message is not None else None,
+        values=control.values,
         approved=slot.approved,
     )
 
@@ -475,20 +456,19 @@ def tool_context(
 def run_services(view: LoopView, state: RunState) -> Mapping[str, Any]:
     """The host's services plus ``emit``, which records an event in this run (a tool's
     untrusted-content warning belongs to the run, not only to observers)."""
-    if state.control.services is None:
-        state.control.services = types.MappingProxyType(
-            {
-                **view.services,
-                "emit": lambda event: view.emit(state, event),
-                FILTERED_SERVICE: lambda round, call_id: state.filtered_calls.add((round, call_id)),
-            }
-        )
-    return state.control.services
+    return types.MappingProxyType(
+        {
+            **view.services,
+            "emit": lambda event: view.emit(state, event),
+            FILTERED_SERVICE: lambda round, call_id: state.filtered_calls.add((round, call_id)),
+        }
+    )
 
 
 def attempt_of(
     view: LoopView,
     state: RunState,
+    turn: Turn,
     tool: Tool,
     call_id: str,
     arguments: Mapping[str, Any],
@@ -507,7 +487,7 @@ def attempt_of(
         remaining = state.control.deadline - asyncio.get_running_loop().time()
         if timeout is None or remaining < timeout:
             timeout, deadline_bound = max(remaining, 0.0), True
-    direct = state.turn.direct_execution
+    direct = view.pipeline.direct_execution
     refusal_reason = view.pipeline.refusal_reason
     hook = view.host.hook
 
@@ -535,7 +515,7 @@ def attempt_of(
         )
 
     def on_deadline() -> None:
-        state.turn.deadline_hit = True
+        turn.limits.add("deadline")
 
     return Attempt(
         tool=tool,
@@ -557,11 +537,12 @@ def limit_size(view: LoopView, tool: Tool, result: ToolResult) -> ToolResult:
     return truncate_result(result, limit)
 
 
-def settle_events(view: LoopView, state: RunState, round: int, slot: CallSlot, name: str) -> None:
+def settle_events(view: LoopView, state: RunState, turn: Turn, slot: CallSlot, name: str) -> None:
     """Events, sources, trust and duplicate bookkeeping of a call that got its result."""
     result = slot.result
     assert result is not None
     run_id = state.run_id
+    round = turn.round
     call_id = slot.call.id
     status = result.status
     event: Event
@@ -581,8 +562,6 @@ def settle_events(view: LoopView, state: RunState, round: int, slot: CallSlot, n
         event = ToolDenied(run_id=run_id, round=round, call_id=call_id, name=name, result=result)
     if not result.is_ok:
         state.forget(slot)
-    needed = result.required_trust
-    if needed is not None and (state.required_trust is None or needed > state.required_trust):
-        state.required_trust = TrustLevel.parse(needed)
-        state.trust_origin = f"{name} call {call_id}"
+    if result.required_trust is not None:
+        state.require(result.required_trust, f"{name} call {call_id}")
     view.emit(state, event)
