@@ -1,22 +1,18 @@
 """Admission's verdict applied to a slot: refused, admitted, deferred or put to the approver.
 
 :func:`admit_call` asks :func:`~toolwire.loop._admission.admit` (pure) and applies what it
-returns; :func:`decide` asks the run's approver; :func:`defer`, :func:`deny` and :func:`supply`
-answer for it.
+returns; :func:`decide` asks the run's approver and applies the decision
+(:func:`~toolwire.loop._decision.apply_decision`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..events import ToolStarted
 from ..messages import ToolCall
-from ..tools._result import ToolResult
 from ._admission import AdmissionContext, Admitted, NeedsDecision, Refused, admit
-from ._codec import redact_arguments
+from ._decision import answer_for_caller, apply_decision, approved, defer
 from ._resume import edited_call
-from ._run import Approve, Deny, Supply
-from ._settle import approved, defer, settle_events
 from ._state import CallSlot, RunState, Turn
 
 if TYPE_CHECKING:
@@ -36,8 +32,9 @@ async def admit_call(
     ``fail`` policy stops the run.
 
     On return the slot is answered (refused), deferred, or admitted (``tool`` and
-    ``arguments`` set, no result yet). A call approved with edited arguments is admitted
-    again, as approved; a call that waits for a decision counts only once approved.
+    ``arguments`` set, no result yet). A call the approver approves (as asked, or with edited
+    arguments) is admitted again, as approved; a call that waits for a decision counts only
+    once approved.
     """
     while True:
         verdict = admit(
@@ -109,65 +106,15 @@ async def decide(
     view: LoopView, state: RunState, turn: Turn, slot: CallSlot, verdict: NeedsDecision
 ) -> ToolCall | None:
     """Ask the run's approver about a call ``[policy]`` wants approved and apply the answer;
-    returns the edited call when it was approved with other arguments."""
-    decision: Any = await state.control.ask(verdict.request)
+    returns the call to admit again, as approved (with the arguments approved)."""
+    applied = apply_decision(verdict.request, await state.control.ask(verdict.request))
     name = verdict.tool.name
-    if decision is None:
+    if applied.kind == "wait":
         defer(view, state, turn, slot, verdict.request)
-    elif isinstance(decision, Deny):
-        deny(view, state, turn, slot, name, decision.message)
-    elif isinstance(decision, Supply):
-        supply(view, state, turn, slot, name, decision.result)
-    elif isinstance(decision, Approve):
-        arguments = slot.arguments if decision.arguments is None else decision.arguments
-        approved(view, state, turn, slot, verdict.tool, arguments or {}, decision)
-        if decision.arguments is not None:
-            return edited_call(slot.request, name, decision.arguments)
-        slot.approved = True
-        state.used += 1  # it runs now: a call that waited counts when it runs
-        state.remember(slot, verdict.key)
-    else:
-        raise TypeError(
-            f"the approval callback returned {decision!r}; expected Approve, Deny, Supply or None"
-        )
-    return None
-
-
-def deny(
-    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, name: str, message: str
-) -> None:
-    """Answer the call as denied, ``message`` being what the model reads (``ToolStarted``
-    then ``ToolDenied``)."""
-    slot.tool = slot.tool or view.host.tools.get(name)
-    started(view, state, turn, slot, name, "denied")
-    slot.answer("denied", ToolResult.denied(message))
-    settle_events(view, state, turn, slot, name)
-
-
-def supply(
-    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, name: str, result: ToolResult
-) -> None:
-    """Answer the call with the result the caller supplied (``ToolStarted`` then the
-    result's event)."""
-    slot.tool = slot.tool or view.host.tools.get(name)
-    started(view, state, turn, slot, name, "supplied")
-    slot.answer("supplied", result)
-    settle_events(view, state, turn, slot, name)
-
-
-def started(
-    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, name: str, answer: Any
-) -> None:
-    """The ``ToolStarted`` of a call the caller answers instead of the tool."""
-    sensitive = slot.tool.sensitive_arguments if slot.tool is not None else frozenset()
-    view.emit(
-        state,
-        ToolStarted(
-            run_id=state.run_id,
-            round=turn.round,
-            call_id=slot.call.id,
-            name=name,
-            arguments=redact_arguments(slot.arguments or {}, sensitive),
-            answer=answer,
-        ),
-    )
+        return None
+    if applied.kind != "approve":
+        answer_for_caller(view, state, turn, slot, name, applied)
+        return None
+    assert applied.arguments is not None
+    approved(view, state, turn, slot, verdict.tool, applied)
+    return edited_call(slot.request, name, applied.arguments)

@@ -16,24 +16,24 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .._contain import describe
 from ..adapters._base import ToolChoice
 from ..config import Config
 from ..events import RunFinished, RunStarted
 from ..messages import AssistantMessage, Message, ToolCall
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import ToolResult
-from ._execution import CoarseBounds, describe
+from ._execute import run_call, run_services
+from ._execution import CoarseBounds
 from ._journal import LedgerCorrupt
 from ._ledger import Ledger, ledger_for
 from ._offer import Offer, OfferCache
 from ._protocol import LoopHost, LoopView
 from ._records import new_state, restore, store
-from ._redact import redacted_message
 from ._resume import reconcile
 from ._resume_turn import resume_turn
 from ._round import run_round
 from ._run import Approve, Decision, Deny, Run, RunOptions, Supply
-from ._settle import run_call, run_services
 from ._state import Approver, CallSlot, End, RunControl, RunState, Turn
 from ._stream import RunStream
 
@@ -313,7 +313,7 @@ class ToolCallingLoop:
         trace_token = view.pipeline.begin_trace(state.run_id)
         cancelled: asyncio.CancelledError | None = None
         try:
-            view.emit(state, self._started(state, adapter.api, resumed))
+            view.emit(state, self._started(view, state, adapter.api, resumed))
             try:
                 end = await resume_turn(view, state, adapter, decisions or {}) if resumed else None
                 while end is None:
@@ -345,16 +345,14 @@ class ToolCallingLoop:
             services=run_services(view, state),
         )
 
-    def _started(self, state: RunState, api: str, resumed: bool) -> RunStarted:
-        tools = self.host.tools
+    def _started(self, view: LoopView, state: RunState, api: str, resumed: bool) -> RunStarted:
         return RunStarted(
             run_id=state.run_id,
             api=api,
             model=self.config.provider.model,
             resumed=resumed,
             messages=tuple(
-                redacted_message(tools, m) if isinstance(m, AssistantMessage) else m
-                for m in state.messages
+                view.shown(m) if isinstance(m, AssistantMessage) else m for m in state.messages
             ),
         )
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from .._contain import bounded, is_cancellation, raised_by
+from .._contain import bounded, describe, is_cancellation, raised_by
 from .._request import OfferRequest
 from .._selection import Selection as Selection  # kept importable from here
 from .._selection import first_reason
@@ -27,7 +27,6 @@ from ..events import (
 from ..messages import Message
 from ..tools._spec import FunctionSpec
 from ._catalogue import Arranged, SearchTools, arrange
-from ._execution import describe
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter

@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
+from .._redact import redacted_message
 from ..events import Event, ToolCallArgumentsDelta
+from ..messages import AssistantMessage, ToolCall
+from ._admission import sensitive_of
 
 if TYPE_CHECKING:
     from .._trust import TrustLevel
@@ -21,6 +24,9 @@ if TYPE_CHECKING:
     from ._ledger import Ledger
     from ._offer import OfferCache
     from ._state import RunState
+
+
+_NONE: frozenset[str] = frozenset()
 
 
 @attrs.frozen(kw_only=True)
@@ -145,6 +151,17 @@ class LoopView:
             settings = None
         self.settings[plugin] = settings
         return settings
+
+    def sensitive(self, name: str) -> frozenset[str]:
+        """The arguments to redact in a call named ``name`` wherever it is shown (the tool's,
+        whatever spelling the model used: see :func:`~toolwire.loop._admission.sensitive_of`)."""
+        return sensitive_of(self.host.tools, self.config.loop, name)
+
+    def shown(self, message: AssistantMessage) -> AssistantMessage:
+        """The model's answer as events show it: each call's sensitive arguments redacted."""
+        return redacted_message(
+            message, lambda p: self.sensitive(p.name) if isinstance(p, ToolCall) else _NONE
+        )
 
     def emit(self, state: RunState, event: Event) -> None:
         """Record ``event`` in the run, then give it to the host's observers and the run's sink."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._contain import describe
 from ..adapters._base import NamedToolChoice, ToolChoice
 from ..events import PluginFailed
 from ..messages import (
@@ -19,7 +20,6 @@ from ..messages import (
     strictest_result,
 )
 from ._admission import duplicate_key
-from ._execution import describe
 from ._offer import Selection
 from ._run import Run, RunOptions
 from ._state import RunState, TrustNeed, Turn

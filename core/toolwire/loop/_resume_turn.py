@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..events import RoundFinished, ToolDeferred
+from ..events import RoundFinished
 from ..messages import ToolCall
-from ._approval import deny, supply
+from ._decision import answer_for_caller, apply_decision, approved, defer
 from ._resume import edited_call, interrupted_request, pending_turn, rebuild_results, stale
 from ._round import start_round
-from ._run import Decision, DeferredRequest, Deny, Supply, ToolCallRecord
-from ._settle import approved, settle_events
+from ._run import Decision, DeferredRequest, ToolCallRecord
+from ._settle import settle_events
 from ._state import CallSlot, Checkpoint, End, RunState, Turn
 from ._turn import answer_turn
 
@@ -100,18 +100,7 @@ def resumed_slot(
         # It started and never settled: a decision taken before that is no answer.
         slot.tool = tools.get(entry.tool)
         slot.arguments = entry.arguments
-        interrupted = interrupted_request(entry, turn.round, request)
-        slot.defer(interrupted)
-        view.emit(
-            state,
-            ToolDeferred(
-                run_id=state.run_id,
-                round=turn.round,
-                call_id=call.id,
-                name=entry.tool,
-                reason=interrupted.detail,
-            ),
-        )
+        defer(view, state, turn, slot, interrupted_request(entry, turn.round, request))
         return slot, None
     if request is not None:
         return slot, decided(view, state, turn, slot, request, decisions.get(call.id))
@@ -129,23 +118,18 @@ def decided(
 ) -> bool | None:
     """Apply the caller's decision on a deferred call; True when it goes to admission."""
     tools = view.host.tools
-    offer = turn.offer
+    tool = turn.offer.tools.get(request.tool) or tools.get(request.tool)
     slot.arguments = request.arguments
-    if decision is None:
+    applied = apply_decision(request, decision)
+    if applied.kind == "wait":
         slot.defer(request)
-        slot.tool = offer.tools.get(request.tool) or tools.get(request.tool)
-    elif isinstance(decision, Deny):
-        deny(view, state, turn, slot, request.tool, decision.message)
-    elif isinstance(decision, Supply):
-        slot.tool = tools.get(request.tool)
-        supply(view, state, turn, slot, request.tool, decision.result)
-    else:
-        arguments = decision.arguments
-        if arguments is None:
-            arguments = request.arguments
-        tool = offer.tools.get(request.tool) or tools.get(request.tool)
-        if tool is not None:
-            approved(view, state, turn, slot, tool, arguments, decision)
-        slot.request = edited_call(slot.call, request.tool, arguments)
-        return True
-    return None
+        slot.tool = tool
+        return None
+    if applied.kind != "approve":
+        answer_for_caller(view, state, turn, slot, request.tool, applied)
+        return None
+    assert applied.arguments is not None
+    if tool is not None:
+        approved(view, state, turn, slot, tool, applied)
+    slot.request = edited_call(slot.call, request.tool, applied.arguments)
+    return True

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._contain import describe
+from .._redact import redacted_call
 from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError
 from ..adapters._outcome import answer_outcome
 from ..context._gather import gather_request_context
@@ -28,10 +30,8 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
-from ._execution import describe
 from ._ids import run_call_id, with_run_id, with_run_ids
 from ._offer import resolve_offer
-from ._redact import redacted_call, redacted_message, sensitive
 from ._run import ToolCallRecord
 from ._state import CallSlot, Checkpoint, End, RunState, Turn
 from ._turn import answer_turn, deadline_reached
@@ -257,7 +257,6 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
     """How the adapter emits the events of a streamed answer: into this run and round, with
     the arguments of sensitive tools redacted."""
     run_id = state.run_id
-    host = view.host
     taken = state.taken_call_ids()  # ids a provider may number afresh each round
     names: dict[str, str] = {}  # streamed call id → tool name (for redaction)
 
@@ -273,10 +272,10 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
             names[event.call_id] = event.name
         elif isinstance(event, ToolCallArgumentsDelta):
             name = names.get(event.call_id)
-            if name is not None and sensitive(host.tools, name):
+            if name is not None and view.sensitive(name):
                 event = attrs.evolve(event, delta="", partial_arguments=None)
         elif isinstance(event, ToolCallCompleted):
-            redacted = redacted_call(host.tools, event.call)
+            redacted = redacted_call(event.call, view.sensitive(event.call.name))
             if redacted is not event.call:
                 event = attrs.evolve(event, call=redacted)
         view.emit(state, event)
@@ -300,7 +299,7 @@ def take_answer(
         ResponseReceived(
             run_id=state.run_id,
             round=round,
-            message=redacted_message(view.host.tools, message),
+            message=view.shown(message),
             usage=message.usage,
         ),
     )
@@ -324,5 +323,4 @@ def _secrets(view: LoopView, messages: tuple[Message, ...]) -> frozenset[str]:
         return frozenset()
     from ..http._capture import sensitive_values
 
-    tools = view.host.tools
-    return sensitive_values(messages, lambda name: sensitive(tools, name))
+    return sensitive_values(messages, view.sensitive)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 
@@ -11,8 +11,10 @@ from .._trust import TrustLevel
 from ..adapters._base import NamedToolChoice, ToolChoice
 from ..events import Event
 from ..messages import Message, ToolCall, Usage
+from ..tools._names import sensitive_arguments
 from ..tools._result import Source, ToolResult, ToolStatus
 from ._codec import (
+    CallRedactor,
     Redactor,
     call_from_json,
     call_to_json,
@@ -26,6 +28,9 @@ from ._codec import (
     usage_from_json,
     usage_to_json,
 )
+
+if TYPE_CHECKING:
+    from ..tools import Tool
 
 StopReason: TypeAlias = Literal[
     "answered",
@@ -104,12 +109,18 @@ class ToolCallRecord:
         return self.result.status if self.result is not None else None
 
     def to_json(self, redact: Redactor | None = None) -> dict[str, Any]:
-        """The record as JSON (artifacts left out, sensitive arguments redacted with ``redact``)."""
+        """The record as JSON (artifacts left out, sensitive arguments redacted with ``redact``,
+        asked for the tool that ran and for the name the model wrote)."""
         arguments = self.arguments
-        if redact is not None and arguments is not None:
-            arguments = redact_arguments(arguments, redact(self.tool or self.call.name))
+        sensitive: frozenset[str] = frozenset()
+        if redact is not None:
+            sensitive = redact(self.call.name)
+            if self.tool is not None and self.tool != self.call.name:
+                sensitive = sensitive | redact(self.tool)
+        if arguments is not None:
+            arguments = redact_arguments(arguments, sensitive)
         return {
-            "call": call_to_json(self.call, redact),
+            "call": call_to_json(self.call, sensitive),
             "round": self.round,
             "outcome": self.outcome,
             "result": result_to_json(self.result) if self.result is not None else None,
@@ -311,19 +322,28 @@ class Run:
         """True when the model answered."""
         return self.stop_reason == "answered"
 
-    def to_json(self, *, redact: Redactor | None = None, events: bool = True) -> dict[str, Any]:
+    def to_json(
+        self, *, redact: Redactor | Mapping[str, Tool] | None = None, events: bool = True
+    ) -> dict[str, Any]:
         """The run as JSON (what ``toolwire run --json`` prints).
 
-        Artifacts and exceptions are left out. With ``redact`` (the loop passes the tools'
-        ``sensitive_arguments``), sensitive argument values are replaced in calls, records and
-        deferred requests. ``events=False`` leaves the event list out.
+        Artifacts and exceptions are left out. With ``redact``, sensitive argument values are
+        replaced in calls, records and deferred requests: give the host's tools (``host.tools``),
+        or a function from a tool name to its sensitive arguments. A call is redacted by the
+        tool it ran as, whatever spelling the model used for its name (``Login`` for ``login``);
+        with the tools, also a call that named a tool it did not run as. ``events=False`` leaves
+        the event list out.
         """
+        if isinstance(redact, Mapping):
+            tools = redact
+            redact = lambda name: sensitive_arguments(tools, name)  # noqa: E731
+        calls = _call_redactor(self, redact) if redact is not None else None
         out: dict[str, Any] = {
             "id": self.id,
             "stop_reason": self.stop_reason,
             "detail": self.detail,
             "text": self.text,
-            "messages": [message_to_json(m, redact) for m in self.messages],
+            "messages": [message_to_json(m, calls) for m in self.messages],
             "tool_calls": [r.to_json(redact) for r in self.tool_calls],
             "sources": [source_to_json(s) for s in self.sources],
             "deferred": [d.to_json(redact) for d in self.deferred],
@@ -356,3 +376,17 @@ class Run:
             tool_calls_used=int(data.get("tool_calls_used", 0)),
             options=RunOptions.from_json(data.get("options") or {}),
         )
+
+
+def _call_redactor(run: Run, redact: Redactor) -> CallRedactor:
+    """What to redact in each call of ``run``'s messages: by the name the model wrote, and by the
+    tool the call ran as or waits for (the records know it after a name was repaired)."""
+    resolved = {r.call.id: r.tool for r in run.tool_calls if r.tool and r.tool != r.call.name}
+    resolved.update((d.call_id, d.tool) for d in run.deferred)
+
+    def sensitive(call: ToolCall) -> frozenset[str]:
+        found = redact(call.name)
+        tool = resolved.get(call.id)
+        return found | redact(tool) if tool is not None and tool != call.name else found
+
+    return sensitive

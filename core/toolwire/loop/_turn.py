@@ -15,10 +15,10 @@ from ..messages import TextPart, UserMessage, UserPart
 from ..tools._result import ToolResult
 from ._approval import admit_call
 from ._cancel import answer_cancelled
+from ._execute import execute
 from ._records import store
 from ._resume import rebuild_results
 from ._run import RAN
-from ._settle import execute
 from ._state import CallSlot, End, RunState, Turn
 
 if TYPE_CHECKING:
