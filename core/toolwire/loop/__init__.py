@@ -7,6 +7,7 @@ from ._ledger import Ledger, LedgerEntry, default_ledger_path, ledger_path
 from ._ledger_store import CallClaimed, LedgerError
 from ._loop import ToolCallingLoop
 from ._offer import NOT_OFFERED, NotOffered, Offer, Selection
+from ._reconcile import RunInProgress
 from ._run import (
     Approve,
     Decision,
@@ -58,6 +59,7 @@ __all__ = [
     "Offer",
     "Outcome",
     "Run",
+    "RunInProgress",
     "RunOptions",
     "RunStream",
     "Selection",

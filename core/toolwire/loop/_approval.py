@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from ..messages import ToolCall
 from ._admission import AdmissionContext, Admitted, NeedsDecision, Refused, admit
 from ._decision import answer_for_caller, apply_decision, approved, defer
-from ._resume import edited_call
+from ._lifecycle import CallEvent, step
+from ._reconcile import edited_call
 from ._state import CallSlot, RunState, Turn
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ async def admit_call(
         slot.tool = verdict.tool
         slot.arguments = verdict.arguments
         if isinstance(verdict, Admitted):
+            step(slot, CallEvent.ADMIT)
             if verdict.key is not None:
                 state.remember(slot, verdict.key)
             slot.approved = slot.approved or approved
@@ -60,9 +62,7 @@ async def admit_call(
         edited = await decide(view, state, turn, slot, verdict)
         if edited is None:
             return None
-        slot.request = edited
-        slot.tool = None
-        slot.arguments = None
+        slot.approve(verdict.request, edited)
         count, approved = True, True  # not counted while it waited
 
 
@@ -99,7 +99,7 @@ def refuse(turn: Turn, slot: CallSlot, verdict: Refused) -> None:
         turn.limits.add("max_tool_calls")
     if verdict.deadline_hit:
         turn.limits.add("deadline")
-    slot.answer(verdict.outcome, verdict.result)
+    slot.answer(CallEvent.REFUSE, verdict.outcome, verdict.result)
 
 
 async def decide(
@@ -107,9 +107,10 @@ async def decide(
 ) -> ToolCall | None:
     """Ask the run's approver about a call ``[policy]`` wants approved and apply the answer;
     returns the call to admit again, as approved (with the arguments approved)."""
+    step(slot, CallEvent.DEFER)  # it waits while the approver decides
     applied = apply_decision(verdict.request, await state.control.ask(verdict.request))
     name = verdict.tool.name
-    if applied.kind == "wait":
+    if applied.kind in ("wait", "stale"):
         defer(view, state, turn, slot, verdict.request)
         return None
     if applied.kind != "approve":

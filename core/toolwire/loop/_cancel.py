@@ -9,6 +9,7 @@ from typing import Any
 
 from ..tools._errors import RunCancelled
 from ..tools._result import ToolResult
+from ._lifecycle import CallEvent
 from ._state import CallSlot
 
 __all__ = ["RunCancelled", "answer_cancelled", "until_cancelled"]
@@ -42,6 +43,7 @@ def answer_cancelled(slots: Sequence[CallSlot]) -> None:
     for slot in slots:
         if slot.result is None:
             slot.answer(
+                CallEvent.STOP,
                 "cancelled",
                 ToolResult.error("Cancelled: the run was cancelled before this call finished."),
             )

@@ -19,6 +19,7 @@ import attrs
 from .._redact import redact_arguments
 from ..events import ToolApproved, ToolDeferred, ToolStarted
 from ..tools._result import ToolResult
+from ._lifecycle import CallEvent
 from ._run import Approve, DeferredRequest, Deny, Supply
 from ._settle import settle_events
 from ._state import CallSlot, RunState, Turn
@@ -32,28 +33,35 @@ if TYPE_CHECKING:
 class Applied:
     """What a decision does to the call it answers.
 
-    ``wait``: nothing yet (no decision); ``deny`` and ``supply``: the call is answered with
-    ``result`` instead of running; ``approve``: the call runs with ``arguments`` (``edited``:
-    other than those it asked with, validated again before it runs).
+    ``wait``: nothing yet (no decision); ``stale``: the decision answers another request of
+    the call than the one it waits on (an earlier one: the call was interrupted since), so the
+    call waits again; ``deny`` and ``supply``: the call is answered with ``result`` instead of
+    running; ``approve``: the call runs with ``arguments`` (``edited``: other than those it
+    asked with, validated again before it runs).
     """
 
-    kind: Literal["wait", "deny", "supply", "approve"]
+    kind: Literal["wait", "stale", "deny", "supply", "approve"]
     result: ToolResult | None = None
     arguments: Mapping[str, Any] | None = None
     edited: bool = False
 
 
 WAIT = Applied("wait")
+STALE = Applied("stale")
 
 
 def apply_decision(request: DeferredRequest, decision: Any) -> Applied:
     """What ``decision`` (an approver's answer, or one given to ``resume``) does to the call
-    waiting on ``request``.
+    waiting on ``request``: a decision answers the request whose attempt it names (none named:
+    the one it was asked about).
 
     :raises TypeError: for an answer that is not a decision (nor None, which waits).
     """
     if decision is None:
         return WAIT
+    attempt = getattr(decision, "attempt", None)
+    if attempt is not None and attempt != request.attempt:
+        return STALE
     if isinstance(decision, Deny):
         return Applied("deny", result=ToolResult.denied(decision.message))
     if isinstance(decision, Supply):
@@ -87,7 +95,7 @@ def answer_for_caller(
             answer=answer,
         ),
     )
-    slot.answer(answer, applied.result)
+    slot.answer(CallEvent.ANSWER, answer, applied.result)
     settle_events(view, state, turn, slot, name)
 
 
@@ -109,10 +117,16 @@ def approved(
 
 
 def defer(
-    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, request: DeferredRequest
+    view: LoopView,
+    state: RunState,
+    turn: Turn,
+    slot: CallSlot,
+    request: DeferredRequest,
+    event: CallEvent = CallEvent.DEFER,
 ) -> None:
-    """Leave the call waiting for a decision on ``request`` (``ToolDeferred``)."""
-    slot.defer(request)
+    """Leave the call waiting for a decision on ``request`` (``ToolDeferred``); ``event``:
+    ``defer``, or ``ask`` for a call that asked while it ran."""
+    slot.defer(event, request)
     state.forget(slot)
     view.emit(
         state,

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 import types
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -27,8 +26,8 @@ from ..tools._errors import AdjustArguments, ApprovalRequired, ArgumentsInvalid,
 from ..tools._result import ToolBlocked, ToolResult
 from ._cancel import answer_cancelled
 from ._decision import apply_decision, approved, defer
-from ._execution import Attempt, LedgerRow, record_start, with_ledger, with_retries
-from ._records import pending_snapshot
+from ._execution import Attempt, with_retries
+from ._lifecycle import CallEvent, Send, ask_running, send_recorded
 from ._run import DeferredRequest, Outcome
 from ._schedule import schedule
 from ._settle import backstop, limit_size, settle_events
@@ -76,6 +75,7 @@ async def execute(view: LoopView, state: RunState, turn: Turn, slots: list[CallS
         for slot in slots:
             if slot.result is None and slot.deferred is None:  # the host itself failed
                 slot.answer(
+                    CallEvent.STOP,
                     "not_run",
                     ToolResult.error("Tool execution failed: the host could not run this call."),
                 )
@@ -98,74 +98,50 @@ async def _reap(tasks: set[asyncio.Task[None]], when: str) -> set[asyncio.Task[N
 async def run_call(
     view: LoopView, state: RunState, turn: Turn, slot: CallSlot, messages: tuple[Message, ...]
 ) -> None:
-    """Execute one admitted call and settle its result: ``ToolStarted``, the ledger's rows,
-    retries and one attempt each, the decisions raised from inside the call, the size limits,
-    then the outcome's events. A call of a turn in which another was fatal does not start."""
+    """Take one admitted call through its life (:mod:`toolwire.loop._lifecycle`):
+    ``ToolStarted``, ``start`` (the ledger's ``started`` row first), retries and one attempt
+    each, the decisions raised from inside the call, then ``settle`` (the size limits, the
+    outcome's events) or ``ask`` (it waits for a decision). A call of a turn in which another
+    was fatal does not start."""
     tool = slot.tool
     assert tool is not None
     fatal = turn.fatal()
     if fatal is not None:
-        slot.answer("not_run", ToolResult.error(f"Not run: {fatal}."))
+        slot.answer(CallEvent.STOP, "not_run", ToolResult.error(f"Not run: {fatal}."))
         return
     arguments = slot.arguments if slot.arguments is not None else {}
-    call_id = slot.call.id
-    run_id = state.run_id
     view.emit(
         state,
         ToolStarted(
-            run_id=run_id,
+            run_id=state.run_id,
             round=turn.round,
-            call_id=call_id,
+            call_id=slot.call.id,
             name=tool.name,
             arguments=redact_arguments(arguments, tool.sensitive_arguments),
         ),
     )
     running = Running(view, state, turn, slot, tool, messages)
-    send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]] = running.send
+    send: Send = running.send
     if tool.returns_untrusted_content:
-        send = backstop(view, state, turn, tool, call_id, running.context, send)
-    ledger = view.ledger
-    started_row = False
+        send = backstop(view, state, turn, tool, slot.call.id, running.context, send)
     try:
-        if ledger is None:  # no rows to build or write: the retries are the outermost layer
-            started = time.perf_counter()
-            try:
-                result, outcome = await send()
-            finally:
-                slot.duration = time.perf_counter() - started
-        else:
-            row = LedgerRow(
-                run_id=run_id,
-                round=turn.round,
-                call_id=call_id,
-                tool=tool.name,
-                arguments=arguments,
-                idempotent=tool.policy.idempotent,
-            )
-            if not row.idempotent:
-                refused = record_start(ledger, row, pending_snapshot(state, turn))
-                if refused is not None:
-                    slot.answer("not_run", refused)
-                    settle_events(view, state, turn, slot, tool.name)
-                    return
-                turn.wrote_rows = started_row = True
-            result, outcome = await with_ledger(ledger, row, slot, send)
+        sent = await send_recorded(view, state, turn, slot, arguments, send)
     except (ApprovalRequired, CallDeferred) as exc:
         slot.arguments = running.arguments
-        request = _raised_request(slot, tool, exc, turn.round, started_row)
-        defer(view, state, turn, slot, request)
+        ask_running(view, state, turn, slot)
+        defer(view, state, turn, slot, _raised_request(slot, tool, exc, turn.round), CallEvent.ASK)
         return
-    slot.arguments = running.arguments
-    slot.answer(outcome, limit_size(view, tool, result))
+    if isinstance(sent, ToolResult):  # the ledger refused its start: it did not run
+        slot.answer(CallEvent.CLAIMED, "not_run", sent)
+    else:
+        slot.arguments = running.arguments
+        result, outcome = sent
+        slot.answer(CallEvent.SETTLE, outcome, limit_size(view, tool, result))
     settle_events(view, state, turn, slot, tool.name)
 
 
 def _raised_request(
-    slot: CallSlot,
-    tool: Tool,
-    exc: ApprovalRequired | CallDeferred,
-    round: int,
-    started: bool,
+    slot: CallSlot, tool: Tool, exc: ApprovalRequired | CallDeferred, round: int
 ) -> DeferredRequest:
     """The request a call that deferred itself while it ran waits on."""
     approval = isinstance(exc, ApprovalRequired)
@@ -176,7 +152,9 @@ def _raised_request(
         reason="approval" if approval else "deferred",
         detail=f"{tool.name} {'asks for approval' if approval else 'was deferred'}: {exc.reason}",
         round=round,
-        started=started,
+        started=slot.row > 0,
+        attempt=slot.next_request(),
+        starts=slot.row,
     )
 
 
@@ -290,9 +268,11 @@ class Running:
             reason="approval",
             detail=f"{tool.name} asks for approval: {exc.reason}",
             round=self.turn.round,
+            attempt=slot.next_request(),
+            starts=slot.row,
         )
         applied = apply_decision(request, await state.control.ask(request))
-        if applied.kind == "wait":
+        if applied.kind in ("wait", "stale"):
             raise exc
         if applied.result is not None:  # denied, or answered by the caller
             return applied.result, "denied" if applied.kind == "deny" else "supplied"

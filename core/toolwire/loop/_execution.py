@@ -1,31 +1,30 @@
 """Execution of one admitted call, in layers like an HTTP client's send pipeline.
 
-From the outside in: :func:`with_ledger` writes the call's ``started`` row (fail closed) and its
-``settled`` row, :func:`with_backstop` caps and filters the result of a tool returning untrusted
-content that did not filter it, :func:`with_retries` repeats a retryable failure with backoff, and
-:func:`attempt` makes one attempt under the tool's timeout and the run's deadline. An exception
-becomes a :class:`ToolResult` in one place only, :func:`toolwire.tools._errors.result_for`.
+From the outside in: the ledger's rows (:func:`toolwire.loop._lifecycle.send_recorded`: the
+call's ``started`` row, fail closed, and its ``settled`` row), :func:`with_backstop` caps and
+filters the result of a tool returning untrusted content that did not filter it,
+:func:`with_retries` repeats a retryable failure with backoff, and :func:`attempt` makes one
+attempt under the tool's timeout and the run's deadline. An exception becomes a
+:class:`ToolResult` in one place only, :func:`toolwire.tools._errors.result_for`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._contain import describe
 from ..tools._errors import CallInterrupt, Retry, RunCancelled, not_executed, result_for
 from ..tools._result import ToolResult, ToolStatus
 from ._cancel import until_cancelled
-from ._run import Outcome, Run
+from ._lifecycle import CallEvent
+from ._run import Outcome
 
 if TYPE_CHECKING:
     from ..tools import Tool, ToolContext
-    from ._ledger import Ledger
     from ._state import CallSlot
 
 
@@ -204,67 +203,5 @@ async def with_retries(
     except RunCancelled as exc:
         return result_for(exc, a.tool), "cancelled"
     except asyncio.CancelledError as exc:
-        slot.answer("cancelled", result_for(exc, a.tool))
+        slot.answer(CallEvent.SETTLE, "cancelled", result_for(exc, a.tool))
         raise
-
-
-@attrs.frozen(kw_only=True)
-class LedgerRow:
-    """The identity of a call's rows in the tool-effect ledger."""
-
-    run_id: str
-    round: int
-    call_id: str
-    tool: str
-    arguments: Mapping[str, Any]
-    idempotent: bool
-
-
-def record_start(ledger: Ledger, row: LedgerRow, snapshot: Run | None) -> ToolResult | None:
-    """Commit the ``started`` row of a call with side effects; the refusal when the ledger cannot
-    record it (fail closed: such a call does not run)."""
-    try:
-        ledger.started(
-            row.run_id,
-            row.round,
-            row.call_id,
-            row.tool,
-            row.arguments,
-            idempotent=False,
-            snapshot=snapshot,
-        )
-    except Exception as exc:
-        return ToolResult.error(
-            f"Not run: the tool-effect ledger {ledger.location!r} cannot record the call "
-            f"({describe(exc)})."
-        )
-    return None
-
-
-async def with_ledger(
-    ledger: Ledger | None,
-    row: LedgerRow | None,
-    slot: CallSlot,
-    send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]],
-) -> tuple[ToolResult, Outcome]:
-    """Run ``send`` timed into ``slot.duration``; with a ledger, the result goes to it as the
-    call's ``settled`` row (also when the task is cancelled and the slot was answered)."""
-    started = time.perf_counter()
-    result: ToolResult | None = None
-    try:
-        result, outcome = await send()
-    finally:
-        slot.duration = time.perf_counter() - started
-        if result is None:
-            result = slot.result
-        if result is not None and ledger is not None and row is not None:
-            ledger.settled(
-                row.run_id,
-                row.round,
-                row.call_id,
-                row.tool,
-                row.arguments,
-                result,
-                idempotent=row.idempotent,
-            )
-    return result, outcome

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -16,8 +17,9 @@ from ..config import LedgerConfig
 from ..tools._result import ToolResult
 from ._codec import result_from_json, result_to_json, stored_json
 from ._journal import RunJournal
+from ._lease import KEEPER, LEASE_SECONDS, hold, owner_alive, release, this_process
 from ._ledger_sqlite import SQLiteStore
-from ._ledger_store import LedgerStore, SettledRow, StartedRow
+from ._ledger_store import CallClaimed, LedgerStore, SettledRow, StartedRow, Takeover
 
 if TYPE_CHECKING:
     from ._protocol import LoopHost
@@ -40,7 +42,8 @@ def ledger_path(config: LedgerConfig) -> Path:
 
 @attrs.frozen(kw_only=True)
 class LedgerEntry:
-    """What the ledger knows about one call: started only, or settled with its result."""
+    """What the ledger knows about one call: started only, waiting for a decision after it
+    started, or settled with its result."""
 
     call_id: str
     round: int
@@ -51,38 +54,89 @@ class LedgerEntry:
     result: ToolResult | None = None
     started_at: float | None = None
     """When the call started (seconds since the epoch; None for a row written settled)."""
+    attempt: int = 1
+    """How many times the call started (each approval of an interrupted call starts it again)."""
+    owner: str | None = None
+    """The process that started it last (``host/machine/pid/start``), None when unknown."""
+    running: bool = False
+    """Its owner, a live process, still runs it and keeps its lease: it is not interrupted."""
+    deferred: bool = False
+    """It started, then asked for a decision (``ApprovalRequired``, ``CallDeferred``) before it
+    took effect: it waits for that decision, and is not running."""
+
+    @property
+    def interrupted(self) -> bool:
+        """It started, never settled, and nobody runs it any more (a lapsed lease)."""
+        return not self.settled and not self.running and not self.deferred
 
 
 _Key = tuple[str, int, str]
+
+
+@attrs.frozen
+class _Started:
+    """A call this ledger started and holds: its arguments as committed (JSON), its attempt and
+    the owner it was started as."""
+
+    arguments: str
+    attempt: int
+    owner: str
+
+
+@attrs.frozen
+class _Pending:
+    """How a call ended, committed with the ledger's next write."""
+
+    state: Literal["settled", "deferred"]
+    run_id: str
+    round: int
+    call_id: str
+    tool: str
+    arguments: Mapping[str, Any]
+    started: _Started | None
+    idempotent: bool
+    result: ToolResult | None
+    at: float
 
 
 class Ledger:
     """Records tool calls and runs, so that a run can be resumed after the process running it
     ended, without running a side effect twice unasked.
 
-    A call of a non-idempotent tool gets a ``started`` row, committed before the tool runs; when
-    it ends, a ``settled`` row with its result is committed with the next write of the run (the
-    next ``started`` row, the end of the turn, or the end of the run). An idempotent tool gets
-    only the ``settled`` row, written lazily: after a crash it is simply run again, so a
-    ``started`` row would change nothing. A call has one row: a second ``started`` row for it
-    is refused (:class:`~toolwire.loop._ledger_store.CallClaimed`: another process runs it),
-    unless this ledger read it as started and never settled and the run approved it again.
+    A call of a non-idempotent tool gets a ``started`` row, committed before the tool runs,
+    owned by this process with a lease this process keeps alive until the call's end is
+    committed (:mod:`toolwire.loop._lease`); when the call ends, a ``settled`` row with its
+    result (or, when it asked for a decision while it ran, ``deferred``) is committed with the
+    next write of the run (the next ``started`` row, the end of the turn, or the end of the run).
+    An idempotent tool gets only the ``settled`` row, written lazily: after a crash it is simply
+    run again, so a ``started`` row would change nothing. A call has one row: a second
+    ``started`` row for it is refused (:class:`~toolwire.loop._ledger_store.CallClaimed`:
+    another process runs it), unless this ledger read it as nobody's any more (interrupted, or
+    waiting for a decision) and the run approved it again; that takeover is a compare-and-set
+    on the row as read.
 
     The record of a run (its ``Run.to_json`` without events) is written with the first
     ``started`` row of each turn and when the run ends, as append-only rows: each write stores
     what the run gained since this ledger last wrote it, so its cost does not grow with the run.
 
     :param store: where the rows go: a SQLite file path, or a backend (see :meth:`open`).
+    :param lease_seconds: how long a started call's lease lasts between two renewals (renewed
+        each third of it while the call runs).
     """
 
-    def __init__(self, store: LedgerStore | str | os.PathLike[str]) -> None:
+    def __init__(
+        self, store: LedgerStore | str | os.PathLike[str], *, lease_seconds: float = LEASE_SECONDS
+    ) -> None:
         if isinstance(store, str | os.PathLike):
             store = SQLiteStore(Path(store))
         self.store: LedgerStore = store
-        self._settled: list[tuple[Any, ...]] = []
-        self._started: dict[_Key, str] = {}  # a started call's arguments as committed (JSON)
+        self.lease_seconds = lease_seconds
+        self.heartbeat = lease_seconds / 3
+        self._lock = threading.RLock()  # the lease keeper's thread renews through the store too
+        self._pending: list[_Pending] = []
+        self._started: dict[_Key, _Started] = {}  # calls started here whose end is not committed
         self._journal = RunJournal()
-        self._takeover: dict[_Key, int] = {}
+        self._takeover: dict[_Key, Takeover] = {}
 
     @classmethod
     def open(cls, config: LedgerConfig) -> Ledger:
@@ -107,12 +161,15 @@ class Ledger:
         return self.store.path if isinstance(self.store, SQLiteStore) else None
 
     def close(self) -> None:
-        """Write what is pending and close the connection (reopened on the next use)."""
-        try:
-            if self._settled:
-                self.flush()
-        finally:
-            self.store.close()
+        """Write what is pending, stop keeping the leases of calls still unsettled, and close
+        the connection (reopened on the next use)."""
+        with self._lock:
+            try:
+                if self._pending:
+                    self.flush()
+            finally:
+                self._let_go(list(self._started))
+                self.store.close()
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -126,13 +183,31 @@ class Ledger:
         *,
         idempotent: bool,
         snapshot: Run | None = None,
-    ) -> None:
-        """Commit that a call is about to run, with the pending settled rows and the run's
-        record (``snapshot``) when given.
+        after: int | None = None,
+    ) -> int:
+        """Commit that a call is about to run, owned by this process, with the pending rows and
+        the run's record (``snapshot``) when given; the call's attempt (how many times it has
+        started, this time included).
+
+        ``after`` is how many times the call had started when the decision that allows this
+        start was asked for: 0, its first start (it must have no row); else the row this ledger
+        last read for it (:meth:`entries`), nobody's any more, must be at that attempt. None:
+        the first start, or the next after the row read so.
 
         :raises CallClaimed: when the call has a row already that this ledger may not take over.
         """
         key = (run_id, round, call_id)
+        takeover = self._takeover.get(key)
+        if after is not None and (takeover is None or takeover.attempt != after):
+            takeover = None
+            if after > 0:
+                raise CallClaimed(
+                    f"call {call_id!r} of run {run_id!r} (round {round}, {tool}) may not start "
+                    f"again: the decision allowing it answered a request made after start "
+                    f"{after}, and the ledger read no such row nobody runs; it does not run twice"
+                )
+        owner = str(this_process())
+        now = time.time()
         row = StartedRow(
             run_id=run_id,
             round=round,
@@ -140,16 +215,22 @@ class Ledger:
             tool=tool,
             arguments=stored_json(arguments),
             idempotent=idempotent,
-            at=time.time(),
+            at=now,
+            owner=owner,
+            lease=now + self.lease_seconds,
         )
-        record = self._journal.record(snapshot) if snapshot is not None else None
-        settled = self._pending_rows()
-        self.store.start(row, settled, record, takeover=self._takeover.get(key))
-        self._takeover.pop(key, None)
-        self._settled.clear()
-        self._started[key] = row.arguments
-        if record is not None:
-            self._journal.remember(record)
+        with self._lock:
+            record = self._journal.record(snapshot) if snapshot is not None else None
+            pending = self._pending_rows()
+            started = self.store.start(row, pending, record, takeover=takeover)
+            self._takeover.pop(key, None)
+            self._committed()
+            self._started[key] = _Started(row.arguments, started, owner)
+            hold(key)
+            if record is not None:
+                self._journal.remember(record)
+        KEEPER.watch(self)
+        return started
 
     def settled(
         self,
@@ -164,14 +245,47 @@ class Ledger:
     ) -> None:
         """Record the outcome of a call that ran (committed with the next write; encoded then,
         the arguments of a call that has its ``started`` row as they were committed there)."""
-        encoded = self._started.pop((run_id, round, call_id), None)
-        self._settled.append(
-            (run_id, round, call_id, tool, arguments, encoded, idempotent, result, time.time())
+        self._end("settled", run_id, round, call_id, tool, arguments, result, idempotent)
+
+    def waiting(
+        self, run_id: str, round: int, call_id: str, tool: str, arguments: Mapping[str, Any]
+    ) -> None:
+        """Record that a call that started asked for a decision before it took effect (its row
+        becomes ``deferred``, committed with the next write): it is not running any more, and
+        an approval starts it again. Nothing for a call this ledger did not start."""
+        if (run_id, round, call_id) in self._started:
+            self._end("deferred", run_id, round, call_id, tool, arguments, None, False)
+
+    def _end(
+        self,
+        state: Literal["settled", "deferred"],
+        run_id: str,
+        round: int,
+        call_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        result: ToolResult | None,
+        idempotent: bool,
+    ) -> None:
+        started = self._started.get((run_id, round, call_id))
+        self._pending.append(
+            _Pending(
+                state,
+                run_id,
+                round,
+                call_id,
+                tool,
+                arguments,
+                started,
+                idempotent,
+                result,
+                time.time(),
+            )
         )
 
     def discard(self, run_id: str) -> None:
-        """Drop the pending settled rows of a run that ended without needing them."""
-        self._settled = [row for row in self._settled if row[0] != run_id]
+        """Drop the pending rows of a run that ended without needing them."""
+        self._pending = [row for row in self._pending if row.run_id != run_id]
         self._forget_started(run_id)
         self._journal.forget(run_id)
 
@@ -182,49 +296,80 @@ class Ledger:
 
     @property
     def pending(self) -> bool:
-        """Whether settled rows wait for the next commit."""
-        return bool(self._settled)
+        """Whether rows wait for the next commit."""
+        return bool(self._pending)
 
     def flush(self, *, snapshot: Run | None = None) -> None:
-        """Commit the pending settled rows (and the record of the run ``snapshot``) now."""
-        if not self._settled and snapshot is None:
+        """Commit the pending rows (and the record of the run ``snapshot``) now."""
+        if not self._pending and snapshot is None:
             return
-        record = self._journal.record(snapshot) if snapshot is not None else None
-        self.store.write(self._pending_rows(), record)
-        self._settled.clear()
-        if record is not None:
-            self._journal.remember(record)
+        with self._lock:
+            record = self._journal.record(snapshot) if snapshot is not None else None
+            self.store.write(self._pending_rows(), record)
+            self._committed()
+            if record is not None:
+                self._journal.remember(record)
 
     def _pending_rows(self) -> list[SettledRow]:
         return [
             SettledRow(
-                run_id=run_id,
-                round=round,
-                call_id=call_id,
-                tool=tool,
-                arguments=stored_json(arguments) if encoded is None else encoded,
-                idempotent=idempotent,
-                result=stored_json(result_to_json(result)),
-                at=at,
+                run_id=p.run_id,
+                round=p.round,
+                call_id=p.call_id,
+                tool=p.tool,
+                arguments=stored_json(p.arguments) if p.started is None else p.started.arguments,
+                idempotent=p.idempotent,
+                result=stored_json(result_to_json(p.result)) if p.result is not None else None,
+                at=p.at,
+                attempt=p.started.attempt if p.started is not None else 1,
+                owner=p.started.owner if p.started is not None else None,
+                state=p.state,
             )
-            for run_id, round, call_id, tool, arguments, encoded, idempotent, result, at in (
-                self._settled
-            )
+            for p in self._pending
         ]
 
+    def _committed(self) -> None:
+        """The pending rows were committed: the calls they end are let go."""
+        ended = [(p.run_id, p.round, p.call_id) for p in self._pending if p.started is not None]
+        self._pending.clear()
+        self._let_go(ended)
+
+    def _let_go(self, keys: list[_Key]) -> None:
+        """Stop holding these calls (their leases are no longer renewed)."""
+        with self._lock:
+            for key in keys:
+                self._started.pop(key, None)
+            release(keys)
+
     def _forget_started(self, run_id: str) -> None:
-        """Drop the kept arguments of a run's calls that started and will not settle here."""
+        """Let go of a run's calls that started and will not settle here."""
         if self._started:
-            self._started = {k: v for k, v in self._started.items() if k[0] != run_id}
+            self._let_go([k for k in self._started if k[0] == run_id])
+
+    def renew(self) -> None:
+        """Extend the leases of the calls this ledger holds (the lease keeper's heartbeat)."""
+        with self._lock:
+            held = [(*key, s.attempt, s.owner) for key, s in self._started.items()]
+            owner = str(this_process())
+            calls = [(r, n, c, a) for r, n, c, a, o in held if o == owner]
+            if calls:
+                self.store.renew(calls, owner, time.time() + self.lease_seconds)
 
     def entries(self, run_id: str, round: int) -> dict[str, LedgerEntry]:
-        """Every call of one round of a run that reached the ledger, by call id."""
-        if self._settled:
+        """Every call of one round of a run that reached the ledger, by call id; for a call that
+        started and never settled, whether its owner still runs it."""
+        if self._pending:
             self.flush()
         out: dict[str, LedgerEntry] = {}
-        for row in self.store.calls(run_id, round):
-            if not row.settled:
-                self._takeover[(run_id, round, row.call_id)] = row.attempt
+        with self._lock:
+            rows = self.store.calls(run_id, round)
+        for row in rows:
+            key = (run_id, round, row.call_id)
+            running = row.state == "started" and owner_alive(row.owner, row.lease, key)
+            if row.state != "settled" and not running:
+                self._takeover[key] = row.as_found()
+            else:
+                self._takeover.pop(key, None)
             out[row.call_id] = LedgerEntry(
                 call_id=row.call_id,
                 round=round,
@@ -234,14 +379,18 @@ class Ledger:
                 settled=row.settled,
                 result=result_from_json(json.loads(row.result)) if row.result else None,
                 started_at=None if row.settled else row.started,
+                attempt=row.attempt,
+                owner=row.owner,
+                running=running,
+                deferred=row.state == "deferred",
             )
         return out
 
     # -- runs ------------------------------------------------------------------------------
 
     def save_run(self, run: Run) -> None:
-        """Store a run as it ended (with the pending settled rows); a later resume of it writes
-        it whole once more."""
+        """Store a run as it ended (with the pending rows); a later resume of it writes it whole
+        once more."""
         try:
             self.flush(snapshot=run)
         finally:
@@ -250,7 +399,8 @@ class Ledger:
 
     def load_run(self, run_id: str) -> dict[str, Any] | None:
         """The run as last stored (``Run.to_json(events=False)``), or None when unknown."""
-        return self.store.load_run(run_id)
+        with self._lock:
+            return self.store.load_run(run_id)
 
 
 _shared: weakref.WeakKeyDictionary[Any, Ledger] = weakref.WeakKeyDictionary()

@@ -27,13 +27,14 @@ from ._execute import run_call, run_services
 from ._execution import CoarseBounds
 from ._journal import LedgerCorrupt
 from ._ledger import Ledger, ledger_for
+from ._lifecycle import CallEvent, step
 from ._offer import Offer, OfferCache
 from ._protocol import LoopHost, LoopView
+from ._reconcile import reconcile
 from ._records import new_state, restore, store
-from ._resume import reconcile
-from ._resume_turn import resume_turn
+from ._resume_turn import Resumed, resolve_decisions, resume_turn
 from ._round import run_round
-from ._run import Approve, Decision, Deny, Run, RunOptions, Supply
+from ._run import Decision, Run, RunOptions
 from ._state import Approver, CallSlot, End, RunControl, RunState, Turn
 from ._stream import RunStream
 
@@ -136,7 +137,7 @@ class ToolCallingLoop:
             run_id=run_id,
         )
         state.control = RunControl(approval=approval, cancel=cancel, values=context_values(context))
-        return await self._drive(state, resumed=False, decisions=None)
+        return await self._drive(state)
 
     def _prepare_stream(
         self, prompt_or_messages: str | Sequence[Message], options: Mapping[str, Any]
@@ -176,52 +177,30 @@ class ToolCallingLoop:
         example after the process running it was killed). Each decision is
         :class:`Approve` (optionally with edited arguments, admitted again like the model's
         own), :class:`Deny` (the message goes to the model) or :class:`Supply` (the result
-        given). Calls left undecided stay deferred. The ledger wins over the decisions: a call it
-        shows settled is never run again, whatever the decision (its stored result answers it);
-        one that started but never settled is run again when its tool is idempotent, otherwise
-        it is deferred for a fresh decision (``reason="interrupted"``) unless the decision was
-        given on that very request. A resume stores the run, to recover from, before the first
-        call it starts. The run keeps its trust requirement and counters; the deadline starts
-        again. ``context`` gives its tools the application's values, as with :meth:`run`.
+        given), and answers one request of its call: the one named by its ``attempt``, else the
+        one in the given :class:`Run`, else (a run given by id) the call's first. Calls left
+        undecided stay deferred. The ledger wins over the decisions: a call it shows settled is
+        never run again, whatever the decision (its stored result answers it); one that started
+        but never settled is run again when its tool is idempotent, otherwise it waits on a
+        fresh request (``reason="interrupted"``) and a decision on an earlier request leaves it
+        waiting. A resume stores the run, to recover from, before the first call it starts. The
+        run keeps its trust requirement and counters; the deadline starts again. ``context``
+        gives its tools the application's values, as with :meth:`run`.
 
         :raises ValueError: for decisions naming unknown call ids (the message lists the
-            pending ones), an :class:`Approve` of an external tool, or a run that answered.
+            pending ones) or a request that does not exist yet, an :class:`Approve` of an
+            external tool, or a run that answered.
+        :raises RunInProgress: (a ``ValueError``) when a call of the run's last turn is running
+            in a live process, which keeps its lease.
         """
-        if isinstance(run, str):
-            run = self.load(run)
-        decisions = dict(decisions or {})
-        if run.stop_reason == "answered":
-            raise ValueError(
-                f"run {run.id} already answered; to go on, start a new run with its messages "
-                "and a new user message"
-            )
-        pending = {d.call_id: d for d in run.deferred}
-        unknown = sorted(set(decisions) - set(pending))
-        if unknown and self.ledger is not None:
-            # A decision on a call the ledger shows settled changes nothing: its result stands.
-            settled = {c for c, e in self.ledger.entries(run.id, run.rounds).items() if e.settled}
-            decisions = {c: d for c, d in decisions.items() if c not in settled}
-            unknown = [c for c in unknown if c not in settled]
-        if unknown:
-            listed = ", ".join(sorted(pending)) or "none"
-            raise ValueError(
-                f"run {run.id} has no deferred call with id {', '.join(map(repr, unknown))}; "
-                f"deferred calls: {listed}"
-            )
-        for call_id, decision in decisions.items():
-            if not isinstance(decision, Approve | Deny | Supply):
-                raise ValueError(
-                    f"decision for call {call_id!r} is {decision!r}; expected Approve, Deny or "
-                    "Supply"
-                )
-            if isinstance(decision, Approve) and pending[call_id].reason == "external":
-                raise ValueError(
-                    f"call {call_id!r} is for the external tool {pending[call_id].tool!r}, which "
-                    "the host cannot run: answer it with Supply(result) or Deny(message)"
-                )
-        state = restore(self.config, self.host.tools, run)
+        given = None if isinstance(run, str) else run
+        stored = self._stored(run) if isinstance(run, str) else run
+        entries = self.ledger.entries(stored.id, stored.rounds) if self.ledger is not None else {}
+        current = reconcile(stored, entries)
+        resolved = resolve_decisions(current, given, decisions or {}, entries)
+        state = restore(self.config, self.host.tools, current)
         state.control = RunControl(approval=approval, cancel=cancel, values=context_values(context))
-        return await self._drive(state, resumed=True, decisions=decisions)
+        return await self._drive(state, resolved)
 
     def stream(self, prompt_or_messages: str | Sequence[Message], **options: Any) -> RunStream:
         """Run like :meth:`run`, yielding every event as it happens (the last is ``RunFinished``).
@@ -237,13 +216,22 @@ class ToolCallingLoop:
 
         The ledger's rows win over the stored snapshot: a run whose process ended in the middle
         comes back with stop reason ``interrupted``; the calls of its last turn that started and
-        never settled and whose tools are not idempotent are listed in ``deferred``
-        (``reason="interrupted"``, also when they waited on an approval that was given), and a
-        call that settled waits on nothing (its stored result answers it on :meth:`resume`).
+        never settled, whose tools are not idempotent and that nobody runs any more, are listed
+        in ``deferred`` (``reason="interrupted"``, on a new request, also when they waited on an
+        approval that was given), and a call that settled waits on nothing (its stored result
+        answers it on :meth:`resume`).
 
         :raises ValueError: when the ledger is disabled or does not know the run, or
             ``LedgerCorrupt`` (a ``ValueError``) when its rows do not make up a run.
+        :raises RunInProgress: (a ``ValueError``) when a call of its last turn is running in a
+            live process (this one or another), which keeps its lease: it is not interrupted.
         """
+        run = self._stored(run_id)
+        assert self.ledger is not None
+        return reconcile(run, self.ledger.entries(run.id, run.rounds))
+
+    def _stored(self, run_id: str) -> Run:
+        """The run ``run_id`` as the ledger stored it (not reconciled with its call rows)."""
         if self.ledger is None:
             raise ValueError(
                 f"cannot load run {run_id!r}: the ledger is disabled ([ledger] enabled = false)"
@@ -252,13 +240,12 @@ class ToolCallingLoop:
         if data is None:
             raise ValueError(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
         try:
-            run = Run.from_json(data)
+            return Run.from_json(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise LedgerCorrupt(
                 f"the ledger {self.ledger.location!r} holds run {run_id!r} in a form this "
                 f"toolwire cannot read ({describe(exc)})"
             ) from None
-        return reconcile(run, self.ledger.entries(run.id, run.rounds))
 
     async def call(
         self, name: str, arguments: Mapping[str, Any], *, run_id: str | None = None
@@ -289,6 +276,7 @@ class ToolCallingLoop:
             slot.arguments = tool.validate(arguments)
         except ArgumentsInvalid as exc:
             return ToolResult.error(str(exc), exception=exc)
+        step(slot, CallEvent.ADMIT)
         turn = Turn(0, Offer(), AssistantMessage(parts=(call,)), [slot])
         try:
             await run_call(view, state, turn, slot, ())
@@ -302,9 +290,7 @@ class ToolCallingLoop:
 
     # -- driving ---------------------------------------------------------------------------
 
-    async def _drive(
-        self, state: RunState, *, resumed: bool, decisions: Mapping[str, Decision] | None
-    ) -> Run:
+    async def _drive(self, state: RunState, resumed: Resumed | None = None) -> Run:
         """Run the stages until one returns the end of the run, which is written here and
         nowhere else; then store the run, emit ``RunFinished`` and return it."""
         adapter = self._adapter or await self.host.get_adapter()
@@ -313,9 +299,11 @@ class ToolCallingLoop:
         trace_token = view.pipeline.begin_trace(state.run_id)
         cancelled: asyncio.CancelledError | None = None
         try:
-            view.emit(state, self._started(view, state, adapter.api, resumed))
+            view.emit(state, self._started(view, state, adapter.api, resumed is not None))
             try:
-                end = await resume_turn(view, state, adapter, decisions or {}) if resumed else None
+                end = None
+                if resumed is not None:
+                    end = await resume_turn(view, state, adapter, resumed)
                 while end is None:
                     end = await run_round(view, state, adapter)
             except asyncio.CancelledError as exc:
@@ -324,7 +312,7 @@ class ToolCallingLoop:
                 state.control.cancelled.set()
                 end = End("cancelled", "the task running the run was cancelled")
             state.end = end
-            run = self._finish(view, state, resumed)
+            run = self._finish(view, state, resumed is not None)
         finally:
             view.pipeline.end_trace(trace_token)
         if cancelled is not None:

@@ -6,8 +6,6 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-import attrs
-
 from .._contain import describe
 from ..adapters._base import NamedToolChoice, ToolChoice
 from ..events import PluginFailed
@@ -22,7 +20,7 @@ from ..messages import (
 from ._admission import duplicate_key
 from ._offer import Selection
 from ._run import Run, RunOptions
-from ._state import RunState, TrustNeed, Turn
+from ._state import RunState, TrustNeed
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -146,18 +144,6 @@ def restore(config: Config, registered: Mapping[str, Tool], run: Run) -> RunStat
                 key = duplicate_key(tool, record.arguments)
                 state.seen.setdefault(key, record.call.id)
     return state
-
-
-def pending_snapshot(state: RunState, turn: Turn | None) -> Run | None:
-    """The run as it stands, once per turn, to store with the turn's first ledger row (a
-    resume's own recovery snapshot when it has one)."""
-    checkpoint = turn.checkpoint if turn is not None else None
-    if checkpoint is None:
-        return None
-    turn.checkpoint = None  # type: ignore[union-attr]
-    if checkpoint.recovery is not None:
-        return attrs.evolve(checkpoint.recovery, tool_calls_used=checkpoint.used)
-    return state.build(stop="interrupted", events=False, used=checkpoint.used)
 
 
 def store(view: LoopView, state: RunState, run: Run | None) -> None:

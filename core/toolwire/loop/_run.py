@@ -160,6 +160,14 @@ class DeferredRequest:
     again). ``detail`` says it in words. ``arguments`` are the validated arguments the call
     would run with. ``started`` is set when the call deferred itself while it ran, after the
     ledger's ``started`` row (it is not an interrupted call: approving it runs it again).
+
+    ``attempt`` numbers the requests of one call: 1 for the first it waits on, one more for
+    each later one (it was interrupted after an approval, or asked again while it ran). A
+    decision answers one request (``Approve(attempt=…)``; by default the request of the
+    :class:`Run` given to ``resume``, or the first one for a run given by id): a decision on an
+    earlier request than the call's current one leaves the call waiting. ``starts`` is how many
+    times the call had started when it began to wait on this request (its ledger row's
+    attempt; 0: never), the start an approval of it may follow.
     """
 
     call_id: str
@@ -169,6 +177,8 @@ class DeferredRequest:
     detail: str
     round: int
     started: bool = False
+    attempt: int = 1
+    starts: int = 0
 
     def to_json(self, redact: Redactor | None = None) -> dict[str, Any]:
         """The request as JSON (sensitive arguments redacted with ``redact``)."""
@@ -183,6 +193,8 @@ class DeferredRequest:
             "detail": self.detail,
             "round": self.round,
             **({"started": True} if self.started else {}),
+            **({"attempt": self.attempt} if self.attempt != 1 else {}),
+            **({"starts": self.starts} if self.starts else {}),
         }
 
     @classmethod
@@ -196,6 +208,8 @@ class DeferredRequest:
             detail=data.get("detail", ""),
             round=int(data["round"]),
             started=bool(data.get("started", False)),
+            attempt=int(data.get("attempt", 1)),
+            starts=int(data.get("starts", 0)),
         )
 
 
@@ -210,19 +224,31 @@ def _optional_arguments(value: Mapping[str, Any] | None) -> Mapping[str, Any] | 
     return dict(value)
 
 
+def _attempt(value: int | None) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"attempt={value!r}: expected the attempt of a request, 1 or more")
+    return value
+
+
 @attrs.frozen
 class Approve:
     """Run the deferred call; with ``arguments``, run it with these instead (they are parsed,
-    validated and checked for duplicates again, like the model's own)."""
+    validated and checked for duplicates again, like the model's own). ``attempt``: the request
+    it answers (see :data:`Decision`)."""
 
     arguments: Mapping[str, Any] | None = attrs.field(default=None, converter=_optional_arguments)
+    attempt: int | None = attrs.field(default=None, kw_only=True, converter=_attempt)
 
 
 @attrs.frozen
 class Deny:
-    """Do not run the call; ``message`` is what the model is told."""
+    """Do not run the call; ``message`` is what the model is told. ``attempt``: the request it
+    answers (see :data:`Decision`)."""
 
     message: str = "The user denied this tool call."
+    attempt: int | None = attrs.field(default=None, kw_only=True, converter=_attempt)
 
 
 def _as_result(value: ToolResult | str) -> ToolResult:
@@ -236,13 +262,16 @@ def _as_result(value: ToolResult | str) -> ToolResult:
 @attrs.frozen
 class Supply:
     """Answer the call with this result instead of running it (external tools; a str is an
-    ``ok`` result with that text)."""
+    ``ok`` result with that text). ``attempt``: the request it answers (see :data:`Decision`)."""
 
     result: ToolResult = attrs.field(converter=_as_result)
+    attempt: int | None = attrs.field(default=None, kw_only=True, converter=_attempt)
 
 
 Decision: TypeAlias = Approve | Deny | Supply
-"""A decision for one deferred call."""
+"""A decision for one deferred call. Each takes ``attempt=``, the request it answers
+(:attr:`DeferredRequest.attempt`); left out, it answers the request of the :class:`Run` given
+to ``resume``, or the call's first request for a run given by id."""
 
 
 # -- options and run ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, Usage
 from ..tools._errors import ToolFatal
 from ..tools._result import Source, ToolResult
 from ._ids import taken_ids
+from ._lifecycle import CallEvent, CallState, step
 from ._run import Decision, DeferredRequest, Outcome, Run, RunOptions, StopReason, ToolCallRecord
 
 if TYPE_CHECKING:
@@ -44,9 +45,11 @@ class End:
 
 
 class CallSlot:
-    """The working state of one call of a turn."""
+    """The working state of one call of a turn: where it is in its life (:attr:`state`, moved
+    only along :data:`~toolwire.loop._lifecycle.TRANSITIONS`), what it runs as, its answer."""
 
     __slots__ = (
+        "answers",
         "approved",
         "arguments",
         "attempts",
@@ -57,6 +60,8 @@ class CallSlot:
         "outcome",
         "request",
         "result",
+        "row",
+        "state",
         "tool",
     )
 
@@ -72,17 +77,48 @@ class CallSlot:
         self.duration: float | None = None
         self.key: str | None = None
         self.approved = False  # a person (or the approver) approved this call
+        self.answers: DeferredRequest | None = None  # the request an approval answered
+        self.row = 0  # the attempt its ledger row started as (0: no started row)
+        self.state = CallState.PROPOSED
 
-    def answer(self, outcome: Outcome, result: ToolResult) -> None:
-        """Give the call its result (a call that waited for a decision waits no more)."""
+    def answer(self, event: CallEvent, outcome: Outcome, result: ToolResult) -> None:
+        """Give the call its result on ``event`` (a call that waited for a decision waits no
+        more)."""
+        step(self, event)
         self.outcome = outcome
         self.result = result
         self.deferred = None
 
-    def defer(self, request: DeferredRequest) -> None:
+    def defer(self, event: CallEvent, request: DeferredRequest) -> None:
         """Leave the call without a result until the caller decides ``request``."""
+        step(self, event)
         self.outcome = "deferred"
         self.deferred = request
+
+    def approve(self, request: DeferredRequest, call: ToolCall) -> None:
+        """A decision on ``request`` approved the call: it is admitted again as ``call`` (its
+        approved arguments) and waits no more."""
+        step(self, CallEvent.APPROVE)
+        self.answers = request
+        self.request = call
+        self.outcome = None
+        self.deferred = None
+        self.tool = None
+        self.arguments = None
+
+    def as_recorded(self, record: ToolCallRecord, tool: Tool | None) -> None:
+        """The call as a stored run answered it (its life ended before this process)."""
+        self.tool = tool
+        self.arguments = record.arguments
+        self.attempts = record.attempts
+        self.duration = record.duration
+        self.outcome = record.outcome
+        self.result = record.result
+        self.state = CallState.ANSWERED
+
+    def next_request(self) -> int:
+        """The attempt of the next request this call waits on."""
+        return self.answers.attempt + 1 if self.answers is not None else 1
 
     def record(self, round: int) -> ToolCallRecord:
         return ToolCallRecord(

@@ -52,7 +52,7 @@ class RunStream:
 
     async def _main(self) -> Run:
         try:
-            return await self._loop._drive(self._state, resumed=False, decisions=None)
+            return await self._loop._drive(self._state)
         finally:
             self.run = self._loop.last_run
             self._queue.put_nowait(None)

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..events import LimitReached
-from ..messages import TextPart, UserMessage, UserPart
+from ..messages import AssistantMessage, TextPart, ToolResultMessage, UserMessage, UserPart
 from ..tools._result import ToolResult
 from ._approval import admit_call
 from ._cancel import answer_cancelled
 from ._execute import execute
+from ._lifecycle import CallEvent
 from ._records import store
-from ._resume import rebuild_results
 from ._run import RAN
 from ._state import CallSlot, End, RunState, Turn
 
@@ -36,13 +36,13 @@ async def answer_turn(
         fail: str | None = None
         for slot, approved in to_admit:
             if fail is not None:
-                slot.answer("not_run", _not_run(fail))
+                slot.answer(CallEvent.STOP, "not_run", _not_run(fail))
                 continue
             fail = await admit_call(view, state, turn, slot, count=True, approved=approved)
         if fail is not None:
             for slot, _ in to_admit:
                 if slot.result is None:
-                    slot.answer("not_run", _not_run(fail))
+                    slot.answer(CallEvent.STOP, "not_run", _not_run(fail))
             end = End("fail_policy", fail)
         else:
             await execute(
@@ -69,7 +69,7 @@ def close_turn(view: LoopView, state: RunState, turn: Turn) -> None:
     fatal = turn.fatal()
     for slot in turn.slots:
         if fatal is not None and slot.result is None:  # the run ends: nothing waits on it
-            slot.answer("not_run", ToolResult.error(f"Not run: {fatal}."))
+            slot.answer(CallEvent.STOP, "not_run", ToolResult.error(f"Not run: {fatal}."))
         state.records.append(slot.record(turn.round))
         if slot.deferred is not None:
             state.deferred.append(slot.deferred)
@@ -104,6 +104,27 @@ def turn_end(view: LoopView, state: RunState, turn: Turn) -> End | None:
     if "deadline" in turn.limits:
         return deadline_reached(view, state)
     return None
+
+
+def rebuild_results(state: RunState, turn: AssistantMessage, round: int) -> None:
+    """Put the turn's results after it, in call order (deferred calls have none yet)."""
+    messages = state.messages
+    index = len(messages)
+    while index > 0 and isinstance(messages[index - 1], ToolResultMessage):
+        index -= 1
+    del messages[index:]
+    results = {r.call.id: r for r in state.records if r.round == round}
+    for call in turn.tool_calls:
+        record = results.get(call.id)
+        if record is not None and record.result is not None:
+            messages.append(
+                ToolResultMessage(
+                    call_id=call.id,
+                    name=call.name,
+                    result=record.result,
+                    by_host=record.outcome not in RAN,
+                )
+            )
 
 
 def follow_up(slots: list[CallSlot]) -> UserMessage | None:

@@ -9,14 +9,8 @@ from typing import Any
 
 import pytest
 
-from toolwire.loop._execution import (
-    Attempt,
-    LedgerRow,
-    attempt,
-    record_start,
-    with_ledger,
-    with_retries,
-)
+from toolwire.loop._execution import Attempt, attempt, with_retries
+from toolwire.loop._lifecycle import LedgerRow, record_start, with_ledger
 from toolwire.loop._ledger import Ledger
 from toolwire.loop._state import CallSlot
 from toolwire.messages import ToolCall
@@ -115,7 +109,7 @@ async def test_a_run_cancelled_during_retries_answers_cancelled() -> None:
 async def test_the_ledger_settles_what_ran(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.db")
     row = LedgerRow(run_id="r1", round=1, call_id="c1", tool="slow", arguments={}, idempotent=False)
-    assert record_start(ledger, row, None) is None
+    assert record_start(ledger, row, None) == 1  # the first attempt
 
     async def send() -> tuple[ToolResult, Any]:
         return ToolResult.ok("done"), "executed"

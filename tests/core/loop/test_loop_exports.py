@@ -23,6 +23,7 @@ EXPECTED = {
     "Offer",
     "Outcome",
     "Run",
+    "RunInProgress",
     "RunOptions",
     "RunStream",
     "Selection",

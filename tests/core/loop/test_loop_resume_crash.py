@@ -127,3 +127,35 @@ async def test_a_resume_stores_what_to_recover_from_before_the_call_starts(
     done = await loop.resume(run, {run.deferred[0].call_id: Approve()})
     assert done.stop_reason == "answered"
     assert seen == [("interrupted", "started")]
+
+
+async def test_a_decision_from_before_the_crash_given_by_run_id_asks_again(
+    tmp_path: Path,
+) -> None:
+    """A caller that keeps its decision and gives it again by run id after the crash: it was
+    taken on the approval request, not on the interrupted one, so the call waits again."""
+    before = await _deferred_run(tmp_path)
+    [approval] = before.deferred
+    assert approval.attempt == 1
+    (tmp_path / "block-charge").write_text("")
+    approve_in_a_child_killed_at(tmp_path, "charge.started")
+    (tmp_path / "block-charge").unlink()
+
+    loop = _loop(tmp_path)
+    for decision in (Approve(), Deny("no"), Approve(attempt=1)):
+        again = await loop.resume(RUN_ID, {approval.call_id: decision})
+        assert effects(tmp_path) == ["charge"]
+        assert again.stop_reason == "deferred"
+        [request] = again.deferred
+        assert (request.call_id, request.reason, request.attempt) == (
+            approval.call_id,
+            "interrupted",
+            2,
+        )
+        assert_no_orphans(again)
+
+    # A decision naming the interrupted request runs the call again, knowingly.
+    done = await loop.resume(RUN_ID, {approval.call_id: Approve(attempt=2)})
+    assert effects(tmp_path) == ["charge", "charge", "wait"]
+    assert done.stop_reason == "answered"
+    assert_no_orphans(done, allow_deferred=False)
