@@ -35,7 +35,7 @@ from ._state import CallSlot, RunState, Turn
 
 if TYPE_CHECKING:
     from ..tools import Tool
-    from ._protocol import LoopView
+    from ._view import LoopView
 
 _NO_ARGUMENTS: Mapping[str, Any] = types.MappingProxyType({})
 

@@ -11,7 +11,9 @@ decision on its latest request found it. :data:`TRANSITIONS` is the table ``docs
 shows; :func:`step` is how the stages move a call, and refuses a move the table does not have.
 
 The ledger writes of the transitions are here too: :func:`send_recorded` (``start``, then
-``settle``: :func:`record_start`, :func:`with_ledger`) and :func:`ask_running`.
+``settle``: :func:`record_start`, :func:`with_ledger`) and :func:`ask_running`; and the run's
+own record, with the turn's first ``started`` row (:func:`pending_snapshot`), at the end of a
+turn that wrote rows and at the end of the run (:func:`store`).
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .._contain import describe
+from ..events import PluginFailed
 from ..tools._result import ToolResult
 from ._run import Outcome, Run
 
 if TYPE_CHECKING:
     from ._ledger import Ledger
-    from ._protocol import LoopView
     from ._state import CallSlot, RunState, Turn
+    from ._view import LoopView
 
 
 class CallState(enum.Enum):
@@ -330,4 +333,28 @@ def ask_running(view: LoopView, state: RunState, turn: Turn, slot: CallSlot) -> 
     if slot.row and view.ledger is not None and slot.tool is not None:
         view.ledger.waiting(
             state.run_id, turn.round, slot.call.id, slot.tool.name, slot.arguments or {}
+        )
+
+
+def store(view: LoopView, state: RunState, run: Run | None) -> None:
+    """Store the run's final snapshot (None: only the pending settled rows); a ledger that
+    fails is reported as a ``PluginFailed`` and never costs the run its result."""
+    ledger = view.ledger
+    if ledger is None:
+        return
+    try:
+        if run is None:
+            ledger.flush()
+        else:
+            ledger.save_run(run)
+    except Exception as exc:
+        view.emit(
+            state,
+            PluginFailed(
+                run_id=state.run_id,
+                round=state.rounds or None,
+                plugin="toolwire.ledger",
+                hook="ledger",
+                error=f"the run could not be stored in {ledger.location!r}: {describe(exc)}",
+            ),
         )

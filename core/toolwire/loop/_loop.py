@@ -1,9 +1,13 @@
-"""``ToolCallingLoop``: the public API of a run and its driver.
+"""``ToolCallingLoop``: the public API of a run and its driver, :meth:`ToolCallingLoop._drive`,
+the only code that ends a run.
 
-The stages of a run live in their own modules: :mod:`._round` (the checks before a round, the
-offer, the request, the answer), :mod:`._turn` and :mod:`._resume_turn` (a turn's calls admitted,
-executed and closed), :mod:`._approval` (admission's verdict applied), :mod:`._settle`
-(execution and results) and :mod:`._records` (a run's state created, restored and stored).
+The stages of a run live in their own modules and return the end of the run (an ``End``) or
+None: :mod:`._round` (the checks before a round, the offer, the request, the answer),
+:mod:`._turn` and :mod:`._resume_turn` (a turn's calls admitted, executed and closed),
+:mod:`._admit` (admission's verdict applied), :mod:`._decision` (a decision applied),
+:mod:`._execute` (calls run), :mod:`._settle` (results settled); a call moves through them along
+the state machine of :mod:`._lifecycle`, which also writes the ledger. :mod:`._setup` makes a
+run's state from its arguments or a stored run.
 """
 
 from __future__ import annotations
@@ -27,16 +31,17 @@ from ._execute import run_call, run_services
 from ._execution import CoarseBounds
 from ._journal import LedgerCorrupt
 from ._ledger import Ledger, ledger_for
-from ._lifecycle import CallEvent, step
+from ._lifecycle import CallEvent, step, store
 from ._offer import Offer, OfferCache
-from ._protocol import LoopHost, LoopView
+from ._protocol import LoopHost
 from ._reconcile import reconcile
-from ._records import new_state, restore, store
 from ._resume_turn import Resumed, resolve_decisions, resume_turn
 from ._round import run_round
 from ._run import Decision, Run, RunOptions
+from ._setup import new_state, restore
 from ._state import Approver, CallSlot, End, RunControl, RunState, Turn
 from ._stream import RunStream
+from ._view import LoopView
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
@@ -325,7 +330,6 @@ class ToolCallingLoop:
         deadline = None
         if seconds is not None:
             deadline = asyncio.get_running_loop().time() + seconds
-        state.end = None
         state.control = attrs.evolve(
             state.control,
             deadline=deadline,

@@ -28,7 +28,7 @@ from ._turn import answer_turn, rebuild_results
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
     from ._ledger import LedgerEntry
-    from ._protocol import LoopView
+    from ._view import LoopView
 
 
 @attrs.frozen

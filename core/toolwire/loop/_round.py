@@ -38,7 +38,7 @@ from ._turn import answer_turn, deadline_reached
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
-    from ._protocol import LoopView
+    from ._view import LoopView
 
 
 async def run_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> End | None:

@@ -16,7 +16,7 @@ from ._state import CallSlot, RunState, Turn
 
 if TYPE_CHECKING:
     from ..tools import Tool
-    from ._protocol import LoopView
+    from ._view import LoopView
 
 
 def backstop(

@@ -13,16 +13,15 @@ from typing import TYPE_CHECKING
 from ..events import LimitReached
 from ..messages import AssistantMessage, TextPart, ToolResultMessage, UserMessage, UserPart
 from ..tools._result import ToolResult
-from ._approval import admit_call
+from ._admit import admit_call
 from ._cancel import answer_cancelled
 from ._execute import execute
-from ._lifecycle import CallEvent
-from ._records import store
+from ._lifecycle import CallEvent, store
 from ._run import RAN
 from ._state import CallSlot, End, RunState, Turn
 
 if TYPE_CHECKING:
-    from ._protocol import LoopView
+    from ._view import LoopView
 
 
 async def answer_turn(

@@ -17,7 +17,7 @@ from ._reconcile import edited_call
 from ._state import CallSlot, RunState, Turn
 
 if TYPE_CHECKING:
-    from ._protocol import LoopView
+    from ._view import LoopView
 
 
 async def admit_call(

@@ -1,4 +1,4 @@
-"""A run's state as it starts or is restored, and the run as the ledger stores it."""
+"""A run's state as it starts (its arguments checked) or is restored from a stored run."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .._contain import describe
 from ..adapters._base import NamedToolChoice, ToolChoice
-from ..events import PluginFailed
 from ..messages import (
     AssistantMessage,
     Message,
@@ -25,7 +23,6 @@ from ._state import RunState, TrustNeed
 if TYPE_CHECKING:
     from ..config import Config
     from ..tools import Tool
-    from ._protocol import LoopView
 
 _ANY_TOOL_CHOICE = ("auto", "none", "required")
 
@@ -144,27 +141,3 @@ def restore(config: Config, registered: Mapping[str, Tool], run: Run) -> RunStat
                 key = duplicate_key(tool, record.arguments)
                 state.seen.setdefault(key, record.call.id)
     return state
-
-
-def store(view: LoopView, state: RunState, run: Run | None) -> None:
-    """Store the run's final snapshot (None: only the pending settled rows); a ledger that
-    fails is reported as a ``PluginFailed`` and never costs the run its result."""
-    ledger = view.ledger
-    if ledger is None:
-        return
-    try:
-        if run is None:
-            ledger.flush()
-        else:
-            ledger.save_run(run)
-    except Exception as exc:
-        view.emit(
-            state,
-            PluginFailed(
-                run_id=state.run_id,
-                round=state.rounds or None,
-                plugin="toolwire.ledger",
-                hook="ledger",
-                error=f"the run could not be stored in {ledger.location!r}: {describe(exc)}",
-            ),
-        )
