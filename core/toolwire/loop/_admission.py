@@ -69,9 +69,12 @@ def sensitive_of(tools: Mapping[str, Tool], loop: LoopConfig, name: str) -> froz
     admitted: the sensitive arguments of the registered tool it names, whatever its spelling
     (``Login`` for ``login``), and, for a name no tool has, of the tool ``[loop] unknown_tool``
     rewrites it to."""
+    tool = tools.get(name)
+    if tool is not None:  # the usual case: the name as registered
+        return tool.sensitive_arguments
     found = sensitive_arguments(tools, name)
     policy = loop.unknown_tool
-    if policy.startswith("rewrite:") and name not in tools:
+    if policy.startswith("rewrite:"):
         found = found | sensitive_arguments(tools, policy.removeprefix("rewrite:"))
     return found
 

@@ -122,7 +122,7 @@ def defer(
     turn: Turn,
     slot: CallSlot,
     request: DeferredRequest,
-    event: CallEvent = CallEvent.DEFER,
+    event: str = CallEvent.DEFER,
 ) -> None:
     """Leave the call waiting for a decision on ``request`` (``ToolDeferred``); ``event``:
     ``defer``, or ``ask`` for a call that asked while it ran."""

@@ -8,7 +8,7 @@ schedule, so a tool that keeps the event loop busy does not let its lease lapse.
 
 Whether the owner of a row still runs the call (:func:`owner_alive`):
 
-- in this process, exactly: it holds the call or it does not;
+- in this process, exactly: one of its ledgers holds the call or none does;
 - on this machine (same boot and process namespace), by its process: a process that is gone
   (``kill -9``, a crash) has let its calls go at once, without waiting for the lease;
 - elsewhere (another machine, another container), by the lease alone.
@@ -37,8 +37,8 @@ HEARTBEAT_SECONDS: Final = 10.0
 before another process may take a call over)."""
 
 Key = tuple[str, int, str]
-"""A held call: ``(run id, round, call id)`` (whichever ledger of this process holds it: a call
-is never taken for another's, at worst for running when it is not)."""
+"""A held call: ``(run id, round, call id)`` (whichever ledger of this process holds it: at
+worst a call of another ledger with the same key is taken for running)."""
 
 
 @attrs.frozen
@@ -70,16 +70,27 @@ class Owner:
         return cls(parts[0], parts[1], int(parts[2]), parts[3])
 
 
-_me: tuple[int, Owner] | None = None
+_me: tuple[int, Owner, str] | None = None
 
 
 def this_process() -> Owner:
     """This process as an owner (worked out again in a forked child)."""
+    return _this()[1]
+
+
+def this_owner() -> tuple[int, str]:
+    """This process's pid, and the process as a row's owner is written."""
+    me = _this()
+    return me[0], me[2]
+
+
+def _this() -> tuple[int, Owner, str]:
     global _me
     pid = os.getpid()
     if _me is None or _me[0] != pid:
-        _me = (pid, Owner(socket.gethostname() or "localhost", _machine(), pid, _started(pid)))
-    return _me[1]
+        owner = Owner(socket.gethostname() or "localhost", _machine(), pid, _started(pid))
+        _me = (pid, owner, str(owner))
+    return _me
 
 
 def _read(path: str) -> str:
@@ -121,28 +132,6 @@ def _process_alive(owner: Owner) -> bool:
     return True
 
 
-_held: set[Key] = set()
-_held_lock = threading.Lock()
-
-
-def hold(key: Key) -> None:
-    """This process holds the call ``key`` (its ``started`` row is committed)."""
-    with _held_lock:
-        _held.add(key)
-
-
-def release(keys: list[Key]) -> None:
-    """This process no longer holds these calls."""
-    with _held_lock:
-        _held.difference_update(keys)
-
-
-def held(key: Key) -> bool:
-    """Whether this process holds the call ``key``."""
-    with _held_lock:
-        return key in _held
-
-
 def owner_alive(owner_text: str | None, lease: float | None, key: Key) -> bool:
     """Whether the owner of a ``started`` row still runs the call ``key`` (see the module)."""
     if lease is None or lease <= time.time():
@@ -152,7 +141,7 @@ def owner_alive(owner_text: str | None, lease: float | None, key: Key) -> bool:
         return False
     me = this_process()
     if owner == me:
-        return held(key)
+        return KEEPER.holds(key)
     if owner.machine and owner.machine == me.machine:
         return _process_alive(owner)
     return True
@@ -164,6 +153,8 @@ class Renewer(Protocol):
     heartbeat: float
 
     def renew(self) -> None: ...
+
+    def holds(self, key: Key) -> bool: ...
 
 
 class LeaseKeeper:
@@ -189,6 +180,12 @@ class LeaseKeeper:
                     target=self._run, name="toolwire-lease-keeper", daemon=True
                 )
                 self._thread.start()
+
+    def holds(self, key: Key) -> bool:
+        """Whether a ledger of this process holds the call ``key``."""
+        with self._lock:
+            renewers = list(self._renewers) if self._pid == os.getpid() else []
+        return any(renewer.holds(key) for renewer in renewers)
 
     def _run(self) -> None:
         while True:

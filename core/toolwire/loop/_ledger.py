@@ -17,7 +17,7 @@ from ..config import LedgerConfig
 from ..tools._result import ToolResult
 from ._codec import result_from_json, result_to_json, stored_json
 from ._journal import RunJournal
-from ._lease import KEEPER, LEASE_SECONDS, hold, owner_alive, release, this_process
+from ._lease import KEEPER, LEASE_SECONDS, owner_alive, this_owner
 from ._ledger_sqlite import SQLiteStore
 from ._ledger_store import CallClaimed, LedgerStore, SettledRow, StartedRow, Takeover
 
@@ -83,20 +83,20 @@ class _Started:
     owner: str
 
 
-@attrs.frozen
-class _Pending:
-    """How a call ended, committed with the ledger's next write."""
-
-    state: Literal["settled", "deferred"]
-    run_id: str
-    round: int
-    call_id: str
-    tool: str
-    arguments: Mapping[str, Any]
-    started: _Started | None
-    idempotent: bool
-    result: ToolResult | None
-    at: float
+_Pending = tuple[
+    Literal["settled", "deferred"],
+    str,
+    int,
+    str,
+    str,
+    Mapping[str, Any],
+    "_Started | None",
+    bool,
+    "ToolResult | None",
+    float,
+]
+"""How a call ended, committed with the ledger's next write: state, run id, round, call id,
+tool, arguments, how it started here (None: it did not), idempotent, result, when."""
 
 
 class Ledger:
@@ -137,6 +137,7 @@ class Ledger:
         self._started: dict[_Key, _Started] = {}  # calls started here whose end is not committed
         self._journal = RunJournal()
         self._takeover: dict[_Key, Takeover] = {}
+        self._watched = 0  # the process (pid) whose lease keeper renews this ledger's leases
 
     @classmethod
     def open(cls, config: LedgerConfig) -> Ledger:
@@ -206,7 +207,7 @@ class Ledger:
                     f"again: the decision allowing it answered a request made after start "
                     f"{after}, and the ledger read no such row nobody runs; it does not run twice"
                 )
-        owner = str(this_process())
+        pid, owner = this_owner()
         now = time.time()
         row = StartedRow(
             run_id=run_id,
@@ -226,10 +227,11 @@ class Ledger:
             self._takeover.pop(key, None)
             self._committed()
             self._started[key] = _Started(row.arguments, started, owner)
-            hold(key)
             if record is not None:
                 self._journal.remember(record)
-        KEEPER.watch(self)
+        if self._watched != pid:
+            KEEPER.watch(self)
+            self._watched = pid
         return started
 
     def settled(
@@ -268,24 +270,14 @@ class Ledger:
         idempotent: bool,
     ) -> None:
         started = self._started.get((run_id, round, call_id))
+        at = time.time()
         self._pending.append(
-            _Pending(
-                state,
-                run_id,
-                round,
-                call_id,
-                tool,
-                arguments,
-                started,
-                idempotent,
-                result,
-                time.time(),
-            )
+            (state, run_id, round, call_id, tool, arguments, started, idempotent, result, at)
         )
 
     def discard(self, run_id: str) -> None:
         """Drop the pending rows of a run that ended without needing them."""
-        self._pending = [row for row in self._pending if row.run_id != run_id]
+        self._pending = [row for row in self._pending if row[1] != run_id]
         self._forget_started(run_id)
         self._journal.forget(run_id)
 
@@ -313,33 +305,41 @@ class Ledger:
     def _pending_rows(self) -> list[SettledRow]:
         return [
             SettledRow(
-                run_id=p.run_id,
-                round=p.round,
-                call_id=p.call_id,
-                tool=p.tool,
-                arguments=stored_json(p.arguments) if p.started is None else p.started.arguments,
-                idempotent=p.idempotent,
-                result=stored_json(result_to_json(p.result)) if p.result is not None else None,
-                at=p.at,
-                attempt=p.started.attempt if p.started is not None else 1,
-                owner=p.started.owner if p.started is not None else None,
-                state=p.state,
+                run_id=run_id,
+                round=round,
+                call_id=call_id,
+                tool=tool,
+                arguments=stored_json(arguments) if started is None else started.arguments,
+                idempotent=idempotent,
+                result=stored_json(result_to_json(result)) if result is not None else None,
+                at=at,
+                attempt=started.attempt if started is not None else 1,
+                owner=started.owner if started is not None else None,
+                state=state,
             )
-            for p in self._pending
+            for state, run_id, round, call_id, tool, arguments, started, idempotent, result, at in (
+                self._pending
+            )
         ]
 
     def _committed(self) -> None:
         """The pending rows were committed: the calls they end are let go."""
-        ended = [(p.run_id, p.round, p.call_id) for p in self._pending if p.started is not None]
+        held = self._started
+        for pending in self._pending:
+            if pending[6] is not None:
+                held.pop((pending[1], pending[2], pending[3]), None)
         self._pending.clear()
-        self._let_go(ended)
 
     def _let_go(self, keys: list[_Key]) -> None:
         """Stop holding these calls (their leases are no longer renewed)."""
         with self._lock:
             for key in keys:
                 self._started.pop(key, None)
-            release(keys)
+
+    def holds(self, key: _Key) -> bool:
+        """Whether this ledger holds the call ``key``: it committed its ``started`` row and not
+        yet how it ended."""
+        return key in self._started
 
     def _forget_started(self, run_id: str) -> None:
         """Let go of a run's calls that started and will not settle here."""
@@ -349,9 +349,8 @@ class Ledger:
     def renew(self) -> None:
         """Extend the leases of the calls this ledger holds (the lease keeper's heartbeat)."""
         with self._lock:
-            held = [(*key, s.attempt, s.owner) for key, s in self._started.items()]
-            owner = str(this_process())
-            calls = [(r, n, c, a) for r, n, c, a, o in held if o == owner]
+            _, owner = this_owner()
+            calls = [(*key, s.attempt) for key, s in self._started.items() if s.owner == owner]
             if calls:
                 self.store.renew(calls, owner, time.time() + self.lease_seconds)
 

@@ -30,7 +30,8 @@ CREATE TABLE calls (
     tool TEXT NOT NULL,
     arguments TEXT NOT NULL,
     idempotent INTEGER NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('started', 'settled', 'deferred')),
+    -- Not "IN (…)": SQLite checks a list of three or more against a table made per row.
+    state TEXT NOT NULL CHECK (state = 'started' OR state = 'settled' OR state = 'deferred'),
     result TEXT,
     started REAL NOT NULL,
     settled REAL,
@@ -236,8 +237,11 @@ def _version(db: sqlite3.Connection) -> int:
 
 def _write(db: sqlite3.Connection, settled: Sequence[SettledRow], record: RunRecord | None) -> None:
     if settled:
-        db.executemany(_SETTLE, [settle_values(s) for s in settled if s.state == "settled"])
-        db.executemany(_WAIT, [wait_values(s) for s in settled if s.state == "deferred"])
+        done = [settle_values(s) for s in settled if s.state == "settled"]
+        if done:
+            db.executemany(_SETTLE, done)
+        if len(done) < len(settled):
+            db.executemany(_WAIT, [wait_values(s) for s in settled if s.state == "deferred"])
     if record is not None:
         run_id = record.run_id
         # An upsert changes the row in place; a replace would delete it and insert it again,

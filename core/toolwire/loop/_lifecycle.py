@@ -18,10 +18,9 @@ turn that wrote rows and at the end of the run (:func:`store`).
 
 from __future__ import annotations
 
-import enum
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
@@ -36,42 +35,42 @@ if TYPE_CHECKING:
     from ._view import LoopView
 
 
-class CallState(enum.Enum):
-    """Where a call is in its life."""
+class CallState:
+    """Where a call is in its life (plain strings: a transition is looked up per call)."""
 
-    PROPOSED = "proposed"
+    PROPOSED: Final = "proposed"
     """In the model's answer, not admitted yet (or admitted again after an approval)."""
-    REFUSED = "refused"
+    REFUSED: Final = "refused"
     """Answered by admission: unknown tool, invalid arguments, duplicate, a limit."""
-    DEFERRED = "deferred"
+    DEFERRED: Final = "deferred"
     """Waits for a decision on a request (approval, external, deferred, interrupted)."""
-    ADMITTED = "admitted"
+    ADMITTED: Final = "admitted"
     """Will run: its tool and validated arguments are known."""
-    STARTED = "started"
+    STARTED: Final = "started"
     """Runs; a non-idempotent call's ledger row is ``started``, held by this process."""
-    SETTLED = "settled"
+    SETTLED: Final = "settled"
     """It ran and has its result."""
-    ANSWERED = "answered"
+    ANSWERED: Final = "answered"
     """Answered without running: denied or supplied by the caller, or not run."""
-    RECOVERED = "recovered"
+    RECOVERED: Final = "recovered"
     """A resume found it settled in the ledger: its stored result answers it."""
 
 
-class CallEvent(enum.Enum):
+class CallEvent:
     """What happens to a call."""
 
-    ADMIT = "admit"
-    REFUSE = "refuse"
-    DEFER = "defer"
-    APPROVE = "approve"
-    ANSWER = "answer"
-    START = "start"
-    CLAIMED = "claimed"
-    SETTLE = "settle"
-    ASK = "ask"
-    STOP = "stop"
-    RESUME = "resume"
-    RECOVER = "recover"
+    ADMIT: Final = "admit"
+    REFUSE: Final = "refuse"
+    DEFER: Final = "defer"
+    APPROVE: Final = "approve"
+    ANSWER: Final = "answer"
+    START: Final = "start"
+    CLAIMED: Final = "claimed"
+    SETTLE: Final = "settle"
+    ASK: Final = "ask"
+    STOP: Final = "stop"
+    RESUME: Final = "resume"
+    RECOVER: Final = "recover"
 
 
 @attrs.frozen
@@ -79,9 +78,9 @@ class Transition:
     """One allowed move: from ``source`` on ``event`` to ``target``; ``ledger`` is what the
     ledger writes first (for a call of a tool that is not idempotent), ``emits`` the events."""
 
-    source: CallState
-    event: CallEvent
-    target: CallState
+    source: str
+    event: str
+    target: str
     ledger: str
     emits: str
 
@@ -169,16 +168,14 @@ TRANSITIONS: tuple[Transition, ...] = (
 )
 """Every allowed transition of a call."""
 
-_NEXT: dict[tuple[CallState, CallEvent], CallState] = {
-    (t.source, t.event): t.target for t in TRANSITIONS
-}
+_NEXT: dict[tuple[str, str], str] = {(t.source, t.event): t.target for t in TRANSITIONS}
 
 
 class LifecycleError(AssertionError):
     """A stage moved a call in a way the lifecycle does not allow: a bug of the loop."""
 
 
-def step(slot: CallSlot, event: CallEvent) -> None:
+def step(slot: CallSlot, event: str) -> None:
     """Move the call of ``slot`` on ``event``.
 
     :raises LifecycleError: when :data:`TRANSITIONS` has no such move from its state.
@@ -186,8 +183,8 @@ def step(slot: CallSlot, event: CallEvent) -> None:
     target = _NEXT.get((slot.state, event))
     if target is None:
         raise LifecycleError(
-            f"call {slot.call.id}: {event.value!r} is not allowed while it is "
-            f"{slot.state.value} (see toolwire.loop._lifecycle.TRANSITIONS)"
+            f"call {slot.call.id}: {event!r} is not allowed while it is {slot.state} "
+            "(see toolwire.loop._lifecycle.TRANSITIONS)"
         )
     slot.state = target
 
@@ -199,7 +196,7 @@ def transition_table() -> str:
         "|---|---|---|---|---|",
     ]
     for t in TRANSITIONS:
-        cells = (t.source.value, t.event.value, t.target.value, t.ledger, t.emits)
+        cells = (t.source, t.event, t.target, t.ledger, t.emits)
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

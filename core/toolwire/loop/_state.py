@@ -81,7 +81,7 @@ class CallSlot:
         self.row = 0  # the attempt its ledger row started as (0: no started row)
         self.state = CallState.PROPOSED
 
-    def answer(self, event: CallEvent, outcome: Outcome, result: ToolResult) -> None:
+    def answer(self, event: str, outcome: Outcome, result: ToolResult) -> None:
         """Give the call its result on ``event`` (a call that waited for a decision waits no
         more)."""
         step(self, event)
@@ -89,7 +89,7 @@ class CallSlot:
         self.result = result
         self.deferred = None
 
-    def defer(self, event: CallEvent, request: DeferredRequest) -> None:
+    def defer(self, event: str, request: DeferredRequest) -> None:
         """Leave the call without a result until the caller decides ``request``."""
         step(self, event)
         self.outcome = "deferred"
