@@ -153,7 +153,7 @@ TRANSITIONS: tuple[Transition, ...] = (
             _E.STOP,
             _N,
             _NONE,
-            "none: the run stops (a `fail` policy, a fatal call, cancellation)",
+            "— (the run stops: a `fail` policy, a fatal call, cancellation)",
         )
         for state in (_P, _D, _A, _S)
     ),
@@ -161,10 +161,10 @@ TRANSITIONS: tuple[Transition, ...] = (
         _P,
         _E.RESUME,
         _D,
-        "none; read: the row shows a start nobody runs any more, or the run's request stands",
-        "`ToolDeferred` when the request is new to the caller",
+        "— (reads its row: a start nobody runs any more makes the request an interrupted one)",
+        "— (a `defer` follows when the caller was not shown that request)",
     ),
-    Transition(_P, _E.RECOVER, _C, "none; read: a `settled` row", "the result's event"),
+    Transition(_P, _E.RECOVER, _C, "— (reads its `settled` row)", "the result's event"),
 )
 """Every allowed transition of a call."""
 
