@@ -36,6 +36,10 @@ class RunRecord:
     truncate: tuple[str, ...]
     lists: tuple[tuple[Any, ...], ...] = attrs.field(eq=False, repr=False, default=())
     """The lists as written (objects), to compare the next write of the run with."""
+    expected: int | None = None
+    """The version of the stored run this write follows (the one this process last read or
+    wrote): another process wrote the run since, and the write is refused. None: not known
+    here, the write stands whatever is stored."""
 
 
 def _unchanged(new: tuple[Any, ...], old: tuple[Any, ...]) -> int:

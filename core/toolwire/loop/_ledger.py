@@ -16,10 +16,17 @@ import attrs
 from ..config import LedgerConfig
 from ..tools._result import ToolResult
 from ._codec import result_from_json, result_to_json, stored_json
-from ._journal import RunJournal
+from ._journal import RunJournal, RunRecord
 from ._lease import KEEPER, LEASE_SECONDS, owner_alive, this_owner
 from ._ledger_sqlite import SQLiteStore
-from ._ledger_store import CallClaimed, LedgerStore, SettledRow, StartedRow, Takeover
+from ._ledger_store import (
+    CallClaimed,
+    LedgerStore,
+    RunClaimed,
+    SettledRow,
+    StartedRow,
+    Takeover,
+)
 
 if TYPE_CHECKING:
     from ._protocol import LoopHost
@@ -138,6 +145,7 @@ class Ledger:
         self._journal = RunJournal()
         self._takeover: dict[_Key, Takeover] = {}
         self._watched = 0  # the process (pid) whose lease keeper renews this ledger's leases
+        self._versions: dict[str, int] = {}  # each run's stored version this ledger last saw
 
     @classmethod
     def open(cls, config: LedgerConfig) -> Ledger:
@@ -221,14 +229,13 @@ class Ledger:
             lease=now + self.lease_seconds,
         )
         with self._lock:
-            record = self._journal.record(snapshot) if snapshot is not None else None
+            record = self._record(snapshot)
             pending = self._pending_rows()
-            started = self.store.start(row, pending, record, takeover=takeover)
+            started, version = self.store.start(row, pending, record, takeover=takeover)
             self._takeover.pop(key, None)
             self._committed()
             self._started[key] = _Started(row.arguments, started, owner)
-            if record is not None:
-                self._journal.remember(record)
+            self._stored(record, version)
         if self._watched != pid:
             KEEPER.watch(self)
             self._watched = pid
@@ -280,6 +287,7 @@ class Ledger:
         self._pending = [row for row in self._pending if row[1] != run_id]
         self._forget_started(run_id)
         self._journal.forget(run_id)
+        self._versions.pop(run_id, None)
 
     def wrote(self, run_id: str) -> bool:
         """Whether this ledger wrote a record of the run since it last stored the run whole
@@ -296,11 +304,31 @@ class Ledger:
         if not self._pending and snapshot is None:
             return
         with self._lock:
-            record = self._journal.record(snapshot) if snapshot is not None else None
-            self.store.write(self._pending_rows(), record)
+            record = self._record(snapshot)
+            try:
+                version = self.store.write(self._pending_rows(), record)
+            except RunClaimed:
+                # Another process drives the run: this one's view of it is not stored, but how
+                # its calls ended is.
+                if self._pending:
+                    self.store.write(self._pending_rows(), None)
+                    self._committed()
+                raise
             self._committed()
-            if record is not None:
-                self._journal.remember(record)
+            self._stored(record, version)
+
+    def _record(self, snapshot: Run | None) -> RunRecord | None:
+        """The write of ``snapshot`` (None: none), following the version of it last seen."""
+        if snapshot is None:
+            return None
+        record = self._journal.record(snapshot)
+        expected = self._versions.get(snapshot.id)
+        return attrs.evolve(record, expected=expected) if expected is not None else record
+
+    def _stored(self, record: RunRecord | None, version: int | None) -> None:
+        if record is not None and version is not None:
+            self._journal.remember(record)
+            self._versions[record.run_id] = version
 
     def _pending_rows(self) -> list[SettledRow]:
         return [
@@ -394,12 +422,18 @@ class Ledger:
             self.flush(snapshot=run)
         finally:
             self._journal.forget(run.id)
+            self._versions.pop(run.id, None)
             self._forget_started(run.id)
 
     def load_run(self, run_id: str) -> dict[str, Any] | None:
         """The run as last stored (``Run.to_json(events=False)``), or None when unknown."""
         with self._lock:
-            return self.store.load_run(run_id)
+            found = self.store.load_run(run_id)
+        if found is None:
+            return None
+        data, version = found
+        self._versions[run_id] = version
+        return data
 
 
 _shared: weakref.WeakKeyDictionary[Any, Ledger] = weakref.WeakKeyDictionary()

@@ -20,6 +20,7 @@ from ._ledger_store import (
     SettledRow,
     StartedRow,
     Takeover,
+    run_claimed,
 )
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE toolwire_calls DROP CONSTRAINT toolwire_calls_state_check",
         "ALTER TABLE toolwire_calls ADD CONSTRAINT toolwire_calls_state_check "
         "CHECK (state IN ('started', 'settled', 'deferred'))",
+        "ALTER TABLE toolwire_runs ADD COLUMN version integer NOT NULL DEFAULT 0",
     ),
 }
 
@@ -98,6 +100,15 @@ _TAKE_OVER = (
     "tool = %s, arguments = %s, owner = %s, lease = %s WHERE run_id = %s AND round = %s "
     "AND call_id = %s AND attempt = %s AND state = %s AND owner IS NOT DISTINCT FROM %s "
     "AND lease IS NOT DISTINCT FROM %s"
+)
+
+_RUN = (
+    "INSERT INTO toolwire_runs (run_id, head, messages, tool_calls, sources, updated, version) "
+    "VALUES (%s, %s, %s, %s, %s, %s, 1) ON CONFLICT (run_id) DO UPDATE SET "
+    "head = excluded.head, messages = excluded.messages, tool_calls = excluded.tool_calls, "
+    "sources = excluded.sources, updated = excluded.updated, "
+    "version = toolwire_runs.version + 1 "
+    "WHERE %s::integer IS NULL OR toolwire_runs.version = %s RETURNING version"
 )
 
 _RENEW = (
@@ -182,20 +193,20 @@ class PostgresStore:
         record: RunRecord | None,
         *,
         takeover: Takeover | None,
-    ) -> int:
+    ) -> tuple[int, int | None]:
         key = (row.run_id, row.round, row.call_id)
 
-        def work(db: psycopg.Connection[Any]) -> int:
+        def work(db: psycopg.Connection[Any]) -> tuple[int, int | None]:
             with db.transaction():
-                _write(db, settled, record)
+                version = _write(db, settled, record)
                 values = (*key, row.tool, row.arguments, row.idempotent, row.at)
                 if db.execute(_START, (*values, row.owner, row.lease)).rowcount:
-                    return 1
+                    return 1, version
                 if takeover is not None:
                     found = (takeover.attempt, takeover.state, takeover.owner, takeover.lease)
                     moved = (row.at, row.tool, row.arguments, row.owner, row.lease)
                     if db.execute(_TAKE_OVER, (*moved, *key, *found)).rowcount:
-                        return takeover.attempt + 1
+                        return takeover.attempt + 1, version
                 found_row = db.execute(
                     "SELECT state, attempt FROM toolwire_calls WHERE run_id = %s AND round = %s "
                     "AND call_id = %s",
@@ -206,15 +217,15 @@ class PostgresStore:
 
         return self._use(work)
 
-    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> None:
+    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> int | None:
         if not settled and record is None:
-            return
+            return None
 
-        def work(db: psycopg.Connection[Any]) -> None:
+        def work(db: psycopg.Connection[Any]) -> int | None:
             with db.transaction():
-                _write(db, settled, record)
+                return _write(db, settled, record)
 
-        self._use(work)
+        return self._use(work)
 
     def renew(self, calls: Sequence[tuple[str, int, str, int]], owner: str, lease: float) -> None:
         if not calls:
@@ -237,12 +248,12 @@ class PostgresStore:
 
         return self._use(work)
 
-    def load_run(self, run_id: str) -> dict[str, Any] | None:
-        def work(db: psycopg.Connection[Any]) -> dict[str, Any] | None:
+    def load_run(self, run_id: str) -> tuple[dict[str, Any], int] | None:
+        def work(db: psycopg.Connection[Any]) -> tuple[dict[str, Any], int] | None:
             with db.transaction():  # one snapshot for the head and its rows
                 db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 head = db.execute(
-                    "SELECT head, messages, tool_calls, sources FROM toolwire_runs "
+                    "SELECT head, messages, tool_calls, sources, version FROM toolwire_runs "
                     "WHERE run_id = %s",
                     (run_id,),
                 ).fetchone()
@@ -252,14 +263,14 @@ class PostgresStore:
                     "SELECT kind, seq, item FROM toolwire_run_items WHERE run_id = %s",
                     (run_id,),
                 ).fetchall()
-            return assemble(run_id, head[0], (head[1], head[2], head[3]), rows)
+            return assemble(run_id, head[0], (head[1], head[2], head[3]), rows), head[4]
 
         return self._use(work)
 
 
 def _write(
     db: psycopg.Connection[Any], settled: Sequence[SettledRow], record: RunRecord | None
-) -> None:
+) -> int | None:
     with db.cursor() as cursor:
         if settled:
             done = [settle_values(s) for s in settled if s.state == "settled"]
@@ -269,16 +280,15 @@ def _write(
             if waiting:
                 cursor.executemany(_WAIT, waiting)
         if record is None:
-            return
+            return None
         run_id = record.run_id
-        cursor.execute(
-            "INSERT INTO toolwire_runs (run_id, head, messages, tool_calls, sources, updated) "
-            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (run_id) DO UPDATE SET "
-            "head = excluded.head, messages = excluded.messages, "
-            "tool_calls = excluded.tool_calls, sources = excluded.sources, "
-            "updated = excluded.updated",
-            (run_id, record.head, *record.lengths, time.time()),
-        )
+        expected = record.expected
+        stored = cursor.execute(
+            _RUN, (run_id, record.head, *record.lengths, time.time(), expected, expected)
+        ).fetchone()
+        if stored is None:
+            assert expected is not None
+            raise run_claimed(run_id, expected)
         for kind in record.truncate:
             cursor.execute(
                 "DELETE FROM toolwire_run_items WHERE run_id = %s AND kind = %s AND seq >= %s",
@@ -290,3 +300,5 @@ def _write(
                 "ON CONFLICT (run_id, kind, seq) DO UPDATE SET item = excluded.item",
                 [(run_id, kind, seq, item) for kind, seq, item in record.rows],
             )
+        version: int = stored[0]
+        return version

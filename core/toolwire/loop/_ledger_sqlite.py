@@ -20,6 +20,7 @@ from ._ledger_store import (
     SettledRow,
     StartedRow,
     Takeover,
+    run_claimed,
 )
 
 _CALLS = """
@@ -54,7 +55,8 @@ CREATE TABLE runs (
     messages INTEGER NOT NULL,
     tool_calls INTEGER NOT NULL,
     sources INTEGER NOT NULL,
-    updated REAL NOT NULL
+    updated REAL NOT NULL,
+    version INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE run_items (
     run_id TEXT NOT NULL,
@@ -91,6 +93,16 @@ _TAKE_OVER = (
     "UPDATE calls SET attempt = attempt + 1, state = 'started', started = ?, tool = ?, "
     "arguments = ?, owner = ?, lease = ? WHERE run_id = ? AND round = ? AND call_id = ? "
     "AND attempt = ? AND state = ? AND owner IS ? AND lease IS ?"
+)
+
+# A run's record is written over only from the version the writer knows (or any, when it
+# knows none): one process's view of a run at a time.
+_RUN = (
+    "INSERT INTO runs (run_id, head, messages, tool_calls, sources, updated, version) "
+    "VALUES (?, ?, ?, ?, ?, ?, 1) ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, "
+    "messages = excluded.messages, tool_calls = excluded.tool_calls, "
+    "sources = excluded.sources, updated = excluded.updated, version = runs.version + 1 "
+    "WHERE ? IS NULL OR runs.version = ? RETURNING version"
 )
 
 _RENEW = (
@@ -156,6 +168,8 @@ class SQLiteStore:
             else:
                 if version < 2:
                     _migrate_runs_from_1(db)
+                elif "version" not in {r[1] for r in db.execute("PRAGMA table_info(runs)")}:
+                    db.execute("ALTER TABLE runs ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
                 _migrate_calls_to_3(db, tables)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
@@ -171,27 +185,27 @@ class SQLiteStore:
         record: RunRecord | None,
         *,
         takeover: Takeover | None,
-    ) -> int:
+    ) -> tuple[int, int | None]:
         db = self._connect()
         key = (row.run_id, row.round, row.call_id)
         with _Transaction(db, "BEGIN IMMEDIATE"):
-            _write(db, settled, record)
+            version = _write(db, settled, record)
             values = (*key, row.tool, row.arguments, int(row.idempotent), row.at)
             if db.execute(_START, (*values, row.owner, row.lease)).rowcount:
-                return 1
+                return 1, version
             if takeover is not None:
                 found = (takeover.attempt, takeover.state, takeover.owner, takeover.lease)
                 moved = (row.at, row.tool, row.arguments, row.owner, row.lease)
                 if db.execute(_TAKE_OVER, (*moved, *key, *found)).rowcount:
-                    return takeover.attempt + 1
+                    return takeover.attempt + 1, version
             raise _claimed(db, row)
 
-    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> None:
+    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> int | None:
         if not settled and record is None:
-            return
+            return None
         db = self._connect()
         with _Transaction(db):
-            _write(db, settled, record)
+            return _write(db, settled, record)
 
     def renew(self, calls: Sequence[tuple[str, int, str, int]], owner: str, lease: float) -> None:
         if not calls:
@@ -208,11 +222,11 @@ class SQLiteStore:
         )
         return [call_row(*found) for found in rows]
 
-    def load_run(self, run_id: str) -> dict[str, Any] | None:
+    def load_run(self, run_id: str) -> tuple[dict[str, Any], int] | None:
         db = self._connect()
         with _Transaction(db):  # one read snapshot for the head and its rows
             head = db.execute(
-                "SELECT head, messages, tool_calls, sources FROM runs WHERE run_id = ?",
+                "SELECT head, messages, tool_calls, sources, version FROM runs WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
             if head is None:
@@ -220,7 +234,7 @@ class SQLiteStore:
             rows = db.execute(
                 "SELECT kind, seq, item FROM run_items WHERE run_id = ?", (run_id,)
             ).fetchall()
-        return assemble(run_id, head[0], (head[1], head[2], head[3]), rows)
+        return assemble(run_id, head[0], (head[1], head[2], head[3]), rows), head[4]
 
 
 def _script(db: sqlite3.Connection, sql: str) -> None:
@@ -235,35 +249,38 @@ def _version(db: sqlite3.Connection) -> int:
     return version
 
 
-def _write(db: sqlite3.Connection, settled: Sequence[SettledRow], record: RunRecord | None) -> None:
+def _write(
+    db: sqlite3.Connection, settled: Sequence[SettledRow], record: RunRecord | None
+) -> int | None:
     if settled:
         done = [settle_values(s) for s in settled if s.state == "settled"]
         if done:
             db.executemany(_SETTLE, done)
         if len(done) < len(settled):
             db.executemany(_WAIT, [wait_values(s) for s in settled if s.state == "deferred"])
-    if record is not None:
-        run_id = record.run_id
-        # An upsert changes the row in place; a replace would delete it and insert it again,
-        # rewriting the run_id index on every write of the run.
+    if record is None:
+        return None
+    run_id = record.run_id
+    expected = record.expected
+    stored = db.execute(
+        _RUN, (run_id, record.head, *record.lengths, time.time(), expected, expected)
+    ).fetchone()
+    if stored is None:
+        assert expected is not None
+        raise run_claimed(run_id, expected)
+    for kind in record.truncate:
+        length = record.lengths[KINDS.index(kind)]
         db.execute(
-            "INSERT INTO runs (run_id, head, messages, tool_calls, sources, updated) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, "
-            "messages = excluded.messages, tool_calls = excluded.tool_calls, "
-            "sources = excluded.sources, updated = excluded.updated",
-            (run_id, record.head, *record.lengths, time.time()),
+            "DELETE FROM run_items WHERE run_id = ? AND kind = ? AND seq >= ?",
+            (run_id, kind, length),
         )
-        for kind in record.truncate:
-            length = record.lengths[KINDS.index(kind)]
-            db.execute(
-                "DELETE FROM run_items WHERE run_id = ? AND kind = ? AND seq >= ?",
-                (run_id, kind, length),
-            )
-        if record.rows:
-            db.executemany(
-                "INSERT OR REPLACE INTO run_items (run_id, kind, seq, item) VALUES (?, ?, ?, ?)",
-                [(run_id, kind, seq, item) for kind, seq, item in record.rows],
-            )
+    if record.rows:
+        db.executemany(
+            "INSERT OR REPLACE INTO run_items (run_id, kind, seq, item) VALUES (?, ?, ?, ?)",
+            [(run_id, kind, seq, item) for kind, seq, item in record.rows],
+        )
+    version: int = stored[0]
+    return version
 
 
 def _claimed(db: sqlite3.Connection, row: StartedRow) -> CallClaimed:
@@ -356,7 +373,8 @@ def _migrate_runs_from_1(db: sqlite3.Connection) -> None:
 def _migrate_calls_to_3(db: sqlite3.Connection, tables: set[str]) -> None:
     """Schemas 1 and 2 → 3: calls get an owner and a lease (none for the rows there are: no
     process holds them) and may be ``deferred``; schema 1's calls get attempts too. The table
-    is made anew, since SQLite cannot change a column's check."""
+    is made anew, since SQLite cannot change a column's check. (Runs get their version where
+    their table is made or migrated.)"""
     if "calls" not in tables:
         _script(db, _CALLS)
         return

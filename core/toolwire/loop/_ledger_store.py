@@ -25,6 +25,20 @@ class CallClaimed(RuntimeError):
     """Another process started this call first: it must not run here too."""
 
 
+class RunClaimed(RuntimeError):
+    """Another process wrote the run since this one read or wrote it: a run is driven by one
+    process at a time, and this one's view of it is not stored."""
+
+
+def run_claimed(run_id: str, expected: int) -> RunClaimed:
+    """The refusal of a write of a run another process wrote meanwhile."""
+    return RunClaimed(
+        f"run {run_id!r} was written by another process after this one read it (version "
+        f"{expected}): a run is driven by one process at a time, and this one's view of it is "
+        "not stored"
+    )
+
+
 @attrs.frozen(kw_only=True)
 class StartedRow:
     """A ``started`` row: a call about to run (``arguments`` as JSON), by ``owner`` (a process,
@@ -113,21 +127,27 @@ class LedgerStore(Protocol):
         record: RunRecord | None,
         *,
         takeover: Takeover | None,
-    ) -> int:
+    ) -> tuple[int, int | None]:
         """Commit ``settled``, ``record`` and the ``started`` row of a call together; the
-        call's attempt.
+        call's attempt, and the run's version when ``record`` was written.
 
         The call must have no row yet (attempt 1), or, with ``takeover``, a row exactly as
         ``takeover`` found it: its attempt goes up by one and ``row``'s owner holds it.
 
         :raises CallClaimed: when the call has a row and may not be taken over (another process
             started it, or took it over first); nothing is committed then.
+        :raises RunClaimed: when ``record`` expects a version of the run that is not the stored
+            one; nothing is committed then.
         """
         ...
 
-    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> None:
-        """Commit ``settled`` rows and ``record``. A call that was settled already keeps its
-        row; a call started elsewhere since (another attempt, another owner) keeps that row."""
+    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> int | None:
+        """Commit ``settled`` rows and ``record``; the run's version when ``record`` was
+        written. A call that was settled already keeps its row; a call started elsewhere since
+        (another attempt, another owner) keeps that row.
+
+        :raises RunClaimed: as :meth:`start`.
+        """
         ...
 
     def renew(self, calls: Sequence[tuple[str, int, str, int]], owner: str, lease: float) -> None:
@@ -139,8 +159,9 @@ class LedgerStore(Protocol):
         """Every call row of one round of a run."""
         ...
 
-    def load_run(self, run_id: str) -> dict[str, Any] | None:
-        """The run as last written (``Run.to_json(events=False)``), or None."""
+    def load_run(self, run_id: str) -> tuple[dict[str, Any], int] | None:
+        """The run as last written (``Run.to_json(events=False)``) and its version (one more
+        with each write), or None."""
         ...
 
     def close(self) -> None:

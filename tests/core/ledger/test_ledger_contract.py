@@ -9,11 +9,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import pytest
 
 from toolwire.config import LedgerConfig
 from toolwire.loop import CallClaimed, Ledger, LedgerError, Run
-from toolwire.loop._ledger_store import SCHEMA_VERSION, StartedRow
+from toolwire.loop._ledger_store import SCHEMA_VERSION, RunClaimed, StartedRow
 from toolwire.messages import ToolResultMessage, UserMessage
 from toolwire.tools import ToolResult
 
@@ -135,7 +136,7 @@ def test_an_owner_on_another_machine_holds_a_call_while_its_lease_lasts(
         owner="worker-9/other-boot.1/4242/777",
         lease=now + lease,
     )
-    assert ledger.store.start(row, [], None, takeover=None) == 1
+    assert ledger.store.start(row, [], None, takeover=None) == (1, None)
     entry = open_ledger().entries("run_1", 1)["c1"]
     assert (entry.running, entry.owner) == (running, "worker-9/other-boot.1/4242/777")
     taker = open_ledger()
@@ -198,6 +199,27 @@ def test_a_running_call_keeps_its_lease_alive(ledger_config: LedgerConfig) -> No
         time.sleep(0.05)
     assert ledger.store.calls("run_1", 1)[0].lease > first.lease  # type: ignore[operator]
     ledger.close()
+
+
+def test_a_run_written_by_another_process_since_it_was_read_is_not_overwritten(
+    open_ledger: OpenLedger,
+) -> None:
+    """Two processes resuming one run: the view of the one that writes second is refused, and
+    how its calls ended is kept all the same."""
+    first = Run(id="run_1", messages=(UserMessage("hi"),), stop_reason="deferred")
+    open_ledger().save_run(first)
+    one, two = open_ledger(), open_ledger()
+    assert one.load_run("run_1") == two.load_run("run_1")
+    one.save_run(attrs.evolve(first, stop_reason="answered", text="by one"))
+    _start(two, "c1")
+    _settle(two, "c1", "charged by two")
+    with pytest.raises(RunClaimed, match=r"run 'run_1' was written by another process"):
+        two.save_run(attrs.evolve(first, stop_reason="answered", text="by two"))
+    reader = open_ledger()
+    assert reader.load_run("run_1") == attrs.evolve(
+        first, stop_reason="answered", text="by one"
+    ).to_json(events=False)
+    assert reader.entries("run_1", 1)["c1"].result == ToolResult.ok("charged by two")
 
 
 def test_a_run_record_reads_back_as_the_runs_json(open_ledger: OpenLedger) -> None:

@@ -21,12 +21,14 @@ runs many new ones, longer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
 import sys
 import tempfile
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +99,7 @@ class Lifecycle(RuleBasedStateMachine):
         self.seen: list[Run] = []  # every run of run_id the test was given, for stale decisions
         self.rerun: Counter[tuple[str, str]] = Counter()  # interrupted requests approved, by call
         self.event_loop = asyncio.new_event_loop()  # one for the machine, as a host has one
+        self.exit: tuple[int, str] = (0, "")  # the last child's exit code and stderr
 
     # -- steps -----------------------------------------------------------------------------
 
@@ -209,18 +212,11 @@ class Lifecycle(RuleBasedStateMachine):
         before = self._load()
         if not any(d.tool == "charge" and d.attempt == 1 for d in before.deferred):
             return
-        decisions = self._fresh(before, ["approve"] * 3)
-        (self.workdir / "block-charge").write_text("")
-        child = self._child({"decisions": decisions})
-        try:
-            marker = self.workdir / "charge.started"
-            while not marker.exists() and child.poll() is None:
-                self._await(asyncio.sleep(0.02))
+        with self._charge_running_elsewhere(self._fresh(before, ["approve"] * 3)) as child:
+            ran = (self.workdir / "charge.started").exists()
             child.kill()
-        finally:
-            (self.workdir / "block-charge").unlink()
-            _finish(child)
-            (self.workdir / "charge.started").unlink(missing_ok=True)
+        if not ran:
+            return
         event(
             "a decision kept from before a crash, given " + ("by id" if by_id else "with its run")
         )
@@ -236,13 +232,8 @@ class Lifecycle(RuleBasedStateMachine):
         if not any(d.tool == "charge" for d in loaded.deferred):
             return
         decisions = self._fresh(loaded, ["approve"] * 3)
-        (self.workdir / "block-charge").write_text("")
-        child = self._child({"decisions": decisions})
-        try:
-            marker = self.workdir / "charge.started"
-            while not marker.exists() and child.poll() is None:
-                self._await(asyncio.sleep(0.02))
-            if marker.exists():
+        with self._charge_running_elsewhere(decisions) as child:
+            if (self.workdir / "charge.started").exists():
                 event("loaded while a charge ran elsewhere")
                 with pytest.raises(RunInProgress, match="is running in another process"):
                     self._loop().load(self.run_id)
@@ -250,10 +241,7 @@ class Lifecycle(RuleBasedStateMachine):
                     self._await(self._loop().resume(self.run_id, decisions_from(decisions)))
                 if kill:
                     child.kill()
-        finally:
-            (self.workdir / "block-charge").unlink()
-            code, err = _finish(child)
-            (self.workdir / "charge.started").unlink(missing_ok=True)
+        code, err = self.exit
         assert code in (0, -9) if kill else code == 0, err
 
     # -- invariants ------------------------------------------------------------------------
@@ -338,6 +326,24 @@ class Lifecycle(RuleBasedStateMachine):
             if kind == "approve":
                 self._count(request)
         return decisions
+
+    @contextlib.contextmanager
+    def _charge_running_elsewhere(
+        self, decisions: dict[str, list[Any]]
+    ) -> Iterator[subprocess.Popen[bytes]]:
+        """A child process resuming the run with ``decisions``, inside the block once its charge
+        runs (or once it ended without running one); its exit code and stderr in ``exit``."""
+        (self.workdir / "block-charge").write_text("")
+        marker = self.workdir / "charge.started"
+        child = self._child({"decisions": decisions})
+        try:
+            while not marker.exists() and child.poll() is None:
+                self._await(asyncio.sleep(0.02))
+            yield child
+        finally:
+            (self.workdir / "block-charge").unlink()
+            self.exit = _finish(child)
+            marker.unlink(missing_ok=True)
 
     def _child(self, plan: dict[str, Any]) -> subprocess.Popen[bytes]:
         path = self.workdir / f"plan-{uuid.uuid4().hex}.json"

@@ -148,6 +148,7 @@ async def test_a_ledger_file_of_schema_2_is_migrated_and_its_interrupted_call_as
     with sqlite3.connect(path) as db:
         db.execute("DROP TABLE calls")
         db.executescript(SCHEMA_2_CALLS)
+        db.execute("ALTER TABLE runs DROP COLUMN version")
         db.execute(
             "INSERT INTO calls VALUES (?, 6, ?, 'send', '{\"to\": \"bob\"}', 0, 'started', "
             "NULL, 1, NULL, 1)",
