@@ -204,6 +204,8 @@ class Ledger:
         the first start, or the next after the row read so.
 
         :raises CallClaimed: when the call has a row already that this ledger may not take over.
+        :raises RunClaimed: when ``snapshot`` follows a version of the run another process has
+            written over since (nothing is committed then).
         """
         key = (run_id, round, call_id)
         takeover = self._takeover.get(key)
@@ -300,7 +302,11 @@ class Ledger:
         return bool(self._pending)
 
     def flush(self, *, snapshot: Run | None = None) -> None:
-        """Commit the pending rows (and the record of the run ``snapshot``) now."""
+        """Commit the pending rows (and the record of the run ``snapshot``) now.
+
+        :raises RunClaimed: when another process wrote the run since this ledger read or wrote
+            it: the record is not written (the pending rows are).
+        """
         if not self._pending and snapshot is None:
             return
         with self._lock:

@@ -179,7 +179,9 @@ class ToolCallingLoop:
         """Continue a run: decide its deferred calls, answer its unfinished turn, go on.
 
         ``run`` is a :class:`Run` or a run id (loaded from the ledger with :meth:`load`, for
-        example after the process running it was killed). Each decision is
+        example after the process running it was killed); the run goes on from the ledger's
+        record of it when it has one, which may be newer than a :class:`Run` given. Each
+        decision is
         :class:`Approve` (optionally with edited arguments, admitted again like the model's
         own), :class:`Deny` (the message goes to the model) or :class:`Supply` (the result
         given), and answers one request of its call: the one named by its ``attempt``, else the
@@ -199,7 +201,7 @@ class ToolCallingLoop:
             in a live process, which keeps its lease.
         """
         given = None if isinstance(run, str) else run
-        stored = self._stored(run) if isinstance(run, str) else run
+        stored = self._stored(run) if isinstance(run, str) else self._latest(run)
         entries = self.ledger.entries(stored.id, stored.rounds) if self.ledger is not None else {}
         current = reconcile(stored, entries)
         resolved = resolve_decisions(current, given, decisions or {}, entries)
@@ -235,15 +237,31 @@ class ToolCallingLoop:
         assert self.ledger is not None
         return reconcile(run, self.ledger.entries(run.id, run.rounds))
 
+    def _latest(self, run: Run) -> Run:
+        """The run as the ledger last stored it when it holds it (another resume, or the
+        recovery record of one a crash ended, may be newer than ``run``), with ``run``'s events
+        (the ledger keeps none); else ``run``."""
+        if self.ledger is None:
+            return run
+        stored = self._read(run.id)
+        return run if stored is None else attrs.evolve(stored, events=run.events)
+
     def _stored(self, run_id: str) -> Run:
         """The run ``run_id`` as the ledger stored it (not reconciled with its call rows)."""
         if self.ledger is None:
             raise ValueError(
                 f"cannot load run {run_id!r}: the ledger is disabled ([ledger] enabled = false)"
             )
+        run = self._read(run_id)
+        if run is None:
+            raise ValueError(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
+        return run
+
+    def _read(self, run_id: str) -> Run | None:
+        assert self.ledger is not None
         data = self.ledger.load_run(run_id)
         if data is None:
-            raise ValueError(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
+            return None
         try:
             return Run.from_json(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:

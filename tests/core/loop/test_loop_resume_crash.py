@@ -159,3 +159,30 @@ async def test_a_decision_from_before_the_crash_given_by_run_id_asks_again(
     assert effects(tmp_path) == ["charge", "charge", "wait"]
     assert done.stop_reason == "answered"
     assert_no_orphans(done, allow_deferred=False)
+
+
+async def test_a_run_given_from_before_two_crashes_does_not_take_the_request_back(
+    tmp_path: Path,
+) -> None:
+    """The call was approved, killed, approved again on its interrupted request, killed again:
+    it waits on a third request. A resume with the run from before both crashes goes on from
+    the ledger's record, so that third request stands, and a decision kept for the second one
+    does not run the call a third time."""
+    before = await _deferred_run(tmp_path)
+    call_id = before.deferred[0].call_id
+    (tmp_path / "block-charge").write_text("")
+    approve_in_a_child_killed_at(tmp_path, "charge.started")
+    (tmp_path / "charge.started").unlink()
+    approve_in_a_child_killed_at(tmp_path, "charge.started")  # on the interrupted request
+    (tmp_path / "block-charge").unlink()
+    assert effects(tmp_path) == ["charge", "charge"]
+
+    loop = _loop(tmp_path)
+    assert [d.attempt for d in loop.load(RUN_ID).deferred] == [3]
+    again = await loop.resume(before, {call_id: Deny("no")})
+    assert [(d.reason, d.attempt) for d in again.deferred] == [("interrupted", 3)]
+    assert [d.attempt for d in loop.load(RUN_ID).deferred] == [3]
+    kept = await loop.resume(RUN_ID, {call_id: Approve(attempt=2)})
+    assert kept.stop_reason == "deferred"
+    assert effects(tmp_path) == ["charge", "charge"]
+    assert_no_orphans(kept)
