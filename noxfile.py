@@ -32,13 +32,22 @@ WHEELHOUSE = Path(
 NEEDS = {"contrib-tools/sources": ["contrib-tools/web"]}
 
 
+def _with_test_extra(package: str) -> str:
+    """``package`` with its ``test`` extra when it declares one (the real third-party packages
+    its tests run, such as llm's tool plugins)."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / package / "pyproject.toml").read_text())["project"]
+    return f"{package}[test]" if "test" in project.get("optional-dependencies", {}) else package
+
+
 def _install_all(session: nox.Session, *, heavy: bool = True) -> None:
     packages = [p for p in PACKAGES if heavy or p not in HEAVY]
     if heavy and "plugins/llamacpp" in packages:
         _install_llama_cpp(session)
     args = ["-e", ".[test,chat]"]
     for package in packages:
-        args += ["-e", package]
+        args += ["-e", _with_test_extra(package)]
     session.install(*args)
     if heavy and "plugins/llamacpp" in packages:
         _install_local_model(session)
@@ -80,7 +89,11 @@ def package_tests(session: nox.Session, package: str) -> None:
     if package in HEAVY:
         _install_llama_cpp(session)
     session.install(
-        "-e", ".[test]", "-e", package, *(a for p in NEEDS.get(package, ()) for a in ("-e", p))
+        "-e",
+        ".[test]",
+        "-e",
+        _with_test_extra(package),
+        *(a for p in NEEDS.get(package, ()) for a in ("-e", p)),
     )
     if package in HEAVY:
         _install_local_model(session)
@@ -129,6 +142,8 @@ def bench(session: nox.Session) -> None:
         session.install(peer)
     session.install("hatchling", "-e", ".[bench]")
     session.install("bm25s")  # the lexical peer of bench/sources.py
+    # BFCL v4's function definitions for bench/schema_fidelity.py: the data of the wheel only.
+    session.install("--no-deps", "bfcl-eval")
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "bench").glob("[a-z]*.py"))
     for script in scripts:
         session.run("python", script)

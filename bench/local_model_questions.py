@@ -13,6 +13,7 @@ import re
 import zoneinfo
 from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
+from typing import Any
 
 import attrs
 
@@ -117,6 +118,43 @@ def today(zone: str) -> Check:
         return bool(re.search(rf"\b{day.day}(st|nd|rd|th)?\b", answer)) and month in answer
 
     return check
+
+
+def check_of(spec: dict[str, Any]) -> tuple[Check, str]:
+    """The check a question file's ``check`` entry describes, and the expected value shown.
+
+    ``{"number": x, "tolerance": t}``, ``{"words": [...]}``, ``{"clock_now": zone}``,
+    ``{"clock_at": [hour, minute, source, target]}``, ``{"weekday": zone}``, ``{"today": zone}``.
+    """
+    if "number" in spec:
+        value = float(spec["number"])
+        return number(value, tolerance=float(spec.get("tolerance", 1e-3))), f"{value:g}"
+    if "words" in spec:
+        return words(*spec["words"]), " or ".join(spec["words"])
+    if "clock_now" in spec:
+        return clock(now_in(spec["clock_now"])), f"now in {spec['clock_now']}"
+    if "clock_at" in spec:
+        hour, minute, source, target = spec["clock_at"]
+        return (
+            clock(converted(hour, minute, source, target), slack_minutes=0),
+            f"{hour:02d}:{minute:02d} {source} in {target}",
+        )
+    if "weekday" in spec:
+        return weekday(spec["weekday"]), f"weekday in {spec['weekday']}"
+    if "today" in spec:
+        return today(spec["today"]), f"date in {spec['today']}"
+    raise ValueError(f"unknown check {spec!r}")
+
+
+def from_file(half: str) -> list[Question]:
+    """The questions of one half of the generated set (``dev`` or ``test``)."""
+    from question_set import load
+
+    out = []
+    for item in load(half):
+        check, expected = check_of(item["check"])
+        out.append(Question(item["text"], item["tool"], check, expected))
+    return out
 
 
 def _q(text: str, tool: str | None, check: Check, expected: object) -> Question:

@@ -1,8 +1,8 @@
 """Startup of the CLI as users run it, as ratios against the floor.
 
 The venv holds toolwire, its real plugins openai, anthropic, web and basics (all four enabled in
-``toolwire.toml``), and 10 sample plugins that are installed but not enabled, so discovery reads
-a realistic number of entry points.
+``toolwire.toml``), the mcp plugin with the MCP SDK installed but not enabled, and 10 sample
+plugins that are installed but not enabled, so discovery reads a realistic number of entry points.
 
 The floor is the honest minimum: the interpreter plus the libraries every toolwire command that
 reads a config imports (``argparse`` for the command line, ``tomllib`` for ``toolwire.toml``,
@@ -24,7 +24,12 @@ plugins and samples) and times its commands in the same run, taking turns with t
 tree's, so a change is measured before and after under the same machine load. Its rows are
 marked ``(REF)``; the target applies to the current tree only.
 
+``--installed FOLDER`` (repeatable) also installs a distribution of the tree, with its
+dependencies, without enabling it (in a baseline too when its tree has that folder): with
+``--baseline``, what installing a plugin costs the commands of a host that does not use it.
+
     python bench/startup.py [--runs N] [--keep DIR] [--old-floor] [--baseline REF] [--instructions]
+                            [--installed FOLDER ...]
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = 10
 ENABLED = ("openai", "anthropic", "web", "basics")
 REAL = ("plugins/openai", "plugins/anthropic", "contrib-tools/web", "contrib-tools/basics")
+# Installed with their dependencies but not enabled: they must cost nothing at startup.
+INSTALLED_ONLY = ("plugins/mcp",)
 TARGET = 1.5
 FLOOR = "import argparse, tomllib, attrs, cattrs, pluggy"
 OLD_FLOOR = "import attrs, cattrs, pluggy, fastjsonschema, importlib_metadata"
@@ -89,9 +96,11 @@ def toolwire_tools(settings):
 '''
 
 
-def build_env(base: Path, *, old_floor: bool, root: Path = ROOT) -> Path:
-    """A venv with toolwire (from the tree at ``root``), the real plugins and the samples;
-    reused when it already exists."""
+def build_env(
+    base: Path, *, old_floor: bool, root: Path = ROOT, installed: tuple[str, ...] = ()
+) -> Path:
+    """A venv with toolwire (from the tree at ``root``), the real plugins, the samples and the
+    folders of ``installed`` that the tree has; reused when it already exists."""
     env = base / "env"
     python = env / "bin" / "python"
     if python.exists():
@@ -103,7 +112,14 @@ def build_env(base: Path, *, old_floor: bool, root: Path = ROOT) -> Path:
         (pkg / "pyproject.toml").write_text(TEMPLATE_PYPROJECT.format(i=i))
         (pkg / f"toolwire_sample{i}" / "__init__.py").write_text(TEMPLATE_MODULE.format(i=i))
     wheels = base / "wheels"
-    sources = [str(root), *(str(root / p) for p in REAL), *(str(p) for p in sorted(src.iterdir()))]
+    real = [p for p in (*REAL, *INSTALLED_ONLY) if (root / p / "pyproject.toml").exists()]
+    more = [str(root / p) for p in installed if (root / p / "pyproject.toml").exists()]
+    sources = [
+        str(root),
+        *(str(root / p) for p in real),
+        *more,
+        *(str(p) for p in sorted(src.iterdir())),
+    ]
     pip_wheel = [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps"]
     subprocess.run([*pip_wheel, "--no-build-isolation", "-w", str(wheels), *sources], check=True)
     venv.EnvBuilder(with_pip=True).create(env)
@@ -113,7 +129,9 @@ def build_env(base: Path, *, old_floor: bool, root: Path = ROOT) -> Path:
     return env
 
 
-def baseline_env(base: Path, ref: str, *, old_floor: bool) -> tuple[str, Path]:
+def baseline_env(
+    base: Path, ref: str, *, old_floor: bool, installed: tuple[str, ...] = ()
+) -> tuple[str, Path]:
     """The short commit id of ``ref`` and a venv built from that commit's tree (kept under
     ``base`` by commit, so a later run with the same ``--keep`` reuses it)."""
     found = subprocess.run(
@@ -134,7 +152,7 @@ def baseline_env(base: Path, ref: str, *, old_floor: bool) -> tuple[str, Path]:
         ).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(tree, filter="data")
-    return commit, build_env(home, old_floor=old_floor, root=tree)
+    return commit, build_env(home, old_floor=old_floor, root=tree, installed=installed)
 
 
 def _run_once(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]:
@@ -197,10 +215,18 @@ def main() -> int:
     parser.add_argument(
         "--instructions", action="store_true", help="also count instructions (valgrind)"
     )
+    parser.add_argument(
+        "--installed",
+        action="append",
+        default=[],
+        metavar="FOLDER",
+        help="also install this distribution of the tree, not enabled (repeatable)",
+    )
     args = parser.parse_args()
     base = args.keep or Path(tempfile.mkdtemp(prefix="toolwire-startup-"))
     base.mkdir(parents=True, exist_ok=True)
-    env_dir = build_env(base, old_floor=args.old_floor)
+    installed = tuple(args.installed)
+    env_dir = build_env(base, old_floor=args.old_floor, installed=installed)
     python = str(env_dir / "bin" / "python")
     toolwire = str(env_dir / "bin" / "toolwire")
     work = base / "work"
@@ -219,7 +245,9 @@ def main() -> int:
     commands.append(("toolwire tools list", ["tools", "list"]))
     rows += [(name, [toolwire, *argv]) for name, argv in commands]
     if args.baseline:
-        commit, baseline = baseline_env(base, args.baseline, old_floor=args.old_floor)
+        commit, baseline = baseline_env(
+            base, args.baseline, old_floor=args.old_floor, installed=installed
+        )
         before = str(baseline / "bin" / "toolwire")
         rows += [(f"{name} ({commit})", [before, *argv]) for name, argv in commands]
     times = timed([c for _, c in rows], work, args.runs, env)
@@ -239,7 +267,9 @@ def main() -> int:
     worst = max(figures[name][0] / floor for name, _ in commands)
     met = worst <= TARGET
     print(
-        f"\nEnabled: {', '.join(ENABLED)}; {SAMPLES} more plugins installed, not enabled; "
+        f"\nEnabled: {', '.join(ENABLED)}; {SAMPLES} more plugins installed, not enabled"
+        + (f" (and {', '.join(installed)})" if installed else "")
+        + "; "
         f"median of {args.runs} runs.\nfloor: python -c {FLOOR!r}\n"
         f"Target: every command <= {TARGET}x the floor (CPU): worst {worst:.2f}x, "
         f"{'met' if met else 'MISSED'}."

@@ -6,7 +6,8 @@ provider as fast as it can:
 
 - receive: from sending the turn to the host holding the complete call, with no interface;
 - page: from pressing Enter in the chat page (headless Chromium) to the page showing the whole
-  argument in its card;
+  argument in its card, with the card collapsed (the default: its live line shows the tail of
+  the value) and expanded;
 - terminal: the same turn rendered by ``TerminalRenderer`` onto a real pseudo-terminal (its
   defaults: collapsed cards, colour; and ``--expanded``, every character written), until the
   complete call is on the screen; "render" is the time spent inside the renderer alone;
@@ -113,11 +114,17 @@ async def receive_seconds(workdir: Path, text: str) -> float:
             await host.aclose()
 
 
-async def page_seconds(workdir: Path, text: str, browser: Any) -> float:
+async def page_seconds(workdir: Path, text: str, browser: Any, *, collapsed: bool) -> float:
     script = [tool_call("keep_text", {"text": text}), "ok"]
     async with FakeOpenAIChatServer(script, chunk_size=CHUNK) as provider:
         host = host_for(workdir, provider.base_url)
-        server = WebServer(host, port=0, database=":memory:", cards_collapsed=False)
+        server = WebServer(
+            host,
+            port=0,
+            database=":memory:",
+            cards_collapsed=collapsed,
+            grants=workdir / "grants.toml",
+        )
         await server.start()
         page = await browser.new_page()
         try:
@@ -209,7 +216,7 @@ async def main(check: bool) -> int:
     deltas = {size: -(-len(json.dumps(texts[size])) // CHUNK) for size in sizes}
     receive: dict[int, float] = {}
     terminal: dict[bool, dict[int, tuple[float, float]]] = {False: {}, True: {}}
-    page: dict[int, float] = {}
+    page: dict[bool, dict[int, float]] = {True: {}, False: {}}
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         for size in sizes:
@@ -234,27 +241,37 @@ async def main(check: bool) -> int:
                     executable_path=CHROMIUM, args=FLAGS, headless=True
                 )
                 try:
-                    for size in sizes:
-                        page[size] = statistics.median(
-                            [await page_seconds(workdir, texts[size], browser) for _ in range(RUNS)]
-                        )
+                    for collapsed in (True, False):
+                        for size in sizes:
+                            runs = [
+                                await page_seconds(
+                                    workdir, texts[size], browser, collapsed=collapsed
+                                )
+                                for _ in range(RUNS)
+                            ]
+                            page[collapsed][size] = statistics.median(runs)
                 finally:
                     await browser.close()
     worst = 0.0
     for size in sizes:
         got = receive[size]
         print(f"{size // 1000:>4} KB in ~{deltas[size]} deltas: receive {got * 1000:7.1f} ms")
-        if size in page:
-            ratio = page[size] / got
-            print(f"       page     {page[size] * 1000:7.1f} ms   page / receive {ratio:5.2f}")
+        for collapsed, label in ((True, "page    "), (False, "page exp")):
+            if size in page[collapsed]:
+                shown = page[collapsed][size]
+                print(
+                    f"       {label} {shown * 1000:7.1f} ms   {label.strip()} / receive "
+                    f"{shown / got:5.2f}"
+                )
         for expanded, label in ((False, "terminal"), (True, "expanded")):
             shown, rendering = terminal[expanded][size]
             print(
                 f"       {label} {shown * 1000:7.1f} ms   {label} / receive {shown / got:5.2f}"
                 f"   (render {rendering * 1000:6.1f} ms, render / receive {rendering / got:4.2f})"
             )
-    if page:
-        worst = max(worst, _growth("page", page))
+    if page[True]:
+        worst = max(worst, _growth("page (collapsed card)", page[True]))
+        worst = max(worst, _growth("page (expanded card)", page[False]))
     else:
         print(f"page: skipped, {CHROMIUM} is missing (apt-get install -y chromium)")
     for expanded, label in ((False, "terminal"), (True, "expanded terminal")):

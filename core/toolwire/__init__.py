@@ -14,6 +14,7 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from ._request import OfferRequest
+    from ._surface import Surface
     from ._trust import TrustLevel
     from .cli._plugin_commands import CliCommand
     from .config import Config, ConfigError, load_config
@@ -72,6 +73,7 @@ _LAZY = {
     "SideEffect": "toolwire.tools",
     "Source": "toolwire.tools",
     "Supply": "toolwire.loop",
+    "Surface": "toolwire._surface",
     "SystemMessage": "toolwire.messages",
     "Tool": "toolwire.tools",
     "ToolBlocked": "toolwire.tools",
@@ -126,6 +128,7 @@ __all__ = [
     "SideEffect",
     "Source",
     "Supply",
+    "Surface",
     "SystemMessage",
     "Tool",
     "ToolBlocked",

@@ -28,6 +28,10 @@ class OfferRequest:
     provider_trust: TrustLevel = TrustLevel.MEDIUM
     native_tools: bool = True
     settings: Mapping[str, Any] = attrs.field(factory=dict)
+    values: Mapping[str, Any] = attrs.field(factory=dict)
+    """The application's own values of the run (``run(..., context={...})``), as the run's
+    tools get them in ``ToolContext.values``: a plugin may read a per-conversation choice
+    there."""
 
     @property
     def conversation_key(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import math
 import os
 import re
@@ -23,7 +24,8 @@ from cattrs.errors import (
 )
 
 from ._effects import SideEffect
-from ._trust import TrustLevel
+from ._surface import GUARDED_EFFECTS, Surface, is_surface_name
+from ._trust import DEFAULT_LEVELS, TrustLevel, scheme_problem, use_levels
 from .fieldwise import record_eq, record_hash, record_repr
 
 CONFIG_FILE_NAME = "toolwire.toml"
@@ -48,6 +50,64 @@ class ConfigError(Exception):
 def without_password(url: str) -> str:
     """``url`` with its password, if any, shown as ``***`` (for messages)."""
     return re.sub(r"//([^:/@]*):[^@/]*@", r"//\1:***@", url)
+
+
+# The words of names (settings, URL query parameters) that say they hold a secret.
+_SECRET_WORDS = frozenset(
+    {
+        "secret", "token", "password", "passwd", "pwd", "passphrase", "apikey", "auth",
+        "authorization", "credential", "credentials", "cookie", "session", "signature", "sig",
+        "bearer", "jwt",
+    }
+)  # fmt: skip
+_SECRET_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key")})
+_URL_QUERY = re.compile(r"([?&;])([^=&;#]+)=([^&;#]*)")
+
+
+def _secret_name(name: str) -> bool:
+    """True when a name says it holds a secret (``GITHUB_TOKEN``, ``apiKey``, ``x-api-key``)."""
+    words = re.split(r"[^a-z0-9]+", re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower())
+    return any(word in _SECRET_WORDS for word in words) or any(
+        pair in _SECRET_PAIRS for pair in itertools.pairwise(words)
+    )
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` with everything that may be a credential shown as ``***``: the password, a user
+    name standing alone (``https://TOKEN@host``), and the values of query parameters whose name
+    says they are secret (``?api_key=…``, ``&sig=…``)."""
+    shown = re.sub(r"//([^:/@?#]*):[^@/?#]*@", r"//\1:***@", url)
+    shown = re.sub(r"//[^:/@?#]+@", "//***@", shown)
+
+    def query(match: re.Match[str]) -> str:
+        if not match[3] or not _secret_name(match[2]):
+            return match[0]
+        return f"{match[1]}{match[2]}=***"
+
+    return _URL_QUERY.sub(query, shown)
+
+
+def _shown_setting(key: str, value: Any) -> Any:
+    """``value`` of the setting ``key`` (a dotted path) as ``toolwire config show`` prints it:
+    a value under a ``headers`` table (export headers carry credentials), a string setting whose
+    name says it is secret (``token``, ``password``, ``api_key``; not a ``*_env`` setting, which
+    names a variable) as ``[redacted]``, and credentials in URLs as ``***``."""
+    from ._redact import REDACTED
+
+    parts = key.split(".")
+    if isinstance(value, str | int | float) and not isinstance(value, bool):
+        if "headers" in parts[:-1]:
+            return REDACTED
+        last = parts[-1]
+        if isinstance(value, str) and _secret_name(last) and not last.endswith("_env"):
+            return REDACTED
+    if isinstance(value, str):
+        return _without_credentials(value) if "://" in value or "@" in value else value
+    if isinstance(value, list):
+        return [_shown_setting(key, item) for item in value]
+    if isinstance(value, dict):
+        return {k: _shown_setting(f"{key}.{k}", v) for k, v in value.items()}
+    return value
 
 
 def _tuple_of_str(value: Any) -> tuple[str, ...]:
@@ -87,6 +147,11 @@ class ProviderConfig:
     ``tool_dialect`` is the dialect of prompted tool calling; ``tool_dialects`` (``[provider.
     tool_dialects]``, tool name = dialect) gives single tools another one.
 
+    ``recover_text_calls``: a call the model wrote into its text while native tools were on
+    (``<tool_call>{…}</tool_call>``, a bare JSON object, ``name(…)``, a server's routing text) is
+    read back and run as a tool call; None leaves it to the adapter (on for the local-server
+    profiles of ``openai-chat``).
+
     ``options`` are more fields of the request body (``seed``, ``reasoning_effort`` …); the
     fields the loop decides for every request (``tools``, ``tool_choice``,
     ``parallel_tool_calls``) are refused there. ``provider_tools`` are tool definitions the
@@ -103,11 +168,15 @@ class ProviderConfig:
     model: str | None = None
     api_key_env: str | None = None
     trust: str = "medium"
+    data_security: Literal["self_hosted"] | None = None
+    """``self_hosted``: the provider runs on machines its owner runs, so results that must not
+    leave them may reach it (the second trust axis, beside ``trust``)."""
     native_tools: bool | None = None
     tool_dialect: ToolDialectName = "json"
     tool_dialects: dict[str, ToolDialectName] = attrs.field(factory=dict)
     enforces_strict_tool_schemas: bool | None = None
     accepts_parallel_tool_calls: bool | None = None
+    recover_text_calls: bool | None = None
     stream: bool = False
     max_tokens: int | None = None
     temperature: float | None = None
@@ -123,8 +192,15 @@ class ProviderConfig:
 
     @property
     def trust_level(self) -> TrustLevel:
-        """The provider's trust level."""
-        return TrustLevel.parse(self.trust)
+        """The provider's standing on both axes: ``trust`` (a confidence level, or
+        ``self_hosted``, short for the top confidence level and self-hosted data) and
+        ``data_security``."""
+        level = TrustLevel.parse(self.trust)
+        if level.confidence is None:  # trust = "self_hosted": trusted with everything
+            return TrustLevel.highest()
+        if self.data_security == "self_hosted":
+            return TrustLevel(level.confidence, True)
+        return level
 
 
 @attrs.frozen(kw_only=True, slots=False)
@@ -158,13 +234,29 @@ class LoopConfig:
 
 @attrs.frozen(kw_only=True, slots=False)
 class ProfileConfig:
-    """``[profiles.<name>]``: an allow list and a deny list of tool names (deny wins)."""
+    """``[profiles.<name>]``: an allow list and a deny list of tool names (deny wins; an allow
+    list left out or empty allows every tool)."""
 
     __repr__ = record_repr
     __eq__ = record_eq
     __hash__ = record_hash
 
     allow: tuple[str, ...] | None = None
+    deny: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class SurfaceConfig:
+    """``[surfaces.<name>]``: the tools one surface (``run``, ``chat``, ``web``, ``batch``,
+    ``mcp-serve`` or an application's own) may offer. An allow list left out or empty allows
+    every tool; deny always wins. A non-empty allow list also names the tools of a surface that
+    offers none until the config names some (a hosted surface)."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
+    allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
 
 
@@ -219,6 +311,13 @@ class PolicyConfig:
     """More directories paths may lie in (relative ones as ``workspace``)."""
     unattended: bool = False
     """Nobody watches the runs: calls of tools that are not ``background_safe`` are refused."""
+    guarded: tuple[str, ...] = GUARDED_EFFECTS
+    """Side effects a person agrees to before a call: an interactive surface asks first, an
+    unattended one refuses the call (unless ``unattended_allow`` lists the effect). A host
+    that names no surface (Python use without ``surface=``) applies only ``require_approval``
+    and ``deny``."""
+    unattended_allow: tuple[str, ...] = ()
+    """Guarded side effects that unattended surfaces run anyway."""
 
 
 @attrs.frozen(kw_only=True, slots=False)
@@ -297,6 +396,21 @@ class I18nConfig:
 
 
 @attrs.frozen(kw_only=True, slots=False)
+class TrustConfig:
+    """``[trust]``: the confidence levels providers, tools and results are graded on, least
+    trusted first. An organisation adds its own around and between ``low``, ``medium`` and
+    ``high`` (``levels = ["public", "low", "medium", "internal", "high", "secret"]``); the
+    data-security level ``self_hosted`` is a separate axis. One scheme per process: the last
+    config loaded that sets it."""
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
+    levels: tuple[str, ...] = DEFAULT_LEVELS
+
+
+@attrs.frozen(kw_only=True, slots=False)
 class BatchConfig:
     """``[batch]``: defaults of ``toolwire batch``.
 
@@ -324,11 +438,16 @@ class Config:
 
     plugins: PluginsConfig = PluginsConfig()
     provider: ProviderConfig = ProviderConfig()
+    named_providers: Mapping[str, ProviderConfig] = attrs.field(factory=dict)
+    """``[provider.<name>]`` tables: each is ``[provider]`` with the keys it sets changed, chosen
+    for one command with ``toolwire run --provider NAME`` (:meth:`with_provider`)."""
     providers: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     loop: LoopConfig = LoopConfig()
     tools: ToolsConfig = ToolsConfig()
     profiles: Mapping[str, ProfileConfig] = attrs.field(factory=dict)
+    surfaces: Mapping[str, SurfaceConfig] = attrs.field(factory=dict)
     policy: PolicyConfig = PolicyConfig()
+    trust: TrustConfig = TrustConfig()
     ledger: LedgerConfig = LedgerConfig()
     trace: TraceConfig = TraceConfig()
     batch: BatchConfig = BatchConfig()
@@ -344,6 +463,9 @@ class Config:
     config was not loaded from files (then ``source``, if any, is every key's file)."""
     locked: Mapping[str, str] = attrs.field(factory=dict)
     """Locked key paths (``$.policy.deny``) and the file that locked them."""
+    surface: Surface | None = None
+    """Where the host's runs happen (``Host.load(surface=…)``, set by each ``toolwire``
+    command); None for a host that names none. Not read from a file."""
 
     def origin_of(self, path: str) -> str | None:
         """The file the value at ``path`` (``$.tools.web.private_hosts``) came from: the file
@@ -372,6 +494,21 @@ class Config:
         except ConfigError as exc:
             raise _attributed(exc, self.origin_of) from None
 
+    def with_provider(self, name: str) -> Config:
+        """This config with ``[provider.<name>]`` as its provider.
+
+        :raises ConfigError: for a name no ``[provider.<name>]`` table has, listing those that
+            exist.
+        """
+        chosen = self.named_providers.get(name)
+        if chosen is None:
+            known = ", ".join(sorted(self.named_providers)) or "none are defined"
+            raise ConfigError(
+                f"--provider {name!r}: no [provider.{name}] table in the config; named "
+                f"providers: {known}"
+            )
+        return attrs.evolve(self, provider=chosen)
+
     def with_enabled(self, names: tuple[str, ...], *, origin: str | None = None) -> Config:
         """This config with a different list of enabled plugins, which came from ``origin``
         (None: from the config itself); errors about the list name it."""
@@ -380,15 +517,20 @@ class Config:
         )
 
 
-def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
+def effective_settings(config: Config, *, redact: bool = True) -> list[tuple[str, Any, str]]:
     """Every setting of ``config`` as ``(key path, value, where it came from)``, sorted by key.
 
     Where is a file, ``$TOOLWIRE_PLUGINS`` or ``default``. Lists are one value each; plugin
-    tables (``[tools.<plugin>]``, ``[providers.<name>]``) show the keys they set.
+    tables (``[tools.<plugin>]``, ``[providers.<name>]``) show the keys they set. With
+    ``redact`` (the default) each value is as :func:`_shown_setting` shows it: no secrets.
     """
     data = cattrs.Converter().unstructure(config)
-    for internal in ("source", "enabled_from", "layers", "origins", "locked"):
+    for internal in ("source", "enabled_from", "layers", "origins", "locked", "surface"):
         data.pop(internal)
+    base = data["provider"]
+    for name, named in data.pop("named_providers").items():
+        # a named block shows what it changes of [provider]
+        base[name] = {key: value for key, value in named.items() if value != base.get(key)}
     tools = data["tools"]
     tools.update(tools.pop("plugin_settings"))
     i18n = data["i18n"]
@@ -406,7 +548,8 @@ def effective_settings(config: Config) -> list[tuple[str, Any, str]]:
             where = config.origin_of(path) if _set_in(config.origins, path) else None
         else:  # structured from a table, not loaded from files: no record per key
             where = config.source
-        out.append((path[2:], value, where or "default"))
+        key = path[2:]
+        out.append((key, _shown_setting(key, value) if redact else value, where or "default"))
 
     walk(data, "$")
     return out
@@ -843,7 +986,7 @@ def _locked_keys(raw: dict[str, Any], file: str, *, system: bool) -> dict[str, s
             file=file,
             path="$.locked.keys",
         )
-    valid = {*_SECTIONS, "i18n", "profiles", "providers", "tools"}
+    valid = {*_SECTIONS, *_TABLES_OF_TABLES}
     for i, key in enumerate(keys):
         if (
             not isinstance(key, str)
@@ -1113,19 +1256,80 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         name: structure_section(table, ProfileConfig, file=file, path=f"$.profiles.{name}")
         for name, table in profiles_raw.items()
     }
+    surfaces = _structure_surfaces(data.pop("surfaces", {}), file)
     i18n = _structure_i18n(data.pop("i18n", {}), file)
+    provider_raw, named_raw = _named_providers(data.get("provider"))
+    if provider_raw is not None:
+        data["provider"] = provider_raw
     config = _structure_sections(data, file)
+    if "trust" in data:  # the scheme the levels below are read in
+        problem = scheme_problem(config.trust.levels)
+        if problem is not None:
+            raise ConfigError(
+                f"{_where(file, '$.trust.levels')} = {list(config.trust.levels)!r}: {problem}",
+                file=file,
+                path="$.trust.levels",
+            )
+        use_levels(config.trust.levels)
+    named_providers = {
+        name: structure_section(
+            {**(provider_raw or {}), **table}, ProviderConfig, file=file, path=f"$.provider.{name}"
+        )
+        for name, table in named_raw.items()
+    }
+    for name, named in named_providers.items():
+        check_provider(named, f"$.provider.{name}", file)
     tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
     tools = attrs.evolve(tools, plugin_settings=plugin_tables)
     _check_values(config, tools, profiles, file)
     return attrs.evolve(
         config,
         tools=tools,
+        named_providers=named_providers,
         providers=dict(providers_raw),
         profiles=profiles,
+        surfaces=surfaces,
         i18n=i18n,
         source=file,
     )
+
+
+_PROVIDER_TABLES = frozenset({"tool_dialects", "options"})
+"""The keys of ``[provider]`` whose values are tables; any other table is a named provider."""
+
+
+def _named_providers(raw: Any) -> tuple[Any, dict[str, dict[str, Any]]]:
+    """``[provider]`` without its ``[provider.<name>]`` tables, and those tables by name."""
+    if not isinstance(raw, dict):
+        return raw, {}
+    named = {
+        key: value
+        for key, value in raw.items()
+        if isinstance(value, dict) and key not in _PROVIDER_TABLES
+    }
+    return {key: value for key, value in raw.items() if key not in named}, named
+
+
+def _structure_surfaces(raw: Any, file: str | None) -> dict[str, SurfaceConfig]:
+    """``[surfaces.<name>]`` tables, each named like a surface."""
+    if not isinstance(raw, dict):
+        raise ConfigError(
+            f"{_where(file, '$.surfaces')} = {raw!r}: expected [surfaces.<name>] tables",
+            file=file,
+            path="$.surfaces",
+        )
+    surfaces: dict[str, SurfaceConfig] = {}
+    for name, table in raw.items():
+        path = f"$.surfaces.{name}"
+        if not is_surface_name(name):
+            raise ConfigError(
+                f"{_where(file, path)}: {name!r} is not a surface name; expected a lower-case "
+                "word such as run, chat, web, batch, mcp-serve or an application's own",
+                file=file,
+                path=path,
+            )
+        surfaces[name] = structure_section(table, SurfaceConfig, file=file, path=path)
+    return surfaces
 
 
 @functools.cache
@@ -1165,11 +1369,15 @@ def _normal_locale(tag: str) -> str:
     return tag.replace("_", "-").lower()
 
 
+_TABLES_OF_TABLES = ("i18n", "profiles", "providers", "surfaces", "tools")
+"""The top-level tables made of named tables, structured apart from :data:`_SECTIONS`."""
+
 _SECTIONS: dict[str, type] = {
     "plugins": PluginsConfig,
     "provider": ProviderConfig,
     "loop": LoopConfig,
     "policy": PolicyConfig,
+    "trust": TrustConfig,
     "ledger": LedgerConfig,
     "trace": TraceConfig,
     "batch": BatchConfig,
@@ -1182,7 +1390,7 @@ def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
     (cattrs generates a structuring function per class, which is most of a small config's load
     time), and every section's problems are still reported together."""
     problems: list[tuple[str, str | None]] = []
-    valid = ", ".join(sorted([*_SECTIONS, "i18n", "profiles", "providers", "tools"]))
+    valid = ", ".join(sorted([*_SECTIONS, *_TABLES_OF_TABLES]))
     for key in sorted(set(data) - set(_SECTIONS)):
         message = f"{_where(file, f'$.{key}')}: unknown key {key!r}; valid keys here: {valid}"
         problems.append((message, f"$.{key}"))
@@ -1203,6 +1411,52 @@ def _structure_sections(data: Mapping[str, Any], file: str | None) -> Config:
         message = "\n".join(text for text, _ in problems)
         raise ConfigError(message, file=file, path=problems[0][1])
     return Config(**sections)
+
+
+def check_provider(provider: ProviderConfig, base: str, file: str | None) -> None:
+    """Refuse a provider block whose values are out of range (``base`` is its key path,
+    ``$.provider`` or ``$.provider.<name>``; ``file`` where it came from, or a flag)."""
+
+    def bad(key: str, value: Any, expected: str) -> ConfigError:
+        path = f"{base}.{key}"
+        return ConfigError(
+            f"{_where(file, path)} = {value!r}: expected {expected}", file=file, path=path
+        )
+
+    def within(key: str, low: float, high: float, what: str) -> None:
+        value = getattr(provider, key)
+        if value is not None and not low <= value <= high:
+            raise bad(key, value, f"{what} from {low:g} to {high:g}")
+
+    for key in ("connect_timeout", "read_timeout", "total_timeout"):
+        within(key, 0.001, _WEEK, "seconds")
+    within("max_retries", 0, 100, "an integer")
+    within("max_tokens", 1, 10_000_000, "an integer")
+    within("temperature", 0, 2, "a number")
+    within("max_response_bytes", 1024, 2**32, "bytes")
+    for key in ("max_sse_line_chars", "max_sse_event_chars"):
+        within(key, 1024, 2**31, "characters")
+    try:
+        TrustLevel.parse(provider.trust)
+    except ValueError:
+        raise bad("trust", provider.trust, "one of " + ", ".join(TrustLevel.levels())) from None
+    owned = sorted(set(provider.options) & _LOOP_OWNED_OPTIONS)
+    if owned:
+        key = owned[0]
+        raise bad(
+            f"options.{key}",
+            provider.options[key],
+            "no value: the loop decides the tools, the tool choice and parallel calls of every "
+            "request (offer tools with [tools]; list tools the provider runs itself in "
+            "[provider] provider_tools; choose one run's with toolwire run -T and --tool-choice)",
+        )
+    for i, definition in enumerate(provider.provider_tools):
+        if not isinstance(definition.get("type"), str) or not definition["type"]:
+            raise bad(
+                f"provider_tools[{i}]",
+                definition,
+                'a table with a "type", such as { type = "web_search" }',
+            )
 
 
 def _check_values(
@@ -1240,15 +1494,7 @@ def _check_values(
         if value <= 0:
             raise bad(f"$.loop.{key}", value, "a positive number of seconds")
         within(f"$.loop.{key}", value, 0.001, _WEEK, "seconds")
-    provider = config.provider
-    for key in ("connect_timeout", "read_timeout", "total_timeout"):
-        within(f"$.provider.{key}", getattr(provider, key), 0.001, _WEEK, "seconds")
-    within("$.provider.max_retries", provider.max_retries, 0, 100, "an integer")
-    within("$.provider.max_tokens", provider.max_tokens, 1, 10_000_000, "an integer")
-    within("$.provider.temperature", provider.temperature, 0, 2, "a number")
-    within("$.provider.max_response_bytes", provider.max_response_bytes, 1024, 2**32, "bytes")
-    for key in ("max_sse_line_chars", "max_sse_event_chars"):
-        within(f"$.provider.{key}", getattr(provider, key), 1024, 2**31, "characters")
+    check_provider(config.provider, "$.provider", file)
     within("$.policy.max_result_bytes", config.policy.max_result_bytes, 1, 2**30, "bytes")
     url = config.ledger.url
     if url is not None and not re.match(r"postgres(ql)?://", url):
@@ -1272,31 +1518,6 @@ def _check_values(
             loop.unknown_tool,
             "'return_error', 'fail' or 'rewrite:<tool name>'",
         )
-    try:
-        TrustLevel.parse(config.provider.trust)
-    except ValueError:
-        raise bad(
-            "$.provider.trust",
-            config.provider.trust,
-            "one of " + ", ".join(level.label for level in TrustLevel),
-        ) from None
-    owned = sorted(set(config.provider.options) & _LOOP_OWNED_OPTIONS)
-    if owned:
-        key = owned[0]
-        raise bad(
-            f"$.provider.options.{key}",
-            config.provider.options[key],
-            "no value: the loop decides the tools, the tool choice and parallel calls of every "
-            "request (offer tools with [tools]; list tools the provider runs itself in "
-            "[provider] provider_tools)",
-        )
-    for i, definition in enumerate(config.provider.provider_tools):
-        if not isinstance(definition.get("type"), str) or not definition["type"]:
-            raise bad(
-                f"$.provider.provider_tools[{i}]",
-                definition,
-                'a table with a "type", such as { type = "web_search" }',
-            )
     for name, level in tools.trust.items():
         try:
             TrustLevel.parse(level)
@@ -1304,7 +1525,7 @@ def _check_values(
             raise bad(
                 f"$.tools.trust.{name}",
                 level,
-                "one of " + ", ".join(t.label for t in TrustLevel),
+                "one of " + ", ".join(TrustLevel.levels()),
             ) from None
     if config.artifacts.max_bytes < 1:
         raise bad("$.artifacts.max_bytes", config.artifacts.max_bytes, "a whole number ≥ 1")
@@ -1316,7 +1537,7 @@ def _check_values(
         if limit is not None and limit < 1:
             raise bad(f"$.tools.{key}", limit, "a whole number of at least 1, or leave it out")
     side_effects = [effect.value for effect in SideEffect]
-    for key in ("require_approval", "deny"):
+    for key in ("require_approval", "deny", "guarded", "unattended_allow"):
         for i, effect in enumerate(getattr(config.policy, key)):
             if effect not in side_effects:
                 raise bad(f"$.policy.{key}[{i}]", effect, "one of " + ", ".join(side_effects))
@@ -1351,9 +1572,11 @@ __all__ = [
     "PolicyConfig",
     "ProfileConfig",
     "ProviderConfig",
+    "SurfaceConfig",
     "ToolTexts",
     "ToolsConfig",
     "TraceConfig",
+    "TrustConfig",
     "config_from_dict",
     "effective_settings",
     "find_config_file",

@@ -120,6 +120,16 @@ class ToolsPromoted(Event):
 
 
 @attrs.frozen(kw_only=True)
+class ToolChoiceDegraded(Event):
+    """The run's tool choice is one the adapter (or the server profile it talks to) cannot
+    express: the round sent the nearest one it can instead of failing the request."""
+
+    requested: str
+    sent: str
+    detail: str
+
+
+@attrs.frozen(kw_only=True)
 class RequestSent(Event):
     """A request went to the provider."""
 
@@ -185,11 +195,13 @@ class ThinkingDelta(Event):
 
 @attrs.frozen(kw_only=True)
 class ToolCallStarted(Event):
-    """The model began a tool call (streaming); arguments follow as deltas."""
+    """The model began a tool call (streaming); arguments follow as deltas.
+    ``provider_executed``: a tool the provider runs itself (its card says so from the start)."""
 
     call_id: str
     name: str
     index: int = 0
+    provider_executed: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -206,6 +218,20 @@ class ToolCallCompleted(Event):
     """A tool call of the model is complete (valid, or invalid with its raw text)."""
 
     call: ToolCall
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallRecovered(Event):
+    """A call the model wrote into its text (native tools on) was read back as a tool call.
+
+    ``form`` says how it was written: ``tool_call`` (a ``<tool_call>`` block), ``json`` (a
+    bare ``{"name": …}`` object), ``python`` (``name(…)``) or ``routing`` (a server's routing
+    text, ``functions.NAME:``). The call itself arrives with the answer, like any other.
+    """
+
+    call_id: str
+    name: str
+    form: str
 
 
 # -- admission ---------------------------------------------------------------------------------
@@ -397,7 +423,9 @@ __all__ = [
     "ToolBlockedEvent",
     "ToolCallArgumentsDelta",
     "ToolCallCompleted",
+    "ToolCallRecovered",
     "ToolCallStarted",
+    "ToolChoiceDegraded",
     "ToolCompleted",
     "ToolDeferred",
     "ToolDenied",

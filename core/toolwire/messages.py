@@ -10,6 +10,7 @@ from typing import Any, TypeAlias
 
 import attrs
 
+from ._trust import TrustLevel, strictest
 from .tools._result import ToolResult
 
 
@@ -139,7 +140,7 @@ class ToolResultMessage:
     Consecutive result messages belong to the same assistant turn; adapters group them as their
     API requires (one user message for Anthropic, one message per call for Chat Completions).
     The result's ``required_trust`` stays with the message: a run that continues a conversation
-    holding it needs a provider trusted that much (:func:`strictest_result`).
+    holding it needs a provider trusted that much (:func:`required_trust`).
     """
 
     call_id: str
@@ -153,21 +154,29 @@ class ToolResultMessage:
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
 
 
+def required_trust(messages: Iterable[Message]) -> TrustLevel | None:
+    """What the tool results of ``messages`` require of a provider together, each axis at its
+    strictest (None when no result requires anything): what a run continuing the conversation
+    inherits."""
+    return strictest(
+        *(m.result.required_trust for m in messages if isinstance(m, ToolResultMessage))
+    )
+
+
 def strictest_result(messages: Iterable[Message]) -> ToolResultMessage | None:
-    """The first tool result of ``messages`` requiring the most trusted provider (None when no
-    result requires any): what a run continuing the conversation inherits."""
-    strictest: ToolResultMessage | None = None
+    """The tool result of ``messages`` that last raised what they require of a provider (the
+    first of the strictest when one result requires everything); None when no result requires
+    anything."""
+    found: ToolResultMessage | None = None
+    joined: TrustLevel | None = None
     for message in messages:
         if not isinstance(message, ToolResultMessage):
             continue
         needed = message.result.required_trust
-        if needed is not None and (
-            strictest is None
-            or strictest.result.required_trust is None
-            or needed > strictest.result.required_trust
-        ):
-            strictest = message
-    return strictest
+        if needed is not None and needed.strictest(joined) != joined:
+            joined = needed.strictest(joined)
+            found = message
+    return found
 
 
 __all__ = [
@@ -183,5 +192,6 @@ __all__ = [
     "Usage",
     "UserMessage",
     "UserPart",
+    "required_trust",
     "strictest_result",
 ]

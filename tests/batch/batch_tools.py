@@ -6,7 +6,8 @@ prompt to ``effects.log``; ``wait`` (idempotent) sleeps the ``sleep=<s>`` of the
 kept in ``peak``), and when ``block`` exists in the work directory and ``effects.log`` has at
 least as many lines as ``block`` says, leaves a ``waiting-*`` marker (process id and prompt) and
 waits until ``block`` is removed; ``hang`` never returns; ``approve_me`` needs approval;
-``heavy`` reports the process and the Ray resources it ran with.
+``heavy`` reports the process and the Ray resources it ran with; ``listing`` names the files of
+the work directory as ``os.listdir`` gives them (a name that is not UTF-8 with surrogates).
 """
 
 from __future__ import annotations
@@ -118,9 +119,15 @@ async def heavy(label: str, seconds: float = 0) -> dict[str, Any]:
     return {"label": label, "pid": os.getpid(), "cpus": cpus}
 
 
+@toolwire.tool(side_effects="read_only", idempotent=True)
+async def listing(context: ToolContext) -> list[str]:
+    """Name the files of the work directory."""
+    return sorted(os.listdir(_workdir(context)))
+
+
 @toolwire.hookimpl
 def toolwire_tools(settings: Any) -> list[toolwire.Tool]:
-    return [charge, wait, hang, approve_me, heavy]
+    return [charge, wait, hang, approve_me, heavy, listing]
 
 
 def install(site: Path) -> Path:

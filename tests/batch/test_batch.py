@@ -250,6 +250,115 @@ def test_an_output_that_is_not_a_batch_output_is_refused(workdir: Path) -> None:
     assert "out.jsonl:1: not a JSON line" in done.stderr
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["first line\nsecond line, no newline at the end", "sk-token-without-newline"],
+    ids=["notes", "one-line"],
+)
+def test_a_file_that_is_not_a_batch_output_is_refused_and_left_whole(
+    workdir: Path, text: str
+) -> None:
+    config = write_config(workdir)
+    jobs = _jsonl(workdir / "in.jsonl", [{"id": "a", "prompt": "p", "tools": []}])
+    out = workdir / "notes.txt"
+    out.write_text(text, encoding="utf-8")
+    done = _batch(config, str(jobs), "--out", str(out))
+    assert done.returncode == 2, done.stdout
+    assert "is not a batch output" in done.stderr
+    assert out.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize("alias", ["same", "symlink", "hardlink"])
+def test_the_input_is_refused_as_the_output(workdir: Path, alias: str) -> None:
+    config = write_config(workdir)
+    rows = [{"id": "j0", "prompt": "job 0", "tools": []}, {"id": "j1", "prompt": "job 1"}]
+    jobs = workdir / "jobs.jsonl"
+    jobs.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[1]), encoding="utf-8")
+    before = jobs.read_bytes()
+    out = jobs
+    if alias == "symlink":
+        out = workdir / "out.jsonl"
+        out.symlink_to(jobs)
+    elif alias == "hardlink":
+        out = workdir / "out.jsonl"
+        os.link(jobs, out)
+    done = _batch(config, str(jobs), "--out", str(out))
+    assert done.returncode == 2, done.stdout
+    assert "is the input file" in done.stderr
+    assert jobs.read_bytes() == before
+
+
+def test_a_file_name_that_is_not_utf8_is_written_and_read_back(workdir: Path) -> None:
+    name = os.fsdecode(b"report-\xff.txt")
+    (workdir / name).write_bytes(b"x")
+    script = [
+        {"tool_calls": [{"name": "listing", "arguments": {}}]},
+        {"tool_calls": [{"name": "charge", "arguments": {"amount": 1}}]},
+        {"text": "done"},
+    ]
+    config = write_config(workdir, script=script)
+    jobs = _jsonl(
+        workdir / "in.jsonl",
+        [{"id": "a", "prompt": "list and charge", "tools": ["listing", "charge"]}],
+    )
+    out = workdir / "out.jsonl"
+    done = _batch(config, str(jobs), "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    (record,) = _records(out)
+    assert record["status"] == "done", record
+    listed = json.dumps(record)
+    assert "report-\\udcff.txt" in listed  # the same string, read back from its JSON escape
+    assert (workdir / "effects.log").read_text().splitlines() == ["list and charge"]
+    assert scan_output(out).ids == {"a"}
+    again = _batch(config, str(jobs), "--out", str(out), "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["skipped"] == 1
+
+
+def test_hostile_input_lines_cost_only_themselves(workdir: Path) -> None:
+    config = write_config(workdir)
+    jobs = workdir / "in.jsonl"
+    deep = "[" * 100_000 + "]" * 100_000
+    jobs.write_text(
+        "\n".join(
+            [
+                '{"id": "esc", "prompt": "\x1b]0;PWNED\x07\x1b[2J"}',  # raw control characters
+                '{"id": "deep", "prompt": "p", "messages": ' + deep + "}",
+                json.dumps({"id": "ok", "prompt": "fine", "tools": []}),
+            ]
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    out = workdir / "out.jsonl"
+    done = _batch(config, str(jobs), "--out", str(out), "--json")
+    assert done.returncode == 1, done.stderr
+    assert [b["line"] for b in json.loads(done.stdout)["bad_lines"]] == [1, 2]
+    assert "\x1b" not in done.stderr
+    assert [r["id"] for r in _records(out)] == ["ok"]
+    jobs.write_bytes(b'{"id": "a", "prompt": "caf\xe9"}\n')  # not UTF-8: refused whole
+    refused = _batch(config, str(jobs), "--out", str(workdir / "other.jsonl"))
+    assert refused.returncode == 2
+    assert "cannot be read" in refused.stderr
+    assert not (workdir / "other.jsonl").exists()
+
+
+def test_out_through_a_link_is_checked_at_its_target(workdir: Path) -> None:
+    config = write_config(workdir)
+    jobs = _jsonl(workdir / "in.jsonl", [{"id": "b", "prompt": "job b", "tools": []}])
+    notes = workdir / "notes.txt"
+    notes.write_text("a note\nanother\n", encoding="utf-8")
+    (workdir / "to-notes.jsonl").symlink_to(notes)
+    done = _batch(config, str(jobs), "--out", str(workdir / "to-notes.jsonl"))
+    assert done.returncode == 2
+    assert notes.read_text(encoding="utf-8") == "a note\nanother\n"
+    earlier = _jsonl(workdir / "earlier.jsonl", [{"id": "a", "status": "done"}])
+    (workdir / "to-earlier.jsonl").symlink_to(earlier)
+    done = _batch(config, str(jobs), "--out", str(workdir / "to-earlier.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert [r["id"] for r in _records(earlier)] == ["a", "b"]
+
+
 def test_a_bad_argument_is_named(workdir: Path) -> None:
     config = write_config(workdir)
     jobs = _jsonl(workdir / "in.jsonl", [{"id": "a", "prompt": "p"}])
@@ -332,7 +441,9 @@ def test_a_call_that_started_and_never_settled_waits_for_a_decision(workdir: Pat
         {"text": "done"},
     ]
     config = write_config(workdir, script=script)
-    jobs = _jsonl(workdir / "in.jsonl", [{"id": "only", "prompt": "job only"}])
+    jobs = _jsonl(
+        workdir / "in.jsonl", [{"id": "only", "prompt": "job only", "tools": ["charge", "wait"]}]
+    )
     out = workdir / "out.jsonl"
     (workdir / "block").write_text("1")
     # Serial calls: `charge` ran, its settled row waits for the end of the turn, and `wait`

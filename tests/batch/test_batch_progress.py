@@ -62,6 +62,7 @@ def test_progress_is_plain_lines_when_not_a_terminal(workdir: Path) -> None:
     assert done.returncode == 1
     assert "\r" not in done.stderr
     assert "\x1b" not in done.stderr
-    lines = done.stderr.splitlines()
+    notice, *lines = done.stderr.splitlines()
+    assert notice.startswith("toolwire: the batch surface is hosted and the config names no tools")
     assert lines[0].startswith("batch: 0/3 done 0 failed 0 deferred 0")
     assert lines[-1].startswith("batch: 3/3 done 2 failed 1 deferred 0")

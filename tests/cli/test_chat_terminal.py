@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
+import shlex
+import shutil
+import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +23,7 @@ import pexpect
 import pytest
 
 from toolwire.cli._render import ARGUMENT_LIMIT
-from toolwire.testing import FakeOpenAIChatServer, Reply, ScriptItem, tool_call
+from toolwire.testing import ErrorReply, FakeOpenAIChatServer, Reply, ScriptItem, tool_call
 
 CHILD = Path(__file__).with_name("chat_child.py")
 LONG_TEXT = "".join(f"line {i:04d} of a long streamed argument. " for i in range(80))
@@ -78,20 +83,39 @@ def write_config(tmp_path: Path, provider: Provider, *, trust: str = "high") -> 
     return config
 
 
-def spawn(config: Path, *options: str) -> pexpect.spawn:
+EDITOR = Path(__file__).with_name("edit_arguments.py")
+
+
+def chat_env(home: Path, **more: str) -> dict[str, str]:
+    """The environment of a chat: no colour, its own config, state and data folders."""
     env = {
         **os.environ,
         "TERM": "xterm",
         "NO_COLOR": "1",  # the screen text without colour codes between its pieces
         "PROMPT_TOOLKIT_NO_CPR": "1",  # no cursor-position request the test would answer
         "PYTHONUNBUFFERED": "1",
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_STATE_HOME": str(home / "state"),
+        "EDITOR": "",
+        "VISUAL": "",
+        "PAGER": "cat",
     }
+    env.update(more)
+    return env
+
+
+def spawn(
+    config: Path,
+    *options: str,
+    env: dict[str, str] | None = None,
+    dimensions: tuple[int, int] = (50, 200),
+) -> pexpect.spawn:
     child = pexpect.spawn(
         sys.executable,
         [str(CHILD), "--config", str(config), "chat", *options],
-        env=env,
+        env=env if env is not None else chat_env(config.parent),
         encoding="utf-8",
-        dimensions=(50, 200),
+        dimensions=dimensions,
         timeout=TIMEOUT,
     )
     return child
@@ -158,23 +182,25 @@ def test_an_approval_is_answered_by_keystrokes(tmp_path: Path, provider: Any):
             "Wrote one, skipped one.",
         ]
     )
-    child = spawn(write_config(tmp_path, fake))
+    env = chat_env(tmp_path, EDITOR=f"{sys.executable} {EDITOR}")
+    child = spawn(write_config(tmp_path, fake), env=env)
     ask(child, "Write two notes.")
     child.expect_exact("╭ Write note (write_note) · writes_files · asks first")
-    child.expect_exact('write_note(path="a.txt", body="hello") needs approval')
-    child.expect_exact("Run it? [y]es / [n]o / [e]dit arguments:")
-    child.send("e\r")
-    child.expect_exact("New arguments (a JSON object):")
-    child.send('{"path": "edited.txt", "body": "hello"}\r')
+    child.expect_exact("write_note needs approval:")
+    child.expect_exact("  path: a.txt")
+    child.expect_exact("  body: hello")
+    child.expect_exact("Run it? [y]es / [n]o / [e]dit / [a]llow from now on:")
+    child.send("e\r")  # $EDITOR opens the arguments as indented JSON and edits them
     child.expect_exact("╰ ✓ wrote 5 characters to edited.txt")
-    child.expect_exact('write_note(path="b.txt", body="bye") needs approval')
-    child.expect_exact("Run it? [y]es / [n]o / [e]dit arguments:")
+    child.expect_exact("write_note needs approval:")
+    child.expect_exact("  path: b.txt")
+    child.expect_exact("Run it? [y]es / [n]o / [e]dit / [a]llow from now on:")
     child.send("maybe\r")
-    child.expect_exact("Please answer y, n or e (got 'maybe').")
+    child.expect_exact("Please answer one of [y]es / [n]o / [e]dit")
     child.send("n\r")
     child.expect_exact("Message for the model (empty for the default):")
     child.send("Not b.txt, please.\r")
-    child.expect_exact("╰ ✗ denied: Not b.txt, please.")
+    child.expect_exact("╰ ✗ Write note: denied: Not b.txt, please.")
     child.expect_exact("Wrote one, skipped one.")
     leave(child)
     assert tool_messages(fake.bodies[2]) == [
@@ -207,7 +233,7 @@ def test_ctrl_c_at_an_approval_question_cancels_the_turn(tmp_path: Path, provide
     fake = provider([tool_call("write_note", {"path": "a.txt", "body": "x"}), "Fine."])
     child = spawn(write_config(tmp_path, fake))
     ask(child, "Write a note.")
-    child.expect_exact("Run it? [y]es / [n]o / [e]dit arguments:")
+    child.expect_exact("Run it? [y]es / [n]o / [e]dit")
     child.sendcontrol("c")
     child.expect_exact("[stopped: cancelled")
     ask(child, "Never mind.")
@@ -230,7 +256,12 @@ def test_continue_picks_up_the_conversation_and_its_trust(tmp_path: Path, provid
     weaker = write_config(tmp_path, fake, trust="medium")
     child = spawn(weaker, "--continue")
     child.expect_exact(f"Continuing conversation {conversation}")
-    child.expect_exact("Last answer: Ann has 0+.")
+    # The earlier turns come back with their cards: the prompt, the call, its result, the answer.
+    child.expect_exact("› What is Ann's blood type?")
+    child.expect_exact("╭ Medical record (medical_record) · read_only")
+    child.expect_exact("│ patient: Ann")
+    child.expect_exact("╰ ✓ Ann: blood type 0+")
+    child.expect_exact("Ann has 0+.")
     ask(child, "And Bob's?")
     child.expect_exact("[stopped: trust: ")
     child.expect_exact("medical_record call")
@@ -257,3 +288,251 @@ def test_continue_names_a_conversation_that_does_not_exist(tmp_path: Path, provi
     child.expect(pexpect.EOF)
     child.wait()
     assert child.exitstatus == 2
+
+
+# -- the screen as a person sees it, in tmux, at 36 and 160 columns ---------------------------
+
+COLUMNS = (36, 160)
+LONG_BODY = "\n".join(
+    f"Line {i:03d}: the quick brown fox jumps over the lazy dog." for i in range(60)
+)
+
+
+class Screen:
+    """``toolwire chat`` in a tmux pane of its own server: type into it, read what it shows."""
+
+    def __init__(self, config: Path, env: dict[str, str], columns: int, rows: int = 40) -> None:
+        self.socket = f"toolwire-test-{os.getpid()}-{id(self)}"
+        self.tmux = shutil.which("tmux")
+        if self.tmux is None:
+            pytest.skip("tmux is missing: apt-get install -y tmux (.ci/run does)")
+        variables = [f"{k}={v}" for k, v in env.items() if k in _PASSED or k.startswith("XDG_")]
+        command = shlex.join(
+            ["env", *variables, sys.executable, str(CHILD), "--config", str(config), "chat"]
+        )
+        self._tmux(
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            "chat",
+            "-x",
+            str(columns),
+            "-y",
+            str(rows),
+            command,
+        )
+        self._tmux("set-option", "-t", "chat", "history-limit", "20000")
+
+    def _tmux(self, *args: str) -> str:
+        assert self.tmux is not None
+        done = subprocess.run(
+            [self.tmux, "-L", self.socket, *args], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def lines(self, joined: bool = True) -> list[str]:
+        """Every line of the pane and its history (wrapped lines joined unless told)."""
+        flags = ["-J"] if joined else []
+        return self._tmux("capture-pane", "-p", *flags, "-t", "chat", "-S", "-").splitlines()
+
+    def text(self) -> str:
+        return "\n".join(self.lines())
+
+    def wait_for(self, text: str, timeout: float = TIMEOUT) -> str:
+        """The screen once it shows ``text`` (polled: tmux has no event to wait on)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            shown = self.text()
+            if text in shown:
+                return shown
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{text!r} never showed; the screen:\n{shown}")
+            time.sleep(0.05)
+
+    def keys(self, text: str, *, literal: bool = True) -> None:
+        self._tmux("send-keys", "-t", "chat", *(["-l"] if literal else []), text)
+
+    def type(self, text: str) -> None:
+        self._tmux("send-keys", "-t", "chat", "-l", text)
+        self._tmux("send-keys", "-t", "chat", "Enter")
+
+    def resize(self, columns: int) -> None:
+        self._tmux("resize-window", "-t", "chat", "-x", str(columns))
+
+    def close(self) -> None:
+        subprocess.run([self.tmux or "tmux", "-L", self.socket, "kill-server"], check=False)
+
+
+# tmux answers cursor-position requests: prompt_toolkit draws its bottom toolbar with them.
+_PASSED = frozenset(
+    {
+        "TERM",
+        "NO_COLOR",
+        "PYTHONUNBUFFERED",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "PATH",
+        "HOME",
+        "LANG",
+        "LC_ALL",
+        "PYTHONPATH",
+        "VIRTUAL_ENV",
+    }
+)
+
+
+@pytest.fixture(params=COLUMNS, ids=lambda c: f"{c}cols")
+def columns(request: pytest.FixtureRequest) -> int:
+    return int(request.param)
+
+
+@pytest.fixture
+def screen() -> Iterator[Any]:
+    opened: list[Screen] = []
+
+    def start(config: Path, env: dict[str, str], columns: int, rows: int = 40) -> Screen:
+        opened.append(Screen(config, env, columns, rows))
+        return opened[-1]
+
+    yield start
+    for item in opened:
+        item.close()
+
+
+def bars(lines: list[str]) -> list[str]:
+    """Progress-bar lines left on the screen (a transient line drawn over is gone)."""
+    return [line for line in lines if re.search(r"\d+% ", line) and "│" in line]
+
+
+def test_each_result_and_progress_line_names_its_call(
+    tmp_path: Path, provider: Any, screen: Any, columns: int
+):
+    fake = provider(
+        [
+            [
+                tool_call("slow_echo", {"text": "first"}),
+                tool_call("medical_record", {"patient": "Ann"}),
+            ],
+            "Both done.",
+        ]
+    )
+    env = chat_env(tmp_path, NO_COLOR="1")
+    chat = screen(write_config(tmp_path, fake), env, columns)
+    chat.wait_for("›")
+    chat.type("Run both.")
+    shown = chat.wait_for("% ")
+    # The bar belongs to the running call, and fits the terminal's width.
+    (bar,) = bars(chat.lines(joined=False))
+    assert len(bar) < columns
+    if columns > 100:
+        assert bar.startswith("│ Slow echo: ")
+    shown = chat.wait_for("Both done.")
+    assert "╰ ✓ Slow echo: echo: 5 characters" in shown
+    assert "╰ ✓ Medical record: Ann: blood type 0+" in shown
+    assert bars(chat.lines()) == []  # no stale progress line
+
+
+def test_resizing_while_a_bar_moves_leaves_no_stale_line(
+    tmp_path: Path, provider: Any, screen: Any
+):
+    fake = provider([tool_call("slow_echo", {"text": "resize me"}), "Resized."])
+    chat = screen(write_config(tmp_path, fake), chat_env(tmp_path), 160)
+    chat.wait_for("›")
+    chat.type("Echo while I resize.")
+    chat.wait_for("20% ")
+    chat.resize(36)
+    chat.wait_for("40% ")
+    chat.resize(50)
+    chat.wait_for("60% ")
+    chat.resize(36)
+    chat.wait_for("Resized.")
+    assert bars(chat.lines()) == []
+    assert bars(chat.lines(joined=False)) == []
+
+
+def test_an_approval_shows_every_argument_and_edits_in_the_editor(
+    tmp_path: Path, provider: Any, screen: Any, columns: int
+):
+    fake = provider([tool_call("write_note", {"path": "a.txt", "body": LONG_BODY}), "Written."])
+    env = chat_env(tmp_path, EDITOR=f"{sys.executable} {EDITOR}")
+    chat = screen(write_config(tmp_path, fake), env, columns, rows=30)
+    chat.wait_for("›")
+    chat.type("Write the long note.")
+    chat.wait_for("more lines: [v] shows every line")
+    shown = chat.wait_for("Run it?")  # prompt_toolkit wraps its question itself
+    assert "write_note needs approval:" in shown
+    assert "more lines: [v] shows every line" in shown
+    assert "Line 059" not in shown.split("needs approval")[-1]
+    chat.type("v")  # $PAGER (cat here) shows every line
+    shown = chat.wait_for("Line 059: the quick brown fox")
+    chat.type("e")  # $EDITOR gets the arguments as indented JSON
+    shown = chat.wait_for("Written.")
+    assert f"wrote {len(LONG_BODY)} characters to edited.txt" in shown
+
+
+def test_the_web_chats_controls_work_in_the_terminal(
+    tmp_path: Path, provider: Any, screen: Any, columns: int
+):
+    fake = provider(
+        [
+            "Plain answer.",
+            tool_call("slow_echo", {"text": "x"}),
+            "Echoed.",
+            ErrorReply(status=400, message="a bad day"),
+            "Recovered.",
+            tool_call("write_note", {"path": "a.txt", "body": "one"}),
+            tool_call("write_note", {"path": "b.txt", "body": "two"}),
+            "**Bold** point\n\n- item one\n- item `two`\n",
+        ]
+    )
+    config = write_config(tmp_path, fake)
+    config.write_text(
+        config.read_text(encoding="utf-8")
+        + '[i18n]\nlocale = "it"\n[i18n.it.slow_echo]\ntitle = "Eco lento"\n',
+        encoding="utf-8",
+    )
+    env = chat_env(tmp_path)
+    env.pop("NO_COLOR", None)  # the answer's Markdown is styled with colour on
+    chat = screen(config, env, columns)
+    chat.wait_for("›")
+    chat.type("/tools none")
+    chat.wait_for("The next message: tool choice none.")
+    chat.keys("Answer plainly.")  # the count of the message being written, as it is typed
+    chat.wait_for("≈ 4 tokens + 0")
+    chat.keys("Enter", literal=False)
+    chat.wait_for("Plain answer.")
+    assert fake.bodies[0]["tool_choice"] == "none"
+    chat.type("/tool slow_echo")
+    chat.wait_for("The next message may call only slow_echo.")
+    chat.type("Echo x.")
+    shown = chat.wait_for("Echoed.")
+    assert fake.bodies[1]["tool_choice"] == {"type": "function", "function": {"name": "slow_echo"}}
+    assert "╭ 🐢 Eco lento (slow_echo)" in shown  # the title [i18n] gives
+    chat.type("And now?")
+    chat.wait_for("[stopped: error")
+    chat.type("/retry")
+    chat.wait_for("Recovered.")
+    assert fake.bodies[4]["messages"][-1] == {"role": "user", "content": "And now?"}
+    chat.type("Write two notes.")
+    chat.wait_for("Run it?")
+    chat.type("a")
+    chat.wait_for("Allow which calls?")
+    chat.type("t")
+    chat.wait_for("For [c] this")
+    chat.type("c")
+    chat.wait_for("runs without asking: tool write_note is allowed in this conversation")
+    shown = chat.wait_for("item")
+    answer = shown.split("runs without asking")[-1]
+    assert "Bold point" in answer
+    assert "**" not in answer
+    assert "• item two" in answer
+    chat.type("/grants")
+    chat.wait_for("1. tool write_note (this conversation)")
+    chat.type("/revoke 1")
+    chat.wait_for("Revoked: tool write_note.")
+    chat.type("/grants")
+    chat.wait_for("No grants: every call that asks first waits for you.")

@@ -71,3 +71,32 @@ async def test_a_direct_call_reads_an_allowlisted_private_host(
         assert "self_hosted" in result.model_text()
     finally:
         await runner.cleanup()
+
+
+async def test_a_person_reaches_the_loopback_host_they_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("TOOLWIRE_PLUGINS", raising=False)
+    runner, port = await _site()
+    try:
+        config = tmp_path / "toolwire.toml"  # no private_hosts, no allowed port: only typed
+        config.write_text(
+            '[plugins]\nenable = ["web"]\n[ledger]\nenabled = false\n'
+            '[tools.web]\nsearch_backend = "none"\n',
+            encoding="utf-8",
+        )
+        url = f"http://127.0.0.1:{port}/notes"
+        arguments = json.dumps({"url": url})
+        code = await asyncio.to_thread(
+            main, ["--config", str(config), "tools", "call", "read_web_page", "--args", arguments]
+        )
+        shown = capsys.readouterr()
+        assert code == 0, shown.err
+        assert "rebooted every Sunday night" in shown.out
+        # A model may not: the same address in a run's call is blocked.
+        host = Host.load(config)
+        async with host:
+            result = await ToolCallingLoop(host).call("read_web_page", {"url": url})
+        assert result.status.value == "blocked"
+    finally:
+        await runner.cleanup()

@@ -101,3 +101,26 @@ def test_web_search_without_a_backend_is_not_ok(
     )
     assert code == 0
     assert "web_search" not in {t["name"] for t in report["tools"]}  # type: ignore[attr-defined]
+
+
+def test_tools_offered_when_relevant_are_not_called_never_offered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("toolwire_basics", reason="needs toolwire-basics installed")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TOOLWIRE_PLUGINS", raising=False)
+    (tmp_path / "toolwire.toml").write_text(
+        '[plugins]\nenable = ["openai", "basics"]\n'
+        '[provider]\nadapter = "openai-chat"\nmodel = "qwen3:4b"\n',
+        encoding="utf-8",
+    )
+    assert main(["doctor", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    for entry in report["tools"]:
+        codes = {f["code"]: f for f in entry["findings"]}
+        assert "not-offered" not in codes, entry
+        finding = codes["offered-when-relevant"]
+        assert finding["severity"] == "info"
+        assert "never offered" not in finding["message"]
+    assert main(["doctor"]) == 0
+    assert "never offered" not in capsys.readouterr().out

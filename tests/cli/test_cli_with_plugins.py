@@ -12,13 +12,14 @@ from toolwire.cli import main
 pytest.importorskip("toolwire_basics", reason="needs toolwire-basics installed")
 pytest.importorskip("toolwire_openai", reason="needs toolwire-openai installed")
 pytest.importorskip("toolwire_anthropic", reason="needs toolwire-anthropic installed")
+pytest.importorskip("toolwire_gemini", reason="needs toolwire-gemini installed")
 
 
 @pytest.fixture
 def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "toolwire.toml").write_text(
-        '[plugins]\nenable = ["basics", "openai", "anthropic"]\n'
+        '[plugins]\nenable = ["basics", "openai", "anthropic", "gemini"]\n'
         '[tools.basics]\noffer = "always"\n'
         f'[ledger]\npath = "{tmp_path / "ledger.sqlite3"}"\n',
         encoding="utf-8",
@@ -48,6 +49,30 @@ def test_show_responses_is_flat(workdir: Path, capsys: pytest.CaptureFixture[str
 def test_show_anthropic_uses_input_schema(workdir: Path, capsys: pytest.CaptureFixture[str]):
     [tool] = _json(capsys, "tools", "show", "calculator", "--wire", "anthropic-messages")  # type: ignore[misc]
     assert set(tool) >= {"name", "description", "input_schema"}
+
+
+def test_show_gemini_is_a_function_declaration_in_its_schema_subset(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+):
+    [tool] = _json(capsys, "tools", "show", "calculator", "--wire", "gemini")  # type: ignore[misc]
+    [declaration] = tool["functionDeclarations"]
+    assert declaration["name"] == "calculator"
+    assert declaration["parameters"]["type"] == "OBJECT"
+    assert declaration["parameters"]["properties"]["expression"]["type"] == "STRING"
+
+
+def test_the_wire_choices_are_the_enabled_adapters(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+):
+    assert main(["tools", "show", "calculator", "--wire", "bedrock"]) == 1
+    err = capsys.readouterr().err
+    assert "no provider adapter named 'bedrock' is registered" in err
+    for api in ("openai-chat", "openai-responses", "anthropic-messages", "gemini"):
+        assert api in err
+    config = workdir / "toolwire.toml"
+    config.write_text(config.read_text().replace(', "gemini"]', "]"), encoding="utf-8")
+    assert main(["tools", "show", "calculator", "--wire", "gemini"]) == 1
+    assert "no provider adapter named 'gemini'" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("dialect", ["json", "xml", "ptype", "python", "typescript"])
@@ -135,3 +160,16 @@ def test_run_with_the_scripted_model_calls_every_offered_tool(
     assert isinstance(run, dict)
     assert run["stop_reason"] == "answered"
     assert [c["call"]["name"] for c in run["tool_calls"]] == ["calculator"]
+
+
+def test_show_for_a_wire_whose_plugin_is_not_enabled_names_the_plugin(
+    workdir: Path, capsys: pytest.CaptureFixture[str]
+):
+    config = workdir / "toolwire.toml"
+    config.write_text(config.read_text().replace('"basics", "openai", "anthropic"', '"basics"'))
+    assert main(["tools", "show", "calculator", "--wire", "openai-responses"]) == 1
+    err = capsys.readouterr().err
+    assert "the plugin 'openai' (toolwire-openai " in err
+    assert 'installed but not enabled: add "openai" to [plugins] enable' in err
+    assert main(["tools", "show", "calculator", "--wire", "anthropic-messages"]) == 1
+    assert "the plugin 'anthropic' (toolwire-anthropic " in capsys.readouterr().err

@@ -61,7 +61,8 @@ require_approval = ["destructive"]
     )
     assert config.plugins.enable == ("openai", "web")
     assert config.provider.model == "qwen3:4b"
-    assert config.provider.trust_level.label == "self_hosted"
+    # "self_hosted" as a provider's trust: trusted with everything, on both axes
+    assert config.provider.trust_level.label == "high+self_hosted"
     assert config.loop.max_rounds == 4
     assert config.loop.unknown_tool == "rewrite:read_web_page"
     assert config.tools.enable == ("read_web_page", "web_search")

@@ -239,3 +239,42 @@ def test_config_show_reports_a_locked_override(
     write(layers["project"], "[loop]\nmax_rounds = 6\n")
     assert main(["config", "show"]) == 2
     assert "locked by" in capsys.readouterr().err
+
+
+def test_config_show_redacts_export_headers_and_credentials_in_urls(
+    layers: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        layers["project"],
+        "[provider]\n"
+        'base_url = "https://alice:hunter2-pw@llm.example/v1"\n'
+        'api_key_env = "OPENAI_API_KEY"\n'
+        "[tools.otel]\n"
+        'endpoint = "https://ghp_tokenvalue@collector.example:4318/?api_key=k3y-value&region=eu"\n'
+        'headers = { Authorization = "Bearer sk-secret-value", x-honeycomb-team = "hc-value" }\n'
+        "[tools.mcp.servers.gh]\n"
+        'command = "gh-mcp"\n'
+        'env = { GITHUB_TOKEN = "ghp_envvalue", LOG_LEVEL = "debug" }\n',
+    )
+    assert main(["config", "show"]) == 0
+    text = capsys.readouterr().out
+    assert main(["config", "show", "--json"]) == 0
+    shown = capsys.readouterr().out
+    for secret in (
+        "hunter2-pw",
+        "ghp_tokenvalue",
+        "k3y-value",
+        "sk-secret-value",
+        "hc-value",
+        "ghp_envvalue",
+    ):
+        assert secret not in text
+        assert secret not in shown
+    assert 'provider.base_url = "https://alice:***@llm.example/v1"' in text
+    assert 'tools.otel.headers.Authorization = "[redacted]"' in text
+    assert "https://***@collector.example:4318/?api_key=***&region=eu" in text
+    assert 'provider.api_key_env = "OPENAI_API_KEY"' in text  # a variable's name, not its value
+    assert 'tools.mcp.servers.gh.env.LOG_LEVEL = "debug"' in text
+    values = {s["key"]: s["value"] for s in json.loads(shown)["settings"]}
+    assert values["tools.otel.headers.x-honeycomb-team"] == "[redacted]"
+    assert values["tools.mcp.servers.gh.env.GITHUB_TOKEN"] == "[redacted]"

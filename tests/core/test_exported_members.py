@@ -31,6 +31,7 @@ EXPECTED = {
     "SideEffect",
     "Source",
     "Supply",
+    "Surface",
     "SystemMessage",
     "Tool",
     "ToolBlocked",
@@ -77,6 +78,7 @@ def test_every_exported_name_resolves(name: str):
         "toolwire.testing",
         "toolwire.tools",
         "toolwire.toolsets",
+        "toolwire.utf8",
     ],
 )
 def test_public_modules_have_sorted_all(module: str):

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -89,3 +93,69 @@ def test_builtin_commands_never_load_plugins(monkeypatch: pytest.MonkeyPatch):
     assert run_plugin_command(parser, ["plugins"]) is None
     assert run_plugin_command(parser, ["--config", "x.toml", "tools", "list"]) is None
     assert run_plugin_command(parser, ["--help"]) is None
+
+
+def _site_with_a_command_plugin(site: Path) -> Path:
+    """A distribution whose plugin ``greeter`` declares the command ``greet``; importing its
+    module fails loudly, so a test sees whether anything imported it."""
+    site.mkdir(parents=True, exist_ok=True)
+    (site / "greeter_plugin.py").write_text(
+        'raise RuntimeError("the greeter plugin was imported")\n', encoding="utf-8"
+    )
+    info = site / "toolwire_greeter-0.3.dist-info"
+    info.mkdir(exist_ok=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: toolwire-greeter\nVersion: 0.3\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(
+        "[toolwire.plugins]\ngreeter = greeter_plugin\n\n"
+        "[toolwire.commands]\ngreet = greeter_plugin\n",
+        encoding="utf-8",
+    )
+    return site
+
+
+def _toolwire_without_plugins(
+    tmp_path: Path, args: list[str], env: dict[str, str]
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """``toolwire ARGS`` with a config that enables no plugin, ``env`` added to the environment."""
+    config = tmp_path / "toolwire.toml"
+    config.write_text("[plugins]\nenable = []\n", encoding="utf-8")
+    base = {k: v for k, v in os.environ.items() if k != "TOOLWIRE_PLUGINS"}
+    done = subprocess.run(
+        [sys.executable, "-m", "toolwire", "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        env={**base, **env},
+        timeout=120,
+    )
+    return config, done
+
+
+@pytest.mark.parametrize("enabled_by", ["file", "environment"])
+def test_a_command_of_a_plugin_not_enabled_names_the_plugin_and_how_to_enable_it(
+    tmp_path: Path, enabled_by: str
+) -> None:
+    site = _site_with_a_command_plugin(tmp_path / "site")
+    env = {"PYTHONPATH": str(site), "TOOLWIRE_CACHE_DIR": ""}
+    if enabled_by == "environment":
+        env["TOOLWIRE_PLUGINS"] = ""
+    config, done = _toolwire_without_plugins(tmp_path, ["greet", "--loudly"], env)
+    assert done.returncode == 2
+    assert "invalid choice" not in done.stderr
+    assert "was imported" not in done.stderr
+    assert (
+        "toolwire: the command 'greet' comes from the plugin greeter (toolwire-greeter 0.3), "
+        "which is installed but not enabled; to enable it, "
+    ) in done.stderr
+    if enabled_by == "file":
+        assert f'add "greeter" to [plugins] enable in {config}' in done.stderr
+    else:
+        assert "add greeter to $TOOLWIRE_PLUGINS" in done.stderr
+
+
+def test_toolwire_mcp_serve_without_the_plugin_enabled_says_how(tmp_path: Path) -> None:
+    pytest.importorskip("toolwire_mcp")
+    _config, done = _toolwire_without_plugins(tmp_path, ["mcp", "serve"], {})
+    assert done.returncode == 2
+    assert "the command 'mcp' comes from the plugin mcp (toolwire-mcp" in done.stderr

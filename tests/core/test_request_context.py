@@ -68,7 +68,7 @@ async def test_context_goes_before_the_question_in_every_round(tmp_path: Path) -
     # The conversation kept the question as asked; the context went into the requests only.
     assert [m.content for m in run.messages if isinstance(m, UserMessage)] == ["tides?"]
     assert run.sources == (Source("file:///notes/tides.md", "Tides"),)
-    assert run.required_trust is TrustLevel.MEDIUM
+    assert run.required_trust == TrustLevel.MEDIUM
 
 
 async def test_a_raising_or_wrong_answer_costs_only_its_plugin(tmp_path: Path) -> None:
@@ -117,7 +117,7 @@ def test_request_context_checks_its_fields() -> None:
         RequestContext(text="x", sources=["file:///a"])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="unknown trust level 'total'"):
         RequestContext(text="x", required_trust="total")
-    assert RequestContext(text="x", required_trust="low").required_trust is TrustLevel.LOW
+    assert RequestContext(text="x", required_trust="low").required_trust == TrustLevel.LOW
 
 
 def test_the_context_module_exports_its_two_records() -> None:

@@ -145,6 +145,28 @@ def test_a_call_the_provider_ran_gets_its_own_card():
     assert shown == '╭ web_search\n│ queries: ["owls"]\n╰ ◆ run by the provider\n'
 
 
+def test_a_provider_call_and_its_result_share_one_card():
+    call = ToolCall(
+        id="ws_1", name="web_search", arguments={"queries": ["owls"]}, provider_executed=True
+    )
+    result = ToolResult.ok("searched: owls", sources=[Source("https://owls.example/", "Owls")])
+    shown = render(
+        [
+            RunStarted(api="fake", **RUN),
+            ToolCallStarted(call_id="ws_1", name="web_search", provider_executed=True, **RUN),
+            ToolCallCompleted(call=call, **RUN),
+            ToolCompleted(call_id="ws_1", name="web_search", result=result, **RUN),
+            ResponseReceived(message=AssistantMessage(parts=(call,)), **RUN),
+            RunFinished(stop_reason="answered", **RUN),
+        ],
+        live=False,
+    )
+    assert shown.count("╭ web_search") == 1
+    assert shown.startswith('╭ web_search · run by the provider\n│ queries: ["owls"]\n')
+    assert "╰ ✓ searched: owls\n" in shown
+    assert "unknown" not in shown
+
+
 def test_a_call_without_streamed_arguments_shows_them_whole():
     call = ToolCall(id="c1", name="write_note", arguments={"path": "a.txt", "body": "hi"})
     shown = render(
@@ -163,3 +185,42 @@ def test_a_call_without_streamed_arguments_shows_them_whole():
         "╰ ✓ done\n"
         "[stopped: max_rounds: 10 rounds]\n"
     )
+
+
+class _Terminal(io.StringIO):
+    """A terminal whose width the test sets."""
+
+    columns = 80
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return 0  # get_terminal_size is replaced: it answers ``columns``
+
+
+def test_the_progress_line_fits_the_width_and_a_resize_draws_it_again(monkeypatch):
+    import os
+
+    out = _Terminal()
+    monkeypatch.setattr(os, "get_terminal_size", lambda fd=0: os.terminal_size((out.columns, 24)))
+    monkeypatch.setenv("NO_COLOR", "1")
+    renderer = TerminalRenderer(out, live=True)
+    renderer(RunStarted(api="fake", **RUN))
+    renderer(ToolCallStarted(call_id="c1", name="slow", **RUN))
+    renderer(ToolCallCompleted(call=ToolCall(id="c1", name="slow", arguments={}), **RUN))
+    out.columns = 36
+    renderer(
+        ToolProgress(
+            call_id="c1", name="slow", message="step 2 of 5: counting", fraction=0.4, **RUN
+        )
+    )
+    drawn = out.getvalue().rsplit("\n", 1)[-1].rsplit("\x1b[2K", 1)[-1]
+    assert "40%" in drawn
+    assert len(drawn) <= 35
+    out.columns = 20  # narrower: the line now spans two rows, both cleared, then redrawn
+    renderer.resized()
+    before, after = out.getvalue().rsplit("\r\x1b[2K\x1b[1A\x1b[2K", 1)
+    assert before.endswith(drawn)
+    assert "40%" in after
+    assert len(after) <= 19

@@ -229,6 +229,54 @@ async def test_retry_after_ms_wins_over_retry_after() -> None:
     assert sleeps.delays == [0.25]
 
 
+async def test_retry_info_in_a_google_error_body_is_honoured() -> None:
+    body = {
+        "error": {
+            "code": 429,
+            "message": "Resource has been exhausted (e.g. check quota).",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [
+                {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []},
+                {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "1.5s"},
+            ],
+        }
+    }
+    async with Server(reply(429, body), reply()) as server:
+        client, sleeps = transport()
+        async with client:
+            await client.post_json(server.url, {}, api="t")
+    assert sleeps.delays == [1.5]
+
+
+async def test_a_retry_after_header_wins_over_the_body() -> None:
+    body = {
+        "error": {
+            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "30s"}]
+        }
+    }
+    async with Server(reply(503, body, headers={"Retry-After": "2"}), reply()) as server:
+        client, sleeps = transport()
+        async with client:
+            await client.post_json(server.url, {}, api="t")
+    assert sleeps.delays == [2.0]
+
+
+@pytest.mark.parametrize(
+    "detail",
+    [
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "soon"},
+        {"@type": "type.googleapis.com/google.rpc.Help", "retryDelay": "9s"},
+        "RetryInfo 9s",
+    ],
+)
+def test_a_body_without_a_readable_retry_info_asks_for_no_wait(detail: Any) -> None:
+    from toolwire.http._transport import body_retry_delay
+
+    assert body_retry_delay({"error": {"details": [detail]}}) is None
+    assert body_retry_delay({"error": "busy"}) is None
+    assert body_retry_delay(["not", "an", "object"]) is None
+
+
 async def test_backoff_doubles_with_jitter_and_gives_up() -> None:
     async with Server(reply(503, {"error": {"message": "down"}})) as server:
         client, sleeps = transport(random=1.0, max_retries=3)

@@ -172,3 +172,37 @@ async def test_path_arguments_example_is_checked(
     refused = await call_tool(host, "read_text", {"path": "../a.txt"})
     assert refused.status.value == "blocked"
     assert "outside the allowed roots" in refused.model_text()
+
+
+async def test_the_run_json_example_shows_what_a_run_writes(tmp_path: Path) -> None:
+    import typing
+
+    from toolwire.loop._run import Outcome
+    from toolwire.testing import ScriptedModel
+
+    guide = (ROOT / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    example = guide.split("`toolwire run --json` prints the run:", 1)[1].split("```", 2)[1]
+    shown = re.findall(r'"outcome": "(\w+)"', example)
+    listed = re.findall(r"`(\w+)`", guide.split("A record's `outcome` says", 1)[1].split("\n\n")[0])
+    assert set(typing.get_args(Outcome)) <= set(listed)
+
+    @toolwire.tool(side_effects=["read_only"])
+    def calculator(expression: str) -> str:
+        """Calculate.
+
+        Args:
+            expression: What to calculate.
+        """
+        return "434"
+
+    host = Host.load(Config(ledger=LedgerConfig(enabled=False, path=str(tmp_path / "l"))))
+    host.add_tool(calculator)
+    model = ScriptedModel(
+        script=[{"tool_calls": [{"name": "calculator", "arguments": {"expression": "1"}}]}, "434."]
+    )
+    async with host:
+        run = await toolwire.ToolCallingLoop(host, adapter=model).run("go")
+    written = run.to_json()
+    assert [record["outcome"] for record in written["tool_calls"]] == shown == ["executed"]
+    for key in re.findall(r'"(\w+)":', example.split('"messages"')[0]):
+        assert key in written, key

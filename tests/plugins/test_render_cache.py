@@ -8,15 +8,19 @@ import pytest
 
 import toolwire
 import toolwire_anthropic._plugin
+import toolwire_gemini._plugin
 import toolwire_openai._plugin
 from toolwire import Config, FunctionSpec, Host, Tool
 from toolwire.adapters import RenderedTools, ToolNames, wire_request
 from toolwire.config import LedgerConfig, ProviderConfig
 from toolwire.testing import FakeAnthropicServer, FakeOpenAIChatServer, tool_call
+from toolwire_gemini.testing import FakeGeminiServer
 
-SERVERS: list[tuple[Any, str, Any]] = [
-    (FakeOpenAIChatServer, "openai-chat", toolwire_openai._plugin),
-    (FakeAnthropicServer, "anthropic-messages", toolwire_anthropic._plugin),
+# Each server with the name its API receives for the tool `late.tool` (Gemini takes dots).
+SERVERS: list[tuple[Any, str, Any, str]] = [
+    (FakeOpenAIChatServer, "openai-chat", toolwire_openai._plugin, "late_tool"),
+    (FakeAnthropicServer, "anthropic-messages", toolwire_anthropic._plugin, "late_tool"),
+    (FakeGeminiServer, "gemini", toolwire_gemini._plugin, "late.tool"),
 ]
 
 
@@ -30,7 +34,10 @@ def _tool(name: str) -> Tool:
 
 
 def _tool_names(body: Any) -> list[str]:
-    return [t["name"] if "name" in t else t["function"]["name"] for t in body.get("tools", ())]
+    tools = body.get("tools", ())
+    if tools and "functionDeclarations" in tools[0]:
+        return [f["name"] for f in tools[0]["functionDeclarations"]]
+    return [t["name"] if "name" in t else t["function"]["name"] for t in tools]
 
 
 def test_the_same_functions_give_the_same_rendering_and_new_ones_a_new_one() -> None:
@@ -78,15 +85,15 @@ def test_a_kept_name_map_is_copied_for_each_request() -> None:
     assert wired.tool_names.aliases == fresh.tool_names.aliases
 
 
-@pytest.mark.parametrize(("server_class", "api", "plugin"), SERVERS)
+@pytest.mark.parametrize(("server_class", "api", "plugin", "late_name"), SERVERS)
 async def test_a_run_renders_the_offer_again_only_when_it_changes(
-    server_class: Any, api: str, plugin: Any
+    server_class: Any, api: str, plugin: Any, late_name: str
 ) -> None:
     late = _tool("late.tool")
     script = [
         tool_call("alpha", {}),
         tool_call("install", {}),
-        tool_call("late.tool", {}),
+        tool_call(late_name, {}),
         "done",
     ]
     async with server_class(script) as server:
@@ -122,8 +129,8 @@ async def test_a_run_renders_the_offer_again_only_when_it_changes(
     assert [_tool_names(b) for b in bodies] == [
         ["alpha", "install"],
         ["alpha", "install"],
-        ["alpha", "install", "late_tool"],
-        ["alpha", "install", "late_tool"],
+        ["alpha", "install", late_name],
+        ["alpha", "install", late_name],
     ]
     assert bodies[0]["tools"] == bodies[1]["tools"]
     assert renders == [2, 3]

@@ -12,6 +12,7 @@ from toolwire.adapters import ModelRequest, ProviderError
 from toolwire.config import ConfigError, ProviderConfig, config_from_dict
 from toolwire.messages import UserMessage
 from toolwire_anthropic import render_messages_request
+from toolwire_gemini import render_request as render_gemini_request
 from toolwire_openai import render_chat_request, render_responses_request
 
 SPEC = FunctionSpec(
@@ -29,7 +30,12 @@ def request(**fields: Any) -> ModelRequest:
     return ModelRequest(**values)
 
 
-RENDERERS = [render_chat_request, render_responses_request, render_messages_request]
+RENDERERS = [
+    render_chat_request,
+    render_responses_request,
+    render_messages_request,
+    render_gemini_request,
+]
 
 
 @pytest.mark.parametrize("key", ["tools", "tool_choice", "parallel_tool_calls"])

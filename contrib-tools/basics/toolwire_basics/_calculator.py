@@ -10,6 +10,7 @@ import tokenize
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeAlias
 
+from ._problems import read_word_problem
 from ._words import from_words
 
 Number: TypeAlias = int | float
@@ -158,13 +159,35 @@ SYNTAX_HELP = (
 
 
 def evaluate(expression: str) -> Number:
-    """Evaluate an arithmetic ``expression`` without ``eval``.
+    """Evaluate an arithmetic ``expression`` without ``eval``; text that is not arithmetic by
+    itself is read as an everyday word problem when it has that shape (see
+    :func:`~toolwire_basics._problems.read_word_problem`).
 
     :raises CalculationError: for anything outside the whitelist, a domain error, a division by
         zero or a result beyond the bounds; the message names the offending part.
     """
-    tree, source = parse(expression)
-    return _Evaluator(source).visit(tree.body)
+    try:
+        tree, source = parse(expression)
+        return _Evaluator(source).visit(tree.body)
+    except CalculationError as refused:
+        # Words that are not arithmetic by themselves: an everyday word problem of a known
+        # shape, or the refusal.
+        problem = read_word_problem(expression) if _has_words(expression) else None
+        if problem is None:
+            raise
+        try:
+            tree, source = parse(problem)
+            return _Evaluator(source).visit(tree.body)
+        except CalculationError:
+            raise refused from None
+
+
+def _has_words(text: str) -> bool:
+    """True when ``text`` holds a word that is no name of the calculator's (not notation)."""
+    return any(
+        word.lower() not in FUNCTIONS and word.lower() not in CONSTANTS
+        for word in re.findall(r"[^\W\d_]{2,}", text)
+    )
 
 
 def parse(expression: str) -> tuple[ast.Expression, str]:
@@ -182,7 +205,7 @@ def parse(expression: str) -> tuple[ast.Expression, str]:
             f"the expression is {len(text)} characters long; at most {MAX_EXPRESSION_LENGTH} "
             "are accepted: split the calculation into steps"
         )
-    source = _rewrite(from_words(text))
+    source = _rewrite(from_words(_without_currency(text)))
     try:
         tree = ast.parse(source, mode="eval")
     except SyntaxError as exc:
@@ -208,6 +231,16 @@ def parse(expression: str) -> tuple[ast.Expression, str]:
             "calculation into steps"
         )
     return tree, source
+
+
+_CURRENCY = re.compile(
+    r"[$€£¥]\s*(?=[\d.])|(?<=\d)\s*(?:dollars?|euros?|bucks|usd|eur|gbp)\b", re.IGNORECASE
+)
+
+
+def _without_currency(text: str) -> str:
+    """``$12.50`` and ``12.50 dollars`` as ``12.50``: money is counted as plain numbers."""
+    return _CURRENCY.sub("", text)
 
 
 _PERCENT_FOLLOWERS = frozenset({"*", "/", "//", ")", ",", "**"})

@@ -61,14 +61,43 @@ def find_zone(name: str) -> zoneinfo.ZoneInfo:
             "the time zone is empty; give an IANA time zone name such as 'Europe/Paris', "
             "'America/New_York' or 'UTC'"
         )
-    canonical = _ALIASES.get(key.lower()) or _folded_names().get(key.lower().replace(" ", "_"))
-    if canonical is None:
-        canonical = _place(key)
+    canonical = _exact_zone(key) or _place(key)
     if canonical is not None:
         import zoneinfo
 
         return zoneinfo.ZoneInfo(canonical)
     raise TimeZoneError(f"unknown time zone {name!r}. {_suggest(key)}")
+
+
+def _exact_zone(key: str) -> str | None:
+    """The zone ``key`` names exactly: an alias, an IANA name (any case, spaces for ``_``), a
+    known place or the city of one zone; None otherwise."""
+    folded = key.lower()
+    found = _ALIASES.get(folded) or _folded_names().get(folded.replace(" ", "_"))
+    if found is None:
+        found = _PLACES.get(folded)
+    if found is None:
+        found = _one_zone(_cities().get(folded.replace("_", " "), []))
+    return found
+
+
+def _one_zone(zones: list[str]) -> str | None:
+    """The zone of a city that ``zones`` all keep (old names such as ``America/Buenos_Aires``
+    for ``America/Argentina/Buenos_Aires`` keep the same clock); None when they differ."""
+    if not zones:
+        return None
+    if len(zones) == 1:
+        return zones[0]
+    import zoneinfo
+
+    def offsets(name: str) -> tuple[object, ...]:
+        zone = zoneinfo.ZoneInfo(name)
+        return tuple(datetime(2024, m, 15, tzinfo=zone).utcoffset() for m in (1, 4, 7, 10))
+
+    first = offsets(zones[0])
+    if all(offsets(other) == first for other in zones[1:]):
+        return max(zones, key=lambda name: (name.count("/"), name))
+    return None
 
 
 # Places people name that are not the city of an IANA zone, with the zone they keep.
@@ -124,8 +153,58 @@ def _place(key: str) -> str | None:
         return _ALIASES[text]
     if text in _PLACES:
         return _PLACES[text]
-    zones = _cities().get(text.replace("_", " "), [])
-    return zones[0] if len(zones) == 1 else None
+    return _one_zone(_cities().get(text.replace("_", " "), []))
+
+
+_ASKING_WORDS = frozenset(
+    {
+        "what",
+        "what's",
+        "whats",
+        "is",
+        "it",
+        "it's",
+        "the",
+        "a",
+        "today",
+        "today's",
+        "todays",
+        "date",
+        "date's",
+        "day",
+        "days",
+        "week",
+        "weekday",
+        "of",
+        "time",
+        "now",
+        "current",
+        "currently",
+        "right",
+        "local",
+        "here",
+        "please",
+        "tell",
+        "me",
+    }
+)
+_DATE_WORDS = frozenset(
+    {"today", "today's", "todays", "date", "date's", "day", "days", "week", "weekday"}
+)
+
+
+def names_no_place(text: str | None) -> bool:
+    """True when ``text`` is empty, or only words of a question about the date (``today's
+    date``, ``what day is it``): the user named no place. Words about the time alone (``now``,
+    ``the current time``) are not taken for that: they are what a place was left out for."""
+    if text is None or not text.strip():
+        return True
+    words = re.findall(r"[^\W\d_]+(?:'[^\W\d_]+)?", text.lower())
+    return (
+        not re.search(r"\d", text)
+        and all(word in _ASKING_WORDS for word in words)
+        and any(word in _DATE_WORDS for word in words)
+    )
 
 
 def _suggest(key: str) -> str:
@@ -231,7 +310,13 @@ def _without_own_zone(value: str, zone: zoneinfo.ZoneInfo) -> str:
     return match[1] if same else value
 
 
+_WORD_TIMES = {"noon": time(12), "midday": time(12), "midnight": time(0)}
+
+
 def _time_of_day(value: str) -> time | None:
+    spoken = _WORD_TIMES.get(value.lower().removeprefix("12 ").strip())
+    if spoken is not None:
+        return spoken
     match = _time_only().fullmatch(value)
     if match:
         hour, minute, second = int(match[1]), int(match[2]), int(match[3] or 0)
@@ -266,10 +351,11 @@ def is_ambiguous(moment: datetime) -> bool:
 
 class TimeAndPlace(NamedTuple):
     """A time read from what someone wrote, the zone whose clock shows it, and the zone they
-    asked for when the same words name one (``9:00 in New York in London time``)."""
+    asked for when the same words name one (``9:00 in New York in London time``). ``zone`` is
+    None when the words name only the zone asked for (``13:00 -> Rome``)."""
 
     time: str
-    zone: zoneinfo.ZoneInfo
+    zone: zoneinfo.ZoneInfo | None
     target: zoneinfo.ZoneInfo | None = None
 
 
@@ -279,41 +365,84 @@ def _written_time() -> re.Pattern[str]:
         r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(?::\d{2})?"
         r"|(?<![\d:])\d{1,2}:\d{2}(?::\d{2})?(?:\s*[AaPp]\.?[Mm]\b\.?)?"
         r"|(?<![\d:])\d{1,2}\s*[AaPp]\.?[Mm]\b\.?"
+        r"|\b(?:12\s+)?(?:noon|midday|midnight)\b",
+        re.IGNORECASE,
     )
 
 
-# What stands between the places of "3pm in London, what time is it in Tokyo".
 @functools.cache
-def _between_places() -> re.Pattern[str]:
-    return re.compile(r"\s+(?:in|into|to|from|at|and|for)\s+|[,;]\s*|[.?!]+(?:\s+|$)", re.I)
+def _word() -> re.Pattern[str]:
+    return re.compile(r"[^\s,;?!]+")
+
+
+_MOST_WORDS_IN_A_PLACE = 4
+
+
+_TOWARDS = frozenset({"->", "→", "=>", "to", "into"})
+"""Words after which a place is the one a time is converted into."""
+
+
+def places_in(text: str) -> list[tuple[int, int, zoneinfo.ZoneInfo]]:
+    """Every place ``text`` names, as (its first word, the word after its last, its zone), words
+    counted from 0; the longest name wins (``New York``, not ``York``)."""
+    import zoneinfo
+
+    words = [m.group().strip(".:'\"()") for m in _word().finditer(text)]
+    found: list[tuple[int, int, zoneinfo.ZoneInfo]] = []
+    start = 0
+    while start < len(words):
+        for size in range(min(_MOST_WORDS_IN_A_PLACE, len(words) - start), 0, -1):
+            name = " ".join(words[start : start + size])
+            key = _exact_zone(name) if name else None
+            if key is not None:
+                found.append((start, start + size, zoneinfo.ZoneInfo(key)))
+                start += size
+                break
+        else:
+            start += 1
+    return found
 
 
 def read_time_and_place(text: str) -> TimeAndPlace:
-    """The time written in ``text``, the place named after it, and a second place if any.
+    """The time written in ``text``, the place whose clock shows it, and another place if any.
 
-    Words before the time are dropped (``when it is 3pm in London``); places are found as
-    :func:`find_zone` finds them.
+    The place is the one written nearest the time, before it or after it (after when both are
+    as near): ``3pm in London``, ``when it is 3pm in London, what time is it in Tokyo``, ``in
+    Dubai it is 9am; what time is it in London``, ``London 8:30 -> Tokyo``. Times are read as
+    ``HH:MM``, ``3pm``, ``YYYY-MM-DD HH:MM``, ``noon`` and ``midnight``; places as
+    :func:`find_zone` finds them. The other place is the last one of another zone. A place
+    written after ``to`` or ``->`` is the one asked for, never the time's own: when it is the
+    only one, ``zone`` is None.
 
-    :raises TimeZoneError: when ``text`` holds no time, or no place after it.
+    :raises TimeZoneError: when ``text`` holds no time, or no place.
     """
     found = _written_time().search(text)
     if found is None:
         raise TimeZoneError(
             f"the time {text!r} holds no time of day; write it as 'HH:MM' (24-hour), '3pm', or "
-            "'YYYY-MM-DD HH:MM', followed by the place whose clock shows it"
+            "'YYYY-MM-DD HH:MM', together with the place whose clock shows it"
         )
-    zones: list[zoneinfo.ZoneInfo] = []
-    for part in _between_places().split(" " + text[found.end() :] + " "):
-        if part.strip():
-            try:
-                zones.append(find_zone(part))
-            except TimeZoneError:
-                continue
-    if not zones:
+    places = places_in(text)
+    if not places:
         raise TimeZoneError(
-            f"the time {text!r} names no place after {found[0]!r}; give the time together with "
+            f"the time {text!r} names no place with {found[0]!r}; give the time together with "
             "the place (city, country or IANA time zone) whose clock shows it, as the user "
             "wrote it"
         )
-    target = next((zone for zone in reversed(zones) if zone.key != zones[0].key), None)
-    return TimeAndPlace(found[0], zones[0], target)
+    first = len(_word().findall(text[: found.start()]))
+    last = first + len(_word().findall(found[0]))
+    words = [w.lower() for w in _word().findall(text)]
+    # A place written after "to" or "->" is the one asked for, never the time's own.
+    own = [p for p in places if p[0] == 0 or words[p[0] - 1] not in _TOWARDS]
+    if not own:
+        return TimeAndPlace(found[0], None, places[-1][2])
+
+    def distance(place: tuple[int, int, zoneinfo.ZoneInfo]) -> tuple[int, int]:
+        begin, end, _ = place
+        if begin >= last:
+            return (begin - last, 0)
+        return (max(first - end, 0), 1)
+
+    zone = min(own, key=distance)[2]
+    target = next((z for _, _, z in reversed(places) if z.key != zone.key), None)
+    return TimeAndPlace(found[0], zone, target)

@@ -21,20 +21,84 @@ if TYPE_CHECKING:
 
 @functools.cache
 def _math_words() -> re.Pattern[str]:
+    # "square" and "cubic" before a unit are an area or a volume, not arithmetic.
     return re.compile(
         r"\b(calculat\w*|comput\w*|sum|total|average|mean|percent\w*|plus|minus|times|multipl\w*|"
-        r"divid\w*|square|root|sqrt|power|squared|cubed|factorial|logarithm|log|sin|cos|tan)\b",
+        r"divid\w*|square(?!\s+(?:feet|foot|ft|meters?|metres?|m|miles?|mi|km|kilomet\w+|inch\w*|"
+        r"yards?|yd|cm|centimet\w+)\b)|root|sqrt|power|squared|cubed|factorial|logarithm|log|sin|"
+        r"cos|tan)\b",
         re.IGNORECASE,
     )
 
 
 @functools.cache
 def _time_words() -> re.Pattern[str]:
+    # "day", "week" or "year" alone is no clock question ("the sky on a clear day"); asked
+    # about ("what day is it", "day of the week") it is.
     return re.compile(
-        r"\b(time|times?zones?|date|day|today|tonight|tomorrow|yesterday|now|clock|hour|o'clock|"
-        r"weekday|week|month|year|utc|gmt|noon|midnight|morning|evening)\b",
+        r"\b(time|times?zones?|date|today|tonight|tomorrow|yesterday|now|clock|o'clock|weekday|"
+        r"utc|gmt|noon|midnight|morning|evening|(?:what|which)\s+(?:day|week|month|year|hour)|"
+        r"day\s+of\s+the\s+week)\b",
         re.IGNORECASE,
     )
+
+
+# Words the tests look for, and how people misspell them: a word one slip away (a letter left
+# out, added, changed, or two swapped) with the same first letter is read as the word.
+_KEYWORDS = (
+    "time",
+    "date",
+    "today",
+    "clock",
+    "convert",
+    "percent",
+    "calculate",
+    "average",
+    "multiply",
+    "divided",
+    "square",
+    "midnight",
+    "weekday",
+)
+_NOT_SLIPS = frozenset(
+    {"tie", "tim", "tile", "tide", "tame", "tome", "tine", "data", "dare", "dale", "dame", "dote"}
+)
+
+
+def _one_slip(word: str, target: str) -> bool:
+    """True when ``word`` is ``target`` with one letter left out, added, changed, or two
+    neighbours swapped."""
+    if word == target or abs(len(word) - len(target)) > 1:
+        return False
+    if len(word) == len(target):
+        diff = [i for i, (a, b) in enumerate(zip(word, target, strict=True)) if a != b]
+        if len(diff) == 1:
+            return True
+        return (
+            len(diff) == 2
+            and diff[1] == diff[0] + 1
+            and word[diff[0]] == target[diff[1]]
+            and word[diff[1]] == target[diff[0]]
+        )
+    short, long = (word, target) if len(word) < len(target) else (target, word)
+    return any(long[:i] + long[i + 1 :] == short for i in range(len(long)))
+
+
+def spelled_out(text: str) -> str:
+    """``text`` with the misspellings of the words the tests look for corrected (``tme``,
+    ``tiem``, ``precent``)."""
+
+    def fix(match: re.Match[str]) -> str:
+        word = match.group()
+        lowered = word.lower()
+        if len(lowered) < 3 or lowered in _NOT_SLIPS:
+            return word
+        for keyword in _KEYWORDS:
+            if lowered[0] == keyword[0] and _one_slip(lowered, keyword):
+                return keyword
+        return word
+
+    return re.sub(r"[^\W\d_]+", fix, text)
 
 
 @functools.cache
@@ -54,7 +118,9 @@ def _quantity() -> re.Pattern[str]:
 
 @functools.cache
 def _convert() -> re.Pattern[str]:
-    return re.compile(r"\b(convert\w*|in|into|to|how many|how much)\b", re.IGNORECASE)
+    return re.compile(
+        r"\b(convert\w*|in|into|to|as|how many|how much)\b|->|→|=>|\bequals?\b", re.IGNORECASE
+    )
 
 
 # "a week", "an hour", "one mile": a quantity of one, written as a word.
@@ -76,17 +142,32 @@ def user_text(request: OfferRequest) -> str:
 
 
 def wants_calculator(text: str) -> bool:
-    """Words of arithmetic, or numbers other than times of day and quantities with a unit."""
+    """Words of arithmetic, numbers other than times of day and quantities with a unit, or two
+    numbers or more (``6 hours at £45 an hour``: amounts to combine)."""
     if _math_words().search(text) is not None:
         return True
-    bare = _time_of_day().sub(" ", text)
+    bare = re.sub(r"\b\d{4}-\d{2}-\d{2}\b", " ", _time_of_day().sub(" ", text))
+    if len(re.findall(r"\d+(?:[.,]\d+)*", bare)) >= 2:
+        return True
     bare = _quantity().sub(lambda m: " " if _unit_of(m) else m[0], bare)
     return any(ch.isdigit() for ch in bare)
 
 
+@functools.cache
+def _durations() -> re.Pattern[str]:
+    return re.compile(
+        r"\b(?:\d+(?:\.\d+)?|an?|one|per|each|every|many)\s+"
+        r"(?:hours?|days?|weeks?|months?|years?|minutes?|seconds?)\b",
+        re.IGNORECASE,
+    )
+
+
 def wants_current_time(text: str) -> bool:
-    """Words about the time or the date."""
-    return _time_words().search(text) is not None
+    """Words about the time or the date, and no time of day (a question that gives a time asks
+    to convert it); a count of hours or days (``6 hours``, ``an hour``) is a duration, not the
+    clock."""
+    text = _durations().sub(" ", text)
+    return _time_words().search(text) is not None and _time_of_day().search(text) is None
 
 
 def wants_convert_time(text: str) -> bool:
@@ -95,14 +176,23 @@ def wants_convert_time(text: str) -> bool:
 
 
 def wants_convert_units(text: str) -> bool:
-    """A number (or "a", "an", "one") followed by a unit, and words of conversion; or "how many"
-    followed by a unit ("How many seconds are there in a week?")."""
+    """A number (or "a", "an", "one") followed by a unit, and words of conversion; or "a", "an"
+    or "one" before a unit and another unit named ("How many seconds are there in a week?",
+    "centimetres in a kilometer")."""
     if _convert().search(text) is None:
         return False
     if any(_unit_of(match) for match in _quantity().finditer(text)):
         return True
-    return any(_is_unit(m[1]) for m in _one_of().finditer(text)) and any(
-        _is_unit(m[1]) for m in _how_many().finditer(text)
+    ones = [m for m in _one_of().finditer(text) if _is_unit(m[1])]
+    if not ones:
+        return False
+    if any(_is_unit(m[1]) for m in _how_many().finditer(text)):
+        return True
+    # "centimetres in a kilometer", "hours in a week": another unit named beside it.
+    taken = {m.start(1) for m in ones}
+    return any(
+        word.start() not in taken and word.group().lower() != "in" and _is_unit(word.group())
+        for word in re.finditer(r"[^\W\d_]{2,}", text)
     )
 
 
@@ -139,7 +229,7 @@ def offer_when_relevant(tool: Tool, request: OfferRequest) -> FunctionSpec | Non
     if _setting(request.settings) == "always":
         return tool.function_spec()
     test = _TESTS.get(tool.name)
-    if test is None or test(user_text(request)):
+    if test is None or test(spelled_out(user_text(request))):
         return tool.function_spec()
     return None
 
@@ -153,5 +243,7 @@ def _setting(settings: Any) -> str:
 
 
 def relevant_tools(text: str, names: Iterable[str] = _TESTS) -> list[str]:
-    """The tools whose test passes for ``text``, in the order given."""
+    """The tools whose test passes for ``text`` (misspellings read as the words), in the order
+    given."""
+    text = spelled_out(text)
     return [name for name in names if _TESTS[name](text)]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import toolwire
 from toolwire import ToolResult
 
-from ._patterns import NO_NUMBER_PATTERN, QUANTITY_PATTERN, TIME_PATTERN
+from ._patterns import CALCULATION_PATTERN, NO_NUMBER_PATTERN, QUANTITY_PATTERN, TIME_PATTERN
 from ._relevance import offer_when_relevant
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ def _sentence(exc: Exception) -> str:
 def calculator(
     expression: Annotated[
         str,
+        {"pattern": CALCULATION_PATTERN},
         "The calculation, in the user's own words or as an expression. Words of arithmetic are "
         "understood (percent of, times, divided by, plus, minus, squared, cubed, to the power "
         "of, square root of, average of, factorial), and so are numbers, + - * / // % ** (^ also "
@@ -64,10 +65,10 @@ def current_time(
     ] = None,
 ) -> ToolResult:
     """Tell the current date, time and weekday in a place or time zone."""
-    from ._clock import TimeZoneError, describe, find_zone, now_in
+    from ._clock import TimeZoneError, describe, find_zone, names_no_place, now_in
 
     try:
-        zone = find_zone(timezone or "UTC")
+        zone = find_zone("UTC" if names_no_place(timezone) else str(timezone))
     except TimeZoneError as exc:
         return ToolResult.error(_sentence(exc))
     moment = now_in(zone)
@@ -83,8 +84,9 @@ def convert_time(
         str,
         {"pattern": TIME_PATTERN},
         "The time to convert together with the place whose clock shows it, as the user wrote "
-        "it: a time of day (24-hour HH:MM, or with am/pm) for today, or a date and time written "
-        "YYYY-MM-DD HH:MM, then that place (a city, a country or an IANA time zone).",
+        "them, in either order: a time of day (24-hour HH:MM, with am/pm, noon or midnight) for "
+        "today, or a date and time written YYYY-MM-DD HH:MM, and that place (a city, a country "
+        "or an IANA time zone).",
     ],
     to_timezone: Annotated[
         str,
@@ -105,8 +107,13 @@ def convert_time(
 
     try:
         written = read_time_and_place(time)
-        source = written.zone
-        target = _zone_asked(written, to_timezone)
+        if written.zone is None:
+            # The time's words name only the place to convert into ("13:00 -> Rome"): the
+            # place whose clock shows it is the other one given.
+            source, target = _zone_of_time(written, to_timezone)
+        else:
+            source = written.zone
+            target = _zone_asked(written, to_timezone)
         local = parse_wall_time(written.time, source, today=now_in(source).date())
         converted = local.astimezone(target)
         ambiguous = is_ambiguous(local)
@@ -127,6 +134,22 @@ def convert_time(
     return ToolResult.ok(text, artifacts={"iso": converted.isoformat()})
 
 
+def _zone_of_time(written: TimeAndPlace, to_timezone: str) -> tuple[ZoneInfo, ZoneInfo]:
+    """The zones from and into, for a time whose words name only the zone asked for."""
+    from ._clock import TimeZoneError, find_zone
+
+    target = written.target
+    assert target is not None  # read_time_and_place names it when it names no other
+    source = find_zone(to_timezone)
+    if source.key == target.key:
+        raise TimeZoneError(
+            f"the time {written.time!r} is to be converted into {target.key}, and "
+            f"{to_timezone!r} (to_timezone) is that place too; give the place whose clock shows "
+            "the time with it"
+        )
+    return source, target
+
+
 def _zone_asked(written: TimeAndPlace, to_timezone: str) -> ZoneInfo:
     """The zone to convert into: ``to_timezone``, or the second place of the time's own words
     (``9:00 in New York in London time``) when ``to_timezone`` is unknown or the time's zone."""
@@ -138,6 +161,7 @@ def _zone_asked(written: TimeAndPlace, to_timezone: str) -> ZoneInfo:
         if written.target is None:
             raise
         return written.target
+    assert written.zone is not None
     if target.key != written.zone.key:
         return target
     if written.target is not None:

@@ -331,7 +331,17 @@ def _as_spoken(key: str) -> str:
     text = _spoken_prefix().sub("", key.strip(" .,;:!?")).strip()
     # "30 cm", "3 weeks": the quantity came along with the unit.
     text = re.sub(r"^-?\d[\d,]*(?:\.\d+)?\s+(?=\D)", "", text)
-    if text == key and len(text) > 3 and text.endswith("s") and text[:-1].isalpha():
+    # "sq m", "square km": the unit of length, squared.
+    square = re.fullmatch(r"(sq\.?|square)\s+([^\W\d]+)", text, re.IGNORECASE)
+    if square is not None and text == key:
+        return f"square {square[2]}" if square[1].lower() != "square" else f"{square[2]}2"
+    # "kms", "kgs", "fluid ounces": a plural the table does not list.
+    if (
+        text == key
+        and len(text) >= 3
+        and text.endswith("s")
+        and re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+)*", text[:-1])
+    ):
         return text[:-1]
     return text
 

@@ -61,6 +61,8 @@ _PATTERNS: tuple[tuple[str, str | Callable[[re.Match[str]], str]], ...] = (
     (rf"^divide ({_OPERAND}) by ({_OPERAND})", r"\1 / \2"),
     (rf"^subtract ({_OPERAND}) from ({_OPERAND})", r"\2 - \1"),
     (rf"\bsquare root of ({_OPERAND})", r"sqrt(\1)"),
+    # "sqrt 121", "ln 10": a function written before its number without parentheses.
+    (rf"\b(sqrt|cbrt|ln|log10|log2|log|exp|abs|factorial)\s+({_NUM})(?![\w.(])", r"\1(\2)"),
     (rf"\bcube root of ({_OPERAND})", r"cbrt(\1)"),
     (rf"\bfactorial of ({_OPERAND})", r"factorial(\1)"),
     (rf"({_OPERAND}) factorial\b", r"factorial(\1)"),
@@ -80,6 +82,11 @@ _PATTERNS: tuple[tuple[str, str | Callable[[re.Match[str]], str]], ...] = (
     (r"\bminus\b", "-"),
     (r"\b(?:modulo|mod)\b", "%"),
     (r"(?<=\d)\s*x\s*(?=[\d(])", " * "),
+    # "80 + 15%", "120 - 20%": a share of the amount added or taken off, as calculators read it.
+    (
+        r"(?<![\w.%*/^])(\d+(?:\.\d+)?)\s*([+-])\s*(\d+(?:\.\d+)?)\s*%(?=\s*(?:\)|$))",
+        r"\1 * (1 \2 \3 / 100)",
+    ),
 )
 
 
@@ -94,7 +101,7 @@ def from_words(text: str) -> str:
 
     Text without such words comes back unchanged, so refusals quote what was written.
     """
-    if not re.search(r"[a-z]{2}|\d\s*x\s*[\d(]|!", text, re.IGNORECASE):
+    if not re.search(r"[a-z]{2}|\d\s*x\s*[\d(]|!|[+-]\s*[\d.]+\s*%", text, re.IGNORECASE):
         return text
     out = text.strip().rstrip("?. ")
     out = _lead().sub("", out)

@@ -2,13 +2,14 @@
 
 from ._cli import index_command
 from ._index import Hit, IndexProgress, IndexReport, SourceIndex, SourceReport, index_sources
-from ._search import semantic_search
+from ._search import RETRIEVAL_VALUE, semantic_search
 from ._settings import SourceConfig, SourcesSettings
 
 __all__ = [
     "Hit",
     "IndexProgress",
     "IndexReport",
+    "RETRIEVAL_VALUE",
     "SourceConfig",
     "SourceIndex",
     "SourceReport",

@@ -43,8 +43,8 @@ async def classic_context(request: ContextRequest) -> RequestContext | None:
     if not settings.sources or query is None:
         return None
     query = query[:QUERY_CHARS]
-    remembered: dict[tuple[str, str, int], RequestContext] = host.stash.setdefault(_STASH_KEY, {})
-    key = (request.run_id, query, int(request.provider_trust))
+    remembered: dict[tuple[str, str, str], RequestContext] = host.stash.setdefault(_STASH_KEY, {})
+    key = (request.run_id, query, request.provider_trust.label)
     known = remembered.get(key)
     if known is not None:
         return known

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from toolwire.cli import inert
+
 from ._index import IndexProgress, index_sources
 from ._settings import SourcesSettings
 
@@ -25,12 +27,14 @@ class _ProgressBar:
         if not self._tty:
             if progress.source != self._source:
                 self._source = progress.source
-                print(f"indexing {progress.source}: {progress.total} file(s)", file=self._stream)
+                line = f"indexing {progress.source}: {progress.total} file(s)"
+                print(inert(line, one_line=True), file=self._stream)
             return
         filled = _BAR * progress.done // max(progress.total, 1)
-        name = progress.path if len(progress.path) <= 40 else "…" + progress.path[-39:]
+        path = inert(progress.path, one_line=True)
+        name = path if len(path) <= 40 else "…" + path[-39:]
         self._stream.write(
-            f"\r{progress.source} [{'#' * filled}{'.' * (_BAR - filled)}] "
+            f"\r{inert(progress.source, one_line=True)} [{'#' * filled}{'.' * (_BAR - filled)}] "
             f"{progress.done}/{progress.total} {name:<40}"
         )
         if progress.done == progress.total:
@@ -108,13 +112,13 @@ def index_and_report(
         print(f"error: {exc}", file=err)
         return 2
     for source in report.sources:
-        print(source.summary(), file=out)
+        print(inert(source.summary()), file=out)
         for name, reason in source.skipped:
-            print(f"  skipped {name}: {reason}", file=out)
+            print(inert(f"  skipped {name}: {reason}", one_line=True), file=out)
         for name in source.cut:
-            print(f"  cut {name}: longer than max_document_chars", file=out)
+            print(inert(f"  cut {name}: longer than max_document_chars", one_line=True), file=out)
     for dropped in report.dropped_sources:
-        print(f"{dropped}: removed from the index (no longer configured)", file=out)
+        print(inert(f"{dropped}: removed from the index (no longer configured)"), file=out)
     print(f"index: {settings.index_file} ({report.seconds:.1f} s)", file=out)
     return 1 if any(s.error for s in report.sources) else 0
 

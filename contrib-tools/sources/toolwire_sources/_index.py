@@ -14,7 +14,7 @@ import math
 import re
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -23,9 +23,11 @@ import numpy as np
 import numpy.typing as npt
 
 from toolwire.sqlite import use_wal
+from toolwire.utf8 import utf8_text
 
 from ._documents import Document, DocumentSkipped, read_document, split_passages
 from ._embedding import DIMENSIONS, MODEL, embed
+from ._files import Listed, list_files, read_listed
 from ._settings import SourceConfig, SourcesSettings
 
 SearchMode = Literal["lexical", "semantic", "hybrid"]
@@ -349,11 +351,11 @@ class SourceIndex:
         if config.kind == "file":
             if not root.is_file():
                 return SourceReport(source=source, error=f"the file {root} does not exist")
-            files = [root]
+            files = [Listed(root)]
         else:
             if not root.is_dir():
                 return SourceReport(source=source, error=f"the folder {root} does not exist")
-            files = sorted(_files(root, config.include))
+            files = sorted(list_files(root, config.include), key=lambda listed: listed.path)
         known = {
             path: (doc_id, digest)
             for doc_id, path, digest in self._db.execute(
@@ -367,19 +369,21 @@ class SourceIndex:
         # Documents are embedded in batches: the tokenizer costs much less per text in bulk.
         pending: list[_Pending] = []
         pending_passages = 0
-        for number, file in enumerate(files, start=1):
-            name = file.name if config.kind == "file" else file.relative_to(root).as_posix()
-            seen.add(name)
+        for number, listed in enumerate(files, start=1):
+            file = listed.path
+            # A name that is not UTF-8 is kept (and shown) with its odd bytes written \xNN.
+            shown = file.name if config.kind == "file" else file.relative_to(root).as_posix()
+            name = utf8_text(shown)
             if progress is not None:
                 progress(IndexProgress(source=source, done=number, total=len(files), path=name))
+            if name in seen:
+                skipped.append((name, "another file's name reads the same once written as UTF-8"))
+                continue
+            seen.add(name)
             previous = known.get(name)
             try:
-                size = file.stat().st_size
-                if size > settings.max_file_bytes:
-                    raise DocumentSkipped(
-                        f"{size} bytes is over max_file_bytes ({settings.max_file_bytes})"
-                    )
-                data = file.read_bytes()
+                data = read_listed(listed, settings.max_file_bytes)
+                size = len(data)
             except OSError as exc:
                 self._forget(previous)
                 skipped.append((name, f"cannot be read ({exc.strerror or exc})"))
@@ -561,25 +565,6 @@ class _Transaction:
 
     def __exit__(self, kind: object, *rest: object) -> None:
         self._db.execute("ROLLBACK" if kind is not None else "COMMIT")
-
-
-def _files(root: Path, patterns: tuple[str, ...]) -> Iterator[Path]:
-    resolved_root = root.resolve()
-    for path in root.rglob("*"):
-        relative = path.relative_to(root)
-        if any(part.startswith(".") for part in relative.parts):
-            continue
-        if not any(path.match(pattern) for pattern in patterns):
-            continue
-        try:
-            if not path.is_file():
-                continue
-            # A symbolic link that leads out of the folder is not part of the source.
-            if path.is_symlink() and not path.resolve().is_relative_to(resolved_root):
-                continue
-        except OSError:
-            continue
-        yield path
 
 
 def _blob(vector: npt.NDArray[np.float32]) -> bytes:

@@ -85,7 +85,7 @@ def eligible_sources(settings: SourcesSettings, trust: TrustLevel) -> dict[str, 
     return {
         source_id: config
         for source_id, config in sorted(settings.sources.items())
-        if config.trust <= trust
+        if trust.satisfies(config.trust)
     }
 
 
@@ -133,14 +133,33 @@ def describe_sources(settings: SourcesSettings, sources: Mapping[str, SourceConf
     return "\n".join(lines)
 
 
+RETRIEVAL_VALUE = "sources.retrieval"
+"""The run value (``run(..., context={RETRIEVAL_VALUE: "classic"})``) that chooses the retrieval
+mode of one conversation, over ``[tools.sources] retrieval``."""
+
+
+def retrieval_mode(settings: SourcesSettings, values: Mapping[str, Any]) -> str:
+    """The retrieval mode of a run: its own value when it gives one, else the settings'.
+
+    :raises ValueError: for a run value other than ``tool`` or ``classic``, naming it.
+    """
+    mode = values.get(RETRIEVAL_VALUE, settings.retrieval)
+    if mode not in ("tool", "classic"):
+        raise ValueError(
+            f"the run's value {RETRIEVAL_VALUE!r} is {mode!r}; expected 'tool' or 'classic'"
+        )
+    return str(mode)
+
+
 def resolve_semantic_search(tool: Tool, request: OfferRequest) -> Any:
     """Offer ``semantic_search`` with the sources this request's provider may see, as an enum.
 
-    Not offered in classic retrieval, on the prompted path when ``prompted = false``, or when
-    no source is trusted to the provider: classic retrieval takes over then.
+    Not offered in classic retrieval (the settings', or the conversation's own through the run
+    value :data:`RETRIEVAL_VALUE`), on the prompted path when ``prompted = false``, or when no
+    source is trusted to the provider: classic retrieval takes over then.
     """
     settings = SourcesSettings.coerce(request.settings)
-    if settings.retrieval == "classic":
+    if retrieval_mode(settings, request.values) == "classic":
         return NOT_OFFERED
     if not request.native_tools and not settings.prompted:
         return NOT_OFFERED
@@ -321,8 +340,7 @@ async def render_search(
         config = sources[hit.source]
         source = source_of(config, hit)
         cited.setdefault(source.url, source)
-        if trust is None or config.trust > trust:
-            trust = config.trust
+        trust = config.trust.strictest(trust)
     return Rendered(
         text="\n\n".join(lines),
         sources=tuple(cited.values()),
@@ -410,6 +428,7 @@ semantic_search = Tool.from_schema(
     title="Search your data sources",
     instructions=INSTRUCTIONS,
     resolver=resolve_semantic_search,
+    activation="context",
     side_effects=("read_only",),
     idempotent=True,
     returns_untrusted_content=True,

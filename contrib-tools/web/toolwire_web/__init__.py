@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._confluence import search_confluence
     from ._read import read_web_page
     from ._search import web_search
     from ._settings import WebSettings
@@ -11,6 +12,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "WebSettings": "._settings",
     "read_web_page": "._read",
+    "search_confluence": "._confluence",
     "web_search": "._search",
 }
 
@@ -26,4 +28,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["WebSettings", "read_web_page", "web_search"]
+__all__ = ["WebSettings", "read_web_page", "search_confluence", "web_search"]

@@ -17,7 +17,7 @@ from ._settings import SECTION, WebSettings
 # The conversation's messages, the address check and the conversion worker are imported where a
 # page is read.
 if TYPE_CHECKING:
-    from toolwire.net import RetrievalBlocked, Retrieved
+    from toolwire.net import RetrievalBlocked, RetrievalPolicy, Retrieved
 
 # The most characters of a metadata field given to the model (a page's title can be anything).
 _FIELD_LIMITS = {"title": 300, "author": 200, "date": 100, "language": 40, "description": 1000}
@@ -156,7 +156,7 @@ def cut(text: str, budget: int) -> tuple[str, bool]:
     return window, True
 
 
-def _one_line(value: str | None, limit: int) -> str | None:
+def one_line(value: str | None, limit: int) -> str | None:
     if value is None:
         return None
     text = " ".join(value.split())
@@ -206,7 +206,7 @@ def _not_given(url: str) -> str:
 
 def _blocked(exc: RetrievalBlocked, settings: WebSettings, trust: TrustLevel) -> str:
     text = f"Blocked: {exc}."
-    if settings.private_hosts and trust < settings.trust_needed:
+    if settings.private_hosts and not trust.satisfies(settings.trust_needed):
         listed = _listed_host(exc.url, settings)
         if listed is not None:
             text += (
@@ -273,20 +273,23 @@ async def read_page(url: str, context: ToolContext) -> ToolResult:
 
     import toolwire.net as net
 
-    from ._sessions import shared_session
+    from ._sessions import fetch_for
 
     try:
-        policy = settings.read_policy(context.provider_trust)
+        if context.typed_by_person:
+            policy = settings.typed_policy(url, context.provider_trust)
+        else:
+            policy = settings.read_policy(context.provider_trust)
     except ValueError as exc:
         return ToolResult.error(f"read_web_page cannot run: {exc}")
     try:
-        page = await net.fetch(url, policy=policy, session=shared_session(context, policy))
+        page = await fetch_for(context, url, policy)
     except net.RetrievalBlocked as exc:
-        text = await _outside_text(context, _blocked(exc, settings, context.provider_trust), url)
+        text = await outside_text(context, _blocked(exc, settings, context.provider_trust), url)
         return ToolResult.blocked(text, metadata={"requested_url": url})
     except net.RetrievalError as exc:
         return ToolResult.error(
-            await _outside_text(context, f"{exc}.", exc.url),
+            await outside_text(context, f"{exc}.", exc.url),
             retryable=exc.retryable,
             metadata={"requested_url": url, "status": exc.status},
         )
@@ -297,13 +300,23 @@ async def read_page(url: str, context: ToolContext) -> ToolResult:
     except ConversionFailed as exc:
         text = f"read_web_page could not read {shown_url(page.url)}: {exc}."
         return ToolResult.error(
-            await _outside_text(context, text, page.url),
+            await outside_text(context, text, page.url),
             metadata={"requested_url": url, "url": page.url},
         )
-    return await _result(document, page, url, settings, context)
+    needed = settings.trust_needed if _from_private_host(page.url, policy) else None
+    return await _result(document, page, url, settings, context, needed)
 
 
-async def _outside_text(context: ToolContext, text: str, source: str) -> str:
+def _from_private_host(url: str, policy: RetrievalPolicy) -> bool:
+    """Whether ``url`` (a page read) is on a host the policy reached as a private one."""
+    from yarl import URL
+
+    parsed = URL(url)
+    host = parsed.raw_host
+    return host is not None and policy.is_private_host(host, parsed.port or 0)
+
+
+async def outside_text(context: ToolContext, text: str, source: str) -> str:
     """A result text that holds words from outside (a server's reason, an address it sent).
 
     Whatever the status of the result, such text is cut to :data:`_ERROR_CHARS` and passes the
@@ -324,7 +337,10 @@ async def _result(
     requested: str,
     settings: WebSettings,
     context: ToolContext,
+    needed: TrustLevel | None = None,
 ) -> ToolResult:
+    """The result of a page read; ``needed`` is the trust a page from a private host requires
+    of every later provider (what it took to read it)."""
     from toolwire.untrusted import filter_untrusted
 
     metadata: dict[str, Any] = {
@@ -342,7 +358,7 @@ async def _result(
             metadata={**metadata, "empty": True},
         )
     fields = {
-        name: _one_line(getattr(document, name), limit) for name, limit in _FIELD_LIMITS.items()
+        name: one_line(getattr(document, name), limit) for name, limit in _FIELD_LIMITS.items()
     }
     limited: dict[str, Any] = fields
     shown = document._replace(**limited)
@@ -389,4 +405,5 @@ async def _result(
         "\n\n".join(parts),
         sources=[Source(url=page.url, title=shown.title)],
         metadata=metadata,
+        required_trust=needed,
     )

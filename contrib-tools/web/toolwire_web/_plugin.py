@@ -1,4 +1,5 @@
-"""The ``web`` plugin: registers ``read_web_page`` and ``web_search`` and their settings.
+"""The ``web`` plugin: registers ``read_web_page``, ``web_search`` and ``search_confluence``
+and their settings.
 
 The tools are built when the host first asks for them, not when the plugin is enabled:
 ``toolwire plugins`` never pays for them.
@@ -26,9 +27,10 @@ def toolwire_settings_class(plugin_name: str) -> type | None:
 
 @toolwire.hookimpl
 def toolwire_tools(settings: Any) -> list[Tool]:
-    """``read_web_page``, with its instructions worded by ``free_address_choice``, and
+    """``read_web_page``, with its instructions worded by ``free_address_choice``,
     ``web_search`` (offered only when a search backend is set; left out when
-    ``search_backend = "none"`` says there is to be none).
+    ``search_backend = "none"`` says there is to be none), and ``search_confluence`` when
+    ``confluence_url`` names a site (needing providers trusted ``confluence_trust``).
 
     The wording is settled here, from the settings, rather than in
     ``toolwire_system_prompt_instructions``: a host where no plugin implements that hook keeps
@@ -44,6 +46,12 @@ def toolwire_tools(settings: Any) -> list[Tool]:
     reader = read_web_page
     if instructions != reader.instructions:
         reader = attrs.evolve(reader, instructions=instructions)
-    if web.search_backend == "none":
-        return [reader]
-    return [reader, web_search]
+    tools = [reader] if web.search_backend == "none" else [reader, web_search]
+    if web.confluence_url is not None:
+        from ._confluence import search_confluence
+
+        needed = web.confluence_trust_needed
+        if needed != search_confluence.min_provider_trust:
+            search_confluence = attrs.evolve(search_confluence, min_provider_trust=needed)
+        tools.append(search_confluence)
+    return tools

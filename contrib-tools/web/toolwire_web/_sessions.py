@@ -1,4 +1,5 @@
-"""One guarded retrieval session per host, event loop and policy, closed with the host."""
+"""One guarded retrieval session per host, event loop and policy, closed with the host; a tool's
+fetch through it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from toolwire import ToolContext
 if TYPE_CHECKING:
     import aiohttp
 
-    from toolwire.net import RetrievalPolicy
+    from toolwire.net import RetrievalPolicy, Retrieved
 
 _STASH_KEY = "toolwire_web.sessions"
 
@@ -39,3 +40,22 @@ def shared_session(
         sessions[key] = session
         host.on_close(session.close)
     return session
+
+
+async def fetch_for(context: ToolContext, url: str, policy: RetrievalPolicy) -> Retrieved:
+    """``toolwire.net.fetch`` of ``url`` for a tool call: through the host's shared session, and
+    with the operating system's sign-in when the policy lists hosts for it.
+
+    :raises toolwire.net.RetrievalBlocked: the policy refused the address or a redirect.
+    :raises toolwire.net.RetrievalError: the retrieval failed.
+    """
+    import toolwire.net as net
+
+    from ._signin import sign_in_for
+
+    return await net.fetch(
+        url,
+        policy=policy,
+        session=shared_session(context, policy),
+        sign_in=sign_in_for(context) if policy.negotiate_hosts else None,
+    )

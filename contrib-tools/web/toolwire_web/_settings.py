@@ -85,6 +85,34 @@ def _env_name(instance: object, attribute: attrs.Attribute[str], value: str) -> 
         )
 
 
+def _readable_file(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    import os
+
+    if value is not None and (not isinstance(value, str) or not os.path.isfile(value)):
+        raise ValueError(
+            f"{SECTION} {attribute.name} = {value!r}: expected the path of a PEM file of "
+            "certificate authorities that exists"
+        )
+
+
+def _base_url(instance: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is None:
+        return
+    from yarl import URL
+
+    problem = None
+    try:
+        url = URL(value.strip()) if isinstance(value, str) else None
+    except (ValueError, UnicodeError):
+        url = None
+    if url is None or url.scheme not in ("http", "https") or not url.raw_host:
+        problem = "expected an https:// address such as 'https://wiki.example.org'"
+    elif url.raw_user is not None or url.query_string or url.raw_fragment:
+        problem = "expected the site's base address, without user, query or fragment"
+    if problem is not None:
+        raise ValueError(f"{SECTION} {attribute.name} = {value!r}: {problem}")
+
+
 @attrs.frozen(kw_only=True)
 class WebSettings:
     """The settings of the ``web`` plugin (``[tools.web]`` in ``toolwire.toml``).
@@ -113,9 +141,21 @@ class WebSettings:
     :param brave_api_key_env: the name of the environment variable holding the Brave Search API
         key (the key itself never goes in the config).
     :param brave_url: the Brave web-search endpoint.
-    :param search_max_pages: the deepest result page ``web_search`` serves (at most 10 with
-        Brave).
+    :param search_max_pages: the deepest result page ``web_search`` and ``search_confluence``
+        serve (at most 10 with Brave).
     :param results_per_page: results shown per page (at most 20 with Brave).
+    :param negotiate_hosts: private https hosts (each also in ``private_hosts``) that get the
+        operating system's sign-in (Kerberos through HTTP Negotiate) when they ask for it; a
+        token is sent only when every address the host resolves to is private.
+    :param ca_file: a PEM file of certificate authorities trusted besides the system's (an
+        organisation's own authority for its intranet sites).
+    :param confluence_url: the base address of a Confluence Data Center site
+        (``https://wiki.example.org`` or ``https://intranet.example.org/confluence``); when set,
+        ``search_confluence`` is offered. Its host must be in ``private_hosts`` when it
+        resolves to private addresses, and in ``negotiate_hosts`` to sign in.
+    :param confluence_trust: the provider trust level ``search_confluence`` needs, checked
+        when it is offered and again before each search; its results require the same of every
+        later provider of the conversation.
     """
 
     __repr__ = record_repr
@@ -140,10 +180,16 @@ class WebSettings:
     brave_url: str = attrs.field(default=DEFAULT_BRAVE_URL, validator=_optional_url)
     search_max_pages: int = attrs.field(default=5, validator=_at_least(1))
     results_per_page: int = attrs.field(default=10, validator=_at_least(1))
+    negotiate_hosts: tuple[str, ...] = ()
+    ca_file: str | None = attrs.field(default=None, validator=_readable_file)
+    confluence_url: str | None = attrs.field(default=None, validator=_base_url)
+    confluence_trust: str = attrs.field(default="high", validator=_trust)
 
     def __attrs_post_init__(self) -> None:
-        if self.private_hosts:
+        if self.private_hosts or self.negotiate_hosts:
             self.full_policy()  # refuses a malformed entry now, naming it
+        if self.negotiate_hosts:
+            _check_negotiate_hosts(self)
         if self.search_backend == "searxng" and not self.searxng_url:
             raise ValueError(
                 f"{SECTION} search_backend = 'searxng' needs searxng_url, the address of the "
@@ -166,7 +212,7 @@ class WebSettings:
                     + ", ".join(sorted(known))
                 )
             data = dict(value)
-            for key in ("private_hosts", "allowed_ports"):
+            for key in ("private_hosts", "allowed_ports", "negotiate_hosts"):
                 if isinstance(data.get(key), list):
                     data[key] = tuple(data[key])
             return cls(**data)
@@ -182,13 +228,42 @@ class WebSettings:
         """The provider trust level needed to reach ``private_hosts``."""
         return TrustLevel.parse(self.private_hosts_trust)
 
+    @property
+    def confluence_trust_needed(self) -> TrustLevel:
+        """The provider trust level ``search_confluence`` needs (and its results require)."""
+        return TrustLevel.parse(self.confluence_trust)
+
     def read_policy(self, provider_trust: TrustLevel) -> RetrievalPolicy:
-        """The policy of ``read_web_page`` for a provider trusted ``provider_trust``.
+        """The policy of ``read_web_page`` for a provider trusted ``provider_trust``: the
+        private hosts (and sign-in to ``negotiate_hosts``) only for a provider trusted at
+        least ``private_hosts_trust``.
 
         :raises ValueError: an entry of ``private_hosts`` is not a host or ``host:port``.
         """
-        applied = provider_trust >= self.trust_needed
+        applied = provider_trust.satisfies(self.trust_needed)
         return _policy(self, self.private_hosts if applied else ())
+
+    def typed_policy(self, url: str, provider_trust: TrustLevel) -> RetrievalPolicy:
+        """The policy of an address a person typed (``toolwire tools call``): as
+        :meth:`read_policy`, and the URL's own host and port reachable even when private or
+        loopback. The person chose the target; a redirect to another host is checked as
+        always.
+        """
+        from yarl import URL
+
+        base = self.read_policy(provider_trust)
+        try:
+            parsed = URL(url)
+            host, port = parsed.raw_host, parsed.port
+        except (ValueError, TypeError):
+            return base  # the fetch names what is wrong with it
+        if not host or port is None:
+            return base
+        entry = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        try:
+            return _policy(self, (*base.private_hosts, entry))
+        except ValueError:
+            return base
 
     def full_policy(self) -> RetrievalPolicy:
         """The policy with every private host applied (to tell why a host was refused)."""
@@ -200,14 +275,36 @@ class WebSettings:
         Only the ``private_hosts`` entries naming the backend's own host apply, so a redirect
         from it cannot reach another private host.
         """
+        entries = self._own_entries(self.full_policy().private_hosts, url)
+        return _policy(self, entries, max_redirects=max_redirects, negotiate=())
+
+    def confluence_policy(self) -> RetrievalPolicy:
+        """The policy of ``search_confluence``: the site's own host private (when listed) and
+        signed in to (when listed in ``negotiate_hosts``), every hop inside ``confluence_url``.
+
+        :raises ValueError: no ``confluence_url`` is set.
+        """
+        url = self.confluence_url
+        if url is None:
+            raise ValueError(f"{SECTION} confluence_url is not set")
+        full = self.full_policy()
+        return _policy(
+            self,
+            self._own_entries(full.private_hosts, url),
+            max_redirects=3,
+            negotiate=self._own_entries(full.negotiate_hosts, url),
+            within=url.strip(),
+        )
+
+    @staticmethod
+    def _own_entries(entries: tuple[str, ...], url: str) -> tuple[str, ...]:
+        """The entries of ``entries`` that name the host (and port) of ``url``."""
         from yarl import URL
 
-        full = self.full_policy()
-        parsed = URL(url)
+        parsed = URL(url.strip())
         host = (parsed.raw_host or "").lower()
         port = parsed.port or 0
-        entries = tuple(entry for entry in full.private_hosts if _entry_matches(entry, host, port))
-        return _policy(self, entries, max_redirects=max_redirects)
+        return tuple(entry for entry in entries if _entry_matches(entry, host, port))
 
 
 def _entry_matches(entry: str, host: str, port: int) -> bool:
@@ -218,10 +315,19 @@ def _entry_matches(entry: str, host: str, port: int) -> bool:
 
 @functools.lru_cache(maxsize=64)
 def _policy(
-    settings: WebSettings, private_hosts: tuple[str, ...], *, max_redirects: int = 5
+    settings: WebSettings,
+    private_hosts: tuple[str, ...],
+    *,
+    max_redirects: int = 5,
+    negotiate: tuple[str, ...] | None = None,
+    within: str | None = None,
 ) -> RetrievalPolicy:
+    """A policy from the settings; sign-in goes to ``negotiate`` (by default the
+    ``negotiate_hosts`` among ``private_hosts``)."""
     from toolwire.net import RetrievalPolicy
 
+    if negotiate is None:
+        negotiate = settings.negotiate_hosts if private_hosts else ()
     try:
         return RetrievalPolicy(
             private_hosts=private_hosts,
@@ -229,6 +335,25 @@ def _policy(
             max_bytes=int(settings.max_bytes),
             timeout=float(settings.timeout),
             max_redirects=max_redirects,
+            negotiate_hosts=negotiate,
+            ca_file=settings.ca_file,
+            within=within,
         )
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{SECTION}: {exc}") from None
+
+
+def _check_negotiate_hosts(settings: WebSettings) -> None:
+    """Every ``negotiate_hosts`` entry must also be a private host: sign-in is for the
+    intranet, and only private hosts may resolve to private addresses."""
+    from yarl import URL
+
+    full = _policy(settings, settings.private_hosts, negotiate=settings.negotiate_hosts)
+    for entry in full.negotiate_hosts:
+        parsed = URL(f"https://{entry}")
+        host, port = (parsed.raw_host or "").lower(), parsed.port or 443
+        if not full.is_private_host(host, port):
+            raise ValueError(
+                f"{SECTION} negotiate_hosts lists {entry!r}, which private_hosts does not: "
+                "operating-system sign-in goes only to private hosts; list it in both"
+            )

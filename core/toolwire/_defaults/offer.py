@@ -9,10 +9,13 @@ from .._markers import hookimpl
 if TYPE_CHECKING:
     from .._request import OfferRequest
     from ..tools import FunctionSpec, Tool
+    from ..tools._model import MaybeAwaitable
 
 
 @hookimpl(trylast=True)
-def toolwire_resolve_function(tool: Tool, request: OfferRequest) -> FunctionSpec | None:
+def toolwire_resolve_function(
+    tool: Tool, request: OfferRequest
+) -> MaybeAwaitable[FunctionSpec | None]:
     """Ask the tool: its function, or for a ``context`` tool whatever its resolver offers."""
     return tool.resolve(request)
 

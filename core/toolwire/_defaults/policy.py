@@ -1,5 +1,5 @@
 """Default plugin: ``[policy]`` enforcement around tool calls (deny by side effect, strict mode,
-unattended runs, the roots a path argument may lie in).
+unattended runs, guarded side effects by surface, the roots a path argument may lie in).
 
 The loop asks :func:`approval_reason` at admission (a call that needs approval is deferred or put
 to the run's approver) and truncates results to ``max_result_bytes``; the middleware here refuses
@@ -17,6 +17,7 @@ from .._markers import hookimpl
 from ..config import Config, PolicyConfig
 
 if TYPE_CHECKING:
+    from .._surface import Surface
     from ..messages import ToolCall
     from ..tools import Tool, ToolContext
 
@@ -36,8 +37,37 @@ def background_safe(tool: Tool) -> bool:
     return tool.policy.read_only and not tool.policy.requires_approval
 
 
-def refusal_reason(tool: Tool, policy: PolicyConfig) -> str | None:
-    """Why ``[policy]`` refuses every call of ``tool`` (None when it does not)."""
+def _listed(effects: list[str]) -> str:
+    return ", ".join(repr(e) for e in effects)
+
+
+def guarded_effects(tool: Tool, policy: PolicyConfig, surface: Surface | None) -> list[str]:
+    """The side effects of ``tool`` that ``[policy] guarded`` puts to a person on ``surface``
+    (none without a surface, or for a tool approved in advance there)."""
+    if surface is None or tool.name in surface.approved:
+        return []
+    effects = [e for e in _effects(tool) or () if e in policy.guarded]
+    if not surface.interactive:
+        effects = [e for e in effects if e not in policy.unattended_allow]
+    return effects
+
+
+def approved_in_advance(config: Config) -> Config:
+    """``config`` for a person who approved every call in advance (``--approve-all``): an
+    unattended surface runs the guarded side effects too, since someone agreed to them."""
+    import attrs
+
+    policy = config.policy
+    allowed = tuple(dict.fromkeys([*policy.unattended_allow, *policy.guarded]))
+    return attrs.evolve(config, policy=attrs.evolve(policy, unattended_allow=allowed))
+
+
+def refusal_reason(tool: Tool, policy: PolicyConfig, surface: Surface | None = None) -> str | None:
+    """Why ``[policy]`` refuses every call of ``tool`` on ``surface`` (None when it does not).
+
+    On an unattended surface that includes a tool with a guarded side effect: nobody is there
+    to agree to the call.
+    """
     effects = _effects(tool)
     if policy.unattended and not background_safe(tool):
         return (
@@ -47,30 +77,55 @@ def refusal_reason(tool: Tool, policy: PolicyConfig) -> str | None:
         )
     if effects is None:
         if policy.strict:
-            return (
+            reason = (
                 f"Tool {tool.name} is blocked by policy: it does not declare its side effects, "
                 "and [policy] strict = true refuses unclassified tools."
             )
+            where = tool.policy_config_key
+            if where:
+                reason += (
+                    f' Declare them in {where}: side_effects = [...] (for example ["read_only"]).'
+                )
+            return reason
         return None
     denied = [e for e in effects if e in policy.deny]
     if denied:
-        listed = ", ".join(repr(e) for e in denied)
         return (
-            f"Tool {tool.name} is blocked by policy: it has the side effect(s) {listed}, which "
-            "[policy] deny refuses."
+            f"Tool {tool.name} is blocked by policy: it has the side effect(s) {_listed(denied)}, "
+            "which [policy] deny refuses."
         )
+    if surface is not None and not surface.interactive:
+        guarded = guarded_effects(tool, policy, surface)
+        if guarded:
+            return (
+                f"Tool {tool.name} is blocked by policy: its side effect(s) {_listed(guarded)} "
+                f"need a person's approval ([policy] guarded), and the {surface.name} surface "
+                "runs unattended, with nobody to ask. [policy] unattended_allow lists the side "
+                "effects unattended surfaces may run anyway."
+            )
     return None
 
 
-def approval_reason(tool: Tool, policy: PolicyConfig) -> str | None:
-    """Why a call of ``tool`` needs a person's approval (None when it does not)."""
+def approval_reason(tool: Tool, policy: PolicyConfig, surface: Surface | None = None) -> str | None:
+    """Why a call of ``tool`` on ``surface`` needs a person's approval (None when it does
+    not): the tool asks for it, ``[policy] require_approval`` covers one of its side effects,
+    or, on an interactive surface, ``[policy] guarded`` does."""
     if tool.policy.requires_approval:
         return f"tool {tool.name} asks for approval before every call"
     effects = _effects(tool) or []
     needing = [e for e in effects if e in policy.require_approval]
     if needing:
-        listed = ", ".join(repr(e) for e in needing)
-        return f"[policy] require_approval covers the side effect(s) {listed} of tool {tool.name}"
+        return (
+            f"[policy] require_approval covers the side effect(s) {_listed(needing)} of tool "
+            f"{tool.name}"
+        )
+    if surface is not None and surface.interactive:
+        guarded = guarded_effects(tool, policy, surface)
+        if guarded:
+            return (
+                f"tool {tool.name} has the side effect(s) {_listed(guarded)}, which the "
+                f"{surface.name} surface asks about first ([policy] guarded)"
+            )
     return None
 
 
@@ -129,7 +184,7 @@ def toolwire_execute_tool(call: ToolCall, context: ToolContext) -> Generator[Non
     ``context.services["config"]``."""
     config = context.services.get("config")
     if isinstance(config, Config):
-        reason = refusal_reason(context.tool, config.policy)
+        reason = refusal_reason(context.tool, config.policy, config.surface)
         if reason is None and context.tool.path_arguments:
             reason = access_reason(context.tool, call.arguments or {}, allowed_roots(config))
         if reason is not None:

@@ -8,8 +8,9 @@ arguments; :func:`event_object` and :func:`wire_objects` refuse malformed wire d
 :class:`ProviderError`. :func:`wire_request` gives each tool name an API refuses a stable alias, and
 :func:`canonical_message` (and :class:`CallAssembler`) read the answer's calls back under the
 canonical names; :class:`RenderedTools` keeps an adapter's rendered ``tools`` array (and the
-aliases) while the loop offers the same functions. Test an adapter with the conformance suite
-in :mod:`toolwire.testing.conformance`.
+aliases) while the loop offers the same functions, and :class:`RenderedMessages` the wire form
+of each message, so a round renders only the messages new to it. Test an adapter with the
+conformance suite in :mod:`toolwire.testing.conformance`.
 """
 
 from ._base import (
@@ -22,11 +23,19 @@ from ._base import (
     ToolChoice,
     ToolsNotSupportedError,
 )
+from ._choice import check_tool_choice
 from ._errors import is_tools_unsupported_message, tools_not_supported
 from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
-from ._names import WIRE_NAME, ToolNames, canonical_message, wire_functions, wire_request
+from ._names import (
+    WIRE_NAME,
+    ToolNames,
+    canonical_message,
+    wire_functions,
+    wire_notes,
+    wire_request,
+)
 from ._options import extra_fields, provider_tools
-from ._rendered import RenderedTools, WireTools
+from ._rendered import RenderedMessages, RenderedTools, WireTools
 from ._streaming import (
     CallAssembler,
     event_object,
@@ -52,6 +61,7 @@ __all__ = [
     "NamedToolChoice",
     "ProviderAdapter",
     "ProviderError",
+    "RenderedMessages",
     "RenderedTools",
     "ToolChoice",
     "ToolNames",
@@ -59,6 +69,7 @@ __all__ = [
     "WIRE_NAME",
     "WireTools",
     "canonical_message",
+    "check_tool_choice",
     "event_object",
     "extra_fields",
     "is_tools_unsupported_message",
@@ -72,6 +83,7 @@ __all__ = [
     "wire_call_id",
     "wire_call_ids",
     "wire_functions",
+    "wire_notes",
     "wire_objects",
     "wire_request",
 ]

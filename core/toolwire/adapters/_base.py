@@ -98,9 +98,30 @@ class ProviderAdapter(abc.ABC):
     def render_tools(self, functions: tuple[FunctionSpec, ...]) -> Any:
         """The exact JSON (or text) the API receives for these functions."""
 
+    def render_notes(self, functions: tuple[FunctionSpec, ...]) -> list[str]:
+        """What a person reading :meth:`render_tools` for ``functions`` should know: where the
+        API receives something other than the canonical definition (a name under an alias, a
+        schema in another form, constraints written into a description). ``toolwire tools show
+        --wire`` prints them beside the JSON.
+
+        By default: the alias of each name the rendering does not carry, under the
+        ``[a-zA-Z0-9_-]``, 64-character rule of :func:`wire_request`. An adapter whose API has
+        another name rule, or that changes schemas, says so by overriding this.
+        """
+        from ._names import wire_notes
+
+        rendered = self.render_tools(functions)
+        return [note for f in functions for note in wire_notes(f.name, rendered)]
+
     @abc.abstractmethod
     async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
         """Send ``request`` and return the assistant turn; streamed pieces go to ``emit``."""
+
+    @property
+    def empty_answer_hint(self) -> str | None:
+        """The likely cause of an empty answer from this adapter's host, told with the run's
+        ``empty`` stop reason; None for the general advice."""
+        return None
 
     async def aclose(self) -> None:
         """Release what the adapter holds (models, connections). The host's transport is shared."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 from ..tools._names import wire_spelling
 
 if TYPE_CHECKING:
-    from ..messages import AssistantMessage
+    from ..messages import AssistantMessage, Message
     from ..tools import FunctionSpec
     from ._base import ModelRequest
 
@@ -46,7 +46,15 @@ class ToolNames:
         ``[a-zA-Z0-9_-]`` written ``_``); it must give a name ``pattern`` accepts.
     """
 
-    __slots__ = ("_max_length", "_pattern", "_spell", "_taken", "_to_canonical", "_to_wire")
+    __slots__ = (
+        "_accepted",
+        "_max_length",
+        "_pattern",
+        "_spell",
+        "_taken",
+        "_to_canonical",
+        "_to_wire",
+    )
 
     def __init__(
         self,
@@ -59,6 +67,7 @@ class ToolNames:
         self._pattern = pattern
         self._max_length = max_length
         self._spell = spell or wire_spelling
+        self._accepted: dict[str, bool] = {}
         self._to_wire: dict[str, str] = {}
         self._to_canonical: dict[str, str] = {}
         unique = list(dict.fromkeys(names))
@@ -85,8 +94,15 @@ class ToolNames:
         )
 
     def accepts(self, name: str) -> bool:
-        """True when the API takes ``name`` as it is."""
-        return 0 < len(name) <= self._max_length and self._pattern.fullmatch(name) is not None
+        """True when the API takes ``name`` as it is (answered once per name: a conversation
+        names the same few tools in every request)."""
+        accepted = self._accepted.get(name)
+        if accepted is None:
+            accepted = (
+                0 < len(name) <= self._max_length and self._pattern.fullmatch(name) is not None
+            )
+            self._accepted[name] = accepted
+        return accepted
 
     def _alias(self, name: str) -> str:
         readable = self._spell(name) or "_"
@@ -126,6 +142,7 @@ class ToolNames:
             self._max_length,
             self._spell,
         )
+        other._accepted = self._accepted  # the same rule: the answers hold for both
         other._to_wire = dict(self._to_wire)
         other._to_canonical = dict(self._to_canonical)
         other._taken = set(self._taken)
@@ -157,11 +174,14 @@ def wire_functions(
     *,
     pattern: re.Pattern[str] = WIRE_NAME,
     max_length: int = 64,
+    spell: Callable[[str], str] | None = None,
 ) -> tuple[FunctionSpec, ...]:
     """``functions`` as an API with this name rule receives them (refused names aliased), for
     an adapter's ``render_tools``: the same aliases :func:`wire_request` gives."""
     functions = tuple(functions)
-    names = ToolNames((f.name for f in functions), pattern=pattern, max_length=max_length)
+    names = ToolNames(
+        (f.name for f in functions), pattern=pattern, max_length=max_length, spell=spell
+    )
     return aliased_functions(functions, names) if names.aliases else functions
 
 
@@ -193,14 +213,7 @@ def wire_request(
     if names is None:
         names = ToolNames.for_request(request, pattern=pattern, max_length=max_length, spell=spell)
     messages = request.messages
-    history = any(
-        (
-            isinstance(message, AssistantMessage)
-            and any(isinstance(p, ToolCall) and not names.accepts(p.name) for p in message.parts)
-        )
-        or (isinstance(message, ToolResultMessage) and not names.accepts(message.name))
-        for message in messages
-    )
+    history = _names_refused(messages, names.accepts)
     if not names.aliases and not history:
         return request
     if given is not None:
@@ -231,6 +244,21 @@ def wire_request(
     )
 
 
+def _names_refused(messages: Iterable[Message], accepts: Callable[[str], bool]) -> bool:
+    """True when a call or result in ``messages`` names a tool the API refuses (a plain loop:
+    it looks at every message of the conversation in every request)."""
+    from ..messages import AssistantMessage, ToolCall, ToolResultMessage
+
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            for part in message.parts:
+                if isinstance(part, ToolCall) and not accepts(part.name):
+                    return True
+        elif isinstance(message, ToolResultMessage) and not accepts(message.name):
+            return True
+    return False
+
+
 def canonical_message(message: AssistantMessage, request: ModelRequest) -> AssistantMessage:
     """``message`` with every call named by its canonical name (``request`` from
     :func:`wire_request`); the same object when nothing was aliased."""
@@ -251,13 +279,20 @@ def canonical_message(message: AssistantMessage, request: ModelRequest) -> Assis
     return attrs.evolve(message, parts=parts)
 
 
-def wire_notes(name: str, rendered: object) -> list[str]:
+def wire_notes(
+    name: str,
+    rendered: object,
+    *,
+    pattern: re.Pattern[str] = WIRE_NAME,
+    max_length: int = 64,
+    spell: Callable[[str], str] | None = None,
+) -> list[str]:
     """What a person reading a rendered ``tools`` array should know about the name ``name``: the
-    alias it is sent under, when it is not sent as it is."""
+    alias it is sent under (by the API's name rule), when it is not sent as it is."""
     text = json.dumps(rendered, ensure_ascii=False)
     if json.dumps(name, ensure_ascii=False) in text:
         return []
-    alias = ToolNames([name]).wire(name)
+    alias = ToolNames([name], pattern=pattern, max_length=max_length, spell=spell).wire(name)
     return [
         f"the API refuses the name {name!r}, so it is sent as {alias!r} (or with a digest when "
         "that alias is taken); its calls are mapped back to the canonical name"

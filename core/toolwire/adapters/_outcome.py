@@ -10,13 +10,18 @@ AnswerOutcome = Literal["answered", "truncated", "empty"]
 
 
 def answer_outcome(
-    message: AssistantMessage, *, api: str, max_tokens: int | None = None
+    message: AssistantMessage,
+    *,
+    api: str,
+    max_tokens: int | None = None,
+    hint: str | None = None,
 ) -> tuple[AnswerOutcome, str | None]:
     """What a turn without tool calls means for the run, with a detail for people.
 
     ``empty``: no text at all (an empty stream, or an answer with nothing in it); ``truncated``:
     the provider stopped at its token limit (finish reason ``length``), so the text is partial;
-    else ``answered``. The detail says what happened and what to change.
+    else ``answered``. The detail says what happened and what to change; ``hint`` is the
+    adapter's likely cause of an empty answer (:attr:`ProviderAdapter.empty_answer_hint`).
     """
     text = message.text
     if message.finish_reason == "length":
@@ -28,10 +33,13 @@ def answer_outcome(
         )
     if not text.strip():
         finish = message.finish_reason or "none"
+        cause = hint or (
+            "a host that cannot take the tools it was sent may answer nothing (then set "
+            "[provider] native_tools = false)"
+        )
         return (
             "empty",
             f"the {api} answer is empty: no text and no tool calls (finish reason {finish!r}); "
-            "check the server's log: a host that cannot take the tools it was sent may answer "
-            "nothing (then set [provider] native_tools = false)",
+            f"check the server's log: {cause}",
         )
     return "answered", None

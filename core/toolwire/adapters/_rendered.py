@@ -1,10 +1,12 @@
-"""The wire form of an offer, kept while the loop offers the same functions."""
+"""The wire form of an offer, kept while the loop offers the same functions, and of each
+message, kept while the message lives."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+import weakref
+from collections.abc import Callable, Hashable, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import attrs
 
@@ -12,6 +14,8 @@ from ._names import WIRE_NAME, ToolNames, aliased_functions
 
 if TYPE_CHECKING:
     from ..tools import FunctionSpec
+
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -39,6 +43,8 @@ class RenderedTools:
     :param render: the API's ``tools`` array for functions under their wire names.
     :param pattern: the names the API accepts (fully matched).
     :param max_length: the longest name the API accepts.
+    :param spell: the readable alias of a refused name (see :class:`ToolNames`), for an API whose
+        rule is not ``[a-zA-Z0-9_-]``.
     """
 
     def __init__(
@@ -47,10 +53,12 @@ class RenderedTools:
         *,
         pattern: re.Pattern[str] = WIRE_NAME,
         max_length: int = 64,
+        spell: Callable[[str], str] | None = None,
     ) -> None:
         self._render = render
         self._pattern = pattern
         self._max_length = max_length
+        self._spell = spell
         self._last: WireTools | None = None
 
     def get(self, functions: tuple[FunctionSpec, ...]) -> WireTools:
@@ -65,7 +73,10 @@ class RenderedTools:
         ):
             return last
         names = ToolNames(
-            (f.name for f in functions), pattern=self._pattern, max_length=self._max_length
+            (f.name for f in functions),
+            pattern=self._pattern,
+            max_length=self._max_length,
+            spell=self._spell,
         )
         rendered = WireTools(
             functions=functions,
@@ -78,3 +89,56 @@ class RenderedTools:
     def clear(self) -> None:
         """Forget the kept rendering."""
         self._last = None
+
+
+class RenderedMessages(Generic[T]):
+    """The wire form of each message of a conversation, rendered once and kept.
+
+    Messages never change once written, and the loop hands the same message objects to its
+    adapter round after round, so an adapter that renders each message through
+    :meth:`get` works only on the messages new to a request; the rest of the conversation
+    comes from here. Messages are kept by identity: an equal message in another object is
+    rendered anew. A rendering that depends on more than its message (the id a tool result
+    answers on the wire, say) is kept with that ``context``, and a message asked for under
+    another context is rendered again. An entry goes when its message is collected, so a
+    finished conversation leaves nothing behind.
+
+    The kept forms are shared by every request that carries the message: they must not be
+    changed after rendering (build a new list or dict where a request needs another one).
+
+    :param render: the wire form of a message under a context (None when the caller gives
+        none); it may return None (a message the API does not receive).
+    """
+
+    __slots__ = ("_kept", "_render")
+
+    def __init__(self, render: Callable[[Any, Hashable], T]) -> None:
+        self._render = render
+        self._kept: dict[int, tuple[weakref.ref[Any], Hashable, T]] = {}
+
+    def get(self, message: object, context: Hashable = None) -> T:
+        """The wire form of ``message`` under ``context`` (rendered only the first time)."""
+        key = id(message)
+        entry = self._kept.get(key)
+        if entry is not None and entry[0]() is message and entry[1] == context:
+            return entry[2]
+        rendered = self._render(message, context)
+        kept = self._kept
+
+        def forget(_: weakref.ref[Any]) -> None:
+            kept.pop(key, None)
+
+        try:
+            ref = weakref.ref(message, forget)
+        except TypeError:  # an object that cannot be referred to weakly is not kept
+            return rendered
+        kept[key] = (ref, context, rendered)
+        return rendered
+
+    def __len__(self) -> int:
+        """The messages kept."""
+        return len(self._kept)
+
+    def clear(self) -> None:
+        """Forget every kept rendering."""
+        self._kept.clear()

@@ -134,12 +134,11 @@ def event_object(data: str, api: str) -> dict[str, Any]:
     try:
         value = json.loads(data)
     except (ValueError, RecursionError):
-        value = None
         kind = "is not JSON"
     else:
+        if isinstance(value, dict):
+            return value
         kind = f"is a JSON {json_type_of(value)}, not an object"
-    if isinstance(value, dict):
-        return value
     raise ProviderError(
         f"{api}: a streamed event {kind}: {data[:200]!r}; the stream cannot be read", api=api
     )
@@ -228,7 +227,12 @@ def provider_call_events(
         run_id, round = request.run_id, request.round
         events.append(
             ToolCallStarted(
-                run_id=run_id, round=round, call_id=call.id, name=call.name, index=index
+                run_id=run_id,
+                round=round,
+                call_id=call.id,
+                name=call.name,
+                index=index,
+                provider_executed=True,
             )
         )
         events.append(ToolCallCompleted(run_id=run_id, round=round, call=call))
@@ -408,7 +412,7 @@ class CallAssembler:
                 arguments, reason = parse_arguments(final_arguments)
                 return self._close(call, arguments, raw or None, reason)
         if _is_blank(raw):
-            return self._close(call, {}, raw or None, None)
+            return self._close(call, {}, raw, None)
         try:
             value = call.parser.finish()
         except ValueError as exc:
@@ -472,7 +476,7 @@ class CallAssembler:
 
     def _finish_complete_text(self, call: _OpenCall, raw: str) -> ToolCall:
         arguments, why = parse_arguments(raw)
-        return self._close(call, arguments, raw or None, why)
+        return self._close(call, arguments, raw, why)
 
     @property
     def calls(self) -> list[ToolCall]:
@@ -508,6 +512,7 @@ class CallAssembler:
                 call_id=call_id,
                 name=self._name(call),
                 index=call.index,
+                provider_executed=call.provider_executed,
             )
         )
         if call.pending:

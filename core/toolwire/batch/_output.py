@@ -9,6 +9,11 @@ from typing import Any, TextIO
 
 import attrs
 
+from ..utf8 import utf8_json
+
+_RECORD_START = b'{"id":'
+"""How every record line begins (``id`` is a record's first key)."""
+
 
 class BatchOutputError(Exception):
     """The output file cannot be used (unreadable, or a complete line that is not a record)."""
@@ -22,25 +27,28 @@ class OutputState:
     dropped_partial: bool
 
 
-def scan_output(path: Path) -> OutputState:
-    """Read the ids already in ``path``, cutting a half-written last line off the file.
+def scan_output(path: Path, *, input: Path | None = None) -> OutputState:
+    """Read the ids already in ``path``, then cut a half-written last line off the file.
 
     A line is complete once its newline is written (each record is written as one line with
-    its newline); text after the last newline is what a killed process left half-written, so
-    it is truncated away and never read as a result. A complete line that is not a JSON object
-    with a string ``id`` means the file is not a batch output: :class:`BatchOutputError`.
+    its newline); text after the last newline is what a killed process left half-written. The
+    whole file is checked before anything is cut: every complete line must be a JSON object with
+    a string ``id``, and the text after the last newline must begin as a record does
+    (``{"id":``), else the file is not a batch output and :class:`BatchOutputError` says so,
+    leaving it as it was. ``input``, when given, must not be the same file (also through a link).
     """
     if not path.exists():
         return OutputState(ids=frozenset(), dropped_partial=False)
+    if input is not None and _same_file(path, input):
+        raise BatchOutputError(
+            f"the output file {str(path)!r} is the input file {str(input)!r}; records would be "
+            "appended to the jobs and read back as done: choose another --out"
+        )
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise BatchOutputError(f"the output file {str(path)!r} cannot be read: {exc}") from None
     end = data.rfind(b"\n") + 1
-    dropped = end < len(data)
-    if dropped:
-        with path.open("r+b") as handle:
-            handle.truncate(end)
     ids: set[str] = set()
     for number, raw in enumerate(data[:end].splitlines(), start=1):
         if not raw.strip():
@@ -58,7 +66,26 @@ def scan_output(path: Path) -> OutputState:
                 "output, choose another --out or fix the line"
             )
         ids.add(record["id"])
-    return OutputState(ids=frozenset(ids), dropped_partial=dropped)
+    partial = data[end:]
+    if partial and not (partial.startswith(_RECORD_START) or _RECORD_START.startswith(partial)):
+        number = data.count(b"\n") + 1
+        raise BatchOutputError(
+            f"{path}:{number}: the last line is neither a record nor the start of one (it has no "
+            "newline and does not begin with '{\"id\":'); the file is not a batch output, choose "
+            "another --out"
+        )
+    if partial:
+        with path.open("r+b") as handle:
+            handle.truncate(end)
+    return OutputState(ids=frozenset(ids), dropped_partial=bool(partial))
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """True when both paths name one file (through links, hard links included)."""
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return False
 
 
 class OutputWriter:
@@ -78,7 +105,7 @@ class OutputWriter:
         """Append one record and flush it to the file."""
         if self._handle is None:
             raise BatchOutputError(f"the output file {str(self.path)!r} is closed")
-        line = json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":"))
+        line = utf8_json(json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":")))
         self._handle.write(line + "\n")
         self._handle.flush()
 

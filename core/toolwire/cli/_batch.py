@@ -51,7 +51,11 @@ def add_batch_parser(sub: Any) -> None:
     )
     p.add_argument("--workers", type=int, metavar="N", help="workers of a distributed executor")
     group = p.add_mutually_exclusive_group()
-    group.add_argument("--approve-all", action="store_true", help="approve calls needing approval")
+    group.add_argument(
+        "--approve-all",
+        action="store_true",
+        help="approve calls needing approval, guarded side effects included ([policy] guarded)",
+    )
     group.add_argument("--deny-all", action="store_true", help="deny calls needing approval")
     p.add_argument(
         "--unattended",
@@ -106,7 +110,12 @@ def batch_config(config: Config, args: argparse.Namespace) -> Config:
     policy = config.policy
     if getattr(args, "unattended", False):
         policy = attrs.evolve(policy, unattended=True)
-    return attrs.evolve(config, batch=batch, loop=loop, policy=policy)
+    config = attrs.evolve(config, batch=batch, loop=loop, policy=policy)
+    if getattr(args, "approve_all", False):
+        from .._defaults.policy import approved_in_advance
+
+        config = approved_in_advance(config)
+    return config
 
 
 def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -128,10 +137,12 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     from ..host._host import Host
 
     config = batch_config(load_config(args.config), args)
-    host = Host.load(config)
+    host = Host.load(config, surface="batch")
     for info in host.plugins:
         if info.enabled and info.error:
             print(f"toolwire: plugin {info.describe()} failed: {info.error}", file=err)
+    if host.offer_notice is not None:
+        print(host.offer_notice, file=err)
     if not config.ledger.enabled:
         err.write(
             "toolwire: warning: the ledger is disabled ([ledger] enabled = false): a run the "

@@ -14,11 +14,17 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
+import attrs
+
+from ..chat import Grant, Grants, GrantStore, count_message, tool_server
+from ..elicitation import eliciting
 from ..loop._loop import ToolCallingLoop
 from ..loop._run import Decision, DeferredRequest, Run
 from ..messages import AssistantMessage, Message, UserMessage
 from ._chats import ChatStore, ChatStoreError, Conversation, chats_directory
-from ._render import ApprovalPrompter, TerminalRenderer, _is_terminal
+from ._elicit import TerminalElicitor
+from ._render import ApprovalPrompter, TerminalRenderer, _is_terminal, on_resize, title_for
+from ._text import inert
 
 if TYPE_CHECKING:
     from ..host._host import Host
@@ -28,6 +34,14 @@ LAST = ""
 
 PROMPT = "› "
 _EXIT_WORDS = frozenset({"/exit", "/quit"})
+_CHOICES = ("auto", "none", "required")
+HELP = """Commands:
+  /tool NAME        the next message may call only the tool NAME
+  /tools none       the next message may call no tool (also: auto, required)
+  /retry            run the last turn again from where it stopped (after an error)
+  /grants           the calls that run without asking; /revoke N withdraws one
+  /exit             leave (Ctrl-D too); Ctrl-C cancels a running turn
+"""
 
 
 class _Reader(Protocol):
@@ -38,8 +52,9 @@ class _Reader(Protocol):
 class _TerminalReader:
     """prompt_toolkit: line editing, and history in a file shared by every conversation."""
 
-    def __init__(self, store: ChatStore) -> None:
+    def __init__(self, store: ChatStore, toolbar: Callable[[str], str] | None = None) -> None:
         from prompt_toolkit import PromptSession
+        from prompt_toolkit.application.current import get_app
         from prompt_toolkit.history import FileHistory, InMemoryHistory
 
         history: Any
@@ -48,7 +63,14 @@ class _TerminalReader:
             history = FileHistory(str(store.history_file))
         except OSError:
             history = InMemoryHistory()
-        self._session: Any = PromptSession(history=history)
+
+        def bottom() -> str:
+            # The count of the message being written, redrawn as it is typed.
+            return toolbar(get_app().current_buffer.text) if toolbar is not None else ""
+
+        self._session: Any = PromptSession(
+            history=history, bottom_toolbar=bottom if toolbar is not None else None
+        )
         self._plain: Any = PromptSession()  # approval answers stay out of the history
 
     async def read(self, prompt: str) -> str | None:
@@ -108,15 +130,37 @@ class ChatSession:
         self.messages: list[Message] = []
         if conversation.run is not None:
             self.messages = list(Run.from_json(conversation.run).messages)
+        self.tool_choice = "auto"  # for the next message only
+        self._counts: dict[str, int] = {}
         interactive = _is_terminal(stdin) and _is_terminal(stdout)
         self._reader: _TerminalReader | _LineReader = (
-            _TerminalReader(store) if interactive else _LineReader(stdin, stdout)
+            _TerminalReader(store, self._toolbar) if interactive else _LineReader(stdin, stdout)
         )
-        self.renderer = TerminalRenderer(stdout, tool_of=host.tools.get, expanded=expanded)
+        self.renderer = TerminalRenderer(
+            stdout, tool_of=host.tools.get, expanded=expanded, title_of=title_for(host)
+        )
+        self.grants = Grants.restore(GrantStore(), conversation.grants, config=host.config)
         self._prompter = ApprovalPrompter(
-            stdin, stdout, sensitive=self._sensitive, ask=self._answer, renderer=self.renderer
+            stdin,
+            stdout,
+            sensitive=self._sensitive,
+            ask=self._answer,
+            renderer=self.renderer,
+            tool_of=host.tools.get,
+            grants=self.grants,
+            server_of=lambda tool: tool_server(host, tool),
         )
         self._interrupt: Callable[[], Any] | None = None
+        self._elicitor = TerminalElicitor(stdout, self._answer, self.renderer.pause)
+
+    def _toolbar(self, text: str) -> str:
+        """``≈ N tokens + M for instructions`` for the message being written."""
+        choice = self.tool_choice
+        if choice not in self._counts:
+            self._counts[choice] = count_message(self.host, "", tool_choice=choice).instructions
+        count = count_message(self.host, text, tool_choice="none").message
+        tools = "" if choice == "auto" else f" · tools: {choice}"
+        return f" ≈ {count} tokens + {self._counts[choice]} for instructions{tools} · /help "
 
     def _sensitive(self, name: str) -> frozenset[str]:
         tool = self.host.tools.get(name)
@@ -151,33 +195,93 @@ class ChatSession:
             if line is None or line.strip() in _EXIT_WORDS:
                 break
             text = line.strip()
+            if text.startswith("/") and await self.command(text):
+                continue
             if text:
-                await self.turn(text)
+                choice, self.tool_choice = self.tool_choice, "auto"
+                await self.turn(text, tool_choice=choice)
         out.write(f"Saved as {self.conversation.id}; `toolwire chat --continue` goes on.\n")
         out.flush()
         return 0
 
     def _recap(self) -> None:
-        last = next((m for m in reversed(self.messages) if isinstance(m, AssistantMessage)), None)
-        title = self.conversation.title or "untitled"
+        title = inert(self.conversation.title or "untitled", one_line=True)
         self.out.write(
             f"Continuing conversation {self.conversation.id} ({title!r}, "
-            f"{len(self.messages)} messages).\n"
+            f"{len(self.messages)} messages):\n"
         )
-        if last is not None and last.text:
-            self.out.write(f"Last answer: {last.text.strip()}\n")
+        self.renderer.replay(self.messages, PROMPT)
+        self.out.write("\n")
 
-    async def turn(self, text: str) -> Run | None:
-        """Run one turn for ``text``: render it, save the conversation; returns the run."""
+    async def command(self, text: str) -> bool:
+        """Carry out a ``/command``; False when ``text`` is no command (it is sent as is)."""
+        word, _, rest = text.partition(" ")
+        rest = rest.strip()
+        out = self.out
+        if word == "/help":
+            out.write(HELP)
+        elif word == "/tool" and rest:
+            if rest not in self.host.tools:
+                known = ", ".join(sorted(self.host.tools)) or "none"
+                out.write(f"No tool named {inert(rest)!r}; tools: {known}\n")
+            else:
+                self.tool_choice = rest
+                out.write(f"The next message may call only {rest}.\n")
+        elif word == "/tools" and rest in _CHOICES:
+            self.tool_choice = rest
+            out.write(f"The next message: tool choice {rest}.\n")
+        elif word in ("/tool", "/tools"):
+            out.write("Use /tool NAME, or /tools auto|none|required.\n")
+        elif word == "/retry":
+            if not self.messages or isinstance(self.messages[-1], AssistantMessage):
+                out.write("Nothing to retry: the last turn was answered.\n")
+            else:
+                await self.turn(None)
+        elif word == "/grants":
+            listing = self.grants.listing()
+            if not listing:
+                out.write("No grants: every call that asks first waits for you.\n")
+            for number, grant in enumerate(listing, 1):
+                where = "always" if grant["lasting"] else "this conversation"
+                out.write(f"  {number}. {inert(grant['label'])} ({where})\n")
+        elif word == "/revoke":
+            listing = self.grants.listing()
+            try:
+                chosen = listing[int(rest) - 1]
+            except (ValueError, IndexError):
+                out.write(f"Give the number /grants shows (1 to {len(listing)}).\n")
+            else:
+                revoked = Grant.from_json(chosen)
+                self.grants.revoke(revoked, lasting=chosen["lasting"])
+                self._keep_grants()
+                out.write(f"Revoked: {inert(revoked.label)}.\n")
+        else:
+            return False
+        out.flush()
+        return True
+
+    def _keep_grants(self) -> None:
+        self.conversation = attrs.evolve(
+            self.conversation,
+            grants=tuple(self.grants.pairs()),
+        )
+
+    async def turn(self, text: str | None, tool_choice: str = "auto") -> Run | None:
+        """Run one turn for ``text`` (None: again from the conversation's last message, as
+        ``/retry`` does): render it, save the conversation; returns the run."""
         loop = ToolCallingLoop(self.host)
-        stream = loop.stream([*self.messages, UserMessage(text)], approval=self._approve)
+        messages = [*self.messages, UserMessage(text)] if text is not None else self.messages
+        stream = loop.stream(messages, approval=self._approve, tool_choice=tool_choice)
         renderer = self.renderer
 
         async def consume() -> None:
-            async for event in stream:
-                renderer(event)
+            with on_resize(renderer):
+                async for event in stream:
+                    renderer(event)
 
-        task = asyncio.ensure_future(consume())
+        # A tool's question to the person (an MCP server's elicitation) is asked here.
+        with eliciting(self._elicitor):
+            task = asyncio.ensure_future(consume())
         self._interrupt = task.cancel
         event_loop = asyncio.get_running_loop()
         handled = _on_interrupt(event_loop, task.cancel)
@@ -202,10 +306,11 @@ class ChatSession:
         renderer.pause()
         if run is not None:
             self.messages = list(run.messages)
+            self._keep_grants()
             self.conversation = self.store.save(
                 self.conversation,
                 run.to_json(redact=self._sensitive, events=False),
-                first_text=text,
+                first_text=text or "",
             )
         self.out.write("\n")
         self.out.flush()

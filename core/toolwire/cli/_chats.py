@@ -39,13 +39,15 @@ def chats_directory(config: LedgerConfig) -> Path:
 
 @attrs.frozen(kw_only=True)
 class Conversation:
-    """One saved conversation: ``run`` is the last run's JSON (None before the first turn)."""
+    """One saved conversation: ``run`` is the last run's JSON (None before the first turn);
+    ``grants`` the approval grants made for it, ``(scope, value)`` pairs."""
 
     id: str
     title: str
     created: float
     updated: float
     run: dict[str, Any] | None = None
+    grants: tuple[tuple[str, str], ...] = ()
 
 
 def _title(text: str) -> str:
@@ -119,14 +121,16 @@ class ChatStore:
             run = data.get("run")
             if run is not None and not isinstance(run, dict):
                 raise TypeError(f"'run' is a {type(run).__name__}, expected an object")
+            grants = tuple((str(g[0]), str(g[1])) for g in data.get("grants") or ())
             return Conversation(
                 id=str(data["id"]),
                 title=str(data.get("title") or ""),
                 created=float(data["created"]),
                 updated=float(data["updated"]),
                 run=run,
+                grants=grants,
             )
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
             raise ChatStoreError(f"cannot read the conversation in {path}: {exc}") from None
 
     def conversations(self) -> list[Conversation]:

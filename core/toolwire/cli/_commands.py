@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from .._version import __version__
+from ._text import inert
 
 if TYPE_CHECKING:
+    from .._surface import Surface
+    from ..config import Config
     from ..host._host import Host
 
 EXIT_OK = 0
@@ -24,7 +27,14 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a command whose reader left
 
-WIRES = ("openai-chat", "openai-responses", "anthropic-messages", "prompted")
+WIRE_PLUGINS = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "anthropic-messages": "anthropic",
+    "gemini": "gemini",
+}
+"""The plugin whose adapter renders each ``--wire`` API of the project's own plugins
+(distribution ``toolwire-<plugin>``), to name it when it is not enabled."""
 
 
 def _terminal_columns() -> int:
@@ -89,6 +99,12 @@ def _parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         metavar="PATH",
         help="config file (default: $TOOLWIRE_CONFIG or ./toolwire.toml)",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="also write log records (a failing tool's traceback) to stderr; they always go to "
+        "the log file ($XDG_STATE_HOME/toolwire/toolwire.log)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     words = _command_words(sys.argv[1:] if argv is None else argv)
     wanted = words[0] if words else None
@@ -108,7 +124,7 @@ def _command_words(args: Sequence[str]) -> list[str]:
         arg = args[index]
         if arg == "--config" and index + 1 < len(args):
             index += 2
-        elif arg.startswith("--config="):
+        elif arg.startswith("--config=") or arg == "--verbose":
             index += 1
         else:
             break
@@ -118,6 +134,13 @@ def _command_words(args: Sequence[str]) -> list[str]:
             break
         words.append(arg)
     return words
+
+
+def _global_options(args: Sequence[str]) -> list[str]:
+    """The options before the command word (``--config PATH``, ``--verbose``)."""
+    words = _command_words(args)
+    end = args.index(words[0]) if words else len(args)
+    return list(args[:end])
 
 
 def _add_plugins(sub: Any, action: str | None) -> None:
@@ -133,10 +156,19 @@ def _add_tools(sub: Any, action: str | None) -> None:
             add(tools_sub)
 
 
+def _add_surface_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--surface",
+        metavar="NAME",
+        help="as offered on this surface: run, chat, web, batch or mcp-serve ([surfaces.NAME])",
+    )
+
+
 def _add_tools_list(tools_sub: Any) -> None:
     p = tools_sub.add_parser("list", help="the tools of the enabled plugins")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--locale", help="the language of titles and descriptions ([i18n])")
+    _add_surface_option(p)
 
 
 def _add_tools_why(tools_sub: Any) -> None:
@@ -144,13 +176,19 @@ def _add_tools_why(tools_sub: Any) -> None:
     p.add_argument("name")
     p.add_argument("--profile", help="the run's profile (default: [tools] profile)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _add_surface_option(p)
 
 
 def _add_tools_show(tools_sub: Any) -> None:
     p = tools_sub.add_parser("show", help="a tool exactly as a provider receives it")
     p.add_argument("name")
     p.add_argument("--locale", help="the language of the display texts ([i18n])")
-    p.add_argument("--wire", choices=WIRES, help="render for this API (default: canonical JSON)")
+    p.add_argument(
+        "--wire",
+        metavar="API",
+        help="render for this API: an adapter of an enabled plugin (openai-chat, gemini, …) or "
+        "prompted (default: canonical JSON)",
+    )
     p.add_argument(
         "--dialect",
         choices=("json", "xml", "ptype", "python", "typescript"),
@@ -179,6 +217,33 @@ def _add_run(sub: Any, action: str | None) -> None:
     p = sub.add_parser("run", help="run one conversation with the configured provider")
     p.add_argument("prompt")
     p.add_argument("--json", action="store_true", help="print the run as JSON")
+    p.add_argument(
+        "--provider", metavar="NAME", help="use [provider.NAME] of the config instead of [provider]"
+    )
+    p.add_argument("-m", "--model", help="the model to ask (instead of [provider] model)")
+    p.add_argument("--system", metavar="TEXT", help="the system prompt of this run")
+    p.add_argument(
+        "-T",
+        "--tool",
+        dest="tools",
+        action="append",
+        metavar="TOOL",
+        help="offer this tool (repeatable; instead of [tools] enable)",
+    )
+    p.add_argument(
+        "--tool-choice",
+        metavar="CHOICE",
+        help="auto, none, required, or a tool's name (for the first round)",
+    )
+    p.add_argument(
+        "-o",
+        "--option",
+        dest="options",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a [provider] key (temperature=0.2, max_tokens=200) or a field of the request "
+        "body (seed=7); VALUE is read as JSON when it is JSON (repeatable)",
+    )
     p.add_argument(
         "--show-wire",
         action="store_true",
@@ -273,8 +338,12 @@ def _discard_stdout() -> None:
 
 
 def _command(argv: Sequence[str] | None) -> int:
+    from ._logging import configure_logging
+
+    given = sys.argv[1:] if argv is None else argv
+    configure_logging(verbose="--verbose" in _global_options(given), err=sys.stderr)
     parser = _parser(argv)
-    words = _command_words(sys.argv[1:] if argv is None else argv)
+    words = _command_words(given)
     if not words or words[0] not in _COMMAND_NAMES:
         from ._plugin_commands import run_plugin_command
 
@@ -318,10 +387,10 @@ def _command(argv: Sequence[str] | None) -> int:
     return EXIT_USAGE  # pragma: no cover - parser.error exits
 
 
-def _load(args: argparse.Namespace) -> Host:
+def _load(args: argparse.Namespace, surface: Surface | None = None) -> Host:
     from ..host._host import Host
 
-    return Host.load(args.config)
+    return Host.load(args.config, surface=surface)
 
 
 def _print_json(data: Any, out: TextIO) -> None:
@@ -376,9 +445,9 @@ def _plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if info.enabled:
             state += ", loaded" if info.loaded else ", NOT loaded"
         dist = f"{info.distribution} {info.version}" if info.distribution else "registered directly"
-        out.write(f"{info.name:<16} {dist:<32} {state}\n")
+        out.write(inert(f"{info.name:<16} {dist:<32} {state}", one_line=True) + "\n")
         if info.error:
-            out.write(f"  error: {info.error}\n")
+            out.write(f"  error: {inert(info.error)}\n")
     return EXIT_OK
 
 
@@ -386,7 +455,16 @@ def _plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    host = _load(args)
+    from .._surface import Surface
+
+    surface: Surface | None = None
+    if getattr(args, "surface", None) is not None:
+        try:
+            surface = Surface.of(args.surface)
+        except ValueError as exc:
+            print(f"toolwire: --surface: {exc}", file=err)
+            return EXIT_USAGE
+    host = _load(args, surface)
     registered = host.tools  # collected now: registration failures are reported before the listing
     _report_failures(host, err)
     if args.tools_command == "list":
@@ -415,19 +493,21 @@ def _tools(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 reason = reasons[t.name]
                 offered = "offered" if reason is None else "not offered"
                 line = f"{t.name:<{width}}  [{t.plugin}]  {offered:<11}  {summary}"
-                out.write(f"{line}  ({reason})\n" if reason else f"{line}\n")
+                line = f"{line}  ({reason})" if reason else line
+                out.write(inert(line, one_line=True) + "\n")
         return EXIT_OK
     if args.tools_command == "why":
         reason = _why_not_offered(host, [args.name], profile=args.profile)[args.name]
         if args.json:
             _print_json({"name": args.name, "offered": reason is None, "reason": reason}, out)
         else:
-            out.write(f"{args.name} is offered\n" if reason is None else f"{args.name}: {reason}\n")
+            line = f"{args.name} is offered" if reason is None else f"{args.name}: {reason}"
+            out.write(inert(line) + "\n")
         return EXIT_OK if reason is None or args.name in registered else EXIT_FAILED
     tool = registered.get(args.name)
     if tool is None:
         known = ", ".join(registered) or "none"
-        print(f"toolwire: no tool named {args.name!r}; tools: {known}", file=err)
+        print(inert(f"toolwire: no tool named {args.name!r}; tools: {known}"), file=err)
         return EXIT_FAILED
     if args.tools_command == "show":
         return _tools_show(host, tool, args, out, err)
@@ -442,7 +522,7 @@ def _listed_reasons(host: Host, tools: list[Any]) -> dict[str, str | None]:
     from .._selection import Selection, first_reason
 
     try:
-        selection = Selection.from_config(host.config, None, None)
+        selection = Selection.from_config(host.config, None, None, host.tools)
     except ValueError as exc:  # an undefined [tools] profile: no tool can be offered
         return {t.name: str(exc) for t in tools}
     trust = host.config.provider.trust_level
@@ -506,19 +586,57 @@ def _tools_show(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
         return EXIT_OK
     from ..host._host import HostError
 
+    if args.wire not in host.adapter_classes():
+        hint = _wire_plugin_hint(host, args.wire)
+        print(
+            f"toolwire: cannot render for {args.wire}: no provider adapter named "
+            f"{args.wire!r} is registered; {hint}",
+            file=err,
+        )
+        return EXIT_FAILED
     try:
         adapter = host.create_adapter(args.wire)
     except HostError as exc:
         print(f"toolwire: cannot render for {args.wire}: {exc}", file=err)
         return EXIT_FAILED
-    inner = getattr(adapter, "inner", adapter)
-    rendered = inner.render_tools((spec,))
-    _print_json(rendered, out)
-    from ..adapters._names import wire_notes
+    from ..adapters import ProviderError
 
-    for note in (*wire_notes(spec.name, rendered), *tool.schema_notes):
-        err.write(f"note: {note}\n")  # stdout stays the exact body; notes are for people
+    inner = getattr(adapter, "inner", adapter)
+    try:
+        rendered = inner.render_tools((spec,))
+        notes = inner.render_notes((spec,))
+    except ProviderError as exc:  # the API cannot take this tool at all
+        print(f"toolwire: {args.wire} cannot receive the tool {spec.name!r}: {exc}", file=err)
+        return EXIT_FAILED
+    _print_json(rendered, out)
+    for note in (*notes, *tool.schema_notes):
+        err.write(f"note: {inert(note)}\n")  # stdout stays the exact body; notes are for people
     return EXIT_OK
+
+
+def _wire_plugin_hint(host: Host, api: str) -> str:
+    """What to do for ``--wire api`` when no enabled plugin registers its adapter."""
+    plugin = WIRE_PLUGINS.get(api)
+    if plugin is None:
+        known = ", ".join(sorted((*host.adapter_classes(), "prompted")))
+        return f"the APIs this host can render for: {known}"
+    info = host.plugin_info(plugin)
+    if info is None:
+        return (
+            f"its adapter comes with the plugin {plugin!r}, which is not installed: install "
+            f"toolwire-{plugin} (./plugins/{plugin} in a clone of the repository) and add "
+            f'"{plugin}" to [plugins] enable'
+        )
+    if not info.enabled:
+        return (
+            f"its adapter comes with the plugin {plugin!r} ({info.distribution} "
+            f'{info.version}), which is installed but not enabled: add "{plugin}" to [plugins] '
+            f"enable (or set TOOLWIRE_PLUGINS={plugin} for one command)"
+        )
+    return (
+        f"its adapter comes with the plugin {plugin!r}, which is enabled but registered no "
+        f"adapter named {api!r}: {info.error or 'see toolwire plugins'}"
+    )
 
 
 def _tools_call(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -545,7 +663,7 @@ def _tools_call(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
     if args.json:
         _print_json(result_to_json(result), out)
     else:
-        text = result.model_text()
+        text = inert(result.model_text())
         stream = out if result.is_ok else err
         if not result.is_ok:
             stream.write(f"{result.status.value}: ")
@@ -556,23 +674,46 @@ def _tools_call(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
 def _report_failures(host: Host, err: TextIO) -> None:
     for info in host.plugins:
         if info.enabled and info.error:
-            print(f"toolwire: plugin {info.describe()} failed: {info.error}", file=err)
+            print(inert(f"toolwire: plugin {info.describe()} failed: {info.error}"), file=err)
+
+
+def _report_notice(host: Host, err: TextIO) -> None:
+    """Say so when the host's surface offers no tool because the config names none."""
+    notice = host.offer_notice
+    if notice is not None:
+        print(notice, file=err)
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 # -- run ---------------------------------------------------------------------------------------
 
 
 def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from .._defaults.policy import approved_in_advance
+    from .._surface import Surface
+    from ..config import load_config
+    from ..host._host import Host
+
+    config = run_config(load_config(args.config), args)
+    plugins: list[object] = []
     if args.show_wire:
-        from ..config import load_config
-        from ..host._host import Host
         from ._wire import WirePrinter, with_request_bodies
 
-        config = with_request_bodies(load_config(args.config))
-        host = Host.load(config, plugins=[WirePrinter(err)])
-    else:
-        host = _load(args)
+        config = with_request_bodies(config)
+        plugins.append(WirePrinter(err))
+    if args.approve_all:
+        config = approved_in_advance(config)
+    # On a terminal a person answers; piped or scripted, nobody does.
+    surface = Surface(name="run", interactive=_is_terminal(sys.stdin))
+    host = Host.load(config, plugins=plugins, surface=surface)
     _report_failures(host, err)
+    _report_notice(host, err)
     from ._render import run_cli
 
     return run_cli(
@@ -583,11 +724,60 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         deny_all=args.deny_all,
         stdin=sys.stdin,
         stdout=out,
+        options=run_options(args),
     )
 
 
+def run_config(config: Config, args: argparse.Namespace) -> Config:
+    """The config of one ``toolwire run``: ``--provider`` picks a ``[provider.NAME]`` block,
+    then ``-m`` and each ``-o KEY=VALUE`` change it, checked as the file's values are.
+
+    :raises ConfigError: naming the option, its value and what would be valid.
+    """
+    import attrs
+
+    from ..config import ConfigError, ProviderConfig, check_provider, structure_section
+
+    if args.provider is not None:
+        config = config.with_provider(args.provider)
+    provider = config.provider
+    if args.model is not None:
+        provider = attrs.evolve(provider, model=args.model)
+    fields = attrs.fields_dict(ProviderConfig)
+    for option in args.options or ():
+        key, sep, text = option.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ConfigError(f"-o {option!r}: expected KEY=VALUE, such as temperature=0.2")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text  # a plain word is a string
+        if key in fields and key not in ("options", "tool_dialects", "provider_tools"):
+            given = structure_section({key: value}, ProviderConfig, file="-o", path="$.provider")
+            provider = attrs.evolve(provider, **{key: getattr(given, key)})
+        else:
+            provider = attrs.evolve(provider, options={**provider.options, key: value})
+    check_provider(provider, "$.provider", "toolwire run -o/-m")
+    return attrs.evolve(config, provider=provider)
+
+
+def run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The run options ``--system``, ``-T`` and ``--tool-choice`` give (none when absent)."""
+    options: dict[str, Any] = {}
+    if args.system is not None:
+        options["system_prompt"] = args.system
+    if args.tools:
+        options["tools"] = list(dict.fromkeys(args.tools))
+    if args.tool_choice is not None:
+        options["tool_choice"] = args.tool_choice
+    return options
+
+
 def _chat(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    host = _load(args)
+    from ..host._host import Host
+
+    host = Host.load(args.config, surface="chat")
     _report_failures(host, err)
     from ._chat import run_chat
 
@@ -631,9 +821,9 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         ]
         if name in withdrawn:
             # A tool its plugin registers and then never offers is a setting left out.
-            findings.append(
-                {"code": "not-offered", "message": withdrawn[name], "severity": "error"}
-            )
+            severity, message = withdrawn[name]
+            code = "not-offered" if severity == "error" else "offered-when-relevant"
+            findings.append({"code": code, "message": message, "severity": severity})
         report["tools"].append({"name": name, "plugin": tool.plugin, "findings": findings})
     failed = [p for p in host.plugins if p.enabled and p.error]
     unusable = [
@@ -647,19 +837,19 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if problems:
             out.write("provider: FAIL\n")
             for problem in problems:
-                out.write(f"  {problem}\n")
+                out.write(f"  {inert(problem)}\n")
         else:
             out.write(f"provider {provider['adapter']} (model {provider['model'] or '-'}): ok\n")
         for info in host.plugins:
             mark = "FAIL" if info.error and info.enabled else ("ok" if info.enabled else "off")
-            out.write(f"plugin {info.describe()}: {mark}\n")
+            out.write(inert(f"plugin {info.describe()}: {mark}", one_line=True) + "\n")
             if info.error and info.enabled:
-                out.write(f"  {info.error}\n")
+                out.write(f"  {inert(info.error)}\n")
         for entry in report["tools"]:
             status = "ok" if not entry["findings"] else f"{len(entry['findings'])} finding(s)"
-            out.write(f"tool {entry['name']} [{entry['plugin']}]: {status}\n")
+            out.write(inert(f"tool {entry['name']} [{entry['plugin']}]: {status}") + "\n")
             for finding in entry["findings"]:
-                out.write(f"  {finding['code']}: {finding['message']}\n")
+                out.write(f"  {inert(finding['code'])}: {inert(finding['message'])}\n")
     return EXIT_FAILED if failed or problems or unusable else EXIT_OK
 
 
@@ -694,14 +884,15 @@ def render_init_config(plugins: Sequence[str]) -> str:
         "",
         "[provider]",
         "# The API adapter: openai-chat, openai-responses, anthropic-messages, llamacpp, or",
-        "# scripted (the in-box test model). Unset: llamacpp when that plugin is enabled, else",
-        "# scripted.",
+        "# scripted (the in-box test model, only when named here). Unset: llamacpp when that",
+        "# plugin is enabled, else none, and a run is refused saying what to set.",
         '# adapter = "openai-chat"',
         "stream = true                            # show the answer as it is written",
         '# base_url = "http://localhost:11434/v1"   # OpenAI-compatible hosts end in /v1',
         '# model = "qwen3:4b"',
         '# api_key_env = "OPENAI_API_KEY"          # the variable holding the key (never stored)',
         '# trust = "medium"                        # low | medium | high | self_hosted',
+        '# data_security = "self_hosted"           # the provider runs on your own machines',
         "",
         "[loop]",
         "max_rounds = 10",
@@ -710,12 +901,28 @@ def render_init_config(plugins: Sequence[str]) -> str:
         'unknown_tool = "return_error"            # return_error | fail | rewrite:<tool>',
         "",
         "[tools]",
-        "# Which tools models are offered; leave out to offer every tool of the enabled plugins.",
+        "# Which tools models are offered. Left out: every tool of the enabled plugins on",
+        "# interactive surfaces (run on a terminal, chat, the web chat on loopback), and none on",
+        "# hosted ones (batch, mcp serve, a web chat on a network address).",
         '# enable = ["calculator"]',
         "# deny = []",
         "",
+        "# Tools per surface (run, chat, web, batch, mcp-serve, or an application's own):",
+        "# an empty allow list allows every tool; deny always wins.",
+        "# [surfaces.batch]",
+        '# allow = ["calculator"]',
+        "# deny = []",
+        "",
         "[policy]",
-        '# require_approval = ["destructive", "external_spend"]',
+        "# Side effects a person agrees to first: interactive surfaces (run on a terminal, chat,",
+        "# the web chat) ask before each such call; unattended ones (batch, mcp serve, run",
+        "# without a terminal) refuse it. Set [] to run them without asking.",
+        'guarded = ["destructive", "external_spend", "payment", "shell"]',
+        "# Guarded side effects unattended surfaces run anyway (nobody is asked).",
+        "unattended_allow = []",
+        "# Side effects every surface asks about (a run with nobody to ask ends deferred).",
+        "# require_approval = []",
+        "# Side effects no surface runs.",
         "# deny = []",
         "",
     ]

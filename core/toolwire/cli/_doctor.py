@@ -42,30 +42,63 @@ def provider_problems(host: Host) -> list[str]:
     return []
 
 
-def withdrawn_tools(host: Host) -> dict[str, str]:
-    """The tools selected for every round that their plugin never offers with this config, each
-    with why (a plugin's resolver withdraws, for example, a search tool without a backend)."""
+class _Watched(tuple):  # type: ignore[type-arg]
+    """The messages of the doctor's request, noting whether a resolver read them."""
+
+    read = False
+
+    def __iter__(self) -> Any:
+        self.read = True
+        return super().__iter__()
+
+    def __getitem__(self, index: Any) -> Any:
+        self.read = True
+        return super().__getitem__(index)
+
+    def __len__(self) -> int:
+        self.read = True
+        return super().__len__()
+
+
+def withdrawn_tools(host: Host) -> dict[str, tuple[str, str]]:
+    """The tools selected for every round that a round may leave out, each with its severity
+    and why.
+
+    A resolver that withdraws the tool without reading the conversation withdraws it from
+    every conversation (``error``: a search tool without a backend); one that read the
+    conversation first offers the tool when a conversation calls for it (``info``: the basics
+    tools' relevance test).
+    """
     from .._request import OfferRequest
     from ..messages import UserMessage
     from ..tools import Activation
 
     provider = host.provider_config
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, str]] = {}
     for name, tool in host.tools.items():
         if tool.activation is not Activation.SELECTED:
             continue  # offered from the conversation: nothing to judge without one
+        messages = _Watched((UserMessage("doctor"),))
         request = OfferRequest(
             run_id="doctor",
             round=1,
-            messages=(UserMessage("doctor"),),
+            messages=messages,
             api=provider.adapter or "",
             model=provider.model,
             provider_trust=provider.trust_level,
             settings=_settings(host, tool),
         )
         reason = _withdrawn(host, tool, request)
-        if reason is not None:
-            out[name] = reason
+        if reason is None:
+            continue
+        if messages.read:
+            out[name] = (
+                "info",
+                "offered when the conversation calls for it: its plugin reads the conversation "
+                "before offering it",
+            )
+        else:
+            out[name] = ("error", reason)
     return out
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 if TYPE_CHECKING:
+    from ..host._discovery import PluginInfo
     from ..host._host import Host
 
 CommandRun = Callable[[argparse.Namespace, "Host"], "int | Awaitable[int]"]
@@ -57,28 +58,29 @@ def run_plugin_command(
 ) -> int | None:
     """Run ``argv`` when its command is a plugin's; None when it is not (the CLI goes on).
 
-    ``--config PATH`` before the command is honoured. A command name no plugin answers is left
-    to the CLI's own parser, which reports it.
+    ``--config PATH`` before the command is honoured, and after it too (up to a ``--``). A
+    command name no plugin answers is left to the CLI's own parser, which reports it.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     config: str | None = None
     index = 0
     while index < len(args):
-        arg = args[index]
-        if arg == "--config" and index + 1 < len(args):
-            config = args[index + 1]
-            index += 2
-            continue
-        if arg.startswith("--config="):
-            config = arg.split("=", 1)[1]
+        found = _config_at(args, index)
+        if found is not None:
+            config, index = found
+        elif args[index] == "--verbose":
             index += 1
-            continue
-        break
+        else:
+            break
     if index >= len(args) or args[index].startswith("-"):
         return None
     name = args[index]
     if name in _builtin_commands(parser):
         return None
+    # `--config PATH` after the command too: a client that launches `toolwire mcp serve` puts
+    # its options after the command, and may not pass the environment on.
+    rest, later = _take_config(args[index + 1 :])
+    config = later if later is not None else config
     from ..config import ConfigError
     from ..host._host import Host
 
@@ -89,13 +91,96 @@ def run_plugin_command(
         return 2
     command = plugin_commands(host).get(name)
     if command is None:
+        hint = _why_missing(name, host)
         _close(host)
-        return None
+        if hint is None:
+            return None
+        print(f"toolwire: {hint}", file=sys.stderr)
+        return 2
     sub = argparse.ArgumentParser(prog=f"{parser.prog} {name}", description=command.help)
     if command.configure is not None:
         command.configure(sub)
-    parsed = sub.parse_args(args[index + 1 :])
+    parsed = sub.parse_args(rest)
     return _run(command, parsed, host)
+
+
+def _config_at(args: Sequence[str], index: int) -> tuple[str, int] | None:
+    """The path of a ``--config PATH`` or ``--config=PATH`` option at ``args[index]``, and the
+    index after it; None when there is none."""
+    arg = args[index] if index < len(args) else ""
+    if arg == "--config" and index + 1 < len(args):
+        return args[index + 1], index + 2
+    if arg.startswith("--config="):
+        return arg.split("=", 1)[1], index + 1
+    return None
+
+
+def _take_config(args: Sequence[str]) -> tuple[list[str], str | None]:
+    """``args`` without the ``--config PATH`` (or ``--config=PATH``) options they hold before a
+    ``--``, and the last path given (None when none is)."""
+    rest: list[str] = []
+    config: str | None = None
+    index = 0
+    while index < len(args):
+        if args[index] == "--":
+            rest.extend(args[index:])
+            break
+        found = _config_at(args, index)
+        if found is None:
+            rest.append(args[index])
+            index += 1
+        else:
+            config, index = found
+    return rest, config
+
+
+COMMANDS_GROUP = "toolwire.commands"
+"""The entry-point group where a distribution declares the commands its plugin adds (``mcp =
+"toolwire_mcp._plugin"``: the command's name, the plugin's module), so that ``toolwire mcp``
+can name the plugin to enable without importing anything."""
+
+
+def _why_missing(name: str, host: Host) -> str | None:
+    """What to do when no loaded plugin adds the command ``name`` but an installed one would:
+    enable it, or see why it did not load. None when no installed plugin declares the command
+    (in ``toolwire.commands``) or is named after it. Entry-point metadata only: no plugin is
+    imported."""
+    from ..host._entrypoints import entry_points_of
+
+    declared = [ep for ep in entry_points_of(COMMANDS_GROUP) if ep.name == name]
+
+    def declares(info: PluginInfo) -> bool:
+        return any(
+            (ep.distribution is not None and ep.distribution == info.distribution)
+            or ep.value == info.value
+            for ep in declared
+        )
+
+    installed = [info for info in host.plugins if info.distribution or info.value]
+    found = [info for info in installed if declares(info)] or [
+        info for info in installed if info.name == name
+    ]
+    for info in found:
+        if not info.enabled:
+            config = host.config
+            if config.enabled_from:  # $TOOLWIRE_PLUGINS decides, not the file
+                how = f"add {info.name} to ${config.enabled_from.lstrip('$')}"
+            else:
+                where = config.origin_of("$.plugins.enable") or config.source or "toolwire.toml"
+                how = (
+                    f'add "{info.name}" to [plugins] enable in {where}, or set '
+                    f"TOOLWIRE_PLUGINS={info.name} for one command"
+                )
+            return (
+                f"the command {name!r} comes from the plugin {info.describe()}, which is "
+                f"installed but not enabled; to enable it, {how}"
+            )
+        if not info.loaded or info.error:
+            return (
+                f"the command {name!r} comes from the plugin {info.name!r}, which is enabled "
+                f"but did not load: {info.error or 'see toolwire plugins'}"
+            )
+    return None
 
 
 def plugin_commands(host: Host) -> dict[str, CliCommand]:

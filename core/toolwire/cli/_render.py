@@ -11,12 +11,18 @@ delta adds, so a long argument costs time linear in its size. ``toolwire run`` a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import re
+import signal
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+import unicodedata
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from .._effects import SideEffect
+from ..chat import Grant, GrantError, Grants, GrantStore, tool_server
 from ..events import (
     ArgumentScanner,
     ContentFiltered,
@@ -49,8 +55,10 @@ from ..loop._codec import REDACTED, redact_arguments
 from ..loop._loop import ToolCallingLoop
 from ..loop._run import Approve, Decision, DeferredRequest, Deny, Run
 from ..loop._state import Approver
-from ..messages import ToolCall
+from ..messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
 from ..tools._result import Source, ToolResult, ToolStatus
+from ._markdown import LineStyler, has_markdown
+from ._text import inert
 
 if TYPE_CHECKING:
     from ..host._host import Host
@@ -63,16 +71,38 @@ ARGUMENT_LIMIT = 2000
 RESULT_LIMIT = 64 * 1024
 """Characters of a result an expanded card shows."""
 _BAR_WIDTH = 20
+_MIN_BAR_WIDTH = 6
 _CATCH_UP_TURNS = 100
-
-# Control characters from a model, a tool or a page would move the cursor, recolour or retitle
-# the terminal: every one but newline and tab is shown as a visible replacement.
-_INERT = {c: "\ufffd" for c in (*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)) if c not in (9, 10)}
+_SGR_CODE = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def inert(text: str) -> str:
-    """``text`` with every control character but newline and tab replaced (safe to print)."""
-    return text.translate(_INERT)
+def cells(text: str) -> int:
+    """The terminal columns ``text`` takes (colour codes take none; wide characters two;
+    combining marks none)."""
+    text = _SGR_CODE.sub("", text)
+    if text.isascii():
+        return len(text)
+    width = 0
+    for char in text:
+        if unicodedata.combining(char) or char in "\u200d\ufe0f":
+            continue
+        width += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return width
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` (no colour codes) cut to ``width`` columns, with "…" when cut."""
+    if cells(text) <= width:
+        return text
+    out: list[str] = []
+    used = 0
+    for char in text:
+        size = cells(char)
+        if used + size > width - 1:
+            break
+        out.append(char)
+        used += size
+    return "".join(out) + "…"
 
 
 def _preview(text: str, limit: int) -> str:
@@ -151,6 +181,8 @@ _SGR = {
     "warn": "33",
     "tool": "36",
     "key": "35",
+    "italic": "3",
+    "underline": "4",
 }
 
 
@@ -169,11 +201,12 @@ class _Palette:
 class _Card:
     """What the renderer keeps of one call's card while its arguments stream."""
 
-    __slots__ = ("call_id", "hidden", "key", "name", "pieces", "scanner", "shown")
+    __slots__ = ("call_id", "hidden", "key", "label", "name", "pieces", "scanner", "shown")
 
-    def __init__(self, call_id: str, name: str) -> None:
+    def __init__(self, call_id: str, name: str, label: str) -> None:
         self.call_id = call_id
         self.name = name
+        self.label = label  # how lines outside its header name the call
         self.scanner = ArgumentScanner()
         self.key: str | None = None  # the key whose value is arriving
         self.shown = 0  # characters of that value written
@@ -185,7 +218,7 @@ _STATUS_MARK = {
     ToolStatus.OK: ("✓", "ok"),
     ToolStatus.ERROR: ("✗", "bad"),
     ToolStatus.BLOCKED: ("⊘", "bad"),
-    ToolStatus.DENIED: ("✗ denied:", "bad"),
+    ToolStatus.DENIED: ("✗", "bad"),
 }
 
 
@@ -209,6 +242,13 @@ class TerminalRenderer:
         ``out`` is a terminal. ``NO_COLOR`` in the environment turns the colour off.
     :param expanded: show every argument and result in full (default: values over
         :data:`ARGUMENT_LIMIT` characters are cut, a result is one preview line).
+    :param title_of: a tool's title as people read it (``Host.tool_display``, translated by
+        ``[i18n]``); default the tool's own.
+
+    When several calls are open at once, every result and progress line names its call. The
+    transient line always fits the terminal's width (measured at each draw), so a narrow or
+    resized terminal keeps no stale copies; call :meth:`resized` on ``SIGWINCH`` to redraw it
+    at once. Answers are styled as Markdown line by line (:mod:`~toolwire.cli._markdown`).
     """
 
     def __init__(
@@ -218,11 +258,19 @@ class TerminalRenderer:
         tool_of: Callable[[str], Tool | None] | None = None,
         live: bool | None = None,
         expanded: bool = False,
+        title_of: Callable[[Tool], str | None] | None = None,
     ) -> None:
         self.out = out
         self.live = _is_terminal(out) if live is None else live
         self.expanded = expanded
         self._tool_of = tool_of
+        self._title_of = title_of
+        self._transient_cells = 0  # columns the transient line took when drawn
+        self._transient_fit: Callable[[int], str] | None = None  # draws it for a width
+        self._opened = 0  # cards opened in this run (past one, lines name their call)
+        self._provider: set[str] = set()  # open cards of calls the provider runs
+        self._answer = ""  # the streamed answer's line being written (live only)
+        self._styler = LineStyler(self._paint_style)
         self._paint = _Palette(self.live and not os.environ.get("NO_COLOR"))
         self._streamed = False
         self._line_open = False  # the cursor is after streamed text, not at a line start
@@ -235,10 +283,33 @@ class TerminalRenderer:
 
     # -- writing ---------------------------------------------------------------------------
 
+    def _paint_style(self, style: str, text: str) -> str:
+        return self._paint(style, text)
+
+    def columns(self) -> int:
+        """The terminal's width now (80 when it cannot be asked)."""
+        try:
+            return os.get_terminal_size(self.out.fileno()).columns or 80
+        except (AttributeError, ValueError, OSError):
+            return 80
+
     def _clear(self) -> None:
         if self._transient is not None:
-            self.out.write("\r\x1b[2K")
+            # A terminal made narrower since the line was drawn may have wrapped it: clear
+            # every row it takes now.
+            rows = max(1, -(-self._transient_cells // max(1, self.columns())))
+            self.out.write("\r\x1b[2K" + "\x1b[1A\x1b[2K" * (rows - 1))
             self._transient = None
+            self._transient_cells = 0
+
+    def resized(self) -> None:
+        """The terminal changed size: draw the transient line again, fitted to the new width."""
+        shown, fitted = self._transient, self._transient_fit
+        if shown is None:
+            return
+        self._clear()
+        self._status(shown, fitted)
+        self.out.flush()
 
     def _line(self, text: str) -> None:
         """Write ``text`` as whole line(s), ending whatever the cursor was in."""
@@ -246,20 +317,29 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
         self._current = None
         self.out.write(text + "\n")
 
-    def _status(self, text: str) -> None:
-        """Show ``text`` on the transient line (live only; plain output has none)."""
+    def _status(self, text: str, fitted: Callable[[int], str] | None = None) -> None:
+        """Show ``text`` on the transient line (live only; plain output has none), cut to the
+        terminal's width (``fitted`` makes the line for a width, when cutting is not enough)."""
         if not self.live or self._transient == text:
             return
         self._clear()
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
         self._current = None
-        self.out.write(text)
+        width = self.columns() - 1
+        shown = fitted(width) if fitted is not None else text
+        if cells(shown) > width:
+            shown = self._paint("dim", fit(_SGR_CODE.sub("", shown), width))
+        self.out.write(shown)
         self._transient = text
+        self._transient_fit = fitted
+        self._transient_cells = cells(shown)
 
     def pause(self) -> None:
         """Clear the transient line and end an open line, so a prompt starts on a clean line."""
@@ -267,6 +347,7 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
         self._current = None
         self.out.flush()
 
@@ -281,6 +362,7 @@ class TerminalRenderer:
             if self._ending is not None:  # the last run was not settled
                 self._finish()
             self._shown.clear()
+            self._opened = 0
         if isinstance(event, RoundStarted):
             self._streamed = False
         if isinstance(event, TextDelta):
@@ -290,7 +372,7 @@ class TerminalRenderer:
         elif isinstance(event, ThinkingDelta):
             self._status(self._paint("dim", "⋯ the model is thinking…"))
         elif isinstance(event, ToolCallStarted):
-            self._open(event.call_id, event.name)
+            self._open(event.call_id, event.name, event.provider_executed)
         elif isinstance(event, ToolCallArgumentsDelta):
             self._arguments_delta(event.call_id, event.delta)
         elif isinstance(event, ToolCallCompleted):
@@ -356,42 +438,97 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
         self._cards.clear()
         self._current = None
         self._write_sources()
 
     def _text(self, text: str) -> None:
+        if not self._streamed:
+            self._styler.reset()
+            self._answer = ""
         self._streamed = True
         self._clear()
         if self._current is not None:  # text after a card
             if self._line_open:
                 self.out.write("\n")
             self._current = None
-        self.out.write(inert(text))
-        self._line_open = not text.endswith("\n")
+            self._answer = ""
+        text = inert(text)
+        if not self.live:
+            self.out.write(text)
+            self._line_open = not text.endswith("\n")
+            return
+        # Each line is written as it arrives, then styled in place once it is complete.
+        *complete, rest = text.split("\n")
+        for piece in complete:
+            self.out.write(piece)
+            self._restyle(self._answer + piece)
+            self.out.write("\n")
+            self._answer = ""
+        if rest:
+            self.out.write(rest)
+            self._answer += rest
+        self._line_open = bool(rest) or (not complete and self._line_open)
+
+    def _restyle(self, line: str) -> None:
+        """Draw the complete ``line`` (just written, cursor at its end) again, styled."""
+        if not self._paint.on or not line or not has_markdown(line):
+            self._styler.style(line)  # keeps the fence state
+            return
+        styled = self._styler.style(line)
+        if styled == line:
+            return
+        rows = max(1, -(-cells(line) // max(1, self.columns())))
+        if rows > 4:  # a long paragraph: leave it as written rather than redraw many rows
+            return
+        self.out.write("\r\x1b[2K" + "\x1b[1A\x1b[2K" * (rows - 1) + styled)
+
+    def _answer_text(self, text: str) -> None:
+        """A whole answer at once (not streamed), styled line by line."""
+        self._styler.reset()
+        lines = inert(text).rstrip("\n").split("\n")
+        styled = [self._styler.style(line) for line in lines] if self._paint.on else lines
+        self.out.write("\n".join(styled) + "\n")
 
     def _response(self, event: ResponseReceived) -> None:
         self._clear()
+        if self._answer and self.live:
+            self._restyle(self._answer)
+            self._answer = ""
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
             self._current = None
         text = event.message.text
         if text and not self._streamed:
-            text = inert(text)
-            self.out.write(text if text.endswith("\n") else text + "\n")
+            self._answer_text(text)
         for call in event.message.tool_calls:
             if call.id not in self._shown:
                 self._complete(call)
+        for call_id in sorted(self._provider):
+            card = self._cards.get(call_id)
+            if card is not None:
+                self._close(call_id, card.name, self._paint("ok", "◆ run by the provider"))
+        self._provider.clear()
 
     # -- cards -----------------------------------------------------------------------------
 
-    def _header(self, name: str) -> str:
+    def _title(self, name: str) -> str:
         tool = self._tool_of(name) if self._tool_of is not None else None
+        if tool is None:
+            return inert(name, one_line=True)
+        title = self._title_of(tool) if self._title_of is not None else None
+        return inert(title or tool.title or name, one_line=True)
+
+    def _header(self, name: str, provider: bool = False) -> str:
+        tool = None if provider else self._tool_of(name) if self._tool_of is not None else None
         paint = self._paint
         if tool is None:
-            return f"╭ {paint('bold', inert(name))}"
-        title = inert(tool.title or name)
+            tag = paint("dim", " · run by the provider") if provider else ""
+            return f"╭ {paint('bold', inert(name))}{tag}"
+        title = self._title(name)
         icon = f"{inert(tool.icon)} " if tool.icon else ""
         parts = [f"╭ {icon}{paint('bold', title)}"]
         if title != name:
@@ -402,13 +539,22 @@ class TerminalRenderer:
         parts.append(paint("dim", f"· {risk}"))
         return " ".join(parts)
 
-    def _open(self, call_id: str, name: str) -> _Card:
+    def _open(self, call_id: str, name: str, provider: bool = False) -> _Card:
         card = self._cards.get(call_id)
         if card is None:
-            card = self._cards[call_id] = _Card(call_id, name)
-            self._line(self._header(name))
+            card = self._cards[call_id] = _Card(call_id, name, self._title(name))
+            self._opened += 1
+            self._line(self._header(name, provider))
             self._current = card
         return card
+
+    def _naming(self, call_id: str) -> str:
+        """How a line outside a card's arguments names its call: by title when another card is
+        open too, so each result and progress line is read under the right call."""
+        card = self._cards.get(call_id)
+        if card is None or self._opened < 2:
+            return ""
+        return f"{card.label}: "
 
     def _arguments_delta(self, call_id: str, delta: str) -> None:
         card = self._cards.get(call_id)
@@ -437,6 +583,7 @@ class TerminalRenderer:
         if self._line_open:
             self.out.write("\n")
             self._line_open = False
+            self._answer = ""
         self._current = card
         if card.key is not None:
             continued = self._paint("dim", f"│ ({inert(card.name)}) ")
@@ -464,7 +611,7 @@ class TerminalRenderer:
 
     def _complete(self, call: ToolCall) -> None:
         """The call is complete: finish its arguments (or write them, when none streamed)."""
-        card = self._open(call.id, call.name)
+        card = self._open(call.id, call.name, call.provider_executed)
         self._end_value(card)
         if card.pieces == 0 and call.arguments:
             self._clear()
@@ -485,32 +632,47 @@ class TerminalRenderer:
             )
         self._shown.add(call.id)
         if call.provider_executed:
-            self._cards.pop(call.id, None)
-            self._line(self._paint("ok", "╰ ◆ run by the provider"))
+            # Its result, when the provider reports one, closes this same card; the end of the
+            # answer closes it otherwise.
+            self._provider.add(call.id)
 
     def _started(self, event: ToolStarted) -> None:
         if event.call_id not in self._cards:  # a resumed call, or one no event announced
             self._open(event.call_id, event.name)
             self._complete(ToolCall(id=event.call_id, name=event.name, arguments=event.arguments))
-        self._status(self._paint("dim", "│ ⏵ running…"))
+        self._status(self._paint("dim", f"│ ⏵ {self._naming(event.call_id)}running…"))
 
     def _progress(self, event: ToolProgress) -> None:
-        message = inert(event.message)
+        message = inert(event.message, one_line=True)
         fraction = event.fraction
+        naming = self._naming(event.call_id)
         if not self.live:
             shown = f" ({fraction:.0%})" if fraction is not None else ""
-            self._line(f"│ … {message}{shown}")
+            self._line(f"│ … {naming}{message}{shown}")
             return
         if fraction is None:
-            self._status(self._paint("dim", f"│ ⏵ {message}"))
+            self._status(self._paint("dim", f"│ ⏵ {naming}{message}"))
             return
-        filled = round(max(0.0, min(1.0, fraction)) * _BAR_WIDTH)
-        bar = "█" * filled + "░" * (_BAR_WIDTH - filled)
-        self._status(f"│ {self._paint('tool', bar)} {fraction:4.0%} {self._paint('dim', message)}")
+        done = max(0.0, min(1.0, fraction))
+        paint = self._paint
+
+        def line(width: int) -> str:
+            # The bar shrinks before the message is cut: "│ " name, bar, " 100% ", message.
+            room = width - 2 - cells(naming) - 6
+            bar_width = max(_MIN_BAR_WIDTH, min(_BAR_WIDTH, room - min(cells(message), 12)))
+            filled = round(done * bar_width)
+            bar = "█" * filled + "░" * (bar_width - filled)
+            text = fit(message, max(1, room - bar_width)) if room - bar_width > 1 else ""
+            head = fit(naming, max(0, width - bar_width - 8)) if naming else ""
+            return f"│ {head}{paint('tool', bar)} {fraction:4.0%} {paint('dim', text)}".rstrip()
+
+        key = f"│ {naming}{done:.4f} {message}"
+        self._status(key, line)
 
     def _result(self, call_id: str, name: str, result: ToolResult) -> None:
         if call_id not in self._cards:
             self._open(call_id, name)
+        naming = self._naming(call_id)
         self._cards.pop(call_id, None)
         for source in result.sources:
             known = self._sources.get(source.url)
@@ -526,7 +688,9 @@ class TerminalRenderer:
             body = inert(text).replace("\n", "\n│   ")
         else:
             body = inert(_result_line(result))
-        self._line(f"╰ {self._paint(style, mark)} {body}")
+        if result.status is ToolStatus.DENIED:
+            body = f"denied: {body}"
+        self._line(f"╰ {self._paint(style, mark)} {self._paint('bold', naming)}{body}")
         for source in {s.url: s for s in result.sources}.values():
             title = f"{inert(source.title)} — " if source.title else ""
             self._line(self._paint("dim", f"  ↳ {title}{inert(source.url)}"))
@@ -535,8 +699,37 @@ class TerminalRenderer:
         """End a call's card with ``text`` (a call the host answered without running it)."""
         if call_id not in self._cards:
             self._open(call_id, name)
+        naming = self._naming(call_id)
         self._cards.pop(call_id, None)
-        self._line(f"╰ {text}")
+        self._line(f"╰ {naming}{text}")
+
+    def replay(self, messages: Iterable[Message], prompt: str = "› ") -> None:
+        """Show a saved conversation's turns again: each prompt, each call's card with its
+        arguments and result, each answer (styled), and the sources of each turn."""
+        results: dict[str, ToolResult] = {}
+        for message in messages:
+            if isinstance(message, ToolResultMessage):
+                results[message.call_id] = message.result
+        for message in messages:
+            if isinstance(message, UserMessage):
+                self._finish()
+                self._line(f"{prompt}{inert(message.text)}")
+            elif isinstance(message, AssistantMessage):
+                self._streamed = False
+                if message.text:
+                    self.pause()
+                    self._answer_text(message.text)
+                for call in message.tool_calls:
+                    self._complete(call)
+                    result = results.get(call.id)
+                    if result is not None:
+                        self._result(call.id, call.name, result)
+                    elif call.provider_executed:
+                        self._close(call.id, call.name, self._paint("ok", "◆ run by the provider"))
+                self._provider.clear()
+        self._cards.clear()
+        self._finish()
+        self.out.flush()
 
     def _write_sources(self) -> None:
         if not self._sources:
@@ -549,10 +742,32 @@ class TerminalRenderer:
         self._sources.clear()
 
 
+def argument_lines(arguments: Mapping[str, Any]) -> list[str]:
+    """Every argument whole, as an approval shows them: ``key: value``, a text as written
+    (continued lines indented), anything else as indented JSON; all of it :func:`inert`."""
+    lines: list[str] = []
+    for key, value in arguments.items():
+        shown = (
+            value
+            if isinstance(value, str)
+            else json.dumps(value, ensure_ascii=False, indent=2, default=str)
+        )
+        first, *rest = inert(shown).split("\n")
+        lines.append(f"  {inert(key, one_line=True)}: {first}")
+        lines.extend(f"    {line}" for line in rest)
+    return lines
+
+
 class ApprovalPrompter:
-    """Asks on a terminal whether each call that needs approval may run: ``y`` runs it, ``n``
-    denies it (with an optional message for the model), ``e`` edits its arguments (JSON) and
-    runs it. End of input defers the call (the run ends with it deferred).
+    """Asks on a terminal whether each call that needs approval may run.
+
+    The question shows every argument whole; arguments longer than the screen show their
+    start and ``v`` opens all of them in ``$PAGER`` (``less``). ``y`` runs the call, ``n``
+    denies it (with an optional message for the model), ``e`` edits its arguments as indented
+    JSON in ``$VISUAL`` / ``$EDITOR`` (one line typed at the prompt without one), checked against
+    the tool's schema before the call runs, ``a`` runs it and allows such calls from now on (in
+    this conversation or always, by tool, MCP server or side effect; needs ``grants``). End of
+    input defers the call (the run ends with it deferred).
 
     :param sensitive: a function giving the sensitive argument names of a tool (shown as
         ``[redacted]`` in the prompt).
@@ -560,6 +775,12 @@ class ApprovalPrompter:
         of input); default: write the question to ``stdout`` and read a line of ``stdin``.
     :param renderer: the :class:`TerminalRenderer` showing the run: the question waits until
         the call's card is complete on screen.
+    :param tool_of: the registered tool of a name (its schema checks edited arguments, its
+        side effects are offered as grants).
+    :param grants: the conversation's :class:`~toolwire.chat.Grants` (None: nothing is granted
+        ahead and ``a`` is not offered).
+    :param server_of: the MCP server of a tool, for a grant by server.
+    :param on_granted: told of each grant made here (the chat saves the conversation's ones).
     """
 
     def __init__(
@@ -570,12 +791,20 @@ class ApprovalPrompter:
         sensitive: Any = None,
         ask: Callable[[str], Awaitable[str | None]] | None = None,
         renderer: TerminalRenderer | None = None,
+        tool_of: Callable[[str], Tool | None] | None = None,
+        grants: Grants | None = None,
+        server_of: Callable[[Tool], str | None] | None = None,
+        on_granted: Callable[[], None] | None = None,
     ) -> None:
         self.stdin = stdin
         self.stdout = stdout
         self._sensitive = sensitive
         self._asker = ask
         self._renderer = renderer
+        self._tool_of = tool_of
+        self.grants = grants
+        self._server_of = server_of
+        self._on_granted = on_granted
 
     async def _ask(self, question: str) -> str | None:
         if self._asker is not None:
@@ -585,6 +814,12 @@ class ApprovalPrompter:
         self.stdout.flush()
         line = await asyncio.to_thread(self.stdin.readline)
         return line.strip() if line else None
+
+    def _rows(self) -> int:
+        try:
+            return os.get_terminal_size(self.stdout.fileno()).lines or 24
+        except (AttributeError, ValueError, OSError):
+            return 24
 
     async def __call__(self, request: DeferredRequest) -> Decision | None:
         renderer = self._renderer
@@ -596,18 +831,37 @@ class ApprovalPrompter:
                     break
                 await asyncio.sleep(0)
             renderer.pause()
+        tool = self._tool_of(request.tool) if self._tool_of is not None else None
+        server = self._server_of(tool) if tool is not None and self._server_of else None
+        if self.grants is not None:
+            granted = self.grants.covering(request, tool, server)
+            if granted is not None:
+                grant, lasting = granted
+                where = "always" if lasting else "in this conversation"
+                self.stdout.write(f"│ ✓ runs without asking: {grant.label} is allowed {where}\n")
+                self.stdout.flush()
+                return Approve()
         arguments = request.arguments
         if self._sensitive is not None:
             arguments = redact_arguments(arguments, self._sensitive(request.tool))
-        self.stdout.write(
-            f"{request.tool}({inert(format_arguments(arguments))}) needs approval: "
-            f"{inert(request.detail)}\n"
-        )
-        self.stdout.flush()
+        lines = argument_lines(arguments)
+        room = max(3, self._rows() - 6)
+        out = self.stdout
+        out.write(f"{inert(request.tool, one_line=True)} needs approval: {inert(request.detail)}\n")
+        out.write("\n".join(lines[:room]) + ("\n" if lines else ""))
+        long = len(lines) > room
+        if long:
+            out.write(f"  … {len(lines) - room} more lines: [v] shows every line\n")
+        out.flush()
+        choices = "[y]es / [n]o / [e]dit"
+        if long:
+            choices += " / [v]iew all"
+        if self.grants is not None and tool is not None:
+            choices += " / [a]llow from now on"
         while True:
-            answer = await self._ask("Run it? [y]es / [n]o / [e]dit arguments: ")
+            answer = await self._ask(f"Run it? {choices}: ")
             if answer is None:
-                self.stdout.write("\n")
+                out.write("\n")
                 return None
             choice = answer.lower()
             if choice in ("y", "yes"):
@@ -615,28 +869,153 @@ class ApprovalPrompter:
             if choice in ("n", "no"):
                 message = await self._ask("Message for the model (empty for the default): ")
                 return Deny(message) if message else Deny()
+            if choice in ("v", "view"):
+                await page("\n".join([f"{request.tool} arguments:", *lines]) + "\n", out)
+                continue
+            if choice in ("a", "allow") and self.grants is not None and tool is not None:
+                if await self._grant(tool, server):
+                    return Approve()
+                continue
             if choice in ("e", "edit"):
-                current = json.dumps(dict(arguments), ensure_ascii=False, default=str)
-                self.stdout.write(f"Current arguments: {current}\n")
-                if arguments is not request.arguments:
-                    self.stdout.write(f"(a value left as {REDACTED!r} keeps what it was)\n")
-                while True:
-                    text = await self._ask("New arguments (a JSON object): ")
-                    if text is None:
-                        return None
-                    try:
-                        edited = json.loads(text)
-                    except json.JSONDecodeError as exc:
-                        self.stdout.write(f"Not valid JSON: {exc}\n")
-                        continue
-                    if not isinstance(edited, dict):
-                        self.stdout.write(f"Expected a JSON object, got {type(edited).__name__}\n")
-                        continue
-                    for key, value in edited.items():
-                        if value == REDACTED and key in request.arguments:
-                            edited[key] = request.arguments[key]
-                    return Approve(arguments=edited)
-            self.stdout.write(f"Please answer y, n or e (got {answer!r}).\n")
+                edited = await self._edit(request, arguments, tool)
+                if edited is None:
+                    continue
+                return Approve(arguments=edited)
+            out.write(f"Please answer one of {choices} (got {answer!r}).\n")
+
+    async def _grant(self, tool: Tool, server: str | None) -> bool:
+        """Ask what to allow and for how long; True once a grant is made."""
+        assert self.grants is not None
+        options: list[tuple[str, Grant]] = [("t", Grant("tool", tool.name))]
+        if server is not None:
+            options.append(("s", Grant("server", server)))
+        effects = [e for e in tool.policy.risk if e in {x.value for x in SideEffect}]
+        options += [(str(i), Grant("side_effect", e)) for i, e in enumerate(effects, 1)]
+        menu = " / ".join(f"[{key}] {grant.label}" for key, grant in options)
+        which = await self._ask(f"Allow which calls? {menu}: ")
+        chosen = dict(options).get((which or "").lower())
+        if chosen is None:
+            self.stdout.write("Nothing allowed.\n")
+            return False
+        how = await self._ask("For [c] this conversation or [w] always? ")
+        if (how or "").lower() not in ("c", "w"):
+            self.stdout.write("Nothing allowed.\n")
+            return False
+        lasting = (how or "").lower() == "w"
+        try:
+            self.grants.allow(chosen, lasting=lasting)
+        except (GrantError, OSError) as exc:
+            self.stdout.write(f"Cannot allow it: {inert(str(exc))}\n")
+            return False
+        if self._on_granted is not None:
+            self._on_granted()
+        where = "always" if lasting else "in this conversation"
+        self.stdout.write(f"Allowed {where}: {chosen.label} (/grants lists them).\n")
+        return True
+
+    async def _edit(
+        self, request: DeferredRequest, shown: Mapping[str, Any], tool: Tool | None
+    ) -> dict[str, Any] | None:
+        """The edited arguments, checked against the tool's schema (None: no edit made)."""
+        text = json.dumps(dict(shown), ensure_ascii=False, indent=2, default=str) + "\n"
+        if shown is not request.arguments:
+            self.stdout.write(f"(a value left as {REDACTED!r} keeps what it was)\n")
+        while True:
+            editor = editor_command()
+            if editor is not None:
+                edited_text = await edit_in_editor(editor, text)
+                if edited_text is None:
+                    self.stdout.write("The editor failed; the arguments are unchanged.\n")
+                    return None
+            else:
+                self.stdout.write(f"Current arguments: {inert(json.dumps(dict(shown)))}\n")
+                edited_text = await self._ask("New arguments (a JSON object): ")
+                if edited_text is None:
+                    return None
+            problem, edited = _check_edit(edited_text, request, tool)
+            if problem is None and edited is not None:
+                return edited
+            self.stdout.write(f"{inert(problem or '')}\n")
+            text = edited_text
+            again = await self._ask("[e]dit again or [c]ancel the edit? ")
+            if (again or "").lower() not in ("e", "edit"):
+                return None
+
+
+def _check_edit(
+    text: str, request: DeferredRequest, tool: Tool | None
+) -> tuple[str | None, dict[str, Any] | None]:
+    """(problem, arguments): the edited text as arguments, redacted values restored, checked
+    against the tool's schema."""
+    try:
+        edited = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"Not valid JSON: {exc}", None
+    if not isinstance(edited, dict):
+        return f"Expected a JSON object, got {type(edited).__name__}", None
+    for key, value in edited.items():
+        if value == REDACTED and key in request.arguments:
+            edited[key] = request.arguments[key]
+    if tool is not None:
+        from ..tools import ArgumentsInvalid
+
+        try:
+            tool.validate(edited)
+        except ArgumentsInvalid as exc:
+            return f"The tool's schema refuses these arguments: {exc}", None
+    return None, edited
+
+
+def editor_command() -> list[str] | None:
+    """``$VISUAL`` or ``$EDITOR`` split into words (None when neither is set)."""
+    import shlex
+
+    for name in ("VISUAL", "EDITOR"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            try:
+                return shlex.split(value)
+            except ValueError:
+                return [value]
+    return None
+
+
+async def edit_in_editor(command: Sequence[str], text: str) -> str | None:
+    """``text`` edited in a temporary ``.json`` file by ``command`` (None when it fails)."""
+    import tempfile
+
+    fd, path = tempfile.mkstemp(prefix="toolwire-arguments-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(text)
+        process = await asyncio.create_subprocess_exec(*command, path)
+        if await process.wait() != 0:
+            return None
+        with open(path, encoding="utf-8") as file:  # noqa: ASYNC230 (a small local file)
+            return file.read()
+    except OSError:
+        return None
+    finally:
+        os.unlink(path)
+
+
+async def page(text: str, out: TextIO) -> None:
+    """Show ``text`` in ``$PAGER`` (else ``less``) on a terminal; print it where there is none."""
+    import shlex
+    import shutil
+
+    command = shlex.split(os.environ.get("PAGER") or "") or (
+        ["less", "-R"] if shutil.which("less") else []
+    )
+    if command and _is_terminal(out):
+        try:
+            process = await asyncio.create_subprocess_exec(*command, stdin=asyncio.subprocess.PIPE)
+            await process.communicate(text.encode("utf-8", "replace"))
+            return
+        except OSError:
+            pass
+    out.write(text)
+    out.flush()
 
 
 def run_cli(
@@ -649,8 +1028,12 @@ def run_cli(
     stdin: TextIO | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> int:
     """``toolwire run PROMPT``: run one conversation and show it; returns the exit code.
+
+    ``options`` are the run's options (``system_prompt``, ``tools``, ``tool_choice`` …, see
+    :meth:`~toolwire.loop.ToolCallingLoop.run`).
 
     On a terminal the conversation is rendered as it happens (:class:`TerminalRenderer`) and a
     call that needs approval is put to the person (:class:`ApprovalPrompter`);
@@ -673,22 +1056,31 @@ def run_cli(
         tool = host.tools.get(name)
         return tool.sensitive_arguments if tool is not None else frozenset()
 
-    renderer = TerminalRenderer(stdout, tool_of=host.tools.get)
+    renderer = TerminalRenderer(stdout, tool_of=host.tools.get, title_of=title_for(host))
     approval: Approver | None = None
     if approve_all:
         approval = _approve_all
     elif deny_all:
         approval = _deny_all
     elif not json_output and _is_terminal(stdin):
-        approval = ApprovalPrompter(stdin, stdout, sensitive=sensitive, renderer=renderer)
+        approval = ApprovalPrompter(
+            stdin,
+            stdout,
+            sensitive=sensitive,
+            renderer=renderer,
+            tool_of=host.tools.get,
+            grants=Grants(GrantStore(), config=host.config),
+            server_of=lambda tool: tool_server(host, tool),
+        )
 
     async def main() -> Run | None:
         try:
             if json_output:
-                return await loop.run(prompt, approval=approval)
-            stream = loop.stream(prompt, approval=approval)
-            async for event in stream:
-                renderer(event)
+                return await loop.run(prompt, approval=approval, **(options or {}))
+            stream = loop.stream(prompt, approval=approval, **(options or {}))
+            with on_resize(renderer):
+                async for event in stream:
+                    renderer(event)
             if stream.run is not None:
                 renderer.settle(stream.run)
             return stream.run
@@ -712,8 +1104,10 @@ def run_cli(
     if run is None:
         return 1
     if json_output:
-        json.dump(run.to_json(redact=sensitive), stdout, ensure_ascii=False, indent=2, default=str)
-        stdout.write("\n")
+        from .._json.fast import json_text
+
+        # In one piece: json.dump writes a long run token by token, tens of thousands of writes.
+        stdout.write(json_text(run.to_json(redact=sensitive), indent=True) + "\n")
     elif run.deferred:
         stdout.write("Deferred calls (resume with decisions for these call ids):\n")
         for request in run.deferred:
@@ -724,6 +1118,30 @@ def run_cli(
             )
     stdout.flush()
     return 0 if run.stop_reason == "answered" else 1
+
+
+def title_for(host: Host) -> Callable[[Tool], str | None]:
+    """A tool's title as people read it on ``host`` (translated by ``[i18n]``)."""
+    return lambda tool: host.tool_display(tool).title
+
+
+@contextlib.contextmanager
+def on_resize(renderer: TerminalRenderer) -> Iterator[None]:
+    """While the block runs, a terminal resize (``SIGWINCH``) redraws the renderer's transient
+    line at once (nothing where signals cannot be handled)."""
+    winch = getattr(signal, "SIGWINCH", None)
+    loop = asyncio.get_running_loop()
+    try:
+        if winch is None or not renderer.live:
+            raise NotImplementedError
+        loop.add_signal_handler(winch, renderer.resized)
+    except (NotImplementedError, RuntimeError, ValueError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(winch)
 
 
 def _approve_all(request: DeferredRequest) -> Decision:

@@ -83,7 +83,8 @@ async def gather_request_context(
                     "toolwire.context.RequestContext or None"
                 )
             needed = answer.required_trust if answer is not None else None
-            if needed is not None and needed > request.provider_trust:
+            if not request.provider_trust.satisfies(needed):
+                assert needed is not None
                 # Fail closed: the text would reach a provider its sources do not allow.
                 raise PermissionError(
                     f"its context requires a provider trusted at least {needed.label!r} and "
@@ -109,9 +110,8 @@ async def gather_request_context(
         texts.append(answer.text)
         for source in answer.sources:
             sources.setdefault(source.url, source)
-        needed = answer.required_trust
-        if needed is not None and (trust is None or needed > trust):
-            trust = needed
+        if answer.required_trust is not None:
+            trust = answer.required_trust.strictest(trust)
     if not texts:
         return NOTHING
     return GatheredContext(

@@ -12,7 +12,8 @@ import pluggy
 from .. import hookspecs
 from .._defaults import default_plugins
 from .._markers import PROJECT_NAME
-from .._trust import TrustLevel
+from .._surface import Surface
+from .._trust import TrustLevel, confidence_levels, use_levels
 from ..config import Config, ConfigError, ProviderConfig, load_config
 from ._configure import check_plugin_settings, configure_plugins
 from ._discovery import (
@@ -98,6 +99,7 @@ class Host:
         *,
         plugins: Iterable[object] = (),
         services: Mapping[str, Any] | None = None,
+        surface: Surface | str | None = None,
     ) -> Host:
         """Discover installed plugins, enable those the config names, and register them.
 
@@ -109,11 +111,18 @@ class Host:
             client, an HTTP client with credentials …), beside those the plugins provide
             (``toolwire_services``; a name given here wins). Never shown to the model; closed
             with the host (``aclose()`` or ``close()``).
+        :param surface: where the host's runs happen (see :meth:`use_surface`): a
+            :class:`Surface` or the name of a built-in one (``"chat"``, ``"batch"`` …).
         :raises ConfigError: when the config is invalid, enables a plugin that is not installed,
             or gives an enabled plugin settings that do not fit it.
+        :raises ValueError: for a surface name that is no built-in surface.
         """
         if not isinstance(config, Config):
             config = load_config(config)
+        if surface is not None:
+            config = attrs.evolve(config, surface=Surface.of(surface))
+        if config.trust.levels != confidence_levels():  # a config made or shipped elsewhere
+            use_levels(config.trust.levels)
         pm = PluginManager(PROJECT_NAME)
         pm.add_hookspecs(hookspecs)
         infos: list[PluginInfo] = []
@@ -153,6 +162,49 @@ class Host:
         check_plugin_settings(host)
         configure_plugins(host)
         return host
+
+    # -- surface ---------------------------------------------------------------------------
+
+    @property
+    def surface(self) -> Surface | None:
+        """Where the host's runs happen (None: a host that names no surface)."""
+        return self.config.surface
+
+    def use_surface(self, surface: Surface | str) -> str | None:
+        """Declare where the host's runs happen from now on (``toolwire serve`` does it once it
+        knows its address).
+
+        The surface decides which tools are offered (``[surfaces.<name>] allow/deny``; a hosted
+        surface offers none until the config names some) and what a call of a guarded tool
+        meets (``[policy] guarded``: asked about on an interactive surface,
+        refused on an unattended one). A host that names no surface applies ``[tools]``,
+        profiles and ``[policy]`` only.
+
+        :returns: the message to show the person starting the surface when it offers no tool
+            because the config names none (see :attr:`offer_notice`), else None.
+        :raises ValueError: for a surface name that is no built-in surface.
+        """
+        self.config = attrs.evolve(self.config, surface=Surface.of(surface))
+        self._pipeline = None  # the policy's answers depend on the surface
+        return self.offer_notice
+
+    @property
+    def offer_notice(self) -> str | None:
+        """Why the host's surface offers no tool at all, or which selected tools it leaves out
+        because a tool they require cannot be had (one line each), worded for the person who
+        starts it; None when it offers as configured."""
+        from .._selection import Selection, closed_offer
+
+        reason = closed_offer(self.config)
+        if reason is not None:
+            return f"toolwire: {reason}."
+        try:
+            refused = Selection.from_config(self.config, None, None, self.tools).refused
+        except ValueError:  # an undefined profile: reported where the profile is used
+            return None
+        if not refused:
+            return None
+        return "\n".join(f"toolwire: {name} is not offered: {why}." for name, why in refused)
 
     # -- plugins and settings --------------------------------------------------------------
 
@@ -237,7 +289,7 @@ class Host:
         from ..loop._offer import why_not_offered as first_reason
 
         selection = Selection.from_config(
-            self.config, tuple(tools) if tools is not None else None, profile
+            self.config, tuple(tools) if tools is not None else None, profile, self.tools
         )
         try:
             adapter: ProviderAdapter | None = await self.get_adapter()

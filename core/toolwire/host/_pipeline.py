@@ -33,8 +33,12 @@ def choose_pipeline(hook: pluggy.HookRelay, config: Config) -> Pipeline:
         direct_instructions=_only_defaults(hook.toolwire_system_prompt_instructions),
         direct_execution=_direct_execution(hook),
         request_context=bool(hook.toolwire_request_context.get_hookimpls()),
-        refusal_reason=_per_tool(functools.partial(_policy.refusal_reason, policy=config.policy)),
-        approval_reason=_per_tool(functools.partial(_policy.approval_reason, policy=config.policy)),
+        refusal_reason=_per_tool(
+            functools.partial(_policy.refusal_reason, policy=config.policy, surface=config.surface)
+        ),
+        approval_reason=_per_tool(
+            functools.partial(_policy.approval_reason, policy=config.policy, surface=config.surface)
+        ),
         access_reason=_access(_policy.allowed_roots(config)),
         begin_trace=trace.begin if trace is not None else _no_trace,
         end_trace=trace.end if trace is not None else _no_trace,

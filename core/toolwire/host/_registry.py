@@ -58,8 +58,12 @@ class Registry:
     def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
         """Register ``tool`` directly; a name already taken is a :class:`ToolDefinitionError`."""
         from ..tools import ToolDefinitionError, validate_tool_name
+        from ..tools._names import reserved_name_problem
 
         validate_tool_name(tool.name)
+        reserved = reserved_name_problem(tool.name)
+        if reserved is not None:
+            raise ToolDefinitionError(reserved)
         problem = self._service_problem(tool)
         if problem is not None:
             raise problem
@@ -103,9 +107,9 @@ class Registry:
         to what ``[tools.trust]`` asks (never lowered)."""
         floor = self._min_trust.get(tool.name)
         own = tool.min_provider_trust
-        if floor is None or (own is not None and own >= floor):
+        if floor is None or floor.strictest(own) == own:
             return attrs.evolve(tool, plugin=plugin)
-        return attrs.evolve(tool, plugin=plugin, min_provider_trust=floor)
+        return attrs.evolve(tool, plugin=plugin, min_provider_trust=floor.strictest(own))
 
     def _tool_problem(
         self, tool: object, tools: Mapping[str, Tool], info: PluginInfo | None, plugin: str
@@ -113,6 +117,7 @@ class Registry:
         """Why ``tool`` cannot be registered by ``plugin``, or None when it can."""
         # The tool model is imported once tools are collected, not for commands that list none.
         from ..tools import Tool, ToolDefinitionError, validate_tool_name
+        from ..tools._names import reserved_name_problem
 
         if not isinstance(tool, Tool):
             return TypeError(f"returned {tool!r}, which is not a toolwire.Tool")
@@ -120,6 +125,9 @@ class Registry:
             validate_tool_name(tool.name)
         except ToolDefinitionError as exc:
             return exc
+        reserved = reserved_name_problem(tool.name)
+        if reserved is not None:
+            return ToolDefinitionError(reserved)
         if tool.name in tools:
             first = tools[tool.name].plugin
             first_info = self._plugin_info(first) if first else None

@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import random as _random
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -21,6 +22,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import attrs
 
+from .._json.fast import json_bytes
 from .._redact import redact_json, redact_raw, redact_text
 from ..config import ProviderConfig
 from ..events import Event, ProviderRetry, RequestBody
@@ -37,6 +39,7 @@ __all__ = [
     "BEARER_KEY_HEADER",
     "RETRYABLE_STATUSES",
     "Transport",
+    "body_retry_delay",
     "provider_message",
 ]
 
@@ -74,7 +77,8 @@ class Transport:
       for all attempts together, streaming included;
     - is sent again, up to ``max_retries`` times, after HTTP 429, 500, 502, 503 or 504 or a
       connection failure, waiting as the server's ``Retry-After`` (seconds or an HTTP date) or
-      ``retry-after-ms`` says, else an exponential backoff with jitter; ``x-should-retry`` from the
+      ``retry-after-ms`` says (or, without those headers, a ``google.rpc.RetryInfo`` in the error
+      body), else an exponential backoff with jitter; ``x-should-retry`` from the
       server overrides the status; each retry is announced as a :class:`ProviderRetry` event; a
       500 that repeats the previous attempt's message word for word is not sent again;
     - for streams, is sent again only while nothing was delivered: once the consumer has emitted
@@ -222,7 +226,7 @@ class Transport:
         """
         cfg = config or self.config
         key = self.api_key(key_env, api=api)
-        data = _encode(body)
+        data = json_bytes(body)
         request_headers = self._headers(headers, key, key_header, stream=False)
         if self.request_bodies:
             self._capture(body, url, api, key, secrets, emit, run_id, round, stream=False)
@@ -296,7 +300,7 @@ class Transport:
         """
         cfg = config or self.config
         key = self.api_key(key_env, api=api)
-        data = _encode(body)
+        data = json_bytes(body)
         request_headers = self._headers(headers, key, key_header, stream=True)
         target = emit or self._emit or _discard
         if self.request_bodies:
@@ -552,12 +556,6 @@ def _discard(event: Event) -> None:
     return None
 
 
-def _encode(body: Mapping[str, Any]) -> bytes:
-    # json's defaults are its fastest path (a shared encoder); the ASCII escapes it writes are
-    # decoded by the server before any model sees the text, so they cost no tokens.
-    return json.dumps(body).encode("ascii")
-
-
 def _timeout(cfg: ProviderConfig) -> aiohttp.ClientTimeout:
     return aiohttp.ClientTimeout(
         total=None, sock_connect=cfg.connect_timeout, sock_read=cfg.read_timeout
@@ -688,10 +686,13 @@ async def _status_failure(
     except (aiohttp.ClientError, TimeoutError):
         raw = b""
     text = raw.decode("utf-8", "replace")
+    payload: Any = None
     try:
-        message = provider_message(json.loads(text))
-    except ValueError:
+        payload = json.loads(text)
+    except (ValueError, RecursionError):
         message = None
+    else:
+        message = provider_message(payload)
     if message is None:
         message = " ".join(text.split())[:500] or None
     if message is not None:
@@ -709,7 +710,10 @@ async def _status_failure(
     error = ProviderError(
         text_out, api=api, status=status, retryable=retryable, provider_message=message
     )
-    return _Failure(error, retry_after=_retry_after(response.headers))
+    retry_after = _retry_after(response.headers)
+    if retry_after is None:
+        retry_after = body_retry_delay(payload)
+    return _Failure(error, retry_after=retry_after)
 
 
 def _same_internal_error(error: ProviderError, previous: ProviderError | None) -> bool:
@@ -750,6 +754,27 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     if when is None:
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+_RETRY_INFO: Final = "type.googleapis.com/google.rpc.RetryInfo"
+_DURATION: Final = re.compile(r"\s*(\d+(?:\.\d+)?)s\s*")
+
+
+def body_retry_delay(payload: Any) -> float | None:
+    """The wait an error body asks for, for APIs that say it there rather than in a header:
+    Google's ``google.rpc.RetryInfo`` detail (``{"error": {"details": [{"@type":
+    "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "38s"}]}}``). None when absent."""
+    error = payload.get("error") if isinstance(payload, dict) else None
+    details = error.get("details") if isinstance(error, dict) else None
+    if not isinstance(details, list):
+        return None
+    for detail in details:
+        if isinstance(detail, dict) and detail.get("@type") == _RETRY_INFO:
+            delay = detail.get("retryDelay")
+            found = _DURATION.fullmatch(delay) if isinstance(delay, str) else None
+            if found is not None:
+                return float(found.group(1))
+    return None
 
 
 def _connection_failure(exc: BaseException, api: str, url: str) -> _Failure:

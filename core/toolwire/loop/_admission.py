@@ -329,6 +329,39 @@ def check_parse(
     return parsed.arguments, (event,)
 
 
+def check_empty_text(
+    ctx: AdmissionContext, call: ToolCall, tool: Tool, arguments: Mapping[str, Any]
+) -> Refused | None:
+    """Empty argument text (nothing, whitespace or ``null``) for a tool that takes parameters
+    and is not read-only: refused, so the model sends its arguments, never run on its defaults
+    alone. An explicit ``{}`` is a choice and runs; so does a call of a tool without parameters."""
+    raw = call.raw_arguments
+    if raw is None or arguments or raw.strip() not in ("", "null") or tool.policy.read_only:
+        return None
+    properties = tool.parameters.get("properties")
+    if not isinstance(properties, Mapping) or not properties:
+        return None
+    defaults = {
+        name: spec["default"]
+        for name, spec in properties.items()
+        if isinstance(spec, Mapping) and "default" in spec and name not in tool.sensitive_arguments
+    }
+    effects = ", ".join(tool.policy.risk)
+    return _refuse_arguments(
+        ctx,
+        call,
+        name=tool.name,
+        reason="no argument text, for a tool that is not read-only",
+        message=f"Not run: the call of {tool.name} came without any argument text, and "
+        f"{tool.name} is not read-only ({effects}), so it is not run on its defaults alone. "
+        "Send the arguments as a JSON object; to use the defaults, send them: "
+        f"{json.dumps(defaults, ensure_ascii=False, default=str)}.",
+        stop_detail=f"a {tool.name} call came without argument text",
+        tool=tool,
+        arguments=arguments,
+    )
+
+
 def check_validation(
     ctx: AdmissionContext, call: ToolCall, tool: Tool, arguments: Mapping[str, Any]
 ) -> Mapping[str, Any] | Refused:
@@ -408,8 +441,9 @@ def check_approval(
 
 
 def admit(call: ToolCall, offer: Offer, ctx: AdmissionContext) -> Verdict:
-    """Admit one call, fail-closed: limits (when ``ctx.count``), the tool, parsing, validation,
-    duplicates, then external tools and approval. Pure: the caller applies the verdict."""
+    """Admit one call, fail-closed: limits (when ``ctx.count``), the tool, parsing, empty text
+    for a tool with side effects, validation, duplicates, then external tools and approval.
+    Pure: the caller applies the verdict."""
     counted = False
     if ctx.count:
         limited = check_limits(ctx)
@@ -425,6 +459,9 @@ def admit(call: ToolCall, offer: Offer, ctx: AdmissionContext) -> Verdict:
         return attrs.evolve(parsed, events=(*events, *parsed.events), counted=counted)
     raw_arguments, repairs = parsed
     events = (*events, *repairs)
+    empty = check_empty_text(ctx, call, tool, raw_arguments)
+    if empty is not None:
+        return attrs.evolve(empty, events=(*events, *empty.events), counted=counted)
     arguments = check_validation(ctx, call, tool, raw_arguments)
     if isinstance(arguments, Refused):
         return attrs.evolve(arguments, events=(*events, *arguments.events), counted=counted)

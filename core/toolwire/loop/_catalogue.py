@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 import attrs
 
 from ..messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from ..tools._names import SEARCH_TOOL as SEARCH_TOOL_NAME
 from ..tools._spec import FunctionSpec
 
 if TYPE_CHECKING:
     from ..config import ToolsConfig
     from ..tools import Tool
 
-SEARCH_TOOL: Final = "tool_search"
+SEARCH_TOOL: Final = SEARCH_TOOL_NAME
 """The name of the built-in search over deferred tools."""
 
 _MAX_FOUND = 5

@@ -29,6 +29,7 @@ from ..messages import (
     UserPart,
 )
 from ..tools._result import Source, ToolResult, ToolStatus
+from ..utf8 import utf8_json
 
 Redactor = Callable[[str], frozenset[str]]
 """Maps a tool name to the names of its sensitive arguments (empty: nothing to redact)."""
@@ -47,7 +48,8 @@ def stored_json(value: Any) -> str:
     Written by orjson (imported on the ledger's first write), an order of magnitude faster than
     the standard encoder on rows this small; what orjson refuses (an integer past 64 bits, a
     lone surrogate) gets the standard encoder's answer, and so does everything when orjson
-    cannot be imported.
+    cannot be imported. A lone surrogate (a file name that is not UTF-8) is written as its
+    ``\\uXXXX`` escape, so the text is UTF-8 and reads back as the same value.
     """
     global _fast_json
     if _fast_json is None:
@@ -55,14 +57,14 @@ def stored_json(value: Any) -> str:
     try:
         return _fast_json(value)
     except TypeError:  # orjson.JSONEncodeError
-        return _STORED.encode(value)
+        return utf8_json(_STORED.encode(value))
 
 
 def _fast_encoder() -> Callable[[Any], str]:
     try:
         import orjson
     except ImportError:  # a dependency of toolwire, but a broken install must not stop the ledger
-        return _STORED.encode
+        return lambda value: utf8_json(_STORED.encode(value))
     # Dates and dataclasses as their str, like the standard encoder with default=str.
     options = (
         orjson.OPT_NON_STR_KEYS | orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS

@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 import threading
 import types
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .._redact import redact_arguments
-from ..events import ArgumentsAdjusted, ToolProgress, ToolStarted
+from ..events import ArgumentsAdjusted, Event, ToolProgress, ToolStarted
 from ..messages import Message, SystemMessage, ToolCall
 from ..tools._context import FILTERED_SERVICE, ToolContext
 from ..tools._errors import AdjustArguments, ApprovalRequired, ArgumentsInvalid, CallDeferred
@@ -305,19 +305,19 @@ def tool_context(
     call = slot.call
     call_id = call.id
 
+    emit = emitter(view, state)
+
     def progress(message: str, fraction: float | None = None) -> None:
-        event = ToolProgress(
-            run_id=run_id,
-            round=round,
-            call_id=call_id,
-            name=name,
-            message=message,
-            fraction=fraction,
+        emit(
+            ToolProgress(
+                run_id=run_id,
+                round=round,
+                call_id=call_id,
+                name=name,
+                message=message,
+                fraction=fraction,
+            )
         )
-        if threading.get_ident() == view.thread:
-            view.emit(state, event)
-        elif view.event_loop is not None:
-            view.event_loop.call_soon_threadsafe(view.emit, state, event)
 
     control = state.control
     return ToolContext(
@@ -341,13 +341,26 @@ def tool_context(
     )
 
 
+def emitter(view: LoopView, state: RunState) -> Callable[[Event], None]:
+    """Record an event in this run from the run's thread, or from a tool's worker thread (a
+    plain function runs in one): there it is handed to the run's event loop."""
+
+    def emit(event: Event) -> None:
+        if threading.get_ident() == view.thread:
+            view.emit(state, event)
+        elif view.event_loop is not None:
+            view.event_loop.call_soon_threadsafe(view.emit, state, event)
+
+    return emit
+
+
 def run_services(view: LoopView, state: RunState) -> Mapping[str, Any]:
     """The host's services plus ``emit``, which records an event in this run (a tool's
     untrusted-content warning belongs to the run, not only to observers)."""
     return types.MappingProxyType(
         {
             **view.services,
-            "emit": lambda event: view.emit(state, event),
+            "emit": emitter(view, state),
             FILTERED_SERVICE: lambda round, call_id: state.filtered_calls.add((round, call_id)),
         }
     )

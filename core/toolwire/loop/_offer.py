@@ -199,6 +199,7 @@ async def resolve_offer(
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
     cache: OfferCache | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> Offer:
     """Resolve one round's offer (DESIGN §5 steps 1 and 2).
 
@@ -211,8 +212,10 @@ async def resolve_offer(
     ``ToolOmitted``): without its instructions it might be misused.
 
     With a ``cache`` (see :class:`OfferCache`) the same answers and events come from the kept
-    offer while nothing that decides them changed.
+    offer while nothing that decides them changed. ``values`` are the run's own
+    (``OfferRequest.values``).
     """
+    values = values if values is not None else {}
     pipeline = host.pipeline
     if cache is not None and pipeline.direct_resolve and pipeline.direct_instructions:
         return await _cached_offer(
@@ -226,9 +229,19 @@ async def resolve_offer(
             base_system_prompt=base_system_prompt,
             provider_trust=provider_trust,
             emit=emit,
+            values=values,
         )
     return await _uncached_offer(
-        host, adapter, selection, run_id, round, messages, base_system_prompt, provider_trust, emit
+        host,
+        adapter,
+        selection,
+        run_id,
+        round,
+        messages,
+        base_system_prompt,
+        provider_trust,
+        emit,
+        values,
     )
 
 
@@ -242,10 +255,11 @@ async def _uncached_offer(
     base_system_prompt: str | None,
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
+    values: Mapping[str, Any],
 ) -> Offer:
     """:func:`resolve_offer` asking every hook implementation, every round."""
     functions, tools, requests = await _resolve_each(
-        host, adapter, selection, run_id, round, messages, provider_trust, emit
+        host, adapter, selection, run_id, round, messages, provider_trust, emit, values
     )
     kept = _arranged(host, functions, tools, messages, SearchTools(), run_id, round, emit)
     if kept.deferred:
@@ -281,6 +295,7 @@ async def _resolve_each(
     messages: tuple[Message, ...],
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
+    values: Mapping[str, Any],
 ) -> tuple[list[FunctionSpec], dict[str, Tool], list[OfferRequest]]:
     """Each candidate resolved for this round (``toolwire_resolve_function``, or the tool
     itself when only the built-in implementation is registered: same answers, no hook machinery
@@ -298,7 +313,9 @@ async def _resolve_each(
     for tool in selection.candidates(host.tools):
         spec: FunctionSpec | str | None = _unfit(tool, provider_trust, max_name, adapter.api)
         if spec is None:
-            request = _offer_request(host, adapter, tool, run_id, round, messages, provider_trust)
+            request = _offer_request(
+                host, adapter, tool, run_id, round, messages, provider_trust, values
+            )
             spec = await resolve(tool, request)
         if not isinstance(spec, FunctionSpec):
             emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=spec))
@@ -321,6 +338,7 @@ async def _cached_offer(
     base_system_prompt: str | None,
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
+    values: Mapping[str, Any],
 ) -> Offer:
     """:func:`resolve_offer` with only the built-in resolution, from the kept plan."""
     capabilities = adapter.capabilities
@@ -347,7 +365,9 @@ async def _cached_offer(
     tools: dict[str, Tool] = {}
     for tool, entry in plan.entries:
         if entry is None:
-            request = _offer_request(host, adapter, tool, run_id, round, messages, provider_trust)
+            request = _offer_request(
+                host, adapter, tool, run_id, round, messages, provider_trust, values
+            )
             resolved = await resolve(tool, request)
             if isinstance(resolved, FunctionSpec):
                 entry = resolved if resolved.tool is not None else attrs.evolve(resolved, tool=tool)
@@ -423,6 +443,7 @@ def _offer_request(
     round: int,
     messages: tuple[Message, ...],
     provider_trust: TrustLevel,
+    values: Mapping[str, Any],
 ) -> OfferRequest:
     """What the resolution of ``tool`` learns about this round."""
     return OfferRequest(
@@ -434,6 +455,7 @@ def _offer_request(
         provider_trust=provider_trust,
         native_tools=adapter.capabilities.native_tools,
         settings=_settings_of(host, tool),
+        values=values,
     )
 
 

@@ -30,6 +30,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ._choice import degraded_choice, nearest_choice
 from ._ids import run_call_id, with_run_id, with_run_ids
 from ._offer import resolve_offer
 from ._run import ToolCallRecord
@@ -81,7 +82,7 @@ def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
         return deadline_reached(view, state)
     provider_trust = view.trust
     need = state.trust
-    if need is not None and provider_trust < need.level:
+    if need is not None and not provider_trust.satisfies(need.level):
         return End(
             "trust",
             f"round {state.rounds + 1} refused: results of this run (from "
@@ -104,7 +105,7 @@ async def play_round(
     message = await ask_model(view, state, adapter, request)
     if isinstance(message, End):
         return message, 0
-    calls = take_answer(view, state, turn, message, adapter.api)
+    calls = take_answer(view, state, turn, message, adapter.api, hint=adapter.empty_answer_hint)
     if isinstance(calls, End):
         return calls, 0
     turn.message = state.messages[-1]  # type: ignore[assignment]
@@ -131,6 +132,7 @@ async def start_round(
         provider_trust=view.trust,
         emit=lambda event: view.emit(state, event),
         cache=view.offers,
+        values=state.control.values,
     )
     view.emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
     return Turn(round, offer)
@@ -191,6 +193,9 @@ def model_request(
         )
     if choice == "required" and not offer.functions:
         return End("error", f"tool_choice is 'required' but round {turn.round} offers no tool")
+    sent = nearest_choice(choice, adapter.capabilities.tool_choice, offer.functions)
+    if sent.degraded is not None:
+        view.emit(state, degraded_choice(state.run_id, turn.round, choice, sent, adapter))
     stream = state.options.stream
     if stream is None:
         stream = config.provider.stream
@@ -200,9 +205,9 @@ def model_request(
         run_id=state.run_id,
         round=turn.round,
         messages=messages,
-        functions=offer.functions,
-        tool_choice=choice,
-        parallel_tool_calls=(False if config.loop.concurrency == 1 and offer.functions else None),
+        functions=sent.functions,
+        tool_choice=sent.choice,
+        parallel_tool_calls=(False if config.loop.concurrency == 1 and sent.functions else None),
         stream=stream,
         secrets=_secrets(view, messages),
     )
@@ -213,7 +218,7 @@ def model_request(
             round=turn.round,
             api=adapter.api,
             model=config.provider.model,
-            tools=len(offer.functions),
+            tools=len(sent.functions),
             stream=stream,
         ),
     )
@@ -284,10 +289,17 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
 
 
 def take_answer(
-    view: LoopView, state: RunState, turn: Turn, message: AssistantMessage, api: str
+    view: LoopView,
+    state: RunState,
+    turn: Turn,
+    message: AssistantMessage,
+    api: str,
+    *,
+    hint: str | None = None,
 ) -> list[ToolCall] | End:
     """Record the model's answer; the calls the host must answer, or the end of the run when
-    there are none (the model answered)."""
+    there are none (the model answered, or gave an empty answer, told with the adapter's
+    ``hint`` of why)."""
     round = turn.round
     taken = state.taken_call_ids()
     message = with_run_ids(message, round, taken)
@@ -313,7 +325,10 @@ def take_answer(
             calls.append(call)
     if not calls:
         state.text = message.text
-        return End(*answer_outcome(message, api=api, max_tokens=view.config.provider.max_tokens))
+        outcome = answer_outcome(
+            message, api=api, max_tokens=view.config.provider.max_tokens, hint=hint
+        )
+        return End(*outcome)
     return calls
 
 

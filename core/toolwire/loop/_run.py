@@ -351,6 +351,16 @@ class Run:
         """True when the model answered."""
         return self.stop_reason == "answered"
 
+    def __repr__(self) -> str:
+        """The run in one line: how it ended and how much it holds, not every message and event
+        (``asyncio.run`` writes the repr of the run its main task returned when it restores the
+        Ctrl-C handler, so a long run's full repr cost every command a noticeable time)."""
+        return (
+            f"Run(id={self.id!r}, stop_reason={self.stop_reason!r}, rounds={self.rounds}, "
+            f"messages={len(self.messages)}, tool_calls={len(self.tool_calls)}, "
+            f"deferred={len(self.deferred)}, events={len(self.events)})"
+        )
+
     def to_json(
         self, *, redact: Redactor | Mapping[str, Tool] | None = None, events: bool = True
     ) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from ..messages import (
     SystemMessage,
     ToolResultMessage,
     UserMessage,
+    required_trust,
     strictest_result,
 )
 from ._admission import duplicate_key
@@ -73,7 +74,7 @@ def new_state(
     inherited = strictest_result(messages)  # a continued conversation keeps its requirement
     if inherited is not None:
         state.require(
-            inherited.result.required_trust,
+            required_trust(messages),
             f"{inherited.name} call {inherited.call_id} of the conversation",
         )
     return state

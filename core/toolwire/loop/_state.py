@@ -232,9 +232,10 @@ def tighten(
     if level is None:
         return need
     level = TrustLevel.parse(level)
-    if need is not None and level <= need.level:
-        return need
-    return TrustNeed(level, origin)
+    if need is None:
+        return TrustNeed(level, origin)
+    joined = level.strictest(need.level)
+    return need if joined == need.level else TrustNeed(joined, origin)
 
 
 class RunState:

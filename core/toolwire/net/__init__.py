@@ -27,18 +27,35 @@ What ``fetch`` guarantees, hop by hop (the URL asked for and every redirect targ
 - HTTP 4xx and 5xx are errors (:class:`RetrievalError` with ``status``), not results.
 
 A refusal raises :class:`RetrievalBlocked`; every other failure :class:`RetrievalError`.
+
+Intranet sites that want the operating system's sign-in (``WWW-Authenticate: Negotiate``) get a
+token from the :class:`NegotiateTokens` source passed as ``fetch(..., sign_in=...)``, only for
+hosts in ``negotiate_hosts``, only over https, and only when every address the host resolved to
+is non-public; ``within`` keeps every hop inside one base address, and ``ca_file`` adds an
+organisation's certificate authorities.
+
+Servers toolwire runs on loopback (the web chat, ``toolwire mcp serve --http``) answer only the
+``Host`` and ``Origin`` values :func:`loopback_authorities` and :func:`loopback_origins` give,
+their guard against DNS rebinding.
 """
 
 from ._errors import RetrievalBlocked, RetrievalError
 from ._fetch import Retrieved, fetch, open_session
+from ._loopback import is_loopback, loopback_authorities, loopback_origins
 from ._policy import DEFAULT_PORTS, RetrievalPolicy
+from ._signin import NegotiateTokens, SignInUnavailable
 
 __all__ = [
     "DEFAULT_PORTS",
+    "NegotiateTokens",
     "RetrievalBlocked",
     "RetrievalError",
     "RetrievalPolicy",
     "Retrieved",
+    "SignInUnavailable",
     "fetch",
+    "is_loopback",
+    "loopback_authorities",
+    "loopback_origins",
     "open_session",
 ]

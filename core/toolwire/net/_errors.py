@@ -59,12 +59,16 @@ class RetrievalError(Exception):
     :param status: the HTTP status, when a response arrived.
     :param retryable: whether trying again later may succeed (timeouts, connection failures, 408,
         425, 429 and 5xx gateway/availability statuses).
+    :param challenges: for a 401, the authentication schemes the server asked for
+        (``WWW-Authenticate``), lower-case: ``("negotiate",)`` is a site that wants the operating
+        system's sign-in.
     """
 
     url: str
     reason: str
     status: int | None = attrs.field(default=None, kw_only=True)
     retryable: bool = attrs.field(default=False, kw_only=True)
+    challenges: tuple[str, ...] = attrs.field(default=(), kw_only=True)
 
     def __str__(self) -> str:
         return f"could not fetch {shown_url(self.url)}: {shown_reason(self.reason)}"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import ssl
 import zlib
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -19,6 +21,13 @@ from ._resolver import (
     checked_answers,
     open_checked_socket,
     resolve_checked,
+)
+from ._signin import (
+    NegotiateTokens,
+    SignInUnavailable,
+    authorization,
+    challenge_schemes,
+    sign_in_refusal,
 )
 from ._urls import Target, check_redirect, check_url
 
@@ -88,8 +97,22 @@ class GuardedConnector(aiohttp.TCPConnector):
             resolver=CheckedResolver(policy),
             use_dns_cache=False,
             socket_factory=open_checked_socket,
+            ssl=_tls_context(policy.ca_file) if policy.ca_file else True,
         )
         self.policy = policy
+
+
+@functools.lru_cache(maxsize=8)
+def _tls_context(ca_file: str) -> ssl.SSLContext:
+    """The system's trusted authorities plus those of ``ca_file``, verified as usual."""
+    context = ssl.create_default_context()
+    try:
+        context.load_verify_locations(cafile=ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        raise ValueError(
+            f"ca_file {ca_file!r} cannot be read as PEM certificate authorities: {exc}"
+        ) from None
+    return context
 
 
 def open_session(policy: RetrievalPolicy) -> aiohttp.ClientSession:
@@ -120,7 +143,11 @@ def open_session(policy: RetrievalPolicy) -> aiohttp.ClientSession:
 
 
 async def fetch(
-    url: str, *, policy: RetrievalPolicy, session: aiohttp.ClientSession | None = None
+    url: str,
+    *,
+    policy: RetrievalPolicy,
+    session: aiohttp.ClientSession | None = None,
+    sign_in: NegotiateTokens | None = None,
 ) -> Retrieved:
     """Fetch a model-chosen ``url`` as text, under ``policy``.
 
@@ -131,10 +158,16 @@ async def fetch(
     by hand up to ``max_redirects``. A non-text Content-Type is refused before the body is read;
     the body is read up to ``max_bytes`` decoded bytes and cut there (``truncated=True``).
 
+    A hop that answers ``401`` with ``WWW-Authenticate: Negotiate`` is asked once more with a
+    token from ``sign_in``, when its host is in the policy's ``negotiate_hosts``, the URL is
+    https and every address the host resolved to is non-public; the token goes to that hop
+    alone, never to a redirect target.
+
     :param url: the URL, as the model wrote it.
     :param policy: what may be reached and read.
     :param session: a session from :func:`open_session` with the same policy, reused across
         fetches; without one a session is opened and closed for this call.
+    :param sign_in: the operating system's sign-in, for the policy's ``negotiate_hosts``.
     :returns: the final response.
     :raises RetrievalBlocked: a URL, redirect or response the policy refuses.
     :raises RetrievalError: resolution, connection, timeout, malformed response, or an HTTP 4xx or
@@ -144,7 +177,7 @@ async def fetch(
     """
     if session is None:
         async with open_session(policy) as own:
-            return await _fetch(url, policy, own)
+            return await _fetch(url, policy, own, sign_in)
     connector = session.connector
     if not isinstance(connector, GuardedConnector):
         raise TypeError(
@@ -156,16 +189,21 @@ async def fetch(
             "session was opened for a different RetrievalPolicy; "
             "open one with toolwire.net.open_session(policy)"
         )
-    return await _fetch(url, policy, session)
+    return await _fetch(url, policy, session, sign_in)
 
 
-async def _fetch(url: str, policy: RetrievalPolicy, session: aiohttp.ClientSession) -> Retrieved:
+async def _fetch(
+    url: str,
+    policy: RetrievalPolicy,
+    session: aiohttp.ClientSession,
+    sign_in: NegotiateTokens | None,
+) -> Retrieved:
     target = check_url(url, policy)
     redirects: list[str] = []
     try:
         async with asyncio.timeout(policy.timeout):
             while True:
-                hop = await _request(target, policy, session, redirects)
+                hop = await _request(target, policy, session, redirects, sign_in)
                 if isinstance(hop, Retrieved):
                     return hop
                 redirects.append(str(target.url))
@@ -190,29 +228,48 @@ async def _checked(target: Target, policy: RetrievalPolicy, redirected_from: str
 
 
 async def _request(
-    target: Target, policy: RetrievalPolicy, session: aiohttp.ClientSession, redirects: list[str]
+    target: Target,
+    policy: RetrievalPolicy,
+    session: aiohttp.ClientSession,
+    redirects: list[str],
+    sign_in: NegotiateTokens | None,
 ) -> Retrieved | Target:
     """One hop: the response, or the checked target of its redirect."""
     url = str(target.url)
     checked = await _checked(target, policy, redirects[-1] if redirects else None)
     token = checked_answers.set(checked)
+    headers: dict[str, str] | None = None
     try:
-        async with session.get(target.url, allow_redirects=False) as response:
-            status = response.status
-            if status in REDIRECT_STATUSES:
-                return _redirect(target, response, policy, redirects)
-            if status >= 400:
-                raise RetrievalError(
-                    url,
-                    f"HTTP {status} {response.reason or ''}".rstrip(),
-                    status=status,
-                    retryable=status in RETRYABLE_STATUSES,
-                )
-            if status >= 300:
-                raise RetrievalError(
-                    url, f"HTTP {status} is not a redirect that can be followed", status=status
-                )
-            return await _read(target, response, policy, redirects)
+        while True:
+            async with session.get(target.url, allow_redirects=False, headers=headers) as response:
+                status = response.status
+                schemes: tuple[str, ...] = ()
+                note = ""
+                if status == 401:
+                    schemes = challenge_schemes(response.headers.getall("WWW-Authenticate", []))
+                    if headers is not None:
+                        note = f"; {target.host} did not accept the operating-system sign-in"
+                    elif "negotiate" in schemes:
+                        refused = sign_in_refusal(target, checked, policy, sign_in)
+                        if refused is None and sign_in is not None:
+                            headers = {"Authorization": await _token(url, target.host, sign_in)}
+                            continue  # the same hop again, on the same checked addresses
+                        note = f"; {refused}"
+                if status in REDIRECT_STATUSES:
+                    return _redirect(target, response, policy, redirects)
+                if status >= 400:
+                    raise RetrievalError(
+                        url,
+                        f"HTTP {status} {response.reason or ''}".rstrip() + note,
+                        status=status,
+                        retryable=status in RETRYABLE_STATUSES,
+                        challenges=schemes,
+                    )
+                if status >= 300:
+                    raise RetrievalError(
+                        url, f"HTTP {status} is not a redirect that can be followed", status=status
+                    )
+                return await _read(target, response, policy, redirects)
     except (RetrievalBlocked, RetrievalError):
         raise
     except aiohttp.ClientSSLError as exc:
@@ -231,6 +288,23 @@ async def _request(
         raise RetrievalError(url, f"the connection failed ({exc})", retryable=True) from None
     finally:
         checked_answers.reset(token)
+
+
+async def _token(url: str, host: str, sign_in: NegotiateTokens) -> str:
+    """The ``Authorization`` value from ``sign_in`` for ``host``, made in a worker thread."""
+    try:
+        made = await asyncio.to_thread(sign_in.token, host)
+        return authorization(made, host)
+    except SignInUnavailable as exc:
+        reason = str(exc)
+    except Exception as exc:  # a source's own failure costs this retrieval only
+        reason = f"{type(exc).__name__}: {exc}"
+    raise RetrievalError(
+        url,
+        f"operating-system sign-in to {host} failed: {reason}",
+        status=401,
+        challenges=("negotiate",),
+    )
 
 
 def _redirect(

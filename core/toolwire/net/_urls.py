@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import socket
 from typing import NoReturn
+from urllib.parse import unquote
 
 import attrs
 from yarl import URL
@@ -151,6 +153,10 @@ def check_url(text: str, policy: RetrievalPolicy, *, redirected_from: str | None
         if address is None and _NUMERIC_LABEL.fullmatch(host.rstrip(".").rsplit(".", 1)[-1]):
             _numeric_host(text, host, port, redirected_from)
 
+    if policy.within is not None:
+        problem = _outside(url, policy.within)
+        if problem is not None:
+            raise refuse(problem)
     if not policy.port_allowed(host, port):
         allowed = ", ".join(str(p) for p in sorted(policy.allowed_ports))
         raise refuse(f"port {port} is not allowed (allowed ports: {allowed})")
@@ -163,6 +169,25 @@ def check_url(text: str, policy: RetrievalPolicy, *, redirected_from: str | None
                 f"(add the host to {policy.private_hosts_setting} to allow it)"
             )
     return Target(url, host, port, address, private)
+
+
+@functools.lru_cache(maxsize=32)
+def _base(within: str) -> URL:
+    return URL(within)
+
+
+def _outside(url: URL, within: str) -> str | None:
+    """Why ``url`` is not inside the base address ``within``, or None when it is."""
+    base = _base(within)
+    inside = (url.scheme, url.raw_host, url.port) == (base.scheme, base.raw_host, base.port)
+    if not inside or not f"{url.raw_path}/".startswith(base.raw_path):
+        return f"it is outside {within}, the only address this retrieval may reach"
+    # A dot segment, even encoded or with a ;parameter, may be resolved by the server after
+    # the prefix was checked.
+    for segment in url.raw_path.split("/"):
+        if unquote(segment).split(";", 1)[0] in (".", ".."):
+            return f"its path has a '.' or '..' segment, which may leave {within}"
+    return None
 
 
 def check_redirect(current: Target, location: str, policy: RetrievalPolicy) -> Target:

@@ -22,7 +22,9 @@ from ._history import (
     coalesce_tool_results,
     ensure_resolvable_user_turn,
     escape_result_body,
+    render_tool_results,
 )
+from ._recover import RecoveredCalls, RecoveredForm, recover_text_calls
 from ._render import render_call
 from ._scanner import ParsedTurn, parse_tool_calls
 
@@ -34,14 +36,18 @@ __all__ = [
     "PROCESS_FALLBACKS",
     "ParsedTurn",
     "PromptedAdapter",
+    "RecoveredCalls",
+    "RecoveredForm",
     "TOOL_RESULTS_HEADER",
     "ToolDialects",
     "coalesce_tool_results",
     "ensure_resolvable_user_turn",
     "escape_result_body",
     "parse_tool_calls",
+    "recover_text_calls",
     "render_call",
     "render_prompted_tools",
+    "render_tool_results",
     "with_tool_instructions",
     "wrap_adapter",
 ]

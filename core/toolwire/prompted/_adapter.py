@@ -177,6 +177,11 @@ class PromptedAdapter(ProviderAdapter):
             parsed = parse_tool_calls(text, functions, dialects, new_id=new_id)
         return canonical_message(_with_parsed(message, parsed), request)
 
+    @property
+    def empty_answer_hint(self) -> str | None:
+        """The inner adapter's: the host is the same."""
+        return self.inner.empty_answer_hint
+
     def _request_dialects(self, request: ModelRequest) -> ToolDialects:
         """The dialects under the names this request offers its tools by (aliases included)."""
         names = request.tool_names
@@ -312,6 +317,11 @@ class AutoPromptedAdapter(ProviderAdapter):
         if self.uses_prompted:
             return self.prompted.render_tools(functions)
         return self.inner.render_tools(functions)
+
+    @property
+    def empty_answer_hint(self) -> str | None:
+        """The inner adapter's (prompted or not, the host is the same)."""
+        return self.inner.empty_answer_hint
 
     async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
         """Send natively; on a refusal of tools, remember the provider and send prompted."""

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
@@ -17,6 +18,7 @@ import pytest
 import toolwire
 
 from ..adapters._base import ProviderError
+from ..adapters._names import WIRE_NAME
 from ..config import Config, LedgerConfig, ProviderConfig
 from ..events import (
     ProviderRetry,
@@ -25,7 +27,7 @@ from ..events import (
     ToolCallCompleted,
     ToolCallStarted,
 )
-from ..messages import AssistantMessage, ToolResultMessage
+from ..messages import AssistantMessage, TextPart, ThinkingPart, ToolResultMessage
 from ._scripted import tool_call
 from ._servers import ErrorReply, FakeProviderServer, Reply, ScriptItem
 
@@ -192,9 +194,13 @@ class AdapterConformance:
     """Base class of an adapter's conformance tests; see the module documentation.
 
     Subclasses set :attr:`adapter`, :attr:`plugin` and :attr:`server`; :attr:`provider` adds
-    ``[provider]`` fields; :attr:`tool_choice_wire` says what the ``tool_choice`` field of the
-    request body must be for each choice (``ABSENT`` for a field left out), None to skip that
-    check.
+    ``[provider]`` fields; :attr:`tool_choice_wire` says what the request body's tool choice
+    (:meth:`tool_choice_of`) must be for each choice (``ABSENT`` for a field left out), None to
+    skip that check. :attr:`tool_name_pattern`, :attr:`tool_name_max_length` and
+    :attr:`tool_name_spell` are the API's rule for tool names, as the adapter passes them to
+    :func:`~toolwire.adapters.wire_request` (the default is OpenAI's and Anthropic's).
+    :attr:`calls_need_ids`: the API answers a call only by its id (Responses), so a call without
+    one ends the run with an error instead of being answered.
     """
 
     pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
@@ -204,6 +210,15 @@ class AdapterConformance:
     server: ClassVar[type[FakeProviderServer]]
     provider: ClassVar[Mapping[str, Any]] = {}
     tool_choice_wire: ClassVar[Mapping[str, Any] | None] = None
+    tool_name_pattern: ClassVar[re.Pattern[str]] = WIRE_NAME
+    tool_name_max_length: ClassVar[int] = 64
+    tool_name_spell: ClassVar[Callable[[str], str] | None] = None
+    calls_need_ids: ClassVar[bool] = False
+
+    def tool_choice_of(self, body: Mapping[str, Any]) -> Any:
+        """The tool choice a request body carries (its ``tool_choice`` field by default),
+        ``ABSENT`` when it carries none."""
+        return body.get("tool_choice", ABSENT)
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -295,24 +310,25 @@ class AdapterConformance:
         if self.tool_choice_wire is not None:
             body = conformance.bodies[0]
             expected = self.tool_choice_wire[choice]
-            actual = body.get("tool_choice", ABSENT)
+            actual = self.tool_choice_of(body)
             assert actual == expected, f"tool_choice {choice}: sent {actual!r}"
             if choice != "none":
                 auto = self.tool_choice_wire["auto"]
-                assert conformance.bodies[1].get("tool_choice", ABSENT) == auto
+                assert self.tool_choice_of(conformance.bodies[1]) == auto
 
     async def test_aliased_tool_names(self, conformance: ConformanceKit) -> None:
-        """Names the API refuses (dotted, long and dotted) go out under stable aliases; the calls
-        come back, and events and the run record carry, the canonical names."""
+        """Names the API refuses (dotted, long and dotted, a digit first) go out under stable
+        aliases by the API's own name rule; the calls come back, and events and the run record
+        carry, the canonical names."""
         from ..adapters import ToolNames
         from ..tools import Tool
 
-        dotted, long = "math.factorial", "pkg." + "x" * 56 + ".run"
+        canonical = ["math.factorial", "pkg." + "x" * 56 + ".run", "3d.render"]
 
         def answer(name: str) -> Any:
             return lambda arguments: f"{name}:{arguments['n']}"
 
-        for name in (dotted, long):
+        for name in canonical:
             conformance.extra_tools.append(
                 Tool.from_schema(
                     name,
@@ -321,40 +337,48 @@ class AdapterConformance:
                     answer(name),
                 )
             )
-        names = ToolNames(["add", "echo", "fail", "now", dotted, long])
-        alias, long_alias = names.wire(dotted), names.wire(long)
-        assert alias == "math_factorial"
-        assert len(long_alias) <= 64
-        assert long_alias != alias
+        rule = ToolNames(
+            ["add", "echo", "fail", "now", *canonical],
+            pattern=self.tool_name_pattern,
+            max_length=self.tool_name_max_length,
+            spell=type(self).tool_name_spell,
+        )
+        wire = [rule.wire(name) for name in canonical]
+        assert len(set(wire)) == len(wire)
+        assert all(rule.accepts(name) for name in wire), wire
+        aliased = [
+            (name, alias) for name, alias in zip(canonical, wire, strict=True) if alias != name
+        ]
+        assert aliased, "the digit-first name is refused by every rule the kit knows"
         script: list[ScriptItem] = [
-            tool_call(alias, {"n": 5}, id="call_alias_1"),
-            tool_call(long_alias, {"n": 3}, id="call_alias_2"),
+            [tool_call(alias, {"n": n}, id=f"call_alias_{n}") for n, alias in enumerate(wire, 3)],
             "Done.",
         ]
         run = await conformance.run(script)
         assert run.stop_reason == "answered", run.detail
-        assert [r.call.name for r in run.tool_calls] == [dotted, long]
+        assert [r.call.name for r in run.tool_calls] == canonical
         assert [r.result.model_text() for r in run.tool_calls if r.result] == [
-            f"{dotted}:5",
-            f"{long}:3",
+            f"{name}:{n}" for n, name in enumerate(canonical, 3)
         ]
         sent = [json.dumps(body, ensure_ascii=False) for body in conformance.bodies]
         for body in sent:
-            assert f'"{alias}"' in body
-            assert f'"{long_alias}"' in body
-            assert f'"{dotted}"' not in body
-            assert f'"{long}"' not in body
-        # The later requests carry the earlier calls under the alias too.
-        assert sent[2].count(f'"{alias}"') >= 2
+            for name, alias in zip(canonical, wire, strict=True):
+                assert f'"{alias}"' in body
+                if alias != name:
+                    assert f'"{name}"' not in body
+        # The later request carries the earlier calls under the aliases too.
+        first_alias = aliased[0][1]
+        assert sent[1].count(f'"{first_alias}"') >= 2
         named = [
             e.call.name if isinstance(e, ToolCallCompleted) else getattr(e, "name", None)
             for e in run.events
         ]
         tool_names = {name for name in named if isinstance(name, str)}
-        assert tool_names == {dotted, long}, tool_names
+        assert tool_names == set(canonical), tool_names
         recorded = json.dumps(run.to_json(), ensure_ascii=False)
-        assert f'"{alias}"' not in recorded
-        assert f'"{dotted}"' in recorded
+        for name, alias in aliased:
+            assert f'"{alias}"' not in recorded
+            assert f'"{name}"' in recorded
 
     async def test_multi_round_history(self, conformance: ConformanceKit) -> None:
         """Three rounds: each request carries every earlier call and result, in order."""
@@ -373,6 +397,62 @@ class AdapterConformance:
         assert third.find("round two") > first
         assistants = [m for m in run.messages if isinstance(m, AssistantMessage)]
         assert len(assistants) == 3
+
+    async def test_calls_without_ids(self, conformance: ConformanceKit) -> None:
+        """Calls the API sends without ids (older models, some hosts) get ids of their own, and
+        each result goes back to its call, in order, even for two calls of one tool. An API that
+        answers calls only by id ends the run with an error instead, running nothing."""
+        script: list[ScriptItem] = [
+            [tool_call("add", {"a": 1, "b": 2}), tool_call("add", {"a": 30, "b": 40})],
+            "3 and 70.",
+        ]
+        run = await conformance.run(script, server_options={"omit_call_ids": True})
+        if self.calls_need_ids:
+            assert run.stop_reason == "error"
+            assert conformance.executed == []
+            return
+        assert run.stop_reason == "answered", run.detail
+        assert conformance.executed == [("add", {"a": 1, "b": 2}), ("add", {"a": 30, "b": 40})]
+        ids = [record.call.id for record in run.tool_calls]
+        assert all(ids)
+        assert len(set(ids)) == 2
+        results = [m for m in run.messages if isinstance(m, ToolResultMessage)]
+        assert [(r.call_id, r.result.model_text()) for r in results] == list(
+            zip(ids, ["3", "70"], strict=True)
+        )
+        sent = json.dumps(conformance.bodies[1], ensure_ascii=False)
+        assert 0 <= sent.find('"3"') < sent.find('"70"'), "the results go back in call order"
+
+    async def test_text_beside_call(self, conformance: ConformanceKit) -> None:
+        """Text the model writes beside a call is kept, and goes back with the call."""
+        said = "Let me add those numbers."
+        turn = AssistantMessage(parts=(TextPart(said), tool_call("add", {"a": 4, "b": 5})))
+        run = await conformance.run([turn, "It is 9."])
+        assert run.stop_reason == "answered", run.detail
+        assert conformance.executed == [("add", {"a": 4, "b": 5})]
+        assistants = [m for m in run.messages if isinstance(m, AssistantMessage)]
+        assert assistants[0].text == said
+        sent = json.dumps(conformance.bodies[1], ensure_ascii=False)
+        assert said in sent
+
+    async def test_turn_state_sent_back(self, conformance: ConformanceKit) -> None:
+        """What the API attaches to a turn for itself (thinking signatures, reasoning item ids,
+        thought signatures on calls) goes back unchanged in every later request."""
+        turn = AssistantMessage(
+            parts=(ThinkingPart(text="Two numbers: add them."), tool_call("add", {"a": 2, "b": 2}))
+        )
+        script: list[ScriptItem] = [turn, tool_call("echo", {"text": "four"}), "4."]
+        run = await conformance.run(script)
+        assert run.stop_reason == "answered", run.detail
+        server = conformance.server
+        assert server is not None
+        first = server.turn_tokens(server.answered[1], 1)
+        second = server.turn_tokens(server.answered[2], 2)
+        later = [json.dumps(body, ensure_ascii=False) for body in conformance.bodies[1:]]
+        for token in first:
+            assert all(token in body for body in later), f"{token!r} was not sent back"
+        for token in second:
+            assert token in later[-1], f"{token!r} was not sent back"
 
     async def test_streaming_equals_non_streaming(
         self, streamed_conformance: ConformanceKit
@@ -473,22 +553,31 @@ class AdapterConformance:
         assert len(conformance.bodies) == 2
         if not conformance.stream:
             return
-        late: list[ScriptItem] = [
-            Reply(turn=tool_call("echo", {"text": "a long argument " * 8}), drop_after=6),
-            "never used",
-        ]
-        run = await conformance.run(late, server_options={"chunk_size": 4})
-        assert run.stop_reason == "error"
-        assert isinstance(run.error, ProviderError)
-        assert "after content was delivered" in str(run.error)
-        assert len(conformance.bodies) == 1
-        assert not any(isinstance(m, AssistantMessage) for m in run.messages)
-        assert conformance.executed == []
+        # Cut just before the stream's last event (every API ends a stream with one), and, where
+        # calls stream in pieces, inside a call's arguments.
+        drops = [-1, 6] if self.server.streams_call_arguments else [-1]
+        for drop in drops:
+            late: list[ScriptItem] = [
+                Reply(turn=tool_call("echo", {"text": "a long argument " * 8}), drop_after=drop),
+                "never used",
+            ]
+            run = await conformance.run(late, server_options={"chunk_size": 4})
+            assert run.stop_reason == "error", f"dropped at {drop}: {run.detail}"
+            assert isinstance(run.error, ProviderError)
+            assert "after content was delivered" in str(run.error)
+            assert len(conformance.bodies) == 1
+            assert not any(isinstance(m, AssistantMessage) for m in run.messages)
+            assert conformance.executed == []
 
     async def test_api_key_sent_and_never_leaked(self, conformance: ConformanceKit) -> None:
-        """The key from the environment reaches the server and appears in no event or error."""
+        """The key from the environment reaches the server in a header, never in the URL, and
+        appears in no event or error."""
         run = await conformance.run([tool_call("add", {"a": 1, "b": 2}), "3."])
         assert run.stop_reason == "answered", run.detail
+        assert conformance.server is not None
+        for request in conformance.server.requests:
+            assert KEY not in request.path
+            assert KEY not in request.query
         dumped = json.dumps(run.to_json(), ensure_ascii=False, default=repr)
         assert KEY not in dumped
         assert all(KEY not in repr(event) for event in run.events)
@@ -500,7 +589,7 @@ class AdapterConformance:
             os.environ[KEY_ENV] = KEY
         assert failed.stop_reason == "error"
         assert isinstance(failed.error, ProviderError)
-        assert failed.error.status == 401
+        assert failed.error.status == self.server.bad_key_status
         assert wrong not in str(failed.error)
         assert wrong not in (failed.detail or "")
         assert wrong not in json.dumps(failed.to_json(), ensure_ascii=False, default=repr)

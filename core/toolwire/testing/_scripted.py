@@ -268,7 +268,12 @@ class ScriptedModel(ProviderAdapter):
             elif isinstance(part, ToolCall):
                 emit(
                     ToolCallStarted(
-                        run_id=run_id, round=round_, call_id=part.id, name=part.name, index=index
+                        run_id=run_id,
+                        round=round_,
+                        call_id=part.id,
+                        name=part.name,
+                        index=index,
+                        provider_executed=part.provider_executed,
                     )
                 )
                 raw = part.raw_arguments

@@ -21,6 +21,7 @@ import attrs
 from aiohttp import web
 
 from ..messages import AssistantMessage, TextPart, ThinkingPart, ToolCall
+from ..utf8 import utf8_json
 from ._scripted import ScriptTurn, _turn_from_config
 
 __all__ = [
@@ -39,13 +40,15 @@ __all__ = [
 
 @attrs.frozen(kw_only=True)
 class RecordedRequest:
-    """One request a fake server received: method, path, headers (lower-case names), body."""
+    """One request a fake server received: method, path, query string, headers (lower-case
+    names), body."""
 
     method: str
     path: str
     headers: Mapping[str, str]
     body: Any
     raw: bytes = attrs.field(repr=False)
+    query: str = ""
 
     @property
     def stream(self) -> bool:
@@ -63,7 +66,8 @@ class Reply:
         ``length``, Responses ``incomplete``, Messages ``max_tokens``); ``None`` for the natural
         reason (calls or stop).
     :ivar drop_after: streamed: close the connection after this many events (0: right after the
-        headers); not streamed: close it without answering.
+        headers; negative: that many events before the end, so -1 drops the stream just before
+        its last event); not streamed: close it without answering.
     :ivar headers: extra response headers.
     :ivar pace: streamed: seconds to wait between events, so that a client sees a long argument
         arrive slowly (user interfaces, cancellation in the middle of a stream).
@@ -158,7 +162,8 @@ class ServerTurn:
 
 
 def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # A lone surrogate goes out as its escape, as a provider's JSON would carry it.
+    return utf8_json(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _chunks(text: str, size: int) -> Iterator[str]:
@@ -178,14 +183,25 @@ class FakeProviderServer:
     :param chunk_size: characters per text or argument delta in streamed answers.
     :param interleave: stream the argument deltas of several calls round-robin (by index), as some
         hosts do.
-    :param api_key: when set, requests must carry this key (else HTTP 401 whose message echoes
-        the key received, to prove that clients redact it).
-    :param omit_call_ids: send calls without ids (``""``), as some OpenAI-compatible hosts do.
+    :param api_key: when set, requests must carry this key (else an error of status
+        ``bad_key_status``, 401 by default, whose message echoes the key received, to prove that
+        clients redact it).
+    :param omit_call_ids: send calls without ids (``""``, or no id field where the API makes it
+        optional), as some OpenAI-compatible hosts and older Gemini models do.
+
+    What differs between APIs beyond the rendering is said by class attributes:
+    ``retry_after_header`` (False: the API says how long to wait in its error body only, as
+    Google's ``RetryInfo`` does, never in a ``Retry-After`` header), ``streams_call_arguments``
+    (False: a call arrives whole in one event, so no stream can break inside its arguments) and
+    ``bad_key_status`` (the status of an answer to a wrong key).
     """
 
     api: ClassVar[str] = ""
     path: ClassVar[str] = ""
     base_path: ClassVar[str] = ""
+    retry_after_header: ClassVar[bool] = True
+    streams_call_arguments: ClassVar[bool] = True
+    bad_key_status: ClassVar[int] = 401
 
     def __init__(
         self,
@@ -207,6 +223,8 @@ class FakeProviderServer:
         self.api_key = api_key
         self.omit_call_ids = omit_call_ids
         self.requests: list[RecordedRequest] = []
+        self.answered: dict[int, ServerTurn] = {}
+        """The turns answered so far, by answer number (from 1)."""
         self._position = 0
         self._ids = itertools.count(1)
         self._call_ids = itertools.count(1)
@@ -290,16 +308,22 @@ class FakeProviderServer:
             headers={k.lower(): v for k, v in request.headers.items()},
             body=body,
             raw=raw,
+            query=request.query_string,
         )
         self.requests.append(recorded)
         if self.api_key is not None:
             sent = self.sent_key(recorded)
             if sent != self.api_key:
                 return self._error_response(
-                    ErrorReply(status=401, message=f"Incorrect API key provided: {sent}")
+                    ErrorReply(
+                        status=self.bad_key_status, message=f"Incorrect API key provided: {sent}"
+                    )
                 )
         if not isinstance(body, Mapping):
             return self._error_response(ErrorReply(status=400, message="the body is not JSON"))
+        refused = self.check_request(recorded)
+        if refused is not None:
+            return self._error_response(refused)
         item = self._next(recorded)
         if isinstance(item, ErrorReply):
             return self._error_response(item)
@@ -309,7 +333,8 @@ class FakeProviderServer:
         turn = ServerTurn.of(reply.turn, finish_reason=reply.finish_reason)
         turn = self._with_ids(turn)
         number = next(self._ids)
-        if recorded.stream:
+        self.answered[number] = turn
+        if self.wants_stream(recorded):
             return await self._stream(request, turn, body, number, reply)
         if reply.drop_after is not None:
             _drop(request)
@@ -342,8 +367,12 @@ class FakeProviderServer:
             },
         )
         await response.prepare(request)
-        for sent, event in enumerate(self.render_stream(turn, body, number)):
-            if reply.drop_after is not None and sent >= reply.drop_after:
+        events = self.render_stream(turn, body, number)
+        drop = reply.drop_after
+        if drop is not None and drop < 0:
+            drop = max(0, len(events) + drop)
+        for sent, event in enumerate(events):
+            if drop is not None and sent >= drop:
                 _drop(request)
                 return response
             if reply.pace and sent:
@@ -354,13 +383,31 @@ class FakeProviderServer:
 
     def _error_response(self, error: ErrorReply) -> web.Response:
         headers = dict(error.headers)
-        if error.retry_after is not None:
+        # A date can only be said in the header; seconds go where the API says them.
+        if error.retry_after is not None and (
+            self.retry_after_header or isinstance(error.retry_after, str)
+        ):
             value = error.retry_after
             headers["Retry-After"] = value if isinstance(value, str) else f"{value:g}"
         payload = error.body if error.body is not None else self.render_error(error)
         return web.json_response(payload, status=error.status, headers=headers, dumps=_dumps)
 
     # -- per API ------------------------------------------------------------------------------
+
+    def wants_stream(self, request: RecordedRequest) -> bool:
+        """Whether ``request`` asks for a streamed answer (``"stream": true`` in the body by
+        default; an API that streams by URL says so here)."""
+        return request.stream
+
+    def check_request(self, request: RecordedRequest) -> ErrorReply | None:
+        """The error the API answers a request it refuses (a malformed history, say) before
+        any scripted answer; None to answer it. Nothing is refused by default."""
+        return None
+
+    def turn_tokens(self, turn: ServerTurn, number: int) -> list[str]:
+        """The opaque values the server put into its answer ``number`` (thinking signatures,
+        reasoning item ids) that a client must send back unchanged in its later requests."""
+        return []
 
     def sent_key(self, request: RecordedRequest) -> str:
         """The API key a request carried (``Authorization: Bearer`` by default)."""
@@ -530,6 +577,10 @@ class FakeOpenAIResponsesServer(FakeProviderServer):
     path = "/v1/responses"
     base_path = "/v1"
 
+    def turn_tokens(self, turn: ServerTurn, number: int) -> list[str]:
+        """The reasoning item's id: the whole output goes back, reasoning included."""
+        return [f"rs_fake{number}"] if turn.thinking else []
+
     def _items(self, turn: ServerTurn, number: int) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         if turn.thinking:
@@ -686,6 +737,10 @@ class FakeAnthropicServer(FakeProviderServer):
 
     def sent_key(self, request: RecordedRequest) -> str:
         return request.headers.get("x-api-key", "")
+
+    def turn_tokens(self, turn: ServerTurn, number: int) -> list[str]:
+        """The thinking block's signature."""
+        return [f"sig-fake-{number}"] if turn.thinking else []
 
     def new_call_id(self) -> str:
         return f"toolu_{next(self._call_ids):024d}"

@@ -15,11 +15,15 @@ An adapter package runs the whole suite against its adapter and a fake server of
         server = FakeMyServer                # a FakeProviderServer subclass for the API
 
 Each test runs the adapter through the real loop (``Host.load`` + ``host.run``) against the fake
-server, streamed and not: single call, parallel calls (also interleaved), no-argument tools,
-unicode arguments, error results, tool choice, multi-round history, streaming equal to
-non-streaming, stream events, cut-off arguments, HTTP errors, rate limits with ``Retry-After``,
-dropped connections, and the API key (sent, never leaked). The tests are async: the package's
-tests need pytest-asyncio (``asyncio_mode = "auto"`` or not: the suite marks its tests).
+server, streamed and not: single call, parallel calls (also interleaved), calls without ids, text
+beside a call, no-argument tools, unicode arguments, error results, tool choice, aliased names,
+multi-round history, turn state sent back unchanged, streaming equal to non-streaming, stream
+events, cut-off arguments, HTTP errors, rate limits with the wait the server asked for, dropped
+connections, and the API key (sent in a header, never in the URL, never leaked). What differs
+between APIs is said by attributes of the suite class and of the server (see
+:class:`AdapterConformance` and :class:`~toolwire.testing.FakeProviderServer`). The tests are
+async: the package's tests need pytest-asyncio (``asyncio_mode = "auto"`` or not: the suite
+marks its tests).
 
 This module holds fixtures and hooks only; the assertions live in the suite module, which is
 registered for pytest's assertion rewriting here, before it is imported (so this module itself

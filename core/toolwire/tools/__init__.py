@@ -18,7 +18,7 @@ from ._errors import (
     ToolDefinitionError,
     ToolFatal,
 )
-from ._model import Activation, Resolver, Tool, ToolPolicy, schema_for, tool
+from ._model import Activation, Resolver, Tool, ToolPolicy, run_in_thread, schema_for, tool
 from ._names import provider_name_problems, tool_name_problems, validate_tool_name
 from ._result import Source, ToolBlocked, ToolResult, ToolStatus
 from ._spec import FunctionSpec
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ._strict import StrictProjection, strict_projection
     from ._toolbox import Toolbox
     from ._truncate import truncate_result
-    from ._validation import describe_schema
+    from ._validation import describe_schema, json_type_of
 
 # Used when a tool is linted, paged, projected, cut, cached, normalised or written as a toolbox,
 # not when a function is declared: loaded on first use, so `toolwire plugins` and `toolwire tools
@@ -50,6 +50,7 @@ _LAZY = {
     "strict_projection": "._strict",
     "truncate_result": "._truncate",
     "describe_schema": "._validation",
+    "json_type_of": "._validation",
 }
 
 
@@ -94,9 +95,11 @@ __all__ = [
     "Toolbox",
     "cached_resolver",
     "describe_schema",
+    "json_type_of",
     "lint_tool",
     "normalize_schema",
     "provider_name_problems",
+    "run_in_thread",
     "schema_for",
     "strict_projection",
     "tool",

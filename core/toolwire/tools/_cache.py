@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+import inspect
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import TYPE_CHECKING
 
 from ._errors import ToolDefinitionError
 
 if TYPE_CHECKING:
     from .._request import OfferRequest
-    from ._model import Resolver, Tool
+    from ._model import MaybeAwaitable, Resolver, Tool
     from ._spec import FunctionSpec
 
 DEFAULT_TTL = 300.0
@@ -40,9 +41,10 @@ def cached_resolver(
     A context tool whose resolver fetches something to tailor its function (the user's projects
     as an enum, the columns of a table) then fetches it once per conversation, not once per
     round, and offers the very same function while the entry lives, so the provider's prompt
-    cache holds. ``None`` (nothing to offer yet) is not kept: the resolver is asked again next
-    round. An exception is not kept either. At most ``max_entries`` conversations are kept, the
-    least recently used dropped first.
+    cache holds. The resolver may be ``async`` (it fetches): then the function it gives is kept,
+    and a kept one is answered at once. ``None`` (nothing to offer yet) is not kept: the
+    resolver is asked again next round. An exception is not kept either. At most
+    ``max_entries`` conversations are kept, the least recently used dropped first.
 
     :param key: the conversation a request belongs to (default
         :attr:`~toolwire.OfferRequest.conversation_key`); return something else to share or split
@@ -58,15 +60,7 @@ def cached_resolver(
     entries: OrderedDict[Hashable, _Entry] = OrderedDict()
     lock = threading.Lock()
 
-    def resolve(tool: Tool, request: OfferRequest) -> FunctionSpec | None:
-        now = clock()
-        slot = (tool.name, request.conversation_key if key is None else key(request))
-        with lock:
-            entry = entries.get(slot)
-            if entry is not None and entry.expires > now:
-                entries.move_to_end(slot)
-                return entry.spec
-        spec = resolver(tool, request)
+    def keep(slot: Hashable, spec: FunctionSpec | None, now: float) -> FunctionSpec | None:
         if spec is None:
             return None
         with lock:
@@ -75,6 +69,26 @@ def cached_resolver(
             while len(entries) > max_entries:
                 entries.popitem(last=False)
         return spec
+
+    async def keep_later(
+        slot: Hashable, pending: Awaitable[FunctionSpec | None], now: float
+    ) -> FunctionSpec | None:
+        return keep(slot, await pending, now)
+
+    def resolve(tool: Tool, request: OfferRequest) -> MaybeAwaitable[FunctionSpec | None]:
+        now = clock()
+        slot = (tool.name, request.conversation_key if key is None else key(request))
+        with lock:
+            entry = entries.get(slot)
+            if entry is not None and entry.expires > now:
+                entries.move_to_end(slot)
+                return entry.spec
+        spec = resolver(tool, request)
+        if inspect.isawaitable(spec):
+            # An async resolver: what is kept is what its awaitable gives, never the awaitable
+            # (which cannot be awaited a second time).
+            return keep_later(slot, spec, now)
+        return keep(slot, spec, now)
 
     resolve.__doc__ = resolver.__doc__
     resolve.__wrapped__ = resolver  # type: ignore[attr-defined]

@@ -14,6 +14,7 @@ from ..fieldwise import record_eq, record_hash, record_repr
 if TYPE_CHECKING:
     import asyncio
 
+    from ..events import Event
     from ..messages import Message
     from ._model import Tool
 
@@ -64,6 +65,10 @@ Injected: TypeAlias = Annotated[T, Inject()]
 
 A value the model sends under that name is discarded.
 """
+
+
+TYPED_BY_PERSON = "toolwire.typed_by_person"
+"""The service a direct call by a person carries (see :attr:`ToolContext.typed_by_person`)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -119,9 +124,26 @@ class ToolContext:
         return json.dumps(dict(self.call_arguments), ensure_ascii=False, separators=(",", ":"))
 
     @property
+    def typed_by_person(self) -> bool:
+        """Whether a person typed this call's arguments (``toolwire tools call``): no model chose
+        them, so a tool may lift rules about what a model may choose (a web reader reaches the
+        loopback or private address the person named)."""
+        return self.services.get(TYPED_BY_PERSON) is True
+
+    @property
     def tool_name(self) -> str:
         """The name of the tool being called."""
         return self.tool.name
+
+    def emit(self, event: Event) -> None:
+        """Add ``event`` to the run's stream: recorded in the run (``Run.events``), given to
+        every ``toolwire_event`` observer and to a reader of ``host.stream``. A tool's own
+        events subclass :class:`toolwire.events.Event` and name this call's ``run_id`` and
+        ``round``. Safe from a worker thread (a plain function runs in one); a no-op when the
+        call runs outside a run."""
+        send = self.services.get("emit")
+        if callable(send):
+            send(event)
 
     def report_progress(self, message: str, fraction: float | None = None) -> None:
         """Tell the caller how far the tool got; ``fraction`` is between 0 and 1 when known."""

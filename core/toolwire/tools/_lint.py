@@ -11,7 +11,8 @@ from typing import Any, Literal
 import attrs
 
 from ._model import Tool
-from ._names import provider_name_problems, tool_name_problems
+from ._names import is_snake_case, provider_name_problems, suggest_tool_name, tool_name_problems
+from ._normalize import FOREIGN_WORDS
 from ._typeschema import is_union, strip_annotated
 from ._validation import resolve_ref
 
@@ -32,9 +33,9 @@ class LintFinding:
     """One thing ``toolwire doctor`` reports about a tool.
 
     ``code`` is stable for filtering: ``missing-description``, ``parameter-without-description``,
-    ``unsafe-name``, ``not-strict-compatible``, ``instructions-in-description``,
-    ``null-means-default``, ``normalized-schema``, ``undeclared-side-effect``,
-    ``undeclared-path-argument``.
+    ``unsafe-name``, ``not-snake-case``, ``not-strict-compatible``, ``instructions-in-description``,
+    ``null-means-default``, ``normalized-schema``, ``foreign-schema-word``,
+    ``undeclared-side-effect``, ``undeclared-path-argument``.
     """
 
     tool: str
@@ -46,6 +47,9 @@ class LintFinding:
     def __str__(self) -> str:
         where = f"{self.tool}({self.parameter})" if self.parameter else self.tool
         return f"{self.severity}: {where}: {self.message} [{self.code}]"
+
+
+_FOREIGN_PATHS = tuple(f".{word}" for word in FOREIGN_WORDS)
 
 
 def _properties(schema: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -124,21 +128,49 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             severity="info",
         )
 
-    if tool.schema_notes:
+    if not broken and not is_snake_case(tool.name):
+        suggestion = suggest_tool_name(tool.name)
+        add(
+            "not-snake-case",
+            f"the name {tool.name!r} is not lower-case snake_case, the one spelling every "
+            "provider and prompted dialect takes unchanged and models read best"
+            + (f": rename it {suggestion!r}" if suggestion else "")
+            + " (a name from another host may keep its spelling: it is sent under an alias "
+            "where an API refuses it)",
+        )
+    # Notes on the words JSON Schema ignores (read all the same) warn; other notes inform.
+    foreign = [n for n in tool.schema_notes if n.split(":", 1)[0].endswith(_FOREIGN_PATHS)]
+    normalized = [n for n in tool.schema_notes if n not in foreign]
+    if foreign:
+        add(
+            "foreign-schema-word",
+            "the schema uses words JSON Schema ignores, read by their meaning in other hosts "
+            f"({'; '.join(foreign)}); write standard JSON Schema, which every provider reads the "
+            'same way: leave an optional property out of its object\'s "required", and allow '
+            'null with "type": [T, "null"]',
+        )
+    if normalized:
         add(
             "normalized-schema",
             f"the schema was written in another host's dialect and normalised "
-            f"({len(tool.schema_notes)} change(s)): {'; '.join(tool.schema_notes)}",
+            f"({len(normalized)} change(s)): {'; '.join(normalized)}",
             severity="info",
         )
 
+    # A tool defined by a schema (an MCP server's, another ecosystem's) is fixed where that
+    # schema is written: Python advice would be advice its user cannot act on.
+    python = getattr(tool._runner, "function", None) is not None
     undescribed: list[str] = []
     _undescribed(tool.parameters, tool.parameters, "", undescribed, 0)
     for path in undescribed:
         add(
             "parameter-without-description",
             f"parameter {path} has no description: a model cannot use an argument it cannot "
-            'read about (use Annotated[T, "…"] or the docstring\'s Args section)',
+            + (
+                'read about (use Annotated[T, "…"] or the docstring\'s Args section)'
+                if python
+                else "read about (its schema gives none; whoever writes that schema can add one)"
+            ),
             parameter=path,
         )
 
@@ -163,9 +195,14 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
         if found is not None:
             add(
                 "instructions-in-description",
-                f"the {where} tells the model how to behave ({found.group(0)!r}); put behaviour "
-                "rules in instructions=..., which go into the system prompt when the tool is "
-                "offered, and keep the description to what the tool does",
+                f"the {where} tells the model how to behave ({found.group(0)!r}); "
+                + (
+                    "put behaviour rules in instructions=..., which go into the system prompt "
+                    "when the tool is offered, and keep the description to what the tool does"
+                    if python
+                    else "the tool's own definition says so; whoever writes it can keep the "
+                    "description to what the tool does"
+                ),
                 severity="warning" if match else "info",
             )
             break

@@ -13,8 +13,8 @@ import enum
 import functools
 import inspect
 import json
-from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, TypeVar, overload
 
 import attrs
 
@@ -45,14 +45,22 @@ from ._typeschema import (
 from ._validation import ArgumentValidator, json_text
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor
+
     from .._request import OfferRequest
     from ._strict import StrictProjection
 
-Resolver = Callable[["Tool", "OfferRequest"], FunctionSpec | None]
-"""A context tool's resolver: the function it offers to one request, or None for nothing."""
+_T = TypeVar("_T")
+MaybeAwaitable: TypeAlias = "_T | Awaitable[_T]"
+"""A value, or an awaitable of it (what an ``async def`` returns)."""
+
+Resolver = Callable[["Tool", "OfferRequest"], "MaybeAwaitable[FunctionSpec | None]"]
+"""A context tool's resolver: the function it offers to one request, or None for nothing (or an
+awaitable of it: a resolver may be ``async def``)."""
 
 SchemaHandler = Callable[..., Any]
-"""An explicit-schema tool's handler: ``handler(arguments)`` or ``handler(arguments, context)``."""
+"""An explicit-schema tool's handler: ``handler(arguments)``, or
+``handler(arguments, context: ToolContext)`` (the context goes by annotation)."""
 
 
 class Activation(enum.StrEnum):
@@ -171,6 +179,20 @@ def _name_set(value: Iterable[str]) -> frozenset[str]:
     return frozenset(value)
 
 
+def _requirements(value: Iterable[str]) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise ToolDefinitionError(
+            f"give required tools as a list of names, not the string {value!r}"
+        )
+    names: list[str] = []
+    for name in value:
+        if not isinstance(name, str) or not name:
+            raise ToolDefinitionError(f"requires: {name!r} is not a tool name")
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
 def _empty_parameters() -> dict[str, Any]:
     return {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -207,14 +229,41 @@ def _is_async(function: Callable[..., Any]) -> bool:
 async def _run(function: Callable[..., Any], is_async: bool, *args: Any, **kwargs: Any) -> Any:
     if is_async:
         return await function(*args, **kwargs)
-    import asyncio  # deferred: declaring tools must not need an event loop library
-
-    try:
-        result = await asyncio.to_thread(_in_worker, function, *args, **kwargs)
-    except _WorkerExit as exc:
-        raise exc.raised from None
+    result = await run_in_thread(functools.partial(function, *args, **kwargs))
     if inspect.isawaitable(result):
         result = await result
+    return result
+
+
+async def run_in_thread(call: Callable[[], _T], *, executor: Executor | None = None) -> _T:
+    """Run ``call()`` in a worker thread, as the host runs a sync tool, and return its value.
+
+    ``executor`` runs it instead of the event loop's default thread pool: a
+    ``ThreadPoolExecutor(max_workers=1)`` of its own keeps every call of a tool on one thread,
+    for objects that belong to the thread that made them (a ``sqlite3`` connection). The
+    caller's context variables are copied into the thread, as ``asyncio.to_thread`` does. An
+    exception ``call`` raises is raised here, even the ``GeneratorExit`` or ``StopIteration``
+    an asyncio future cannot carry (which would stall the call); a ``StopIteration`` arrives as
+    the ``RuntimeError`` any coroutine raising it gives.
+
+    **Example**::
+
+        db_thread = ThreadPoolExecutor(max_workers=1)
+        connection = db_thread.submit(sqlite3.connect, "notes.db").result()
+        rows = await run_in_thread(
+            lambda: connection.execute("select 1").fetchall(), executor=db_thread
+        )
+    """
+    import asyncio  # deferred: declaring tools must not need an event loop library
+    import contextvars
+
+    context = contextvars.copy_context()
+    try:
+        result: _T = await asyncio.get_running_loop().run_in_executor(
+            executor, context.run, _in_worker, call
+        )
+    except _WorkerExit as exc:
+        raise exc.raised from None
     return result
 
 
@@ -463,35 +512,79 @@ def missing_service(
 
 
 class _SchemaRunner:
-    """Calls the handler of an explicit-schema tool with the raw (validated) arguments."""
+    """Calls the handler of an explicit-schema tool with the raw (validated) arguments, and the
+    call's context where the handler asks for it (see :func:`_context_slot`)."""
 
-    __slots__ = ("handler", "hidden_names", "is_async", "wants_context")
+    __slots__ = ("context_slot", "handler", "hidden_names", "is_async")
 
-    def __init__(self, handler: SchemaHandler) -> None:
+    def __init__(self, handler: SchemaHandler, owner: str) -> None:
         self.handler = handler
         self.is_async = _is_async(handler)
-        self.wants_context = _accepts_two_arguments(handler)
+        self.context_slot = _context_slot(handler, owner)
         self.hidden_names: tuple[str, ...] = ()
 
     def call(self, *args: Any, **kwargs: Any) -> Any:
         return self.handler(*args, **kwargs)
 
     async def run(self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> Any:
-        if self.wants_context:
+        slot = self.context_slot
+        if slot is None:
+            return await _run(self.handler, self.is_async, dict(arguments))
+        if slot == "":
             return await _run(self.handler, self.is_async, dict(arguments), context)
-        return await _run(self.handler, self.is_async, dict(arguments))
+        return await _run(self.handler, self.is_async, dict(arguments), **{slot: context})
 
 
-def _accepts_two_arguments(handler: Callable[..., Any]) -> bool:
+def _context_slot(handler: Callable[..., Any], owner: str) -> str | None:
+    """Where a ``from_schema`` handler takes the call's :class:`ToolContext`: the name of its
+    parameter annotated ``ToolContext`` (``""``: passed by position, for a positional-only one
+    or an unannotated second parameter without a default, as in ``lambda arguments, context:``),
+    or None when it takes none. A parameter with a default and no such annotation keeps its
+    default (``def handler(arguments, _f=fn)``: the closure idiom), whatever its position.
+
+    :raises ToolDefinitionError: for a parameter the host has no value for (one without a
+        default, past the arguments and the context).
+    """
     try:
         signature = inspect.signature(handler)
     except (TypeError, ValueError):
-        return True
+        return ""  # cannot tell (a builtin): (arguments, context), as documented
     try:
-        signature.bind(None, None)
-    except TypeError:
-        return False
-    return True
+        hints = function_hints(_annotated_callable(handler), owner)
+    except ToolDefinitionError:  # an annotation that does not resolve: read the written one
+        hints = {}
+    listed = list(signature.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    slot: str | None = None
+    for index, param in enumerate(listed[1:], start=1):
+        annotation = hints.get(param.name, param.annotation)
+        if isinstance(annotation, str):
+            wanted = annotation.rsplit(".", 1)[-1] == "ToolContext"
+        else:
+            wanted = annotation is not inspect.Parameter.empty and _is_context_type(annotation)
+        # An unannotated second parameter that must be given: lambda arguments, context: ...
+        by_position = (
+            index == 1
+            and param.annotation is inspect.Parameter.empty
+            and (
+                param.kind is inspect.Parameter.VAR_POSITIONAL
+                or (param.kind in positional and param.default is inspect.Parameter.empty)
+            )
+        )
+        if slot is None and (wanted or by_position):
+            keyword = wanted and param.kind is not inspect.Parameter.POSITIONAL_ONLY
+            slot = param.name if keyword and index > 1 else ""
+            continue
+        if param.default is inspect.Parameter.empty and param.kind not in (
+            inspect.Parameter.VAR_POSITIONAL,
+            inspect.Parameter.VAR_KEYWORD,
+        ):
+            raise ToolDefinitionError(
+                f"{owner}: the handler's parameter {param.name!r} has no value to receive: a "
+                "from_schema handler takes the arguments, and the call's context in a parameter "
+                "annotated ToolContext; give it a default, or drop it"
+            )
+    return slot
 
 
 _Runner = _FunctionRunner | _SchemaRunner
@@ -541,6 +634,11 @@ class Tool:
     ``icon`` is a short text (an emoji or a few characters) that user interfaces show beside the
     title; it never reaches a model.
 
+    ``requires`` names the tools this one needs to be useful (``search_confluence`` finds pages
+    that ``read_web_page`` reads): selecting it selects them too, past ``[tools] enable`` and the
+    allow lists; a required tool that is not registered, or is denied or hidden, leaves this
+    one out, with that reason.
+
     ``path_arguments`` names the arguments that are file system paths (a string, or a list of
     strings): the host refuses a call whose path lies outside ``[policy] workspace`` and
     ``trusted_roots`` before the tool runs. ``background_safe`` says whether a call may run
@@ -549,6 +647,10 @@ class Tool:
 
     ``schema_notes`` lists what ``Tool.from_schema(..., normalize=True)`` changed in the schema
     it was given (one ``$.path: change`` each).
+
+    ``policy_config_key`` says where a person declares the policy of a tool whose author could
+    not, such as one a plugin makes from another framework's definition
+    (``[tools.llm-tools.policy.simple_eval]``); a refusal for undeclared side effects names it.
 
     ``parameters`` is checked when the tool is made, against the JSON Schema 2020-12 rules that
     change what validates: a tool that exists never fails at call time because of its schema.
@@ -577,11 +679,13 @@ class Tool:
     sensitive_arguments: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
     returns_untrusted_content: bool = False
     min_provider_trust: TrustLevel | None = attrs.field(default=None, converter=_trust)
+    requires: tuple[str, ...] = attrs.field(default=(), converter=_requirements)
     path_arguments: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
     background_safe: bool | None = None
     external: bool = False
     plugin: str | None = None
     schema_notes: tuple[str, ...] = attrs.field(default=(), converter=_name_tuple)
+    policy_config_key: str | None = None
     _runner: _Runner | None = attrs.field(default=None, repr=False, alias="runner")
     _state: _ToolState = attrs.field(init=False, factory=_ToolState, repr=False)
 
@@ -624,6 +728,7 @@ class Tool:
         sensitive_arguments: Iterable[str] = (),
         returns_untrusted_content: bool = False,
         min_provider_trust: TrustLevel | str | None = None,
+        requires: Iterable[str] = (),
         path_arguments: Iterable[str] = (),
         background_safe: bool | None = None,
         external: bool = False,
@@ -690,6 +795,7 @@ class Tool:
             sensitive_arguments=_name_set(sensitive_arguments),
             returns_untrusted_content=returns_untrusted_content,
             min_provider_trust=min_provider_trust,
+            requires=_requirements(requires),
             path_arguments=_name_set(path_arguments),
             background_safe=background_safe,
             external=external,
@@ -724,6 +830,7 @@ class Tool:
         sensitive_arguments: Iterable[str] = (),
         returns_untrusted_content: bool = False,
         min_provider_trust: TrustLevel | str | None = None,
+        requires: Iterable[str] = (),
         path_arguments: Iterable[str] = (),
         background_safe: bool | None = None,
         external: bool = False,
@@ -732,14 +839,22 @@ class Tool:
     ) -> Tool:
         """Make a tool from an explicit JSON Schema, for arguments known only at run time.
 
-        ``handler(arguments)`` or ``handler(arguments, context)`` (sync or async) receives the
-        validated arguments as a dict. Without a handler the tool must be ``external``: the caller
-        runs it. The schema is copied; it must describe a JSON object.
+        ``handler(arguments)`` or ``handler(arguments, context: ToolContext)`` (sync or async)
+        receives the validated arguments as a dict. Without a handler the tool must be
+        ``external``: the caller runs it. The schema is copied; it must describe a JSON object.
 
         The schema is checked whole: every problem is reported at once, each with its JSON path
         (``$.properties.size.type: 'float' is not a JSON Schema type; use "number"``). With
         ``normalize=True`` the dialects of other hosts are first rewritten by
         :func:`~toolwire.tools.normalize_schema`, and what changed is kept in ``schema_notes``.
+        Without it, the two words of other hosts that JSON Schema would silently ignore are read
+        all the same (and noted): ``optional: true`` on a property as "not required", OpenAPI's
+        ``nullable: true`` as "null allowed"; ``toolwire doctor`` warns about them. Other
+        keywords JSON Schema does not define are kept and ignored, as JSON Schema says.
+
+        The handler gets the call's :class:`ToolContext` in a parameter annotated
+        ``ToolContext`` (or an unannotated second parameter without a default, as in
+        ``lambda arguments, context: ...``); a parameter with a default keeps it.
 
         :raises ToolDefinitionError: for a bad name, a schema that is not a sound JSON object
             schema or not JSON (``problems`` lists each problem), or a missing handler.
@@ -752,7 +867,8 @@ class Tool:
                 f"got {type(parameters).__name__}"
             )
         try:
-            copied: dict[str, Any] = json.loads(json.dumps(parameters, ensure_ascii=False))
+            text = json.dumps(parameters, ensure_ascii=False)
+            copied: dict[str, Any] = json.loads(text)
         except (TypeError, ValueError) as exc:
             raise ToolDefinitionError(f"{owner}: parameters are not JSON ({exc})") from exc
         notes: tuple[str, ...] = ()
@@ -760,6 +876,10 @@ class Tool:
             from ._normalize import normalize_schema
 
             copied, notes = normalize_schema(copied)
+        elif '"optional"' in text or '"nullable"' in text:
+            from ._normalize import read_foreign_words
+
+            copied, notes = read_foreign_words(copied)
         check_parameter_schema(copied, owner)
         kind = copied.get("type")
         if kind != "object":
@@ -803,12 +923,13 @@ class Tool:
             sensitive_arguments=_name_set(sensitive_arguments),
             returns_untrusted_content=returns_untrusted_content,
             min_provider_trust=min_provider_trust,
+            requires=_requirements(requires),
             path_arguments=_name_set(path_arguments),
             background_safe=background_safe,
             external=external,
             plugin=plugin,
             schema_notes=notes,
-            runner=_SchemaRunner(handler) if handler is not None else None,
+            runner=_SchemaRunner(handler, owner) if handler is not None else None,
         )
 
     # -- behaving like the function -------------------------------------------------------------
@@ -861,8 +982,9 @@ class Tool:
             )
         return spec
 
-    def resolve(self, request: OfferRequest) -> FunctionSpec | None:
-        """What this tool offers to ``request``: its resolver's answer, else ``function_spec()``."""
+    def resolve(self, request: OfferRequest) -> MaybeAwaitable[FunctionSpec | None]:
+        """What this tool offers to ``request``: its resolver's answer (awaitable, for an async
+        resolver), else ``function_spec()``."""
         if self.resolver is not None:
             return self.resolver(self, request)
         return self.function_spec()
@@ -897,11 +1019,27 @@ class Tool:
             validate = self._state.validate = validator.validate
         try:
             return validate(arguments)
+        except ArgumentsInvalid:
+            raise
         except ToolDefinitionError as exc:
             # The schema was checked when the tool was made, so this is a gap in that check:
             # the call is refused, and the run goes on.
             raise ArgumentsInvalid(
                 [f"the tool's own parameter schema cannot be used to check arguments ({exc})"],
+                tool=self.name,
+            ) from exc
+        except RecursionError:
+            raise ArgumentsInvalid(
+                ["the arguments nest too deeply to be checked; send them less deeply nested"],
+                tool=self.name,
+            ) from None
+        except Exception as exc:
+            # Nothing a schema holds may end the run: whatever checking it raised refuses the call.
+            raise ArgumentsInvalid(
+                [
+                    "the arguments could not be checked against the tool's parameter schema "
+                    f"({type(exc).__name__}: {exc})"
+                ],
                 tool=self.name,
             ) from exc
 
@@ -1194,6 +1332,7 @@ def tool(
     sensitive_arguments: Iterable[str] = (),
     returns_untrusted_content: bool = False,
     min_provider_trust: TrustLevel | str | None = None,
+    requires: Iterable[str] = (),
     path_arguments: Iterable[str] = (),
     background_safe: bool | None = None,
     external: bool = False,

@@ -15,6 +15,22 @@ if TYPE_CHECKING:
 MAX_TOOL_NAME_LENGTH = 64
 """The longest tool name OpenAI and Anthropic accept."""
 
+SEARCH_TOOL = "tool_search"
+"""The name of the host's built-in search over the tools a round defers (large catalogues):
+registered by no plugin, so a plugin's tool of that name is refused."""
+
+
+def reserved_name_problem(name: str) -> str | None:
+    """Why a plugin may not register a tool named ``name``, or None when it may."""
+    if name != SEARCH_TOOL:
+        return None
+    return (
+        f"tool name {name!r} is the host's own search over the tools it defers ([tools] "
+        "max_direct, max_direct_bytes, [tools.exposure]); a tool of that name would silently "
+        "switch that off. Rename the tool (for an MCP server's tools, set the server's prefix)"
+    )
+
+
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 _PART_CHARS = _NAME_CHARS - {"."}
 
@@ -78,6 +94,11 @@ def tool_name_problems(name: str) -> list[str]:
     if name.startswith(".") or name.endswith(".") or ".." in name:
         problems.append("a dotted name needs a name part on each side of every '.'")
     return problems
+
+
+def is_snake_case(name: str) -> bool:
+    """Whether ``name`` is lower-case snake_case (``get_weather``), the recommended spelling."""
+    return _snake_case().fullmatch(name) is not None
 
 
 def suggest_tool_name(name: str) -> str | None:

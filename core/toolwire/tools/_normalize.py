@@ -98,27 +98,30 @@ def standard_type(word: str) -> str | None:
 
 
 class _Normalizer:
-    __slots__ = ("notes",)
+    __slots__ = ("foreign_only", "notes")
 
-    def __init__(self) -> None:
+    def __init__(self, *, foreign_only: bool = False) -> None:
         self.notes: list[str] = []
+        # Only the words JSON Schema ignores (optional, nullable): what from_schema reads.
+        self.foreign_only = foreign_only
 
     def note(self, path: tuple[str | int, ...], text: str) -> None:
         self.notes.append(f"{json_path(path)}: {text}")
 
     def node(self, node: Any, path: tuple[str | int, ...]) -> Any:
-        if isinstance(node, str) and standard_type(node) is not None:
+        if not self.foreign_only and isinstance(node, str) and standard_type(node) is not None:
             # A bare type word where a schema belongs: {"size": "float"}.
             mapped = standard_type(node)
             self.note(path, f"the type word {node!r} became a schema {_type_schema(mapped)}")
             return json.loads(_type_schema(mapped))
         if not isinstance(node, dict):
             return node
-        if "type" in node:
+        if "type" in node and not self.foreign_only:
             self.type_(node, path)
-        if node.get("nullable") is True or node.get("nullable") is False:
+        if type(node.get("nullable")) is bool:
             self.nullable(node, path)
-        if isinstance(node.get("items"), list) and "prefixItems" not in node:
+        items = node.get("items")
+        if isinstance(items, list) and "prefixItems" not in node and not self.foreign_only:
             node["prefixItems"] = node.pop("items")
             if "additionalItems" in node:
                 node["items"] = node.pop("additionalItems")
@@ -194,7 +197,7 @@ class _Normalizer:
             if not isinstance(sub, dict):
                 continue
             where = (*path, "properties", name)
-            for key in ("optional", "required"):
+            for key in ("optional",) if self.foreign_only else ("optional", "required"):
                 flag = sub.get(key)
                 if type(flag) is not bool:
                     continue
@@ -221,6 +224,20 @@ def _type_schema(kind: str | None) -> str:
 
 def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+FOREIGN_WORDS: Final = ("optional", "nullable")
+"""The words of other hosts that JSON Schema ignores and :func:`read_foreign_words` reads."""
+
+
+def read_foreign_words(schema: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """Read, in place, the two words of other hosts that JSON Schema would silently ignore:
+    ``optional: true|false`` on a property (out of, or into, its object's ``required``) and
+    OpenAPI's ``nullable: true|false`` (``null`` added to the type). Returns ``schema`` and one
+    note per word read (its JSON path), for ``Tool.schema_notes`` and ``toolwire doctor``."""
+    normalizer = _Normalizer(foreign_only=True)
+    normalizer.node(schema, ())
+    return schema, tuple(normalizer.notes)
 
 
 def normalize_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:

@@ -66,6 +66,13 @@ def _freeze_follow_up(value: str | Sequence[Any] | None) -> tuple[Any, ...]:
     return tuple(items)
 
 
+def _trust_or_none(value: TrustLevel | str | None) -> TrustLevel | None:
+    """A result's ``required_trust``, given as a level or as its name (``"internal"``)."""
+    if value is None or type(value) is TrustLevel:
+        return value
+    return TrustLevel.parse(value)
+
+
 @attrs.frozen(kw_only=True)
 class ToolResult:
     """The outcome of one tool call.
@@ -90,7 +97,7 @@ class ToolResult:
     sources: tuple[Source, ...] = attrs.field(default=(), converter=_freeze_sources)
     retryable: bool = False
     metadata: Mapping[str, Any] = attrs.field(factory=dict, converter=_freeze_mapping)
-    required_trust: TrustLevel | None = None
+    required_trust: TrustLevel | None = attrs.field(default=None, converter=_trust_or_none)
     exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
     follow_up: tuple[Any, ...] = attrs.field(default=(), converter=_freeze_follow_up)
 

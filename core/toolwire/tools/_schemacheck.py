@@ -111,11 +111,12 @@ def type_word_problem(word: Any) -> str:
 
 
 class _Checker:
-    __slots__ = ("problems", "root")
+    __slots__ = ("has_refs", "problems", "root")
 
     def __init__(self, root: Mapping[str, Any]) -> None:
         self.root = root
         self.problems: list[str] = []
+        self.has_refs = False
 
     def add(self, path: tuple[str | int, ...], text: str) -> None:
         self.problems.append(f"{json_path(path)}: {text}")
@@ -168,6 +169,8 @@ class _Checker:
                     self.node(value, (*path, key), depth + 1)
             elif key == "required":
                 self.names(value, (*path, key), boolean_hint=True)
+                if node.get("additionalProperties") is False and type(value) is list:
+                    self.not_allowed(node, value, path)
             elif key == "dependentRequired":
                 self.dependent(value, (*path, key))
             elif key == "enum":
@@ -267,6 +270,36 @@ class _Checker:
             return
         self.add(path, f"must be a list of property names; got {_kind(value)} {_shown(value)}")
 
+    def not_allowed(
+        self, node: Mapping[str, Any], required: list[Any], path: tuple[str | int, ...]
+    ) -> None:
+        """Required names that ``"additionalProperties": false`` refuses: no value satisfies
+        both. A name no property declares must match a ``patternProperties`` expression (RE2
+        decides, only here: fastjsonschema would try Python's matcher on the name)."""
+        properties = node.get("properties")
+        declared = properties if isinstance(properties, Mapping) else {}
+        names = [n for n in required if isinstance(n, str) and n not in declared]
+        if not names:
+            return
+        patterns = node.get("patternProperties")
+        expressions = (
+            [p for p in patterns if isinstance(p, str)] if isinstance(patterns, Mapping) else []
+        )
+        from ._patterns import PatternError, linear_pattern
+
+        for name in names:
+            try:
+                allowed = any(linear_pattern(p).search(name) for p in expressions)
+            except (PatternError, ImportError):
+                continue  # the pattern's own problem is reported where it stands
+            if not allowed:
+                self.add(
+                    (*path, "required"),
+                    f"{name!r} is required, but no property declares it and "
+                    '"additionalProperties" is false, so no value can have it; declare it '
+                    'under "properties"',
+                )
+
     def dependent(self, value: Any, path: tuple[str | int, ...]) -> None:
         if not isinstance(value, Mapping):
             self.add(path, f"must be an object of names to lists of names; got {_kind(value)}")
@@ -278,13 +311,25 @@ class _Checker:
         if not isinstance(value, str):
             self.add(path, f"a pattern must be a string; got {_kind(value)} {_shown(value)}")
             return
+        what = "the property pattern" if key else "the pattern"
         try:
             re.compile(value)
         except re.error as exc:
-            what = "the property pattern" if key else "the pattern"
             self.add(path, f"{what} {value!r} is not a valid regular expression ({exc})")
+            return
+        from ._patterns import unsupported_construct  # only schemas with patterns need it
+
+        construct = unsupported_construct(value)
+        if construct is not None:
+            self.add(
+                path,
+                f"{what} {value!r} uses {construct}, which only a backtracking matcher runs; "
+                "toolwire checks patterns in time linear in the text (RE2), so write the "
+                "pattern without it, or check that part in the tool itself",
+            )
 
     def ref(self, value: Any, path: tuple[str | int, ...]) -> None:
+        self.has_refs = True
         if not isinstance(value, str):
             self.add(path, f"must be a string; got {_kind(value)} {_shown(value)}")
             return
@@ -325,7 +370,97 @@ def schema_problems(schema: Any) -> list[str]:
         return [f"$: a schema must be an object; got {_kind(schema)}"]
     checker = _Checker(schema)
     checker.node(schema, (), 0)
+    if checker.has_refs and not checker.problems:
+        checker.problems.extend(_loops(schema))
     return checker.problems
+
+
+# Keywords whose subschemas apply to the same value as their own schema: following only these
+# (and $ref), a schema that comes back to itself checks the value forever.
+_IN_PLACE_ONE: Final = ("not", "if", "then", "else")
+_IN_PLACE_MANY: Final = ("allOf", "anyOf", "oneOf")
+
+
+def _target(root: Mapping[str, Any], ref: str) -> Any:
+    target: Any = root
+    for part in ref[1:].split("/"):
+        if not part:
+            continue
+        part = part.replace("~1", "/").replace("~0", "~")
+        target = target[int(part)] if isinstance(target, list) else target[part]
+    return target
+
+
+def _loops(root: Mapping[str, Any]) -> list[str]:
+    """A problem for each ``$ref`` that leads back to its own schema without going into the
+    value (through ``$ref``, ``allOf``/``anyOf``/``oneOf``, ``not``, ``if``/``then``/``else``,
+    ``dependentSchemas``): validating any value there would never end. A reference that goes
+    into the value first (a tree's ``items`` or ``properties``) ends with the value's depth."""
+    paths: dict[int, tuple[str | int, ...]] = {}
+    edges: dict[int, list[tuple[int, tuple[str | int, ...]]]] = {}
+    nodes: dict[int, Any] = {}
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(root, ())]
+    while stack:  # every schema of the document, with its path
+        node, path = stack.pop()
+        if not isinstance(node, Mapping) or id(node) in paths:
+            continue
+        paths[id(node)] = path
+        nodes[id(node)] = node
+        children: list[tuple[Any, tuple[str | int, ...]]] = []
+        for key, value in node.items():
+            if key in _FREE or key in ("enum", "required", "dependentRequired"):
+                continue
+            if key in _NAMED and isinstance(value, Mapping):
+                children.extend((sub, (*path, key, name)) for name, sub in value.items())
+            elif isinstance(value, Mapping):
+                children.append((value, (*path, key)))
+            elif isinstance(value, list):
+                children.extend((sub, (*path, key, i)) for i, sub in enumerate(value))
+        stack.extend(reversed(children))  # in the document's order: the first loop met is named
+    for key_id, node in nodes.items():
+        path = paths[key_id]
+        out: list[tuple[int, tuple[str | int, ...]]] = []
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#"):
+            out.append((id(_target(root, ref)), (*path, "$ref")))
+        for key in _IN_PLACE_ONE:
+            if isinstance(node.get(key), Mapping):
+                out.append((id(node[key]), (*path, key)))
+        for key in _IN_PLACE_MANY:
+            members = node.get(key)
+            if isinstance(members, list):
+                out.extend((id(m), (*path, key, i)) for i, m in enumerate(members))
+        dependent = node.get("dependentSchemas")
+        if isinstance(dependent, Mapping):
+            out.extend((id(sub), (*path, "dependentSchemas", n)) for n, sub in dependent.items())
+        edges[key_id] = [(target, via) for target, via in out if target in nodes]
+    problems: list[str] = []
+    state: dict[int, int] = {}  # 1: on the current walk, 2: done
+    for start in nodes:
+        if state.get(start):
+            continue
+        walk: list[tuple[int, int]] = [(start, 0)]
+        state[start] = 1
+        while walk:
+            current, index = walk[-1]
+            if index == len(edges[current]):
+                state[current] = 2
+                walk.pop()
+                continue
+            walk[-1] = (current, index + 1)
+            target, via = edges[current][index]
+            if state.get(target) == 1:
+                cycle = [paths[n] for n, _ in walk[[n for n, _ in walk].index(target) :]]
+                route = " → ".join(json_path(p) for p in (*cycle, paths[target]))
+                problems.append(
+                    f"{json_path(via)}: leads back to the same schema without going into the "
+                    f"value ({route}), so checking any value would never end; refer to a schema "
+                    "that does not come back here, or go into the value first (properties, items)"
+                )
+            elif not state.get(target):
+                state[target] = 1
+                walk.append((target, 0))
+    return problems
 
 
 _last_sound: Any = None

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._errors import ArgumentsInvalid, ToolDefinitionError
+from ._patterns import PatternError, linear_pattern, run_linear, schema_patterns
 
 if TYPE_CHECKING:
     from fastjsonschema import JsonSchemaValueException
@@ -24,8 +25,34 @@ Validate = Callable[[Any], Any]
 
 _SHOWN_VALUE_LENGTH = 60
 
-# Formats fastjsonschema does not know; "path" is informational (any string is a path).
-_EXTRA_FORMATS: dict[str, Callable[[str], bool]] = {"path": lambda value: True}
+
+def _is_email(value: str) -> bool:
+    """fastjsonschema's ``email`` rule without its lookarounds (which RE2 cannot run, and which
+    take time quadratic in the text in Python's matcher): one ``@``; before it no ``..``, no
+    ``.`` at either end; after it a ``.`` with text on both sides."""
+    local, at, domain = value.partition("@")
+    return bool(
+        at
+        and local
+        and local[0] != "."
+        and local[-1] != "."
+        and ".." not in local
+        and "@" not in domain
+        and "." in domain[1:-1]
+    )
+
+
+# Formats fastjsonschema does not know ("path" is informational: any string is a path), and the
+# two whose expressions RE2 cannot run, written without lookarounds.
+_EXTRA_FORMATS: dict[str, Callable[[str], bool] | str] = {
+    "path": lambda value: True,
+    "email": _is_email,
+    "idn-hostname": (
+        r"^(?:xn--)?[a-zA-Z0-9][a-zA-Z0-9-_]{0,61}[a-zA-Z0-9]{0,1}\.(?:xn--[a-zA-Z0-9\-]{1,50}|"
+        r"xn--[a-zA-Z0-9-]{1,30}\.[a-zA-Z]{2,}|[a-zA-Z0-9][a-zA-Z0-9\-]{0,49}|"
+        r"[a-zA-Z0-9][a-zA-Z0-9-]{0,29}\.[a-zA-Z]{2,})\Z"
+    ),
+}
 
 _MAX_COMPILED = 2048
 _compiled: dict[tuple[str, bool], Validate] = {}
@@ -38,7 +65,13 @@ def canonical_text(schema: Any) -> str:
 
 
 def _for_fastjsonschema(node: Any) -> Any:
-    """Rewrite 2020-12 keywords fastjsonschema (draft 7) does not know into their draft 7 form."""
+    """Rewrite 2020-12 keywords fastjsonschema (draft 7) does not know into their draft 7 form.
+
+    A required name that no property declares, under ``additionalProperties: false``, is
+    declared (with the schema ``{}``): it means the same (the definition check made sure a
+    ``patternProperties`` expression admits it), and fastjsonschema then never matches the
+    name against those expressions with Python's backtracking matcher while compiling.
+    """
     if isinstance(node, list):
         return [_for_fastjsonschema(item) for item in node]
     if not isinstance(node, dict):
@@ -49,6 +82,19 @@ def _for_fastjsonschema(node: Any) -> Any:
         rest = out.pop("items", True)
         out["items"] = prefix
         out["additionalItems"] = rest
+    required = out.get("required")
+    if (
+        "additionalProperties" in out
+        and not out["additionalProperties"]
+        and isinstance(required, list)
+    ):
+        properties = out.get("properties")
+        declared = properties if isinstance(properties, dict) else {}
+        missing: dict[str, Any] = {
+            name: {} for name in required if isinstance(name, str) and name not in declared
+        }
+        if missing:
+            out["properties"] = {**declared, **missing}
     return out
 
 
@@ -57,6 +103,8 @@ def compiled_validator(schema: JSONSchema, *, all_errors: bool = False) -> Valid
 
     ``all_errors`` compiles the slower variant that reports every error instead of the first.
     Defaults in the schema are never written into the validated data.
+    Every regular expression of the validator (``pattern``, ``patternProperties``, ``format``)
+    is run by RE2, in time linear in the text (see ``_patterns``).
     """
     key = (canonical_text(schema), all_errors)
     validate = _compiled.get(key)
@@ -74,8 +122,16 @@ def compiled_validator(schema: JSONSchema, *, all_errors: bool = False) -> Valid
                     use_default=False,
                     fast_fail=not all_errors,
                 )
+                run_linear(validate, schema_patterns(schema))
             except fastjsonschema.JsonSchemaDefinitionException as exc:
                 raise ToolDefinitionError(f"invalid JSON Schema: {exc}") from exc
+            except (PatternError, re.error) as exc:
+                raise ToolDefinitionError(f"invalid JSON Schema: {exc}") from exc
+            except (ImportError, LookupError) as exc:
+                raise ToolDefinitionError(
+                    f"the schema's regular expressions cannot be checked in linear time ({exc}); "
+                    "google-re2 is a dependency of toolwire: reinstall it"
+                ) from exc
             if len(_compiled) >= _MAX_COMPILED:
                 del _compiled[next(iter(_compiled))]  # the oldest: dynamic schemas come and go
             _compiled[key] = validate
@@ -665,7 +721,8 @@ class ArgumentValidator:
             extra = [
                 key
                 for key in value
-                if key not in properties and not any(re.search(p, key) for p in patterns)
+                if key not in properties
+                and not any(linear_pattern(p).search(key) for p in patterns)
             ]
             noun = "argument" if top else "key"
             valid = ", ".join(properties) or "none"

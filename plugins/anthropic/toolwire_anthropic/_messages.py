@@ -8,7 +8,7 @@ blocks of kinds this adapter does not know. All results of a round go back in on
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
 
@@ -22,6 +22,7 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    RenderedMessages,
     RenderedTools,
     canonical_message,
     event_object,
@@ -166,9 +167,8 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
     return blocks
 
 
-def _tool_result(message: ToolResultMessage, wire_ids: Mapping[str, str]) -> dict[str, Any]:
-    wire = wire_ids.get(message.call_id, message.call_id)
-    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wire}
+def _tool_result(message: ToolResultMessage, wire_id: Any) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wire_id}
     text = message.result.model_text()
     if text:
         block["content"] = text
@@ -177,34 +177,54 @@ def _tool_result(message: ToolResultMessage, wire_ids: Mapping[str, str]) -> dic
     return block
 
 
+def _wire(message: Message, wire_id: Any) -> dict[str, Any] | None:
+    """One message on the wire: a user or assistant message (None for one the API does not
+    receive, and for a system message, which goes to ``system``), or the ``tool_result`` block
+    of a result (``wire_id``: the id its call has on the wire)."""
+    if isinstance(message, ToolResultMessage):
+        return _tool_result(message, wire_id)
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": _user_content(message)}
+    if isinstance(message, AssistantMessage):
+        blocks = _assistant_blocks(message)
+        # The API refuses an assistant message without content.
+        return {"role": "assistant", "content": blocks} if blocks else None
+    return None
+
+
 def render_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
     """``(system, messages)``: system messages joined into the top-level ``system``; the results
     of a round gathered into one user message of ``tool_result`` blocks."""
+    return _render_messages(messages, _wire)
+
+
+def _render_messages(
+    messages: Sequence[Message], render: Callable[[Message, Any], dict[str, Any] | None]
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(system, messages)``, each message rendered by ``render`` (:func:`_wire`, or a
+    :class:`RenderedMessages` of it)."""
     system: list[str] = []
     out: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     wire_ids = wire_call_ids(messages)
-
-    def flush_results() -> None:
-        if results:
-            out.append({"role": "user", "content": list(results)})
-            results.clear()
-
     for message in messages:
         if isinstance(message, ToolResultMessage):
-            results.append(_tool_result(message, wire_ids))
+            block = render(message, wire_ids.get(message.call_id, message.call_id))
+            if block is not None:
+                results.append(block)
             continue
-        flush_results()
+        if results:
+            out.append({"role": "user", "content": results})
+            results = []
         if isinstance(message, SystemMessage):
             if message.content:
                 system.append(message.content)
-        elif isinstance(message, UserMessage):
-            out.append({"role": "user", "content": _user_content(message)})
-        elif isinstance(message, AssistantMessage):
-            blocks = _assistant_blocks(message)
-            if blocks:  # the API refuses an assistant message without content
-                out.append({"role": "assistant", "content": blocks})
-    flush_results()
+            continue
+        rendered = render(message, None)
+        if rendered is not None:
+            out.append(rendered)
+    if results:
+        out.append({"role": "user", "content": results})
     return ("\n\n".join(system) if system else None), out
 
 
@@ -248,11 +268,16 @@ def _tool_choice(request: ModelRequest, accepts_parallel: bool) -> dict[str, Any
 
 
 def render_messages_request(
-    request: ModelRequest, config: Any, *, tools: list[dict[str, Any]] | None = None
+    request: ModelRequest,
+    config: Any,
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    rendered: tuple[str | None, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """The whole request body for ``request`` under the ``[provider]`` config ``config``.
 
-    ``tools`` is the rendered ``tools`` array when the caller has it already.
+    ``tools`` is the rendered ``tools`` array when the caller has it already, and ``rendered``
+    the ``(system, messages)`` of :func:`render_messages`.
 
     ``max_tokens`` is always sent (``[provider] max_tokens``, else :data:`DEFAULT_MAX_TOKENS`);
     Anthropic's server tools (``[provider] provider_tools``) follow the local tools; ``[provider]
@@ -265,7 +290,7 @@ def render_messages_request(
             api=API,
         )
     _check_tool_choice(request)
-    system, messages = render_messages(request.messages)
+    system, messages = rendered if rendered is not None else render_messages(request.messages)
     body: dict[str, Any] = {
         "model": config.model,
         "max_tokens": config.max_tokens if config.max_tokens is not None else DEFAULT_MAX_TOKENS,
@@ -588,6 +613,11 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
         return self._tools.get(functions).tools
 
     @functools.cached_property
+    def _messages(self) -> RenderedMessages[dict[str, Any] | None]:
+        """Each message's rendering, kept while the message lives."""
+        return RenderedMessages(_wire)
+
+    @functools.cached_property
     def _tools(self) -> RenderedTools:
         strict = strict_mode(self.config, ANTHROPIC_BASE_URL)
         return RenderedTools(lambda functions: render_tools(functions, strict=strict))
@@ -621,7 +651,10 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
         wire = self._tools.get(request.functions) if request.functions else None
         request = wire_request(request, names=wire.names if wire is not None else None)
         body = render_messages_request(
-            request, self.config, tools=wire.tools if wire is not None else None
+            request,
+            self.config,
+            tools=wire.tools if wire is not None else None,
+            rendered=_render_messages(request.messages, self._messages.get),
         )
         key_env = self.key_env
         headers = {"anthropic-version": ANTHROPIC_VERSION}

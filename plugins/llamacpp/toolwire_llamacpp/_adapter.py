@@ -7,6 +7,8 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import attrs
+
 from toolwire.adapters import (
     AdapterCapabilities,
     EmitEvent,
@@ -35,7 +37,7 @@ from toolwire.prompted import (
 from toolwire.tools import FunctionSpec
 
 from ._copies import Copies
-from ._grammar import Choice, statement_grammar, tool_grammar
+from ._grammar import Choice, tool_grammar
 from ._runtime import ChatTurn, LoadedModel, Piece
 from ._settings import LlamaCppSettings, check_runtime, resolve_model_path
 from ._stream import OutputReader
@@ -97,17 +99,31 @@ class LlamaCppAdapter(ProviderAdapter):
         return render_prompted_tools(functions, "json", several_calls=False)
 
     async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
-        """Generate the reply, streaming its text or its call as events when asked to."""
+        """Generate the reply, streaming its text or its call as events when asked to.
+
+        An answer that can only be the statement of the results (``answer_step`` ``result``)
+        is not generated: the grammar would admit that one text and nothing else.
+        """
         offered = request.functions if request.tool_choice != "none" else ()
         choice = self.effective_choice(request, offered)
-        turns = self.conversation(request, offered)
+        statement = self.statement(request, choice)
+        if statement is not None:
+            return self.stated(request, emit, statement)
+        if self.answers_unaided(request, choice):
+            # Every call of this turn was refused: the answer comes from what the model knows,
+            # asked as if no tool had been offered (told of refusals, a small model tells the
+            # user that the tool does not exist).
+            turns = self.conversation(_up_to_last_user(request), ())
+        else:
+            turns = self.conversation(request, offered)
         functions = offered if choice != "none" else ()
         grammar = None
         if offered and self.settings.constrain:
             copies = None
             if self.settings.copy_arguments:
                 copies = Copies.from_texts(
-                    m.text for m in request.messages if isinstance(m, UserMessage)
+                    (m.text for m in request.messages if isinstance(m, UserMessage)),
+                    numbers_together=self.settings.numbers_together,
                 )
             grammar = tool_grammar(
                 functions,
@@ -117,9 +133,6 @@ class LlamaCppAdapter(ProviderAdapter):
                 distinct_copies=self.settings.distinct_copies,
                 refused=_refused_calls(request.messages) if self.settings.vary_retries else None,
             ).text
-        statement = self.statement(request, choice)
-        if statement is not None:
-            grammar = statement_grammar(statement).text
         call_id = _free_call_id(request)
         reader = OutputReader(request, emit, call_id)
         last = Piece(text="")
@@ -167,6 +180,20 @@ class LlamaCppAdapter(ProviderAdapter):
             ),
         )
 
+    def stated(self, request: ModelRequest, emit: EmitEvent, statement: str) -> AssistantMessage:
+        """The answer that states the results, streamed as one text delta when asked to."""
+        text = " ".join(statement.split())
+        reader = OutputReader(request, emit, _free_call_id(request))
+        reader.feed(text)
+        reader.finish()
+        return AssistantMessage(
+            parts=(TextPart(text),),
+            api=self.api,
+            model=self.model.name,
+            finish_reason="stop",
+            usage=Usage(input_tokens=0, output_tokens=0, total_tokens=0),
+        )
+
     def effective_choice(self, request: ModelRequest, functions: Sequence[FunctionSpec]) -> Choice:
         """The request's tool choice as a grammar choice, after ``call_policy``."""
         choice = request.tool_choice
@@ -197,6 +224,20 @@ class LlamaCppAdapter(ProviderAdapter):
                 # The same call was refused twice: a third try would be refused again.
                 return "none"
         return "auto"
+
+    def answers_unaided(self, request: ModelRequest, choice: Choice) -> bool:
+        """True for an answer ``call_policy`` ``alternate`` asked for after every call since the
+        user's last turn was refused."""
+        if choice != "none" or request.tool_choice != "auto" or not request.functions:
+            return False
+        if self.settings.call_policy != "alternate":
+            return False
+        results = [
+            m.result
+            for m in request.messages[_last_user_index(request.messages) + 1 :]
+            if isinstance(m, ToolResultMessage)
+        ]
+        return bool(results) and not any(r.is_ok for r in results)
 
     def statement(self, request: ModelRequest, choice: Choice) -> str | None:
         """The results the answer states (``answer_step`` ``result``), or None.
@@ -238,6 +279,12 @@ class LlamaCppAdapter(ProviderAdapter):
                 messages[0] = SystemMessage(prompt)
             else:
                 messages.insert(0, SystemMessage(prompt))
+        elif self.settings.answer_prompt and not (
+            messages and isinstance(messages[0], SystemMessage)
+        ):
+            # A plain answer, with no system prompt of the user's: a short one with two
+            # examples keeps a small model to one sentence in the question's language.
+            messages.insert(0, SystemMessage(self.settings.answer_prompt))
         converted = ensure_resolvable_user_turn(
             coalesce_tool_results(messages, "json", request.functions)
         )
@@ -254,6 +301,20 @@ class LlamaCppAdapter(ProviderAdapter):
     async def aclose(self) -> None:
         """Free the model."""
         await self.model.aclose()
+
+
+def _last_user_index(messages: Sequence[Message]) -> int:
+    """The index of the last user turn (-1 when there is none)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if isinstance(messages[index], UserMessage):
+            return index
+    return -1
+
+
+def _up_to_last_user(request: ModelRequest) -> ModelRequest:
+    """``request`` with the conversation cut after the user's last turn."""
+    end = _last_user_index(request.messages) + 1
+    return attrs.evolve(request, messages=request.messages[:end] or request.messages)
 
 
 def _refused_calls(messages: Sequence[Message]) -> dict[str, list[Mapping[str, Any]]]:

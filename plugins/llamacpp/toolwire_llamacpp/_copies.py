@@ -41,8 +41,15 @@ class Copies:
     places: Mapping[str, tuple[frozenset[int], ...]] = attrs.field(factory=dict, eq=False)
 
     @classmethod
-    def from_texts(cls, texts: Iterable[str]) -> Copies:
-        """The copies of every text in ``texts``, in order, without repeats."""
+    def from_texts(cls, texts: Iterable[str], *, numbers_together: bool = False) -> Copies:
+        """The copies of every text in ``texts``, in order, without repeats.
+
+        With ``numbers_together``, a span that holds a number holds every number of the last
+        text (when some span of it does): the numbers a user wrote in one question belong to
+        one calculation, one amount or one time, and a small model otherwise copies one of them
+        alone (``15%`` of ``a 15% tip on $80``).
+        """
+        texts = list(texts)
         spans: dict[str, list[frozenset[int]]] = {}
         numbers: dict[str, None] = {}
         offset = 0
@@ -57,6 +64,8 @@ class Copies:
                 numbers.setdefault(_json_number(match[0]))
             if _ONE.search(text):
                 numbers.setdefault("1")
+        if numbers_together and texts:
+            spans = _numbers_together(spans, texts[-1])
         kept = sorted(spans, key=len)[:MAX_SPANS]
         order = {span: index for index, span in enumerate(spans)}
         kept.sort(key=order.__getitem__)
@@ -77,6 +86,32 @@ class Copies:
         if not one or not two:
             return True
         return any(not (a & b) for a in one for b in two)
+
+
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _numbers_together(
+    spans: dict[str, list[frozenset[int]]], text: str
+) -> dict[str, list[frozenset[int]]]:
+    """``spans`` less those that hold some but not all of the numbers written in ``text``
+    (unchanged when no span holds them all)."""
+    wanted = _DIGITS.findall(text.replace(",", ""))
+    if not wanted:
+        return spans
+
+    def holds_all(span: str) -> bool:
+        found = _DIGITS.findall(json.loads(span).replace(",", ""))
+        return all(found.count(n) >= wanted.count(n) for n in set(wanted))
+
+    kept = {
+        span: places
+        for span, places in spans.items()
+        if not _DIGITS.search(span) or holds_all(span)
+    }
+    if not any(_DIGITS.search(span) for span in kept):
+        return spans
+    return kept
 
 
 def _json_number(text: str) -> str:

@@ -127,15 +127,6 @@ class ToolGrammar:
     allows_call: bool = True
 
 
-def statement_grammar(statement: str) -> ToolGrammar:
-    """A grammar whose one string is ``statement``: an answer that states a tool's result as the
-    tool wrote it (a small model retelling a result gets numbers, units and zones wrong)."""
-    text = " ".join(statement.split())
-    if not text:
-        raise GrammarError("the statement to answer with is empty")
-    return ToolGrammar(text=f"root ::= {_literal(text)}\n", allows_call=False)
-
-
 def build_grammar(functions: Sequence[FunctionSpec], choice: Choice = "auto") -> str:
     """The GBNF text for answering or calling one of ``functions`` (see :func:`tool_grammar`)."""
     return tool_grammar(functions, choice).text

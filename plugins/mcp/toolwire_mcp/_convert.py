@@ -1,4 +1,4 @@
-"""MCP to toolwire: a server tool's schema and annotations, and a call's result."""
+"""MCP to toolwire: a call's result."""
 
 from __future__ import annotations
 
@@ -8,39 +8,18 @@ from typing import Any
 
 import mcp.types as mt
 
-from toolwire import SideEffect, Source, ToolResult, TrustLevel
+from toolwire import Source, ToolResult, TrustLevel
 
 TEXT_SEPARATOR = "\n\n"
 
 
-def policy_fields(annotations: mt.ToolAnnotations | None) -> dict[str, Any]:
-    """``Tool.from_schema`` keywords from the server's hints.
-
-    Absent hints take the protocol's defaults: not read-only, destructive, not idempotent,
-    open world. An open-world tool's results are outside content: they pass the untrusted
-    filter.
-    """
-    read_only = bool(annotations and annotations.read_only_hint is True)
-    destructive = not (annotations and annotations.destructive_hint is False)
-    open_world = not (annotations and annotations.open_world_hint is False)
-    idempotent = bool(annotations and annotations.idempotent_hint is True)
-    effects: set[SideEffect] = set()
-    if read_only:
-        effects = {SideEffect.READ_ONLY}
-    else:
-        if destructive:
-            effects.add(SideEffect.DESTRUCTIVE)
-        if open_world:
-            effects.add(SideEffect.NETWORK)
-    return {
-        "side_effects": effects or None,
-        "idempotent": read_only or idempotent,
-        "returns_untrusted_content": open_world,
-    }
-
-
 def to_tool_result(
-    result: mt.CallToolResult, *, server: str, tool: str, trust: str | None
+    result: mt.CallToolResult,
+    *,
+    server: str,
+    tool: str,
+    trust: str | None,
+    error_prefix: tuple[str, ...] = (),
 ) -> tuple[ToolResult, list[str]]:
     """The toolwire result of one call, and the texts that reach the model (for filtering).
 
@@ -48,7 +27,8 @@ def to_tool_result(
     only the same JSON is not repeated, and the SDK's ``{"result": value}`` around a plain value
     whose text is that value is left out); images, audio and binary resources become artifacts,
     named in the text so the model knows they exist; resource links become sources.
-    ``isError`` makes an error result carrying the server's message.
+    ``isError`` makes an error result carrying the server's message, and so does a text that
+    starts with one of ``error_prefix`` (a server that reports failures as plain text).
     """
     texts: list[str] = []
     artifacts: dict[str, Any] = {}
@@ -91,7 +71,10 @@ def to_tool_result(
     }
     if trust is not None:
         fields["required_trust"] = TrustLevel.parse(trust)
-    if result.is_error:
+    failed = result.is_error or bool(
+        error_prefix and texts and texts[0].lstrip().startswith(error_prefix)
+    )
+    if failed:
         message = content or (json.dumps(data, ensure_ascii=False) if data is not None else "")
         return (
             ToolResult.error(

@@ -1,11 +1,12 @@
 """The ``mcp`` plugin: MCP servers as tools, and the ``toolwire mcp`` command.
 
-Importing this module is cheap: the MCP SDK is imported when a server is configured or a
-command runs, never for ``toolwire --help`` or ``toolwire plugins`` without servers.
+Importing this module is cheap: the MCP SDK is imported when a server starts or a command
+runs, never for ``toolwire --help``, ``toolwire plugins``, or a listing of cached tools.
 """
 
 from __future__ import annotations
 
+import os
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -15,12 +16,14 @@ from toolwire import CliCommand, Tool
 from ._settings import McpSettings
 
 if TYPE_CHECKING:
+    from toolwire import Host
+
     from ._client import McpClient
 
 PLUGIN_NAME = "mcp"
 
-# The host structures one McpSettings per host (compared by identity), and calls toolwire_tools
-# with it: the client started for that host is found through it, and goes with it.
+# The host structures one McpSettings per host (compared by identity) and hands it to
+# toolwire_tools: the client made for that host in toolwire_configure is found through it.
 _CLIENTS: weakref.WeakKeyDictionary[McpSettings, McpClient] = weakref.WeakKeyDictionary()
 
 
@@ -28,7 +31,7 @@ class McpServersFailed(Exception):
     """Some configured MCP servers cannot be used; the message names each, with its stderr."""
 
 
-def client_for(settings: Any) -> McpClient | None:
+def client_for(settings: Any, host: Host | None = None) -> McpClient | None:
     """The client of the host whose ``[tools.mcp]`` is ``settings`` (None without servers)."""
     if not isinstance(settings, McpSettings) or not settings.servers:
         return None
@@ -36,8 +39,20 @@ def client_for(settings: Any) -> McpClient | None:
     if client is None:
         from ._client import McpClient
 
-        client = _CLIENTS[settings] = McpClient(settings)
+        base_dirs = _base_dirs(host, settings) if host is not None else {}
+        client = _CLIENTS[settings] = McpClient(settings, base_dirs=base_dirs)
+    if host is not None:
+        client.attach(host)
     return client
+
+
+def _base_dirs(host: Host, settings: McpSettings) -> dict[str, str | None]:
+    """The folder of the config file that declares each server (None: not from a file)."""
+    out: dict[str, str | None] = {}
+    for name in settings.servers:
+        origin = host.config.origin_of(f"$.tools.mcp.servers.{name}")
+        out[name] = os.path.dirname(os.path.abspath(origin)) if origin else None
+    return out
 
 
 @toolwire.hookimpl
@@ -47,8 +62,14 @@ def toolwire_settings_class(plugin_name: str) -> type | None:
 
 
 @toolwire.hookimpl
+def toolwire_configure(host: Host) -> None:
+    """Make the host's client: server paths from the config file's folder, closed with it."""
+    client_for(host.plugin_settings(PLUGIN_NAME), host)
+
+
+@toolwire.hookimpl
 def toolwire_tools(settings: Any) -> list[Tool]:
-    """The tools of every configured server that started, all servers started at once."""
+    """The tools of every configured server: cached lists, the others' servers started."""
     client = client_for(settings)
     return client.tools() if client is not None else []
 
@@ -61,7 +82,7 @@ def report_failed_servers(settings: Any) -> None:
     client = client_for(settings)
     if client is None:
         return
-    client.start_all()
+    client.tools()
     problems = client.problems()
     if problems:
         raise McpServersFailed("; ".join(problems))
@@ -69,7 +90,7 @@ def report_failed_servers(settings: Any) -> None:
 
 @toolwire.hookimpl
 def toolwire_cli_commands() -> list[CliCommand]:
-    """``toolwire mcp serve`` and ``toolwire mcp servers``."""
+    """``toolwire mcp serve``, ``servers``, ``add`` and ``login``."""
     from ._command import MCP_COMMAND
 
     return [MCP_COMMAND]

@@ -8,7 +8,6 @@ text), middleware, ``[policy]``, the ledger, the untrusted-content filter, timeo
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import itertools
 import json
 import sys
@@ -43,16 +42,13 @@ def parse_listen_address(value: str) -> tuple[str, int]:
         raise ValueError(
             f"--http {value!r}: expected HOST:PORT such as 127.0.0.1:8931 (port 1 to 65535)"
         )
-    if host != "localhost":
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = False
-        if not loopback:
-            raise ValueError(
-                f"--http {value!r}: toolwire serves MCP on loopback only; use 127.0.0.1, ::1 or "
-                "localhost"
-            )
+    from toolwire.net import is_loopback
+
+    if not is_loopback(host):
+        raise ValueError(
+            f"--http {value!r}: toolwire serves MCP on loopback only; use 127.0.0.1, ::1 or "
+            "localhost"
+        )
     return host, int(port_text)
 
 
@@ -138,17 +134,13 @@ class ToolServer:
         )
 
     def tools(self) -> dict[str, Tool]:
-        """The served tools: the enabled ones (``[tools] enable`` minus ``deny``), the caller's
-        own (external) tools left out."""
-        config = self.host.config.tools
-        enabled = set(config.enable) if config.enable is not None else None
-        deny = set(config.deny)
+        """The served tools: those a run on the host's surface may offer (``[tools]``, the
+        profile, ``[surfaces.mcp-serve]``), the caller's own (external) tools left out."""
+        from toolwire.loop import Selection
+
+        selection = Selection.from_config(self.host.config, None, None)
         return {
-            name: tool
-            for name, tool in self.host.tools.items()
-            if not tool.external
-            and name not in deny
-            and (enabled is None or name in enabled or tool.activation == "context")
+            tool.name: tool for tool in selection.candidates(self.host.tools) if not tool.external
         }
 
     async def _list_tools(
@@ -172,7 +164,7 @@ class ToolServer:
             result = await ToolCallingLoop(self.host).call(tool.name, arguments, run_id=run_id)
         finally:
             await self._progress.finish(run_id)
-        return call_result(result)
+        return call_result(result, tool)
 
     async def _approval_refusal(
         self, ctx: Any, tool: Tool, arguments: Mapping[str, Any]
@@ -212,8 +204,18 @@ class ToolServer:
     async def serve_http(self, host: str, port: int) -> None:
         """Serve streamable HTTP at ``http://HOST:PORT/mcp`` until interrupted."""
         import uvicorn
+        from mcp.server.transport_security import TransportSecuritySettings
 
-        app = self.server.streamable_http_app(host=host)
+        from toolwire.net import loopback_authorities, loopback_origins
+
+        # The web chat's guard against DNS rebinding, for every loopback address: only the
+        # Host names and Origins of the address bound are answered.
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=sorted(loopback_authorities(host, port)),
+            allowed_origins=sorted(loopback_origins(host, port)),
+        )
+        app = self.server.streamable_http_app(host=host, transport_security=security)
         config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
         server = uvicorn.Server(config)
         shown = f"[{host}]" if ":" in host else host
@@ -241,18 +243,64 @@ def mcp_tool(tool: Tool) -> mt.Tool:
         title=tool.title,
         description=spec.description,
         input_schema=dict(spec.parameters),
+        output_schema=output_schema(tool),
         annotations=annotations,
     )
 
 
-def call_result(result: ToolResult) -> mt.CallToolResult:
+def output_schema(tool: Tool) -> dict[str, Any] | None:
+    """The ``outputSchema`` of a tool whose function returns typed data: the schema of its
+    return type when that is an object (an attrs class, a TypedDict, ``dict[str, T]``), else
+    ``{"result": …}`` around it (a list, a number); None for text, nothing, or no function."""
+    return _output(tool)[0]
+
+
+def _output(tool: Tool) -> tuple[dict[str, Any] | None, bool]:
+    """The tool's output schema, and whether it wraps the data as ``{"result": …}``."""
+    import typing
+
+    from toolwire.tools import ToolDefinitionError, schema_for
+
+    function = tool.__wrapped__
+    if function is None:
+        return None, False
+    try:
+        returned = typing.get_type_hints(function).get("return")
+    except Exception:  # a hint that does not resolve: no schema rather than a wrong one
+        return None, False
+    if returned is None or returned in (str, type(None), Any, ToolResult):
+        return None, False
+    try:
+        schema = schema_for(returned)
+    except (ToolDefinitionError, TypeError, ValueError):
+        return None, False
+    if schema.get("type") == "object":
+        return schema, False
+    if not schema or schema.get("type") == "string":
+        return None, False
+    return {"type": "object", "properties": {"result": schema}, "required": ["result"]}, True
+
+
+def call_result(result: ToolResult, tool: Tool | None = None) -> mt.CallToolResult:
     """The MCP result of a host result: the text the model would read, the JSON data as
-    structured content when it is an object, and ``isError`` for every failure."""
+    structured content (as ``{"result": …}`` when the tool's output schema wraps it), and
+    ``isError`` for every failure. A tool that declares an output schema but whose result
+    has no data to send (cut to the result cap, say) answers with an error saying so: its
+    clients are promised structured content."""
     data = result.data
+    structured: dict[str, Any] | None = data if isinstance(data, dict) else None
+    schema, wraps = _output(tool) if tool is not None else (None, False)
+    if result.is_ok and data is not None and wraps:
+        structured = {"result": data}
+    text = result.model_text()
+    failed = not result.is_ok
+    if schema is not None and not failed and structured is None:
+        failed = True
+        text += "\n[No structured result to send: the tool's data did not come back whole.]"
     return mt.CallToolResult(
-        content=[mt.TextContent(type="text", text=result.model_text())],
-        structured_content=data if isinstance(data, dict) else None,
-        is_error=not result.is_ok,
+        content=[mt.TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=failed,
     )
 
 
@@ -261,10 +309,8 @@ def _error(message: str) -> mt.CallToolResult:
 
 
 def _approval_reason(tool: Tool, host: Host) -> str | None:
-    # The host's own rule (tool policy and [policy] require_approval), as runs apply it.
-    from toolwire._defaults.policy import approval_reason
-
-    return approval_reason(tool, host.config.policy)
+    # The host's own rule (tool policy, [policy] require_approval, the surface), as runs apply it.
+    return host.pipeline.approval_reason(tool)
 
 
 def _version() -> str:

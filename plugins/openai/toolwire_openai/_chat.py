@@ -6,9 +6,12 @@ class only adds the sending.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final
+
+import attrs
 
 from toolwire import FunctionSpec
 from toolwire.adapters import (
@@ -17,6 +20,8 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    RenderedMessages,
+    ToolChoice,
     event_object,
     extra_fields,
     new_call_id,
@@ -53,6 +58,10 @@ from ._common import (
     response_id,
     wire_function,
 )
+from ._patterns import bounded_strings, server_schema
+
+SERVER_STRING_LENGTH: Final = 200
+"""The ``maxLength`` given to string arguments without one, for a grammar-building server."""
 
 __all__ = [
     "API",
@@ -85,15 +94,25 @@ def _tool(function: WireFunction, *, binds_strict: bool) -> dict[str, Any]:
 
 
 def render_chat_tools(
-    functions: Sequence[FunctionSpec], *, binds_strict: bool = False
+    functions: Sequence[FunctionSpec],
+    *,
+    binds_strict: bool = False,
+    anchored_patterns: bool = False,
 ) -> list[dict[str, Any]]:
     """The ``tools`` array: ``{"type": "function", "function": {name, description, parameters}}``,
     projected to strict form (``"strict": true``) when the host binds output; a tool it cannot
-    project goes to such a host as written, with ``"strict": false``."""
-    return [
-        _tool(wire_function(f, binds_strict=binds_strict), binds_strict=binds_strict)
-        for f in functions
-    ]
+    project goes to such a host as written, with ``"strict": false``. With
+    ``anchored_patterns`` every ``pattern`` is written as a grammar-building server takes it
+    (see :func:`~toolwire_openai._patterns.server_schema`), and strings without a ``maxLength``
+    get one of 200 characters (that server writes arguments without a token limit)."""
+    tools = []
+    for spec in functions:
+        function = wire_function(spec, binds_strict=binds_strict)
+        if anchored_patterns:
+            parameters = bounded_strings(server_schema(function.parameters), SERVER_STRING_LENGTH)
+            function = attrs.evolve(function, parameters=parameters)
+        tools.append(_tool(function, binds_strict=binds_strict))
+    return tools
 
 
 def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
@@ -137,29 +156,93 @@ def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
     return out
 
 
-def render_chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+def _message(message: Message, wire_id: Any) -> dict[str, Any] | None:
+    """One message on the wire (None for one the API does not receive); ``wire_id`` is the id
+    a result's call has on the wire."""
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": message.content}
+    if isinstance(message, UserMessage):
+        return {"role": "user", "content": _user_content(message)}
+    if isinstance(message, AssistantMessage):
+        return _assistant(message)
+    if isinstance(message, ToolResultMessage):
+        return {"role": "tool", "tool_call_id": wire_id, "content": message.result.model_text()}
+    return None
+
+
+def render_chat_messages(
+    messages: Sequence[Message], *, results_as_user: bool = False
+) -> list[dict[str, Any]]:
     """The ``messages`` array: system, user, assistant (``tool_calls``) and one ``role: "tool"``
-    message per result, its ``tool_call_id`` naming the call."""
+    message per result, its ``tool_call_id`` naming the call.
+
+    With ``results_as_user`` (a server whose template has no turn for ``role: "tool"``) the
+    results of a round go in one user message instead, each in a ``<tool_result>`` envelope
+    naming its call (see :func:`toolwire.prompted.render_tool_results`).
+    """
+    return _chat_messages(messages, _message, results_as_user=results_as_user)
+
+
+def _chat_messages(
+    messages: Sequence[Message],
+    render: Callable[[Message, Any], dict[str, Any] | None],
+    *,
+    results_as_user: bool = False,
+) -> list[dict[str, Any]]:
+    """The ``messages`` array, each message rendered by ``render`` (:func:`_message`, or a
+    :class:`RenderedMessages` of it); with ``results_as_user``, a round's results folded into
+    one user turn."""
     out: list[dict[str, Any]] = []
     wire_ids = wire_call_ids(messages)
+    pending: list[ToolResultMessage] = []
     for message in messages:
-        if isinstance(message, SystemMessage):
-            out.append({"role": "system", "content": message.content})
-        elif isinstance(message, UserMessage):
-            out.append({"role": "user", "content": _user_content(message)})
-        elif isinstance(message, AssistantMessage):
-            rendered = _assistant(message)
-            if rendered is not None:
-                out.append(rendered)
-        elif isinstance(message, ToolResultMessage):
-            out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": wire_ids.get(message.call_id, message.call_id),
-                    "content": message.result.model_text(),
-                }
-            )
+        if results_as_user:
+            if isinstance(message, ToolResultMessage):
+                pending.append(message)
+                continue
+            if pending:
+                out.append(_results_turn(pending, wire_ids))
+                pending = []
+        wire_id = None
+        if isinstance(message, ToolResultMessage):
+            wire_id = wire_ids.get(message.call_id, message.call_id)
+        rendered = render(message, wire_id)
+        if rendered is not None:
+            out.append(rendered)
+    if pending:
+        out.append(_results_turn(pending, wire_ids))
     return out
+
+
+def _results_turn(
+    results: Sequence[ToolResultMessage], wire_ids: Mapping[str, str]
+) -> dict[str, Any]:
+    from toolwire.prompted import render_tool_results
+
+    named = [attrs.evolve(r, call_id=wire_ids.get(r.call_id, r.call_id)) for r in results]
+    return {"role": "user", "content": render_tool_results(named)}
+
+
+SYSTEM_TURN: Final = "Answer the user. When one of the functions helps, call it."
+"""The system turn sent with tools to a server whose template shows them only inside one
+(``system_turn`` of the profile), when the conversation has none."""
+
+
+def sent_tool_choice(request: ModelRequest, profile: HostProfile) -> ToolChoice:
+    """The tool choice the request is sent with: the loop's, except that a server which cannot
+    write a text answer under ``auto`` (``answers_under_auto`` False) is asked for the answer
+    with ``none`` once the results it answers all succeeded."""
+    choice = request.tool_choice
+    if choice != "auto" or profile.answers_under_auto or not request.functions:
+        return choice
+    results = []
+    for message in reversed(request.messages):
+        if not isinstance(message, ToolResultMessage):
+            break
+        results.append(message.result)
+    if results and all(result.is_ok for result in results):
+        return "none"
+    return choice
 
 
 def _tool_choice(choice: Any) -> Any:
@@ -190,6 +273,7 @@ def render_chat_request(
     *,
     profile: HostProfile | None = None,
     tools: list[dict[str, Any]] | None = None,
+    messages: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The whole request body for ``request`` under the ``[provider]`` config ``config``.
 
@@ -198,7 +282,7 @@ def render_chat_request(
     runs calls one by one and the host accepts the flag. ``[provider] options`` and the request's
     options are merged in last, so any other body field (``seed``, ``reasoning_effort`` …) can be
     set, but never the tool fields the loop decides. ``tools`` is the rendered ``tools`` array
-    when the caller has it already.
+    when the caller has it already, and ``messages`` the ``messages`` array.
     """
     profile = profile or host_profile(config)
     if not config.model:
@@ -208,15 +292,23 @@ def render_chat_request(
         )
     check_tool_choice(request, API)
     _check_server_choice(request, profile)
-    messages = render_chat_messages(request.messages)
+    choice = sent_tool_choice(request, profile)
+    if messages is None:
+        messages = render_chat_messages(request.messages, results_as_user=profile.results_as_user)
     body: dict[str, Any] = {"model": config.model, "messages": messages}
     # A server that takes no `tool_choice` honours "none" only by not being sent the tools.
-    if request.functions and (profile.sends_tool_choice or request.tool_choice != "none"):
+    if request.functions and (profile.sends_tool_choice or choice != "none"):
         if tools is None:
-            tools = render_chat_tools(request.functions, binds_strict=profile.binds_strict)
+            tools = render_chat_tools(
+                request.functions,
+                binds_strict=profile.binds_strict,
+                anchored_patterns=profile.anchored_patterns,
+            )
         body["tools"] = tools
         if profile.sends_tool_choice:
-            body["tool_choice"] = _tool_choice(request.tool_choice)
+            body["tool_choice"] = _tool_choice(choice)
+        if profile.system_turn and not (messages and messages[0]["role"] == "system"):
+            messages.insert(0, {"role": "system", "content": SYSTEM_TURN})
         if request.parallel_tool_calls is False and profile.accepts_parallel:
             body["parallel_tool_calls"] = False
     if config.max_tokens is not None:
@@ -278,7 +370,7 @@ def _call_from_wire(call: Mapping[str, Any], id_factory: Callable[[], str]) -> T
         id=str(call.get("id") or "") or id_factory(),
         name=name,
         arguments=arguments,
-        raw_arguments=raw_text or None,
+        raw_arguments=raw_text,
         invalid_reason=reason,
         provider_data=_extra(call),
     )
@@ -453,15 +545,37 @@ class OpenAIChatAdapter(OpenAIAdapter):
     api: ClassVar[str] = API
     path: ClassVar[str] = "/chat/completions"
 
+    @functools.cached_property
+    def _messages(self) -> RenderedMessages[dict[str, Any] | None]:
+        """Each message's rendering, kept while the message lives."""
+        return RenderedMessages(_message)
+
     def wire_tools(
         self, functions: Sequence[FunctionSpec], *, binds_strict: bool
     ) -> list[dict[str, Any]]:
-        return render_chat_tools(functions, binds_strict=binds_strict)
+        return render_chat_tools(
+            functions,
+            binds_strict=binds_strict,
+            anchored_patterns=self.profile.anchored_patterns,
+        )
+
+    def streams(self, request: ModelRequest) -> bool:
+        """Streamed unless the server cannot stream an answer under tool choice ``auto``."""
+        if not request.stream:
+            return False
+        if self.profile.streams_auto_choice or not request.functions:
+            return True
+        return sent_tool_choice(request, self.profile) != "auto"
 
     def request_body(
         self, request: ModelRequest, tools: list[dict[str, Any]] | None
     ) -> dict[str, Any]:
-        return render_chat_request(request, self.config, profile=self.profile, tools=tools)
+        messages = _chat_messages(
+            request.messages, self._messages.get, results_as_user=self.profile.results_as_user
+        )
+        return render_chat_request(
+            request, self.config, profile=self.profile, tools=tools, messages=messages
+        )
 
     def parse(self, payload: Any) -> AssistantMessage:
         return parse_chat_completion(payload)

@@ -22,7 +22,7 @@ from toolwire.adapters import (
     canonical_message,
     wire_request,
 )
-from toolwire.events import Event
+from toolwire.events import Event, ProviderRetry, ToolCallRecovered
 from toolwire.messages import AssistantMessage, ToolCall, Usage
 
 OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
@@ -51,7 +51,21 @@ class ServerProfile:
     - ``accepts_parallel``: the server takes ``parallel_tool_calls``;
     - ``binds_strict``: the server constrains output to strict schemas;
     - ``max_tokens_field``: the body field of ``[provider] max_tokens``;
-    - ``key_env``: the variable the key is read from when ``api_key_env`` is unset.
+    - ``key_env``: the variable the key is read from when ``api_key_env`` is unset;
+    - ``system_turn``: the server's template shows the tools only inside a system turn, so a
+      request with tools always has one;
+    - ``results_as_user``: the template has no turn for ``role: "tool"``, so a round's results
+      go in one user turn under ``<tool_result>`` envelopes;
+    - ``anchored_patterns``: the server builds its grammar only from ``pattern``s written
+      ``^…$`` in a small regex subset: anchored patterns are sent in that subset, the others
+      left out (the host's validation still holds arguments to them);
+    - ``streams_auto_choice``: the server streams answers under tool choice ``auto`` (else such
+      a request is sent unstreamed);
+    - ``answers_under_auto``: under tool choice ``auto`` the server can write a text answer
+      (else, after results that all succeeded, the answer is asked for with ``none``);
+    - ``recover_text_calls``: the default of ``[provider] recover_text_calls``;
+    - ``empty_hint``: the likely cause of an empty answer from this server, for the run's
+      detail.
     """
 
     name: str
@@ -61,25 +75,81 @@ class ServerProfile:
     binds_strict: bool = False
     max_tokens_field: str = "max_tokens"
     key_env: str | None = None
+    system_turn: bool = False
+    results_as_user: bool = False
+    anchored_patterns: bool = False
+    streams_auto_choice: bool = True
+    answers_under_auto: bool = True
+    recover_text_calls: bool = False
+    empty_hint: str | None = None
 
 
 SERVER_PROFILES: Final[Mapping[str, ServerProfile]] = {
-    # llama.cpp `llama-server --jinja`: auto, none and required; the parallel flag is read.
+    # llama.cpp `llama-server --jinja`: auto, none and required; the parallel flag is read. The
+    # model's own template renders system, tool and result turns (llama.cpp fills in what a
+    # template lacks).
     "llama.cpp": ServerProfile(
         name="llama.cpp",
         tool_choices=frozenset({"auto", "none", "required"}),
         accepts_parallel=True,
+        recover_text_calls=True,
+        empty_hint=(
+            "llama-server reads tools only with --jinja, through the model's own chat "
+            "template; a template without tool support may make the model answer nothing "
+            "(give one with --chat-template-file)"
+        ),
     ),
     # vLLM: named and (0.8.3+) required through guided decoding; `auto` needs the server's
     # --enable-auto-tool-choice; the request model has `parallel_tool_calls`.
-    "vllm": ServerProfile(name="vllm", accepts_parallel=True),
+    "vllm": ServerProfile(
+        name="vllm",
+        accepts_parallel=True,
+        recover_text_calls=True,
+        empty_hint=(
+            "vLLM reads calls under tool choice auto with the parser named by "
+            "--tool-call-parser: a parser that does not fit the model turns its calls into "
+            "nothing or into text"
+        ),
+    ),
     # Ollama's OpenAI compatibility documents `tools` but not `tool_choice`: the model decides.
     "ollama": ServerProfile(
-        name="ollama", sends_tool_choice=False, tool_choices=frozenset({"auto", "none"})
+        name="ollama",
+        sends_tool_choice=False,
+        tool_choices=frozenset({"auto", "none"}),
+        recover_text_calls=True,
+        empty_hint=(
+            "Ollama sends tools only to models whose template supports them (`ollama show "
+            "MODEL` lists the capability 'tools'); others may answer nothing"
+        ),
     ),
     # LM Studio: auto, none and required.
     "lmstudio": ServerProfile(
-        name="lmstudio", tool_choices=frozenset({"auto", "none", "required"})
+        name="lmstudio",
+        tool_choices=frozenset({"auto", "none", "required"}),
+        recover_text_calls=True,
+        empty_hint=(
+            "LM Studio reads calls with the model's own template: a model without tool "
+            "support in its template may answer nothing"
+        ),
+    ),
+    # llama-cpp-python `python -m llama_cpp.server --chat_format chatml-function-calling`: its
+    # template lists the tools only inside a system turn and has no turn for tool results;
+    # `required` fails the request (HTTP 500); a streamed answer under `auto` dies after the
+    # headers; under `auto` the answer can only be routing text (`functions.NAME:`) or nothing,
+    # so an answer to results is asked for with `none`; its grammar takes only `^…$` patterns.
+    "llama-cpp-python": ServerProfile(
+        name="llama-cpp-python",
+        tool_choices=frozenset({"auto", "none", "named"}),
+        system_turn=True,
+        results_as_user=True,
+        anchored_patterns=True,
+        streams_auto_choice=False,
+        answers_under_auto=False,
+        recover_text_calls=True,
+        empty_hint=(
+            "llama-cpp-python's chatml-function-calling template answers tool choice auto "
+            "with a call or with nothing: a model that chose no call wrote nothing"
+        ),
     ),
     # OpenAI itself: strict schemas, the parallel flag, the newer token field.
     "openai": ServerProfile(
@@ -109,8 +179,9 @@ class HostProfile:
     - ``native_tools``: ``provider.native_tools``, else true.
     - ``is_openai``: the host is api.openai.com (it takes ``max_completion_tokens``).
     - ``server``: the server profile's name, None when none is named.
-    - ``sends_tool_choice``, ``tool_choices``, ``max_tokens_field``: as in
-      :class:`ServerProfile`.
+    - ``sends_tool_choice``, ``tool_choices``, ``max_tokens_field`` and the server's template
+      needs (``system_turn`` … ``empty_hint``): as in :class:`ServerProfile`.
+    - ``recover_text_calls``: ``provider.recover_text_calls``, else the profile's.
     """
 
     base_url: str
@@ -123,6 +194,13 @@ class HostProfile:
     sends_tool_choice: bool = True
     tool_choices: frozenset[str] = _ALL_CHOICES
     max_tokens_field: str = "max_tokens"
+    system_turn: bool = False
+    results_as_user: bool = False
+    anchored_patterns: bool = False
+    streams_auto_choice: bool = True
+    answers_under_auto: bool = True
+    recover_text_calls: bool = False
+    empty_hint: str | None = None
 
 
 def server_profile(name: str) -> ServerProfile:
@@ -156,6 +234,7 @@ def host_profile(config: Any, server: str | None = None) -> HostProfile:
     key_env = config.api_key_env or named.key_env
     binds = config.enforces_strict_tool_schemas
     accepts = config.accepts_parallel_tool_calls
+    recover = config.recover_text_calls
     return HostProfile(
         base_url=base_url,
         key_env=key_env,
@@ -167,6 +246,13 @@ def host_profile(config: Any, server: str | None = None) -> HostProfile:
         sends_tool_choice=named.sends_tool_choice,
         tool_choices=named.tool_choices,
         max_tokens_field=named.max_tokens_field,
+        system_turn=named.system_turn,
+        results_as_user=named.results_as_user,
+        anchored_patterns=named.anchored_patterns,
+        streams_auto_choice=named.streams_auto_choice,
+        answers_under_auto=named.answers_under_auto,
+        recover_text_calls=named.recover_text_calls if recover is None else bool(recover),
+        empty_hint=named.empty_hint,
     )
 
 
@@ -333,6 +419,31 @@ def error_in_body(payload: Any, api: str) -> ProviderError | None:
     )
 
 
+def recovered(
+    message: AssistantMessage, request: ModelRequest, emit: EmitEvent
+) -> AssistantMessage:
+    """``message`` with the calls written into its text read back as calls of the offered
+    functions (each announced with a ``ToolCallRecovered`` event); unchanged when it has none."""
+    if message.tool_calls or not message.text:
+        return message
+    from toolwire.prompted import recover_text_calls
+
+    found = recover_text_calls(message, request.functions)
+    if found is None:
+        return message
+    for call, form in zip(found.message.tool_calls, found.forms, strict=True):
+        emit(
+            ToolCallRecovered(
+                run_id=request.run_id,
+                round=request.round,
+                call_id=call.id,
+                name=call.name,
+                form=form,
+            )
+        )
+    return found.message
+
+
 # -- the adapters' shared sending --------------------------------------------------------------
 
 
@@ -416,44 +527,85 @@ class OpenAIAdapter(HTTPProviderAdapter):
         """A reader for a streamed answer."""
         raise NotImplementedError
 
+    def streams(self, request: ModelRequest) -> bool:
+        """Whether ``request`` is sent streamed (as the loop asks, by default)."""
+        return request.stream
+
+    @property
+    def empty_answer_hint(self) -> str | None:
+        """The server profile's likely cause of an empty answer."""
+        return self.profile.empty_hint
+
     async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
         """Send the request (streamed when ``request.stream``) and return the assistant turn.
 
         Tool names the API refuses (``math.factorial``) go out under their aliases, and the calls
-        of the answer come back under the canonical names.
+        of the answer come back under the canonical names. A stream that ends before its first
+        event (a server that fails after sending its headers) is asked again, unstreamed. With
+        ``recover_text_calls``, calls written into the answer's text are read back as calls.
         """
         # The offer's rendering (aliases included) is kept while the loop offers the same
         # functions; only the history is rendered every round.
         wire = self._tools.get(request.functions) if request.functions else None
         request = wire_request(request, names=wire.names if wire is not None else None)
         profile = self.profile
-        body = self.request_body(request, wire.tools if wire is not None else None)
+        tools = wire.tools if wire is not None else None
         url = profile.base_url + self.path
         tools_offered = bool(request.functions)
-        if request.stream:
+        message: AssistantMessage | None = None
+        if self.streams(request):
+            read = 0
 
             async def consume(events: AsyncIterator[Any], sink: EmitEvent) -> AssistantMessage:
+                nonlocal read
                 reader = self.stream_reader(request, sink)
                 async for event in events:
+                    read += 1
                     if reader.feed(event.data):
                         break
                 return canonical_message(reader.result(), request)
 
-            return await self.stream(
+            message = await self.stream(
                 url,
-                body,
+                self.request_body(request, tools),
                 request,
                 emit,
                 consume,
                 key_env=profile.key_env,
                 tools_offered=tools_offered,
             )
-        payload = await self.post(
-            url, body, request, emit, key_env=profile.key_env, tools_offered=tools_offered
-        )
-        message = canonical_message(self.parse(payload), request)
-        for event in self.reported(request, message):
-            emit(event)
+            if read == 0:
+                emit(
+                    ProviderRetry(
+                        run_id=request.run_id,
+                        round=request.round,
+                        api=self.api,
+                        status=None,
+                        delay=0.0,
+                        attempt=2,
+                        reason="the stream ended before its first event; asked again unstreamed",
+                    )
+                )
+                message = None
+        if message is None:
+            whole = self.request_body(attrs.evolve(request, stream=False), tools)
+            try:
+                payload = await self.post(
+                    url, whole, request, emit, key_env=profile.key_env, tools_offered=tools_offered
+                )
+            except ProviderError as exc:
+                # After a stream that died, the connection it left in the pool may be closed
+                # already: one more try goes out on a new one.
+                if not (request.stream and exc.status is None and exc.retryable):
+                    raise
+                payload = await self.post(
+                    url, whole, request, emit, key_env=profile.key_env, tools_offered=tools_offered
+                )
+            message = canonical_message(self.parse(payload), request)
+            for event in self.reported(request, message):
+                emit(event)
+        if profile.recover_text_calls and request.functions and request.tool_choice != "none":
+            message = recovered(message, request, emit)
         return message
 
     def reported(self, request: ModelRequest, message: AssistantMessage) -> list[Event]:

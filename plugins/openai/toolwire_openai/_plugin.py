@@ -14,16 +14,17 @@ if TYPE_CHECKING:
 
 PLUGIN_NAME = "openai"
 
-ServerName = Literal["llama.cpp", "vllm", "ollama", "lmstudio", "openai"]
+ServerName = Literal["llama.cpp", "llama-cpp-python", "vllm", "ollama", "lmstudio", "openai"]
 
 
 @attrs.frozen(kw_only=True)
 class OpenAISettings:
     """``[providers.openai]``: the settings of the ``openai`` plugin.
 
-    :param profile: the kind of server ``openai-chat`` talks to (``"llama.cpp"``, ``"vllm"``,
-        ``"ollama"``, ``"lmstudio"`` or ``"openai"``), which decides the defaults of what the
-        request carries; unset, they are judged from the host of ``[provider] base_url``.
+    :param profile: the kind of server ``openai-chat`` talks to (``"llama.cpp"``,
+        ``"llama-cpp-python"``, ``"vllm"``, ``"ollama"``, ``"lmstudio"`` or ``"openai"``), which
+        decides the defaults of what the request carries and how it is shaped for the server's
+        chat template; unset, they are judged from the host of ``[provider] base_url``.
     """
 
     __repr__ = record_repr

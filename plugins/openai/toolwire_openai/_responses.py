@@ -7,8 +7,9 @@ with their ids, provider-run tool items), kept as :class:`OpaquePart`; function 
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, ClassVar, Final
 
 import attrs
@@ -20,6 +21,7 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    RenderedMessages,
     event_object,
     extra_fields,
     parse_arguments,
@@ -166,30 +168,43 @@ def _item_type(data: Any) -> Any:
     return data.get("type") if isinstance(data, Mapping) else None
 
 
+def _items(message: Message, wire_id: Any) -> list[dict[str, Any]]:
+    """The input items of one message (a system message not first among them); ``wire_id``
+    is the id a result's call has on the wire."""
+    if isinstance(message, SystemMessage):
+        return [{"role": "system", "content": message.content}]
+    if isinstance(message, UserMessage):
+        return [_user(message)]
+    if isinstance(message, AssistantMessage):
+        return _assistant_items(message)
+    if isinstance(message, ToolResultMessage):
+        output = message.result.model_text()
+        return [{"type": "function_call_output", "call_id": wire_id, "output": output}]
+    return []
+
+
 def render_responses_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
     """``(instructions, input)``: a leading system message becomes ``instructions``; the rest
     becomes input items, results as ``function_call_output`` items by ``call_id``."""
+    return _responses_input(messages, _items)
+
+
+def _responses_input(
+    messages: Sequence[Message], render: Callable[[Message, Any], list[dict[str, Any]]]
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(instructions, input)``, each message's items rendered by ``render`` (:func:`_items`,
+    or a :class:`RenderedMessages` of it)."""
     instructions: str | None = None
     items: list[dict[str, Any]] = []
     wire_ids = wire_call_ids(messages)
     for position, message in enumerate(messages):
-        if isinstance(message, SystemMessage):
-            if position == 0:
-                instructions = message.content
-            else:
-                items.append({"role": "system", "content": message.content})
-        elif isinstance(message, UserMessage):
-            items.append(_user(message))
-        elif isinstance(message, AssistantMessage):
-            items.extend(_assistant_items(message))
-        elif isinstance(message, ToolResultMessage):
-            items.append(
-                {
-                    "type": "function_call_output",
-                    "call_id": wire_ids.get(message.call_id, message.call_id),
-                    "output": message.result.model_text(),
-                }
-            )
+        if position == 0 and isinstance(message, SystemMessage):
+            instructions = message.content
+            continue
+        wire_id = None
+        if isinstance(message, ToolResultMessage):
+            wire_id = wire_ids.get(message.call_id, message.call_id)
+        items.extend(render(message, wire_id))
     return instructions, items
 
 
@@ -205,6 +220,7 @@ def render_responses_request(
     *,
     profile: HostProfile | None = None,
     tools: list[dict[str, Any]] | None = None,
+    rendered_input: tuple[str | None, list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """The whole request body for ``request`` under the ``[provider]`` config ``config``.
 
@@ -214,7 +230,8 @@ def render_responses_request(
     local ones, then ``[provider] options`` and the request's options merged in (for example
     ``store = false`` with ``include = ["reasoning.encrypted_content"]`` for stateless use;
     never the tool fields the loop decides).
-    ``tools`` is the rendered ``tools`` array when the caller has it already.
+    ``tools`` is the rendered ``tools`` array when the caller has it already, and
+    ``rendered_input`` the ``(instructions, input)`` of :func:`render_responses_input`.
     """
     profile = profile or host_profile(config)
     if not config.model:
@@ -223,7 +240,9 @@ def render_responses_request(
             api=API,
         )
     check_tool_choice(request, API)
-    instructions, items = render_responses_input(request.messages)
+    if rendered_input is None:
+        rendered_input = render_responses_input(request.messages)
+    instructions, items = rendered_input
     body: dict[str, Any] = {"model": config.model, "input": items}
     if instructions is not None:
         body["instructions"] = instructions
@@ -276,7 +295,7 @@ def function_call_from_item(item: Mapping[str, Any]) -> ToolCall:
         id=str(call_id),
         name=name,
         arguments=arguments,
-        raw_arguments=raw_text or None,
+        raw_arguments=raw_text,
         invalid_reason=reason,
         provider_data={"item_id": item_id} if item_id else None,
     )
@@ -527,6 +546,11 @@ class OpenAIResponsesAdapter(OpenAIAdapter):
     api: ClassVar[str] = API
     path: ClassVar[str] = "/responses"
 
+    @functools.cached_property
+    def _messages(self) -> RenderedMessages[list[dict[str, Any]]]:
+        """Each message's input items, kept while the message lives."""
+        return RenderedMessages(_items)
+
     def wire_tools(
         self, functions: Sequence[FunctionSpec], *, binds_strict: bool
     ) -> list[dict[str, Any]]:
@@ -535,7 +559,10 @@ class OpenAIResponsesAdapter(OpenAIAdapter):
     def request_body(
         self, request: ModelRequest, tools: list[dict[str, Any]] | None
     ) -> dict[str, Any]:
-        return render_responses_request(request, self.config, profile=self.profile, tools=tools)
+        rendered = _responses_input(request.messages, self._messages.get)
+        return render_responses_request(
+            request, self.config, profile=self.profile, tools=tools, rendered_input=rendered
+        )
 
     def parse(self, payload: Any) -> AssistantMessage:
         return parse_response(payload)

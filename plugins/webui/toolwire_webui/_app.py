@@ -13,6 +13,7 @@ import asyncio
 import hmac
 import json
 import secrets
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,16 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from aiohttp import web
 
-from ._conversation import ConversationBusy, DecisionError, LiveConversation, parse_decision
+from toolwire.chat import GrantError, GrantStore, count_message
+from toolwire.utf8 import utf8_json
+
+from ._conversation import (
+    ConversationBusy,
+    DecisionError,
+    LiveConversation,
+    parse_decision,
+    parse_grant,
+)
 from ._store import ConversationStore
 
 if TYPE_CHECKING:
@@ -45,6 +55,7 @@ _SECURITY_HEADERS = {
 _STATIC = {
     "app.js": "text/javascript",
     "app.css": "text/css",
+    "elicit.js": "text/javascript",
 }
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -65,6 +76,7 @@ class _State:
     csrf: str
     allowed_hosts: frozenset[str] | None
     settings: PageSettings
+    grants: GrantStore | None = None
     conversations: dict[str, LiveConversation] = attrs.Factory(dict)
 
     def live(self, conversation_id: str) -> LiveConversation:
@@ -75,7 +87,7 @@ class _State:
                     text=_error_text(f"there is no conversation with id {conversation_id!r}"),
                     content_type="application/json",
                 )
-            live = LiveConversation(conversation_id, self.host, self.store)
+            live = LiveConversation(conversation_id, self.host, self.store, self.grants)
             self.conversations[conversation_id] = live
         return live
 
@@ -98,6 +110,7 @@ def create_app(
     token: str | None = None,
     allowed_hosts: Iterable[str] | None = None,
     settings: PageSettings = PageSettings(),
+    grants: GrantStore | None = None,
 ) -> web.Application:
     """The web chat application for ``host``, keeping conversations in ``store``.
 
@@ -105,6 +118,8 @@ def create_app(
     :param allowed_hosts: the ``Host`` header values this server answers to (``name:port``);
         None answers any (a server with a token, or behind a proxy that rewrites it).
     :param settings: how the page behaves.
+    :param grants: where "always allow" grants are kept (None: the chat offers only grants
+        for one conversation).
     """
     state = _State(
         host=host,
@@ -115,18 +130,28 @@ def create_app(
         if allowed_hosts is None
         else frozenset(h.lower() for h in allowed_hosts),
         settings=settings,
+        grants=grants,
     )
     app = web.Application(middlewares=[_guard], client_max_size=_BODY_LIMIT)
     app[_STATE] = state
     set_allowed_hosts(app, allowed_hosts)
     app.router.add_get("/", _page)
     app.router.add_get("/static/{name}", _static)
+    app.router.add_get("/api/tools", _tools)
+    app.router.add_post("/api/count", _count)
+    app.router.add_get("/api/grants", _grants)
+    app.router.add_post("/api/grants/revoke", _revoke)
     app.router.add_get("/api/conversations", _list)
     app.router.add_post("/api/conversations", _create)
     app.router.add_get("/api/conversations/{id}/events", _events)
     app.router.add_post("/api/conversations/{id}/messages", _send)
+    app.router.add_post("/api/conversations/{id}/retry", _retry)
+    app.router.add_post("/api/conversations/{id}/regenerate", _regenerate)
     app.router.add_post("/api/conversations/{id}/decisions/{call_id}", _decide)
     app.router.add_post("/api/conversations/{id}/stop", _stop)
+    app.router.add_post("/api/conversations/{id}/elicitations/{eid}", _elicitation)
+    app.router.add_get("/api/conversations/{id}/grants", _grants)
+    app.router.add_post("/api/conversations/{id}/grants/revoke", _revoke)
     app.on_shutdown.append(_shutdown)
     return app
 
@@ -144,7 +169,23 @@ async def _shutdown(app: web.Application) -> None:
 
 
 def _same(given: str | None, expected: str) -> bool:
-    return given is not None and hmac.compare_digest(given.encode(), expected.encode())
+    # A token is ASCII: anything else (a cookie or query value decoded from other bytes) is
+    # simply not it.
+    if given is None or not given.isascii():
+        return False
+    return hmac.compare_digest(given.encode(), expected.encode())
+
+
+def _ascii_header(request: web.Request, name: str) -> str | None:
+    """The header's value, refused (400) unless it is ASCII: tokens are ASCII, and a value
+    aiohttp decoded from other bytes cannot be compared as one."""
+    value = request.headers.get(name)
+    if value is not None and not value.isascii():
+        raise _refuse(
+            web.HTTPBadRequest,
+            f"the {name} header must be ASCII text; got {len(value)} characters that are not",
+        )
+    return value
 
 
 @web.middleware
@@ -159,7 +200,7 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
         )
     set_cookie = False
     if state.token is not None:
-        authorization = request.headers.get("Authorization", "")
+        authorization = _ascii_header(request, "Authorization") or ""
         given = authorization.removeprefix("Bearer ") if authorization else None
         if given is None:
             given = request.cookies.get(TOKEN_COOKIE)
@@ -188,7 +229,7 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
 
 
 def _check_csrf(request: web.Request, state: _State) -> None:
-    if not _same(request.headers.get(CSRF_HEADER), state.csrf):
+    if not _same(_ascii_header(request, CSRF_HEADER), state.csrf):
         raise _refuse(
             web.HTTPForbidden,
             f"a state-changing request needs the page's {CSRF_HEADER} header; reload the page",
@@ -212,6 +253,10 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
         body = await request.json()
     except ValueError as exc:
         raise _refuse(web.HTTPBadRequest, f"the request body is not JSON: {exc}") from None
+    except RecursionError:
+        raise _refuse(
+            web.HTTPBadRequest, "the request body is nested too deeply to be read as JSON"
+        ) from None
     if not isinstance(body, dict):
         raise _refuse(
             web.HTTPBadRequest, f"the request body must be a JSON object; got {type(body).__name__}"
@@ -274,19 +319,112 @@ async def _send(request: web.Request) -> web.StreamResponse:
     state = request.app[_STATE]
     live = state.live(request.match_info["id"])
     body = await _json_body(request)
+    text = _prompt_text(body)
+    tool_choice = body.get("tool_choice", "auto")
+    if not isinstance(tool_choice, str):
+        raise _refuse(web.HTTPBadRequest, f"tool_choice must be a text; got {tool_choice!r:.80}")
+    try:
+        live.send(text, tool_choice)
+    except ConversationBusy as exc:
+        raise _refuse(web.HTTPConflict, str(exc)) from None
+    except ValueError as exc:
+        raise _refuse(web.HTTPBadRequest, str(exc)) from None
+    return web.json_response({"started": True}, status=202)
+
+
+def _prompt_text(body: dict[str, Any], *, empty: bool = False) -> str:
     text = body.get("text")
-    if not isinstance(text, str) or not text.strip() or len(text) > _PROMPT_LIMIT:
+    if not isinstance(text, str) or (not empty and not text.strip()) or len(text) > _PROMPT_LIMIT:
         shown = f"{type(text).__name__} of length {len(text)}" if isinstance(text, str) else text
         raise _refuse(
             web.HTTPBadRequest,
             f"text must be a non-empty message of at most {_PROMPT_LIMIT} characters; "
             f"got {shown!r}",
         )
+    return text
+
+
+async def _retry(request: web.Request) -> web.StreamResponse:
+    return await _restart(request, "retry")
+
+
+async def _regenerate(request: web.Request) -> web.StreamResponse:
+    return await _restart(request, "regenerate")
+
+
+async def _restart(request: web.Request, how: str) -> web.StreamResponse:
+    state = request.app[_STATE]
+    live = state.live(request.match_info["id"])
+    await _json_body(request)
     try:
-        live.send(text)
+        live.retry() if how == "retry" else live.regenerate()
     except ConversationBusy as exc:
         raise _refuse(web.HTTPConflict, str(exc)) from None
     return web.json_response({"started": True}, status=202)
+
+
+async def _tools(request: web.Request) -> web.StreamResponse:
+    """The registered tools as people see them (a tool choice names one)."""
+    host = request.app[_STATE].host
+    rows = []
+    for name, tool in sorted(host.tools.items()):
+        display = host.tool_display(tool)
+        rows.append({"name": name, "title": display.title or name, "icon": tool.icon})
+    return web.json_response({"tools": rows})
+
+
+async def _count(request: web.Request) -> web.StreamResponse:
+    """About how many tokens the message being written takes, with the instructions."""
+    state = request.app[_STATE]
+    body = await _json_body(request)
+    text = _prompt_text(body, empty=True)
+    tool_choice = body.get("tool_choice", "auto")
+    if not isinstance(tool_choice, str):
+        raise _refuse(web.HTTPBadRequest, f"tool_choice must be a text; got {tool_choice!r:.80}")
+    return web.json_response(count_message(state.host, text, tool_choice=tool_choice).to_json())
+
+
+def _lasting(state: _State) -> list[dict[str, Any]]:
+    if state.grants is None:
+        return []
+    try:
+        grants = state.grants.grants()
+    except GrantError as exc:
+        raise _refuse(web.HTTPInternalServerError, str(exc)) from None
+    return [{**g.to_json(), "label": g.label, "lasting": True} for g in grants]
+
+
+async def _grants(request: web.Request) -> web.StreamResponse:
+    """The grants in force: the conversation's own (with an id) and the lasting ones."""
+    state = request.app[_STATE]
+    if "id" in request.match_info:
+        grants = state.live(request.match_info["id"]).grants.listing()
+    else:
+        grants = _lasting(state)
+    return web.json_response({"grants": grants, "lasting": state.grants is not None})
+
+
+async def _revoke(request: web.Request) -> web.StreamResponse:
+    state = request.app[_STATE]
+    body = await _json_body(request)
+    try:
+        parsed = parse_grant(body)
+    except DecisionError as exc:
+        raise _refuse(web.HTTPBadRequest, str(exc)) from None
+    assert parsed is not None
+    grant, lasting = parsed
+    try:
+        if "id" in request.match_info:
+            done = state.live(request.match_info["id"]).revoke(grant, lasting)
+        elif lasting and state.grants is not None:
+            done = state.grants.remove(grant)
+        else:
+            done = False
+    except (DecisionError, GrantError, OSError) as exc:
+        raise _refuse(web.HTTPConflict, str(exc)) from None
+    if not done:
+        raise _refuse(web.HTTPNotFound, f"there is no {grant.label} grant to revoke")
+    return web.json_response({"revoked": True})
 
 
 async def _decide(request: web.Request) -> web.StreamResponse:
@@ -295,13 +433,34 @@ async def _decide(request: web.Request) -> web.StreamResponse:
     body = await _json_body(request)
     try:
         decision = parse_decision(body)
+        grant = parse_grant(body.get("grant"))
     except DecisionError as exc:
         raise _refuse(web.HTTPBadRequest, str(exc)) from None
+    call_id = request.match_info["call_id"]
+    if call_id not in live.waiting:
+        waiting = ", ".join(live.waiting) or "none"
+        raise _refuse(
+            web.HTTPConflict,
+            f"conversation {live.id} has no call {call_id!r} waiting for a decision; "
+            f"waiting calls: {waiting}",
+        )
     try:
-        live.decide(request.match_info["call_id"], decision)
+        live.decide(call_id, decision, grant)
     except DecisionError as exc:
-        raise _refuse(web.HTTPConflict, str(exc)) from None
+        raise _refuse(web.HTTPBadRequest, str(exc)) from None
     return web.json_response({"decided": True})
+
+
+async def _elicitation(request: web.Request) -> web.StreamResponse:
+    from ._elicit import ElicitationError
+
+    live = request.app[_STATE].live(request.match_info["id"])
+    body = await _json_body(request)
+    try:
+        live.elicitor.answer(request.match_info["eid"], body)
+    except ElicitationError as exc:
+        raise _refuse(web.HTTPConflict, str(exc)) from None
+    return web.json_response({"answered": True})
 
 
 async def _stop(request: web.Request) -> web.StreamResponse:
@@ -317,7 +476,7 @@ async def _stop(request: web.Request) -> web.StreamResponse:
 
 def _sse_data(views: list[Any]) -> bytes:
     # One message per batch: a burst of argument pieces costs one write and one page callback.
-    return b"data: " + json.dumps(views, ensure_ascii=False).encode("utf-8") + b"\n\n"
+    return b"data: " + utf8_json(json.dumps(views, ensure_ascii=False)).encode("utf-8") + b"\n\n"
 
 
 async def _events(request: web.Request) -> web.StreamResponse:
@@ -331,7 +490,8 @@ async def _events(request: web.Request) -> web.StreamResponse:
     await response.prepare(request)
     snapshot, queue = live.watch()
     try:
-        await response.write(_sse_data([{"kind": "hello", "running": live.running}, *snapshot]))
+        hello = {"kind": "hello", "running": live.running, "now": time.time()}
+        await response.write(_sse_data([hello, *snapshot]))
         open_ = True
         while open_:
             try:

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolwire import Approve, Deny, UserMessage
+from toolwire import Approve, AssistantMessage, Deny, SideEffect, UserMessage
+from toolwire.chat import Grant, GrantError, Grants, GrantStore, tool_server
+from toolwire.elicitation import eliciting
 from toolwire.loop import Decision, DeferredRequest, Run, RunStream, ToolCallingLoop
+from toolwire.tools import ArgumentsInvalid
 
+from ._elicit import PageElicitor
 from ._store import ConversationStore
 from ._view import View, ViewTranslator, compact
 
 if TYPE_CHECKING:
-    from toolwire import Host
+    from toolwire import Host, Tool
     from toolwire.messages import Message
 
 WATCHER_BACKLOG = 20_000
@@ -25,6 +30,7 @@ REDACTED = "[redacted]"
 """What the page shows for a sensitive argument (as in the run's own JSON)."""
 
 _DECISION_MESSAGE_LIMIT = 10_000
+_SIDE_EFFECTS = frozenset(e.value for e in SideEffect)
 _CATCH_UP_TURNS = 1000
 
 
@@ -34,6 +40,24 @@ class ConversationBusy(Exception):
 
 class DecisionError(ValueError):
     """A decision that names no waiting call, or is malformed; the message says which."""
+
+
+def parse_grant(payload: Any) -> tuple[Grant, bool] | None:
+    """A decision's ``grant``: ``{"scope": "tool"|"server"|"side_effect", "value", "lasting"}``
+    (None when the decision has none).
+
+    :raises DecisionError: naming what is wrong.
+    """
+    if payload is None:
+        return None
+    try:
+        grant = Grant.from_json(payload)
+    except GrantError as exc:
+        raise DecisionError(f"decision.grant: {exc}") from None
+    lasting = payload.get("lasting", False)
+    if not isinstance(lasting, bool):
+        raise DecisionError(f"decision.grant.lasting must be true or false; got {lasting!r:.40}")
+    return grant, lasting
 
 
 def parse_decision(payload: Any) -> Decision:
@@ -71,10 +95,17 @@ class LiveConversation:
     connects gets the log, then the running turn's views, then the live ones, in that order.
     """
 
-    def __init__(self, conversation_id: str, host: Host, store: ConversationStore) -> None:
+    def __init__(
+        self,
+        conversation_id: str,
+        host: Host,
+        store: ConversationStore,
+        grants: GrantStore | None = None,
+    ) -> None:
         self.id = conversation_id
         self._host = host
         self._store = store
+        self.grants = Grants.restore(grants, store.grants(conversation_id), config=host.config)
         self._translator = ViewTranslator(
             host.tools.get, title_of=lambda tool: host.tool_display(tool).title
         )
@@ -83,7 +114,9 @@ class LiveConversation:
         self._task: asyncio.Task[None] | None = None
         self._stream: RunStream | None = None
         self._waiting: dict[str, asyncio.Future[Decision]] = {}
+        self._requests: dict[str, DeferredRequest] = {}
         self._run_id = ""
+        self.elicitor = PageElicitor(self._publish)
 
     @property
     def running(self) -> bool:
@@ -130,27 +163,87 @@ class LiveConversation:
 
     # -- turns ----------------------------------------------------------------------------------
 
-    def send(self, text: str) -> None:
-        """Start a turn with the user's ``text``, continuing the conversation's messages.
-
-        :raises ConversationBusy: when a turn is already running.
-        """
+    def _idle(self) -> None:
         if self.running:
             raise ConversationBusy(
                 f"conversation {self.id} is running a turn; wait for it, or stop it first"
             )
+
+    def _messages(self) -> list[Message]:
         record = self._store.get(self.id)
         previous = record.run if record is not None else None
+        return list(Run.from_json(previous).messages) if previous is not None else []
+
+    def check_tool_choice(self, tool_choice: str) -> str:
+        """``tool_choice`` when the host can honour it: ``auto``, ``none``, ``required`` or the
+        name of a registered tool.
+
+        :raises ValueError: naming the value and what would be valid.
+        """
+        if tool_choice in ("auto", "none", "required") or tool_choice in self._host.tools:
+            return tool_choice
+        names = ", ".join(sorted(self._host.tools)) or "no tools are registered"
+        raise ValueError(
+            f"tool_choice {tool_choice!r:.80} is not auto, none, required or a tool's name "
+            f"({names})"
+        )
+
+    def send(self, text: str, tool_choice: str = "auto") -> None:
+        """Start a turn with the user's ``text``, continuing the conversation's messages.
+
+        :param tool_choice: ``auto``, ``none``, ``required`` or a tool's name, for this turn.
+        :raises ConversationBusy: when a turn is already running.
+        :raises ValueError: for a tool choice the host cannot honour.
+        """
+        self._idle()
+        tool_choice = self.check_tool_choice(tool_choice)
+        messages = self._messages()
         self._store.retitle_if_new(self.id, text)
-        messages: list[Message] = []
-        if previous is not None:
-            messages = list(Run.from_json(previous).messages)
         messages.append(UserMessage(text))
-        self._publish([{"kind": "user", "text": text}])
+        view: View = {"kind": "user", "text": text}
+        if tool_choice != "auto":
+            view["tool_choice"] = tool_choice
+        self._start(messages, [view], tool_choice)
+
+    def retry(self) -> None:
+        """Run the last turn again from where it stopped (after a provider error, a limit or a
+        stop): the conversation's messages go to the model as they are.
+
+        :raises ConversationBusy: when a turn runs, or the last turn was answered (regenerate
+            that one instead).
+        """
+        self._idle()
+        messages = self._messages()
+        if not messages or isinstance(messages[-1], AssistantMessage):
+            raise ConversationBusy(
+                f"conversation {self.id} has no unanswered turn to retry; regenerate the last "
+                "answer instead"
+            )
+        self._start(messages, [{"kind": "retry"}], "auto")
+
+    def regenerate(self) -> None:
+        """Ask the model again for the last answer: it is left out of the conversation (the
+        tool results it read stay, so no tool runs again).
+
+        :raises ConversationBusy: when a turn runs, or the conversation has no answer yet.
+        """
+        self._idle()
+        messages = self._messages()
+        if not messages or not isinstance(messages[-1], AssistantMessage):
+            raise ConversationBusy(
+                f"conversation {self.id} has no answer to regenerate; send a message first"
+            )
+        while messages and isinstance(messages[-1], AssistantMessage):
+            messages.pop()
+        self._start(messages, [{"kind": "regenerate"}], "auto")
+
+    def _start(self, messages: list[Message], views: list[View], tool_choice: str) -> None:
+        self._publish(views)
         self._persist_live()
         loop = ToolCallingLoop(self._host)
-        self._stream = loop.stream(messages, approval=self._ask)
-        self._task = asyncio.ensure_future(self._drive(self._stream))
+        self._stream = loop.stream(messages, approval=self._ask, tool_choice=tool_choice)
+        with eliciting(self.elicitor):  # a tool's questions to the person go to the page
+            self._task = asyncio.ensure_future(self._drive(self._stream))
 
     async def _drive(self, stream: RunStream) -> None:
         try:
@@ -160,11 +253,15 @@ class LiveConversation:
         except Exception as exc:  # the provider or a plugin failed outside the loop's answers
             self._publish(
                 [
-                    {"kind": "warning", "text": f"The turn failed: {type(exc).__name__}: {exc}"},
-                    {"kind": "finished", "stop_reason": "error", "detail": str(exc)},
+                    {
+                        "kind": "finished",
+                        "stop_reason": "error",
+                        "detail": f"The turn failed: {type(exc).__name__}: {exc}",
+                    },
                 ]
             )
         finally:
+            self.elicitor.cancel_all()
             for future in self._waiting.values():
                 future.cancel()
             self._waiting.clear()
@@ -188,6 +285,24 @@ class LiveConversation:
             if self._translator.completed(card):
                 break
             await asyncio.sleep(0)
+        tool = self._host.tools.get(request.tool)
+        granted = self.grants.covering(
+            request, tool, tool_server(self._host, tool) if tool is not None else None
+        )
+        if granted is not None:
+            grant, lasting = granted
+            self._publish(
+                [
+                    {
+                        "kind": "card_granted",
+                        "card": card,
+                        "label": grant.label,
+                        "lasting": lasting,
+                        "at": time.time(),
+                    }
+                ]
+            )
+            return Approve()
         sensitive = self._sensitive(request.tool)
         self._publish(
             [
@@ -199,16 +314,21 @@ class LiveConversation:
                     "arguments": {
                         k: REDACTED if k in sensitive else v for k, v in request.arguments.items()
                     },
+                    "schema": dict(tool.parameters) if tool is not None else None,
+                    "grants": self._grant_choices(tool),
                 }
             ]
         )
         future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
         self._waiting[request.call_id] = future
+        self._requests[request.call_id] = request
         self._persist_live()
         try:
             decision = await future
         finally:
             self._waiting.pop(request.call_id, None)
+            self._requests.pop(request.call_id, None)
+        was_edited = isinstance(decision, Approve) and decision.arguments is not None
         if isinstance(decision, Approve) and decision.arguments is not None and sensitive:
             # The page only ever saw "[redacted]" for a sensitive value: left so, it keeps the
             # value the model sent.
@@ -218,22 +338,95 @@ class LiveConversation:
                     edited[key] = request.arguments[key]
             decision = Approve(arguments=edited)
         action = "approved" if isinstance(decision, Approve) else "denied"
-        self._publish([{"kind": "card_decided", "card": card, "action": action}])
+        self._publish(
+            [
+                {
+                    "kind": "card_decided",
+                    "card": card,
+                    "action": action,
+                    "edited": was_edited,
+                    "at": time.time(),
+                }
+            ]
+        )
         return decision
 
-    def decide(self, call_id: str, decision: Decision) -> None:
-        """Answer a waiting call.
+    def _grant_choices(self, tool: Tool | None) -> list[View]:
+        """What an approval card offers to grant: this tool, its MCP server, its side effects."""
+        if tool is None:
+            return []
+        choices: list[View] = [{"scope": "tool", "value": tool.name}]
+        server = tool_server(self._host, tool)
+        if server is not None:
+            choices.append({"scope": "server", "value": server})
+        for effect in tool.policy.risk:
+            if effect in _SIDE_EFFECTS:
+                choices.append({"scope": "side_effect", "value": effect})
+        return choices
 
-        :raises DecisionError: for a call that is not waiting.
+    def decide(
+        self, call_id: str, decision: Decision, grant: tuple[Grant, bool] | None = None
+    ) -> None:
+        """Answer a waiting call; an approval may also grant (``(grant, lasting)``) so later
+        calls it covers run without asking.
+
+        :raises DecisionError: for a call that is not waiting, edited arguments the tool's
+            schema refuses, or a grant that cannot be made.
         """
         future = self._waiting.get(call_id)
-        if future is None or future.done():
+        request = self._requests.get(call_id)
+        if future is None or future.done() or request is None:
             waiting = ", ".join(self._waiting) or "none"
             raise DecisionError(
                 f"conversation {self.id} has no call {call_id!r} waiting for a decision; "
                 f"waiting calls: {waiting}"
             )
+        if isinstance(decision, Approve) and decision.arguments is not None:
+            self.check_arguments(request, decision.arguments)
+        if grant is not None and isinstance(decision, Approve):
+            self.allow(*grant)
         future.set_result(decision)
+
+    def check_arguments(self, request: DeferredRequest, arguments: Mapping[str, Any]) -> None:
+        """Edited arguments checked against the tool's schema, as the model's own are.
+
+        :raises DecisionError: with the schema's refusals.
+        """
+        tool = self._host.tools.get(request.tool)
+        if tool is None:
+            return
+        restored = dict(arguments)
+        for key in self._sensitive(request.tool) & set(restored):
+            if restored[key] == REDACTED and key in request.arguments:
+                restored[key] = request.arguments[key]
+        try:
+            tool.validate(restored)
+        except ArgumentsInvalid as exc:
+            raise DecisionError(str(exc)) from None
+
+    # -- grants ---------------------------------------------------------------------------------
+
+    def allow(self, grant: Grant, lasting: bool) -> None:
+        """Grant for this conversation (kept with it) or for good (the grants file).
+
+        :raises DecisionError: for a grant the config locks, or a file that cannot be written.
+        """
+        try:
+            self.grants.allow(grant, lasting=lasting)
+        except (GrantError, OSError) as exc:
+            raise DecisionError(str(exc)) from None
+        if not lasting:
+            self._store.set_grants(self.id, self.grants.pairs())
+
+    def revoke(self, grant: Grant, lasting: bool) -> bool:
+        """Withdraw a grant; False when there was none."""
+        try:
+            done = self.grants.revoke(grant, lasting=lasting)
+        except (GrantError, OSError) as exc:
+            raise DecisionError(str(exc)) from None
+        if not lasting:
+            self._store.set_grants(self.id, self.grants.pairs())
+        return done
 
     async def stop(self) -> None:
         """Cancel the running turn: every call is answered as cancelled, the run is kept.

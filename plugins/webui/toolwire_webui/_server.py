@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
+import contextlib
 import os
 import signal
 import sys
@@ -14,7 +14,9 @@ from typing import TextIO
 
 from aiohttp import web
 
-from toolwire import Config, ConfigError, Host
+from toolwire import Config, ConfigError, Host, HostError, Surface
+from toolwire.chat import GrantStore
+from toolwire.net import is_loopback, loopback_authorities
 
 from . import _plugin
 from ._app import PageSettings, create_app, set_allowed_hosts
@@ -24,14 +26,10 @@ TOKEN_ENV = "TOOLWIRE_WEBUI_TOKEN"
 MIN_TOKEN_LENGTH = 16
 
 
-def is_loopback(address: str) -> bool:
-    """True for ``localhost`` and loopback IP addresses (``127.0.0.0/8``, ``::1``)."""
-    if address.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(address.strip("[]")).is_loopback
-    except ValueError:
-        return False
+def web_surface(host: str) -> Surface:
+    """The web chat's surface: interactive, and hosted when bound to a network address (then it
+    offers no tool until the config names some)."""
+    return Surface(name="web", interactive=True, hosted=not is_loopback(host))
 
 
 def check_bind(host: str, token: str | None) -> None:
@@ -65,6 +63,8 @@ class WebServer:
     :param database: the SQLite file of conversations, ``":memory:"``, or a
         :class:`ConversationStore`; default ``$XDG_DATA_HOME/toolwire/webui.sqlite3``.
     :param cards_collapsed: open tool cards collapsed.
+    :param grants: the file of "always allow" grants, or a :class:`toolwire.chat.GrantStore`;
+        default the one beside the user's config (shared with ``toolwire chat``).
     :raises ValueError: for a bind that needs a token and has none (see :func:`check_bind`).
     """
 
@@ -77,9 +77,12 @@ class WebServer:
         token: str | None = None,
         database: str | os.PathLike[str] | ConversationStore | None = None,
         cards_collapsed: bool = True,
+        grants: str | os.PathLike[str] | GrantStore | None = None,
     ) -> None:
         check_bind(host, token)
+        self.grants = grants if isinstance(grants, GrantStore) else GrantStore(grants)
         self.toolwire_host = toolwire_host
+        self.notice = toolwire_host.use_surface(web_surface(host))
         self.host = host
         self.port = port
         self.token = token
@@ -93,8 +96,18 @@ class WebServer:
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> WebServer:
-        """Start listening."""
-        app = create_app(self.toolwire_host, self.store, token=self.token, settings=self._settings)
+        """Start listening, with the provider's adapter made already: its imports and transport
+        cost a few hundred milliseconds, which the first answer of the first page would wait
+        for otherwise (a provider that cannot be made is reported by each turn, as before)."""
+        with contextlib.suppress(HostError):
+            await self.toolwire_host.get_adapter()
+        app = create_app(
+            self.toolwire_host,
+            self.store,
+            token=self.token,
+            settings=self._settings,
+            grants=self.grants,
+        )
         if self.token is None:
             set_allowed_hosts(app, ())  # nothing is answered until the port is known
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
@@ -104,8 +117,7 @@ class WebServer:
         self.port = int(self._runner.addresses[0][1])
         if self.token is None:
             # Without a token the only guard against DNS rebinding is the Host header.
-            names = ("127.0.0.1", "localhost", "[::1]", self.host)
-            set_allowed_hosts(app, {f"{name}:{self.port}".lower() for name in names})
+            set_allowed_hosts(app, loopback_authorities(self.host, self.port))
         return self
 
     @property
@@ -193,6 +205,8 @@ async def _serve_until_stopped(server: WebServer, out: TextIO) -> None:
         loop.add_signal_handler(signum, stopped.set)
     try:
         await server.start()
+        if server.notice is not None:
+            print(server.notice, file=sys.stderr)
         out.write(f"toolwire web chat on {server.url}\n")
         out.flush()
         await stopped.wait()
@@ -205,7 +219,7 @@ async def _serve_until_stopped(server: WebServer, out: TextIO) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="toolwire serve",
+        prog="python -m toolwire_webui",
         description="Serve the web chat: live tool-call cards you can watch and steer.",
     )
     parser.add_argument("--config", help="the toolwire.toml to use")
@@ -222,8 +236,19 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--database", help="SQLite file of the conversations")
     cards = parser.add_mutually_exclusive_group()
-    cards.add_argument("--expanded-cards", dest="collapsed", action="store_false", default=None)
-    cards.add_argument("--collapsed-cards", dest="collapsed", action="store_true")
+    cards.add_argument(
+        "--expanded-cards",
+        dest="collapsed",
+        action="store_false",
+        default=None,
+        help="open tool cards expanded (the page's expand-all switch changes it later)",
+    )
+    cards.add_argument(
+        "--collapsed-cards",
+        dest="collapsed",
+        action="store_true",
+        help="open tool cards collapsed, each with a live one-line preview (the default)",
+    )
 
 
 def serve_command(argv: Sequence[str] | None = None, *, err: TextIO | None = None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import sqlite3
@@ -14,6 +15,7 @@ from typing import Any
 import attrs
 
 from toolwire.sqlite import use_wal
+from toolwire.utf8 import utf8_json, utf8_text
 
 DATABASE_FILE_NAME = "webui.sqlite3"
 _TITLE_LENGTH = 60
@@ -26,6 +28,12 @@ CREATE TABLE IF NOT EXISTS conversations (
     created REAL NOT NULL,
     updated REAL NOT NULL,
     run TEXT
+);
+CREATE TABLE IF NOT EXISTS grants (
+    conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    scope TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (conversation, scope, value)
 );
 CREATE TABLE IF NOT EXISTS views (
     conversation TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
@@ -87,7 +95,9 @@ class ConversationStore:
     def create(self, title: str = "New conversation") -> ConversationRecord:
         """A new, empty conversation."""
         now = time.time()
-        record = ConversationRecord(id=uuid.uuid4().hex, title=title, created=now, updated=now)
+        record = ConversationRecord(
+            id=uuid.uuid4().hex, title=utf8_text(title), created=now, updated=now
+        )
         self._db.execute(
             "INSERT INTO conversations (id, title, created, updated) VALUES (?, ?, ?, ?)",
             (record.id, record.title, now, now),
@@ -114,7 +124,7 @@ class ConversationStore:
 
     def retitle_if_new(self, conversation_id: str, first_prompt: str) -> None:
         """Name a conversation after its first prompt (a title already given stays)."""
-        title = " ".join(first_prompt.split())
+        title = utf8_text(" ".join(first_prompt.split()))
         if len(title) > _TITLE_LENGTH:
             title = title[: _TITLE_LENGTH - 1] + "…"
         self._db.execute(
@@ -127,12 +137,12 @@ class ConversationStore:
         """Keep the JSON of the conversation's last run."""
         self._db.execute(
             "UPDATE conversations SET run = ?, updated = ? WHERE id = ?",
-            (json.dumps(run, ensure_ascii=False), time.time(), conversation_id),
+            (utf8_json(json.dumps(run, ensure_ascii=False)), time.time(), conversation_id),
         )
 
     def append_views(self, conversation_id: str, views: Iterable[Mapping[str, Any]]) -> None:
         """Add view messages to the end of the conversation's log."""
-        rows = [json.dumps(v, ensure_ascii=False) for v in views]
+        rows = [utf8_json(json.dumps(v, ensure_ascii=False)) for v in views]
         if not rows:
             return
         with self._db:  # one transaction: a log is never half written
@@ -147,6 +157,24 @@ class ConversationStore:
             )
             self._db.execute(
                 "UPDATE conversations SET updated = ? WHERE id = ?", (time.time(), conversation_id)
+            )
+
+    def grants(self, conversation_id: str) -> builtins.list[tuple[str, str]]:
+        """The conversation's own approval grants, ``(scope, value)`` in the order made."""
+        rows = self._db.execute(
+            "SELECT scope, value FROM grants WHERE conversation = ? ORDER BY rowid",
+            (conversation_id,),
+        ).fetchall()
+        return [(r[0], r[1]) for r in rows]
+
+    def set_grants(self, conversation_id: str, grants: Iterable[tuple[str, str]]) -> None:
+        """Replace the conversation's own approval grants."""
+        with self._db:
+            self._db.execute("BEGIN")
+            self._db.execute("DELETE FROM grants WHERE conversation = ?", (conversation_id,))
+            self._db.executemany(
+                "INSERT OR IGNORE INTO grants (conversation, scope, value) VALUES (?, ?, ?)",
+                [(conversation_id, scope, value) for scope, value in grants],
             )
 
     def views(self, conversation_id: str) -> Sequence[dict[str, Any]]:

@@ -9,6 +9,7 @@ re-sent: a long argument costs the server and the page time linear in its size.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,8 @@ from toolwire.events import (
 from toolwire.loop import Run
 from toolwire.messages import ToolCall
 
+from ._markdown import markdown_tree, safe_href
+
 View = dict[str, Any]
 """One view message."""
 
@@ -54,9 +57,13 @@ RESULT_TEXT_LIMIT = 64 * 1024
 """Characters of a result the page shows; the rest is cut with a note."""
 
 
-def tool_card(tool: Tool | None, name: str, title: str | None = None) -> View:
+def tool_card(
+    tool: Tool | None, name: str, title: str | None = None, *, provider: bool = False
+) -> View:
     """What a card shows about its tool: title (``title``, translated, when given), icon, side
-    effects and approval."""
+    effects and approval; a call the provider runs itself says so."""
+    if provider:
+        return {"title": name, "icon": None, "risk": [], "approval": False, "provider": True}
     if tool is None:
         return {"title": name, "icon": None, "risk": ["unknown tool"], "approval": False}
     return {
@@ -67,8 +74,13 @@ def tool_card(tool: Tool | None, name: str, title: str | None = None) -> View:
     }
 
 
+def _source_view(url: str, title: str | None) -> View:
+    return {"url": url, "title": title, "link": safe_href(url) is not None}
+
+
 def result_view(result: ToolResult) -> View:
-    """A result as the card shows it: status, text (capped), data as JSON, sources."""
+    """A result as the card shows it: status, text (capped), data as JSON, sources (``link``:
+    whether the page may make the address a link)."""
     text = result.content or ""
     truncated = len(text) > RESULT_TEXT_LIMIT
     data = None
@@ -83,7 +95,7 @@ def result_view(result: ToolResult) -> View:
         "text": text[:RESULT_TEXT_LIMIT],
         "data": data,
         "truncated": truncated,
-        "sources": [{"url": s.url, "title": s.title} for s in result.sources],
+        "sources": [_source_view(s.url, s.title) for s in result.sources],
     }
 
 
@@ -105,6 +117,8 @@ class ViewTranslator:
         self._opened: set[str] = set()
         self._resulted: set[str] = set()
         self._completed: set[str] = set()
+        self._provider: set[str] = set()  # cards of calls the provider runs
+        self._sources: dict[str, dict[str, View]] = {}  # run id → url → source, in order
 
     @staticmethod
     def card_key(run_id: str, call_id: str) -> str:
@@ -115,8 +129,10 @@ class ViewTranslator:
         """True once the card's call was shown complete (its final arguments were sent)."""
         return card in self._completed
 
-    def _open(self, event: Event, call_id: str, name: str) -> list[View]:
+    def _open(self, event: Event, call_id: str, name: str, *, provider: bool = False) -> list[View]:
         card = self.card_key(event.run_id, call_id)
+        if provider:
+            self._provider.add(card)
         if card in self._opened:
             return []
         self._opened.add(card)
@@ -126,17 +142,50 @@ class ViewTranslator:
                 "card": card,
                 "call_id": call_id,
                 "name": name,
-                **self._card(name),
+                "at": time.time(),
+                **self._card(name, provider),
             }
         ]
 
-    def _card(self, name: str) -> View:
-        tool = self._tool_of(name)
+    def _card(self, name: str, provider: bool = False) -> View:
+        tool = None if provider else self._tool_of(name)
         title = self._title_of(tool) if tool is not None and self._title_of is not None else None
-        return tool_card(tool, name, title)
+        return tool_card(tool, name, title, provider=provider)
+
+    def _note_sources(self, run_id: str, result: ToolResult) -> None:
+        known = self._sources.setdefault(run_id, {})
+        for source in result.sources:
+            seen = known.get(source.url)
+            if seen is None or (seen["title"] is None and source.title):
+                known[source.url] = _source_view(source.url, source.title)
+
+    def _card_result(self, event: Event, call_id: str, result: ToolResult) -> View:
+        self._note_sources(event.run_id, result)
+        view = {
+            "kind": "card_result",
+            "card": self.card_key(event.run_id, call_id),
+            "at": time.time(),
+            **result_view(result),
+        }
+        numbers = list(self._sources.get(event.run_id, {}))
+        for source in view["sources"]:
+            source["n"] = numbers.index(source["url"]) + 1
+        return view
+
+    def _answer(self, turn: str, run_id: str, text: str, final: bool) -> View:
+        """The complete text of one answer, as Markdown; the final answer of a run also lists
+        the run's sources, which its ``[n]`` markers link to."""
+        sources = list(self._sources.get(run_id, {}).values()) if final else []
+        view: View = {"kind": "text_final", "turn": turn, "text": text}
+        blocks = markdown_tree(text, len(sources))
+        if blocks is not None:
+            view["blocks"] = blocks
+        if sources:
+            view["sources"] = [{**s, "n": i} for i, s in enumerate(sources, 1)]
+        return view
 
     def _call_views(self, event: Event, call: ToolCall) -> list[View]:
-        out = self._open(event, call.id, call.name)
+        out = self._open(event, call.id, call.name, provider=call.provider_executed)
         card = self.card_key(event.run_id, call.id)
         self._arguments.pop(card, None)
         self._completed.add(card)
@@ -150,20 +199,6 @@ class ViewTranslator:
                 "provider": call.provider_executed,
             }
         )
-        if call.provider_executed:
-            # The provider ran it and keeps its result in its own turn: the card ends here.
-            self._resulted.add(card)
-            out.append(
-                {
-                    "kind": "card_result",
-                    "card": card,
-                    "status": "provider",
-                    "text": "Run by the provider.",
-                    "data": None,
-                    "truncated": False,
-                    "sources": [],
-                }
-            )
         return out
 
     def translate(self, event: Event) -> list[View]:
@@ -186,7 +221,11 @@ class ViewTranslator:
         if isinstance(event, ToolCallStarted):
             card = self.card_key(event.run_id, event.call_id)
             self._arguments[card] = ArgumentScanner()
-            return [{"kind": "status_clear"}, *self._open(event, event.call_id, event.name)]
+            provider = event.provider_executed
+            return [
+                {"kind": "status_clear"},
+                *self._open(event, event.call_id, event.name, provider=provider),
+            ]
         if isinstance(event, ToolCallArgumentsDelta):
             card = self.card_key(event.run_id, event.call_id)
             scanner = self._arguments.get(card)
@@ -203,9 +242,11 @@ class ViewTranslator:
         if isinstance(event, ResponseReceived):
             out: list[View] = [{"kind": "status_clear"}]
             text = event.message.text
+            calls = event.message.tool_calls
             if text:
-                out.append({"kind": "text_final", "turn": turn, "text": text})
-            for call in event.message.tool_calls:
+                final = not any(not c.provider_executed for c in calls)
+                out.append(self._answer(turn, event.run_id, text, final))
+            for call in calls:
                 if self.card_key(event.run_id, call.id) not in self._opened:
                     out += self._call_views(event, call)
             return out
@@ -213,7 +254,12 @@ class ViewTranslator:
             card = self.card_key(event.run_id, event.call_id)
             return [
                 *self._open(event, event.call_id, event.name),
-                {"kind": "card_running", "card": card, "arguments": dict(event.arguments)},
+                {
+                    "kind": "card_running",
+                    "card": card,
+                    "arguments": dict(event.arguments),
+                    "at": time.time(),
+                },
             ]
         if isinstance(event, ToolProgress):
             card = self.card_key(event.run_id, event.call_id)
@@ -228,10 +274,10 @@ class ViewTranslator:
         if isinstance(event, ToolCompleted | ToolFailed | ToolBlockedEvent | ToolDenied):
             card = self.card_key(event.run_id, event.call_id)
             self._resulted.add(card)
-            return [
-                *self._open(event, event.call_id, event.name),
-                {"kind": "card_result", "card": card, **result_view(event.result)},
-            ]
+            view = self._card_result(event, event.call_id, event.result)
+            if card in self._provider:
+                view["provider"] = True
+            return [*self._open(event, event.call_id, event.name), view]
         if isinstance(event, ToolDeferred):
             card = self.card_key(event.run_id, event.call_id)
             return [{"kind": "card_note", "card": card, "text": f"Waiting: {event.reason}"}]
@@ -246,6 +292,8 @@ class ViewTranslator:
             ]
         if isinstance(event, InvalidArguments):
             card = self.card_key(event.run_id, event.call_id)
+            if event.recovery != "repaired":
+                return []  # the card says it already: its arguments and its result
             return [
                 {
                     "kind": "card_note",
@@ -284,27 +332,40 @@ class ViewTranslator:
 
     def settle(self, run: Run) -> list[View]:
         """Results for the cards the run's events left open (calls answered by a cancellation,
-        or cut off before they were complete)."""
+        or cut off before they were complete); a call the cancellation answered is labelled
+        ``cancelled`` whatever its events said."""
         out: list[View] = []
         for record in run.tool_calls:
             card = self.card_key(run.id, record.call.id)
-            if record.result is not None and card not in self._resulted:
+            cancelled = record.outcome == "cancelled"
+            if record.result is not None and (cancelled or card not in self._resulted):
                 self._resulted.add(card)
-                out.append({"kind": "card_result", "card": card, **result_view(record.result)})
+                view = {"kind": "card_result", "card": card, "at": time.time()}
+                view.update(result_view(record.result))
+                if cancelled:
+                    view["status"] = "cancelled"
+                out.append(view)
+            elif record.outcome == "provider_executed" and card not in self._resulted:
+                self._resulted.add(card)
+                out.append(_ended(card, "provider", "Run by the provider."))
         for card in sorted(self._opened - self._resulted):
             self._resulted.add(card)
-            out.append(
-                {
-                    "kind": "card_result",
-                    "card": card,
-                    "status": "not_run",
-                    "text": "The turn ended before this call ran.",
-                    "data": None,
-                    "truncated": False,
-                    "sources": [],
-                }
-            )
+            out.append(_ended(card, "not_run", "The turn ended before this call ran."))
+        self._sources.pop(run.id, None)
         return out
+
+
+def _ended(card: str, status: str, text: str) -> View:
+    return {
+        "kind": "card_result",
+        "card": card,
+        "at": time.time(),
+        "status": status,
+        "text": text,
+        "data": None,
+        "truncated": False,
+        "sources": [],
+    }
 
 
 def compact(views: list[View]) -> list[View]:

@@ -164,8 +164,16 @@ async def test_tool_answers_with_the_expression_and_value() -> None:
 
 
 async def test_tool_refusal_is_an_error_result_the_model_can_read() -> None:
-    result = await calculator.invoke({"expression": "sqrt(x)"})
+    result = await calculator.invoke({"expression": "sqrt(2 * x)"})
     assert result.is_failure
     assert result.content is not None
     assert result.content.startswith("Cannot evaluate the expression: unknown name 'x'")
     assert "Tool execution failed" not in result.content
+
+
+async def test_a_calculation_without_a_number_is_refused_before_it_runs() -> None:
+    result = await calculator.invoke({"expression": "how much is that"})
+    assert result.is_failure
+    assert "expression" in result.model_text()
+    assert "pattern" in result.model_text() or "match" in result.model_text()
+    assert (await calculator.invoke({"expression": "2 * pi"})).is_ok

@@ -232,6 +232,22 @@ def test_a_time_may_name_its_own_zone_again() -> None:
         ("7pm in Chicago. What time is it in Paris", "7pm", "America/Chicago", "Europe/Paris"),
         ("8 a.m. in Los Angeles", "8 a.m.", "America/Los_Angeles", None),
         ("2025-07-14 09:00 Europe/London", "2025-07-14 09:00", "Europe/London", None),
+        # The place before the time, and times said in words.
+        ("In Dubai it is 9am; what time is it in London", "9am", "Asia/Dubai", "Europe/London"),
+        (
+            "What time is it in London when it's 9 am in Tokyo",
+            "9 am",
+            "Asia/Tokyo",
+            "Europe/London",
+        ),
+        ("Berlin 8:30 -> Tokyo", "8:30", "Europe/Berlin", "Asia/Tokyo"),
+        ("noon in London", "noon", "Europe/London", None),
+        (
+            "midnight in los angeles, what time is it in dublin",
+            "midnight",
+            "America/Los_Angeles",
+            "Europe/Dublin",
+        ),
     ],
 )
 def test_a_time_is_read_with_its_place(text: str, time: str, zone: str, target: str | None) -> None:
@@ -244,7 +260,10 @@ def test_a_time_is_read_with_its_place(text: str, time: str, zone: str, target: 
 
 @pytest.mark.parametrize(
     ("text", "fragment"),
-    [("in London", "holds no time of day"), ("at 3pm", "names no place after '3pm'")],
+    [
+        ("in London", "holds no time of day"),
+        ("at 3pm", "names no place with '3pm'"),
+    ],
 )
 def test_a_time_without_its_place_is_refused(text: str, fragment: str) -> None:
     from toolwire_basics._clock import read_time_and_place
@@ -299,3 +318,66 @@ def test_the_schema_asks_for_the_time_with_words_after_it(time: str, valid: bool
     else:
         with pytest.raises(ArgumentsInvalid, match="time"):
             convert_time.validate(arguments)
+
+
+async def test_noon_and_midnight_are_converted() -> None:
+    from toolwire_basics import convert_time
+
+    result = await convert_time.invoke({"time": "noon in UTC", "to_timezone": "Tokyo"})
+    assert result.is_ok, result.model_text()
+    assert " 12:00:00 UTC" in result.model_text()
+    assert " 21:00:00 JST" in result.model_text()
+    result = await convert_time.invoke({"time": "midnight in Tokyo", "to_timezone": "UTC"})
+    assert " 00:00:00 JST" in result.model_text()
+
+
+@pytest.mark.parametrize("words", ["today's date", "the date today", "what day is it", ""])
+async def test_words_of_a_date_question_are_no_place_and_the_date_is_given_in_utc(
+    words: str,
+) -> None:
+    from toolwire_basics import current_time
+
+    result = await current_time.invoke({"timezone": words})
+    assert result.is_ok, result.model_text()
+    assert "in UTC." in result.model_text()
+
+
+@pytest.mark.parametrize("words", ["now", "the current time", "Atlantis"])
+async def test_an_unknown_place_and_words_of_the_time_are_still_refused(words: str) -> None:
+    from toolwire_basics import current_time
+
+    result = await current_time.invoke({"timezone": words})
+    assert not result.is_ok
+    assert f"Unknown time zone {words!r}" in result.model_text()
+
+
+def test_a_city_known_by_an_old_zone_name_too_is_found() -> None:
+    assert find_zone("Buenos Aires").key == "America/Argentina/Buenos_Aires"
+    assert find_zone("buenos aires").key == "America/Argentina/Buenos_Aires"
+
+
+async def test_an_unknown_place_is_still_refused() -> None:
+    from toolwire_basics import current_time
+
+    result = await current_time.invoke({"timezone": "Atlantis"})
+    assert not result.is_ok
+    assert "Unknown time zone 'Atlantis'" in result.model_text()
+
+
+async def test_a_time_written_with_only_the_place_asked_for_converts_from_the_other() -> None:
+    # "Boston 13:00 -> Rome", copied as the time "13:00 -> Rome" and the place "Boston".
+    result = await convert_time.invoke({"time": "13:00 -> Rome", "to_timezone": "Boston"})
+    assert result.is_ok, result.model_text()
+    assert "13:00:00 EST" in result.model_text() or "13:00:00 EDT" in result.model_text()
+    assert "in America/New_York is" in result.model_text()
+    assert result.model_text().endswith("in Europe/Rome.")
+    same = await convert_time.invoke({"time": "13:00 -> Rome", "to_timezone": "Italy"})
+    assert not same.is_ok
+    assert "is that place too" in same.model_text()
+
+
+@pytest.mark.parametrize("time", ["10 PM", "8 a.m.", "midnight", "9:00"])
+async def test_a_time_without_a_word_for_its_place_is_refused_by_the_schema(time: str) -> None:
+    result = await convert_time.invoke({"time": time, "to_timezone": "Tokyo"})
+    assert not result.is_ok
+    assert "pattern" in result.model_text()

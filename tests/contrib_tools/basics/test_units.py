@@ -231,3 +231,19 @@ async def test_the_schema_asks_for_a_number_in_the_quantity_only(
     with pytest.raises(ArgumentsInvalid) as refused:
         convert_units.validate(arguments)
     assert field in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("written", "symbol"),
+    [
+        ("sq m", "m2"),
+        ("sq km", "km2"),
+        ("sq miles", "mi2"),
+        ("square km", "km2"),
+        ("kms", "km"),
+        ("kgs", "kg"),
+        ("fluid ounces", "fl oz"),
+    ],
+)
+def test_short_squares_and_plurals_the_table_does_not_list(written: str, symbol: str) -> None:
+    assert find_unit(written).symbol == symbol

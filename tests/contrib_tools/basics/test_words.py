@@ -48,6 +48,54 @@ def test_words_of_arithmetic(text: str, value: float) -> None:
     assert math.isclose(evaluate(text), value)
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("a 15% tip on a $80 bill", 12),
+        ("tip 20 percent of 45.50", 9.1),
+        ("a €45.50 bill with a 15% tip", 52.325),
+        ("the bill is $80. What do I pay in all with a 18% tip", 94.4),
+        ("a $120 jacket is 25% off", 90),
+        ("$40 after a 60% discount", 16),
+        ("how much do I save with 70% off a €270 TV", 189),
+        ("11 pizzas for the team and they're $33.50 ea", 368.5),
+        ("6 hours at $19/hour", 114),
+        ("7.5 hours a day for 5 days", 37.5),
+        ("split $120 between 4 people", 30),
+        ("the rent is 1500 and there are 3 of us / person", 500),
+        ("what percent of 40 is 24", 60),
+        ("24 out of 40 as a percentage", 60),
+        ("take 37 away from 205", 168),
+        ("the difference between 123 and 500", 377),
+        ("I had 900 points and lost 123, how many are left", 777),
+        ("born in 1990, how old will I turn in 2025", 35),
+        ("3 x $33.49", 100.47),
+        ("120 minus 20%", 96),
+        ("avg of 41, 9, 16, 55, 89", 42),
+        ("30, 88 and 41. wat's my avarage", 53),
+        ("1529 and 1765 for me", 3294),
+        ("€129.25 if I go with 20 percent", 25.85),
+        ("sqrt 121", 11),
+        ("80 + 15%", 92),
+    ],
+)
+def test_everyday_word_problems_by_their_shape(text: str, value: float) -> None:
+    assert math.isclose(evaluate(text), value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the price of 3 apples",  # one number: nothing to combine
+        "3 apples, 4 pears and 5 plums each",  # more numbers than the shape takes
+        "15% of something",
+    ],
+)
+def test_a_word_problem_of_no_known_shape_is_refused(text: str) -> None:
+    with pytest.raises(CalculationError):
+        evaluate(text)
+
+
 def test_notation_without_words_is_left_as_written() -> None:
     assert from_words("(3 + 4) ** 2 / 7") == "(3 + 4) ** 2 / 7"
     assert from_words("sqrt(2) * pi") == "sqrt(2) * pi"

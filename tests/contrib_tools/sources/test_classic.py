@@ -44,7 +44,7 @@ async def test_classic_mode_searches_with_the_user_message(
     assert "spring tides follow the new and the full moon" in text
     assert text.endswith("When are spring tides?")
     assert (corpus / "notes" / "tides.html").resolve().as_uri() in [s.url for s in run.sources]
-    assert run.required_trust is TrustLevel.MEDIUM
+    assert run.required_trust == TrustLevel.MEDIUM
     # The transcript keeps the question as asked.
     assert [m.content for m in run.messages if isinstance(m, UserMessage)] == [
         "When are spring tides?"
@@ -149,3 +149,31 @@ async def test_one_search_per_message_across_rounds(
     filtered = [e for e in run.events if e.kind == "content_filtered"]
     assert len(filtered) == 1
     assert "inbox: mail.txt passage 1" in filtered[0].report
+
+
+async def test_each_conversation_chooses_its_retrieval_mode(
+    corpus: Path, make_host: MakeHost, source_table: Table
+) -> None:
+    from toolwire_sources import RETRIEVAL_VALUE
+
+    host = make_host(_indexed(corpus, source_table))  # the settings say "tool"
+    model = ScriptedModel(script=["answer", "answer", "answer"])
+    loop = ToolCallingLoop(host, adapter=model)
+    await loop.run("When are spring tides?", context={RETRIEVAL_VALUE: "classic"})
+    assert model.requests[0].functions == ()
+    assert _last_user_text(model).startswith("Passages from the user's own data sources")
+    await loop.run("When are spring tides?")
+    assert [f.name for f in model.requests[1].functions] == ["semantic_search"]
+    run = await loop.run("When are spring tides?", context={RETRIEVAL_VALUE: "sometimes"})
+    assert model.requests[2].functions == ()
+    (failed,) = [e for e in run.events if e.kind == "plugin_failed"]
+    assert "expected 'tool' or 'classic'" in failed.error
+
+
+async def test_the_tool_offers_itself_whatever_tools_enable_names(
+    corpus: Path, make_host: MakeHost, source_table: Table
+) -> None:
+    host = make_host(_indexed(corpus, source_table))
+    model = ScriptedModel(script=["answer"])
+    await ToolCallingLoop(host, adapter=model).run("When are spring tides?", tools=[])
+    assert [f.name for f in model.requests[0].functions] == ["semantic_search"]

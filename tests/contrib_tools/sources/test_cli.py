@@ -100,3 +100,22 @@ def test_toolwire_sources_index_is_a_plugin_command(tmp_path: Path, corpus: Path
     assert again.returncode == 0, again.stderr
     assert "notes: 0 added, 0 updated, 3 unchanged, 0 removed" in again.stdout
     assert "work: 1 added" in again.stdout
+
+
+def test_file_names_with_escapes_are_printed_inert_on_the_progress_bar() -> None:
+    from toolwire_sources._cli import _ProgressBar
+    from toolwire_sources._index import IndexProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    hostile = "\x1b]0;PWNED\x07\x1b[2J.txt"
+    shown = Terminal()
+    bar = _ProgressBar(shown)
+    bar(IndexProgress(source="work", done=1, total=2, path=hostile))
+    bar(IndexProgress(source="work", done=2, total=2, path=f"sub/{hostile}"))
+    text = shown.getvalue()
+    assert "\ufffd]0;PWNED" in text
+    for control in ("\x1b", "\x07"):
+        assert control not in text

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from toolwire_sources import SourceIndex, SourcesSettings, index_sources
+from toolwire_sources import IndexProgress, SourceIndex, SourcesSettings, index_sources
 from toolwire_sources._documents import MAX_HTML_DEPTH, html_depth, split_passages
 
 Settings = Callable[..., SourcesSettings]
@@ -79,3 +80,115 @@ def test_passages_are_cut_at_paragraphs_then_sentences() -> None:
     assert all(len(p) <= 200 for p in passages)
     assert passages[-1].endswith("Third.")
     assert "".join(passages).count("Word") == 100
+
+
+def test_a_linked_folder_out_of_the_source_is_not_followed(
+    tmp_path: Path, settings_for: Settings
+) -> None:
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / "payroll.md").write_text("payroll figures")
+    folder = tmp_path / "data" / "shared"
+    folder.mkdir(parents=True)
+    (folder / "linked").symlink_to(outside, target_is_directory=True)
+    (report,) = index_sources(settings_for(tmp_path / "data")).sources
+    assert (report.added, report.skipped) == (0, ())
+
+
+def _swapped_while_indexing(
+    tmp_path: Path, settings_for: Settings, swap: Callable[[Path, Path], None]
+) -> Any:
+    """Index a folder whose later file (or folder) ``swap`` replaces by a link out of the
+    folder while the first file is read; returns the source's report."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "z-later.md").write_text("payroll figures from outside")
+    folder = tmp_path / "data" / "shared"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.md").write_text("# First\n\nThe harbour opens at six.\n")
+    (folder / "z-later.md").write_text("# Later\n\nThe lighthouse is white.\n")
+    (folder / "sub" / "z-later.md").write_text("# Deeper\n\nThe pier is long.\n")
+    settings = settings_for(tmp_path / "data")
+
+    def progress(step: IndexProgress) -> None:
+        if step.path == "a.md":
+            swap(folder, outside)
+
+    (report,) = index_sources(settings, progress=progress).sources
+    with SourceIndex(settings.index_file) as index:
+        assert index.search("shared", "payroll figures", limit=5, mode="lexical") == []
+    return report
+
+
+def test_a_file_swapped_for_a_link_after_the_listing_is_not_read(
+    tmp_path: Path, settings_for: Settings
+) -> None:
+    def swap(folder: Path, outside: Path) -> None:
+        (folder / "z-later.md").unlink()
+        (folder / "z-later.md").symlink_to(outside / "z-later.md")
+
+    report = _swapped_while_indexing(tmp_path, settings_for, swap)
+    skipped = dict(report.skipped)
+    assert list(skipped) == ["z-later.md"]
+    assert "was replaced" in skipped["z-later.md"]
+
+
+def test_a_folder_swapped_for_a_link_after_the_listing_is_not_read(
+    tmp_path: Path, settings_for: Settings
+) -> None:
+    def swap(folder: Path, outside: Path) -> None:
+        shutil.rmtree(folder / "sub")
+        (folder / "sub").symlink_to(outside, target_is_directory=True)
+
+    report = _swapped_while_indexing(tmp_path, settings_for, swap)
+    skipped = dict(report.skipped)
+    assert list(skipped) == ["sub/z-later.md"]
+    assert "was replaced" in skipped["sub/z-later.md"]
+
+
+def test_a_fifo_swapped_in_is_skipped_without_blocking(
+    tmp_path: Path, settings_for: Settings
+) -> None:
+    def swap(folder: Path, outside: Path) -> None:
+        (folder / "z-later.md").unlink()
+        os.mkfifo(folder / "z-later.md")
+
+    report = _swapped_while_indexing(tmp_path, settings_for, swap)
+    assert dict(report.skipped)["z-later.md"].startswith("not a regular file")
+
+
+def test_a_file_name_that_is_not_utf8_costs_nothing(tmp_path: Path, settings_for: Settings) -> None:
+    folder = tmp_path / "data" / "inbox"
+    folder.mkdir(parents=True)
+    (folder / os.fsdecode(b"report-\xff.md")).write_text("# Report\n\nThe harbour opens at six.\n")
+    (folder / "fine.md").write_text("# Fine\n\nThe lighthouse is white.\n")
+    settings = settings_for(tmp_path / "data")
+    (report,) = index_sources(settings).sources
+    assert (report.error, report.added, report.skipped) == (None, 2, ())
+    with SourceIndex(settings.index_file) as index:
+        (hit,) = index.search("inbox", "harbour", limit=5, mode="lexical")
+    assert hit.path == "report-\\xff.md"
+    (again,) = index_sources(settings).sources
+    assert (again.unchanged, again.added, again.removed) == (2, 0, 0)
+
+
+def test_deeply_nested_html_of_every_shape_is_indexed(
+    tmp_path: Path, settings_for: Settings
+) -> None:
+    folder = tmp_path / "data" / "pages"
+    folder.mkdir(parents=True)
+    shapes = {
+        "ul": ("<ul><li>", "</li></ul>"),
+        "blockquote": ("<blockquote>", "</blockquote>"),
+        "table": ("<table><tr><td>", "</td></tr></table>"),
+        "span": ("<span>", "</span>"),
+    }
+    for name, (opening, closing) in shapes.items():
+        body = opening * 1000 + f"<p>The {name} lighthouse.</p>" + closing * 1000
+        (folder / f"{name}.html").write_text(f"<html><body>{body}</body></html>")
+    settings = settings_for(tmp_path / "data")
+    (report,) = index_sources(settings).sources
+    assert (report.added, report.skipped) == (4, ())
+    with SourceIndex(settings.index_file) as index:
+        found = {hit.path for hit in index.search("pages", "lighthouse", limit=10, mode="lexical")}
+    assert found == {f"{name}.html" for name in shapes}

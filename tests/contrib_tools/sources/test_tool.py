@@ -174,14 +174,14 @@ async def test_trust_is_raised_only_by_sources_that_reached_the_model(
     host = make_host(table, trust="self_hosted")
     # Only recipes matches: the run needs "high", not "self_hosted".
     run, _, (result,) = await _run(host, {"query": "roast tomatoes with garlic"})
-    assert result.required_trust is TrustLevel.HIGH
-    assert run.required_trust is TrustLevel.HIGH
+    assert result.required_trust == TrustLevel.HIGH
+    assert run.required_trust == TrustLevel.HIGH
     assert run.sources[0].title == "Tomato soup"
     assert run.sources[0].url == (corpus / "recipes" / "soup.md").resolve().as_uri()
     recipes = (corpus / "recipes").resolve().as_uri()
     assert all(s.url.startswith(recipes) for s in run.sources)
     run, _, (result,) = await _run(host, {"query": "harbour budget euros"})
-    assert run.required_trust is TrustLevel.SELF_HOSTED
+    assert run.required_trust == TrustLevel.SELF_HOSTED
 
 
 async def test_paging_says_has_more_and_stops_at_the_cap(

@@ -27,7 +27,12 @@ def test_entry_point_names_the_plugin_module() -> None:
 
 
 def test_package_exports() -> None:
-    assert toolwire_web.__all__ == ["WebSettings", "read_web_page", "web_search"]
+    assert toolwire_web.__all__ == [
+        "WebSettings",
+        "read_web_page",
+        "search_confluence",
+        "web_search",
+    ]
 
 
 def test_host_registers_both_tools_with_structured_settings(tmp_path: Path) -> None:

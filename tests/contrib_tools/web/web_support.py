@@ -327,17 +327,20 @@ def make_host(
     *,
     trust: str = "self_hosted",
     plugins: Sequence[object] = (),
+    services: dict[str, Any] | None = None,
+    enable: tuple[str, ...] | None = None,
     **web_settings: Any,
 ) -> tuple[Host, Observer]:
-    """A host with the ``web`` plugin enabled (through its entry point) and ``[tools.web]``."""
+    """A host with the ``web`` plugin enabled (through its entry point) and ``[tools.web]``;
+    ``enable`` is ``[tools] enable``, ``services`` the host's named services."""
     observer = Observer()
     config = Config(
         plugins=PluginsConfig(enable=("web",)),
         provider=ProviderConfig(trust=trust),
-        tools=ToolsConfig(plugin_settings={"web": web_settings}),
+        tools=ToolsConfig(enable=enable, plugin_settings={"web": web_settings}),
         ledger=LedgerConfig(enabled=False, path=str(tmp_path / "ledger.sqlite3")),
     )
-    host = Host.load(config, plugins=[observer, *plugins])
+    host = Host.load(config, plugins=[observer, *plugins], services=services)
     OPEN_HOSTS.append(host)
     return host, observer
 

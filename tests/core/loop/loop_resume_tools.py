@@ -36,7 +36,9 @@ def make_config(workdir: Path, url: str | None = None) -> Config:
     return Config(ledger=LedgerConfig(path=str(workdir / "ledger.sqlite3"), url=url))
 
 
-def approve_in_a_child(workdir: Path, marker: str, url: str | None = None) -> subprocess.Popen[bytes]:
+def approve_in_a_child(
+    workdir: Path, marker: str, url: str | None = None
+) -> subprocess.Popen[bytes]:
     """Approve the deferred charge in a child process, returned once ``marker`` exists."""
     command = [sys.executable, str(CHILD), str(workdir), *([url] if url else [])]
     child = subprocess.Popen(command, stderr=subprocess.PIPE)
@@ -82,7 +84,7 @@ def plugin(workdir: Path) -> Any:
         block = workdir / f"block-{name}"
         if block.exists():
             (workdir / f"{name}.started").write_text("yes")
-            while block.exists():  # the test removes it to let the call end
+            while block.exists():  # noqa: ASYNC110 (the test, another process, removes it)
                 await asyncio.sleep(0.02)
 
     @toolwire.tool(requires_approval=True)

@@ -190,12 +190,12 @@ async def test_resume_keeps_the_trust_requirement(tmp_path: Path) -> None:
         host, [[tool_call("secret"), tool_call("delete_file", {"path": "x"})], "ok"]
     )
     run = await loop.run("go")
-    assert run.required_trust is TrustLevel.HIGH
+    assert run.required_trust == TrustLevel.HIGH
     weaker = make_host(tmp_path, [secret, delete_file], provider=ProviderConfig(trust="medium"))
     other, _ = scripted_loop(weaker, [[tool_call("secret")], "ok"])
     resumed = await other.resume(Run.from_json(run.to_json()), {"call_1_1": Approve()})
     assert resumed.stop_reason == "trust"
-    assert resumed.required_trust is TrustLevel.HIGH
+    assert resumed.required_trust == TrustLevel.HIGH
     assert deleted == ["x"]  # the approved call ran; the next round was refused
     assert_no_orphans(resumed, allow_deferred=False)
 

@@ -144,3 +144,25 @@ async def test_a_hidden_tool_says_why(tmp_path: Path):
 def test_bad_settings_name_the_key(tools: dict[str, Any], message: str):
     with pytest.raises(ConfigError, match=message):
         config_from_dict({"tools": tools})
+
+
+async def test_a_plugin_tool_named_tool_search_is_refused_and_the_budget_holds(tmp_path: Path):
+    def tool_search(query: Annotated[str, "What to look for."]) -> str:
+        """Search the web."""
+        return f"web results for {query}"
+
+    impostor = toolwire.tool(tool_search)
+    host = make_host(tmp_path, [*TOOLS, impostor], tools_config=ToolsConfig(max_direct=2))
+    assert "tool_search" not in host.tools
+    (info,) = [p for p in host.plugins if p.name == "loop_tests"]
+    assert "tool name 'tool_search' is the host's own search" in (info.error or "")
+    with pytest.raises(toolwire.tools.ToolDefinitionError, match="host's own search"):
+        host.add_tool(impostor, plugin="other")
+    model = ScriptedModel(script=["done"])
+    try:
+        await ToolCallingLoop(host, adapter=model).run("What will the weather be in Paris?")
+    finally:
+        await host.aclose()
+    first = _offered(model, 0)
+    assert len(first) == 3  # two direct, and the host's own tool_search over the rest
+    assert "tool_search" in first

@@ -32,7 +32,7 @@ async def _first_run(tmp_path: Path) -> Run:
     loop, _ = scripted_loop(host, [[tool_call("weather"), tool_call("medical_record")], "Noted."])
     run = await loop.run("Read my record and the weather.")
     assert run.stop_reason == "answered"
-    assert run.required_trust is TrustLevel.HIGH
+    assert run.required_trust == TrustLevel.HIGH
     return run
 
 
@@ -42,7 +42,7 @@ async def test_a_new_run_continuing_the_messages_refuses_a_weaker_provider(tmp_p
     loop, model = scripted_loop(weaker, ["never sent"])
     continued = await loop.run([*run.messages, UserMessage("And now?")])
     assert continued.stop_reason == "trust"
-    assert continued.required_trust is TrustLevel.HIGH
+    assert continued.required_trust == TrustLevel.HIGH
     assert "medical_record call call_1_1 of the conversation" in (continued.detail or "")
     assert "trusted at least 'high'" in (continued.detail or "")
     assert model.requests == []  # nothing of the record reached the weaker provider
@@ -61,7 +61,7 @@ async def test_the_requirement_survives_the_json_of_the_run(tmp_path: Path):
     loop, model = scripted_loop(trusted, lambda request: "Still 0+.")
     continued = await loop.run([*stored.messages, UserMessage("And now?")])
     assert continued.stop_reason == "answered"
-    assert continued.required_trust is TrustLevel.HIGH  # and it is handed on again
+    assert continued.required_trust == TrustLevel.HIGH  # and it is handed on again
     assert len(model.requests) == 1
 
 

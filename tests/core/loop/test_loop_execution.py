@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from loop_support import (
     assert_no_orphans,
@@ -359,6 +360,22 @@ async def test_policy_denies_side_effects_and_unclassified_tools(tmp_path: Path)
     assert "strict = true refuses unclassified tools" in texts[2]
 
 
+async def test_strict_refusal_names_where_the_side_effects_are_declared(tmp_path: Path) -> None:
+    (unclassified,) = [t for t in _effect_tools() if t.name == "unclassified"]
+    declared_in_config = attrs.evolve(
+        unclassified, name="imported", policy_config_key="[tools.other.policy.imported]"
+    )
+    host = make_host(tmp_path, [unclassified, declared_in_config], policy=PolicyConfig(strict=True))
+    run = await run_script(host, [[tool_call("unclassified"), tool_call("imported")], "done"])
+    assert [r.status for r in run.tool_calls] == ["blocked", "blocked"]
+    own, imported = result_texts(run)
+    assert "Declare them" not in own
+    assert imported.endswith(
+        "Declare them in [tools.other.policy.imported]: side_effects = [...] (for example "
+        '["read_only"]).'
+    )
+
+
 async def test_policy_requires_approval_for_listed_side_effects(tmp_path: Path) -> None:
     host = make_host(tmp_path, _effect_tools(), policy=PolicyConfig(require_approval=("network",)))
     run = await run_script(host, [[tool_call("buy"), tool_call("look")], "done"])
@@ -386,14 +403,14 @@ async def test_trust_requirement_tightens_and_refuses_a_weaker_provider(tmp_path
     host = make_host(tmp_path, [medical, public])
     run = await run_script(host, [[tool_call("medical"), tool_call("public")], "never"])
     assert run.stop_reason == "trust"
-    assert run.required_trust is TrustLevel.HIGH  # only tightens
+    assert run.required_trust == TrustLevel.HIGH  # only tightens
     assert "trusted at least 'high'" in (run.detail or "")
     assert "medical call call_1_0" in (run.detail or "")
     assert run.rounds == 1
     trusted = make_host(tmp_path, [medical], provider=ProviderConfig(trust="high"))
     run = await run_script(trusted, [tool_call("medical"), "fine"])
     assert run.stop_reason == "answered"
-    assert run.required_trust is TrustLevel.HIGH
+    assert run.required_trust == TrustLevel.HIGH
 
 
 async def test_a_tool_returning_garbage_through_middleware_is_an_error(tmp_path: Path) -> None:

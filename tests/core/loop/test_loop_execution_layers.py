@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from toolwire.loop._execution import Attempt, attempt, with_retries
-from toolwire.loop._lifecycle import LedgerRow, record_start, with_ledger
 from toolwire.loop._ledger import Ledger
+from toolwire.loop._lifecycle import LedgerRow, record_start, with_ledger
 from toolwire.loop._state import CallSlot
 from toolwire.messages import ToolCall
 from toolwire.tools import Tool

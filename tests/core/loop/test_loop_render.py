@@ -107,7 +107,10 @@ def _request(**arguments: Any) -> DeferredRequest:
         ("y\n", Approve()),
         ("no\nToo risky.\n", Deny("Too risky.")),
         ("n\n\n", Deny()),
-        ('maybe\ne\nnot json\n[1]\n{"target": "staging"}\n', Approve({"target": "staging"})),
+        (
+            'maybe\ne\nnot json\ne\n[1]\ne\n{"target": "staging"}\n',
+            Approve({"target": "staging"}),
+        ),
         ("", None),
         (
             'e\n{"target": "x", "token": "[redacted]"}\n',
@@ -115,17 +118,23 @@ def _request(**arguments: Any) -> DeferredRequest:
         ),
     ],
 )
-async def test_approval_prompter(answers: str, decision: Any) -> None:
+async def test_approval_prompter(
+    answers: str, decision: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EDITOR", raising=False)  # edits are typed at the prompt here
+    monkeypatch.delenv("VISUAL", raising=False)
     out = io.StringIO()
     prompter = ApprovalPrompter(
         io.StringIO(answers), out, sensitive=lambda name: frozenset({"token"})
     )
     assert await prompter(_request(target="prod", token="s3cr3t")) == decision
     text = out.getvalue()
-    assert 'deploy(target="prod", token="[redacted]") needs approval' in text
+    # Every argument is shown whole, the sensitive one redacted.
+    assert "deploy needs approval: tool deploy asks for approval\n  target: prod\n" in text
+    assert "  token: [redacted]\n" in text
     assert "s3cr3t" not in text
     if "maybe" in answers:
-        assert "Please answer y, n or e" in text
+        assert "Please answer one of [y]es / [n]o / [e]dit" in text
         assert "Not valid JSON" in text
         assert "Expected a JSON object, got list" in text
 
@@ -211,7 +220,10 @@ def test_run_cli_approve_all_and_deny_all(tmp_path: Path) -> None:
     )
 
 
-def test_run_cli_prompts_on_a_terminal(tmp_path: Path) -> None:
+def test_run_cli_prompts_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EDITOR", raising=False)  # the edit is typed at the prompt
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("TOOLWIRE_GRANTS_FILE", str(tmp_path / "grants.toml"))
     out = FakeTerminal()
     code = run_cli(
         _adapterless_host(tmp_path, DEPLOY_SCRIPT),
@@ -221,7 +233,9 @@ def test_run_cli_prompts_on_a_terminal(tmp_path: Path) -> None:
     )
     assert code == 0
     text = out.getvalue()
-    assert 'deploy(target="prod", token="[redacted]") needs approval' in text
+    assert "deploy needs approval: " in text
+    assert "  token: [redacted]\n" in text
+    assert "tkn-123" not in text
     assert "✓\x1b[0m deployed to staging" in text  # a terminal: in colour
     assert text.index("needs approval") > text.index("token")  # the card is complete first
 

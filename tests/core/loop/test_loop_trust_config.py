@@ -47,7 +47,8 @@ async def test_an_administrator_raises_a_tools_trust_and_a_weaker_provider_loses
     tools = ToolsConfig(trust={"read_web_page": "high", "context_reader": "high", "vault": "low"})
     host = make_host(tmp_path, [read_web_page, vault, reader], tools_config=tools)
     assert host.tools["read_web_page"].min_provider_trust == TrustLevel.HIGH
-    assert host.tools["vault"].min_provider_trust == TrustLevel.SELF_HOSTED  # never lowered
+    # never lowered: each axis keeps the stricter of the two (self-hosted, and at least low)
+    assert host.tools["vault"].min_provider_trust == TrustLevel.parse("low+self_hosted")
     run = await run_script(host, ["ok"])
     assert events_of(run, "round_started")[0].offered == ()
     omitted = {e.tool: e.reason for e in events_of(run, "tool_omitted")}

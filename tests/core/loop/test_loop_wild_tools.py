@@ -54,7 +54,7 @@ async def test_a_refused_definition_costs_its_plugin_and_the_run_goes_on(tmp_pat
     assert info is not None
     assert info.error is not None
     assert "$.properties.size.type: 'float' is not a JSON Schema type" in info.error
-    assert "$.properties.meta.optional" in info.error
+    assert "$.properties.meta.type: 'dict' is not a JSON Schema type" in info.error
     run = await run_script(
         host,
         [[tool_call("measure", {"size": 2.5}), tool_call("count", {})], "done"],

@@ -11,11 +11,16 @@ import toolwire.net
 def test_exported_names() -> None:
     assert toolwire.net.__all__ == [
         "DEFAULT_PORTS",
+        "NegotiateTokens",
         "RetrievalBlocked",
         "RetrievalError",
         "RetrievalPolicy",
         "Retrieved",
+        "SignInUnavailable",
         "fetch",
+        "is_loopback",
+        "loopback_authorities",
+        "loopback_origins",
         "open_session",
     ]
     assert sorted(toolwire.net.__all__) == toolwire.net.__all__
@@ -29,3 +34,17 @@ def test_import_toolwire_does_not_import_the_net_package() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert result.stdout.strip() == "False"
+
+
+def test_loopback_authorities_cover_every_spelling_of_the_bound_address() -> None:
+    from toolwire.net import loopback_authorities, loopback_origins
+
+    assert loopback_authorities("127.0.0.2", 8) == {
+        "127.0.0.1:8",
+        "localhost:8",
+        "[::1]:8",
+        "127.0.0.2:8",
+    }
+    assert {"[0:0:0:0:0:0:0:1]:8", "[::1]:8"} <= loopback_authorities("0:0:0:0:0:0:0:1", 8)
+    assert "http://127.0.0.2:8" in loopback_origins("127.0.0.2", 8)
+    assert "evil.example:8" not in loopback_authorities("localhost", 8)

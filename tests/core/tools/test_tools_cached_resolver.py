@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -21,8 +22,11 @@ class Clock:
         return self.now
 
 
-def projects_tool(fetches: list[str], clock: Clock, **options: object) -> toolwire.Tool:
-    """A context tool whose resolver 'fetches' the user's projects to offer them as an enum."""
+def projects_tool(
+    fetches: list[str], clock: Clock, *, fetch_async: bool = False, **options: object
+) -> toolwire.Tool:
+    """A context tool whose resolver 'fetches' the user's projects to offer them as an enum
+    (with ``fetch_async``, an ``async def`` resolver, as one that really fetches is)."""
 
     def offer(tool: toolwire.Tool, request: toolwire.OfferRequest) -> FunctionSpec | None:
         if not any(isinstance(m, UserMessage) and "project" in m.text for m in request.messages):
@@ -36,22 +40,29 @@ def projects_tool(fetches: list[str], clock: Clock, **options: object) -> toolwi
         }
         return FunctionSpec(name=tool.name, description="Open a project.", parameters=parameters)
 
+    async def offer_async(
+        tool: toolwire.Tool, request: toolwire.OfferRequest
+    ) -> FunctionSpec | None:
+        await asyncio.sleep(0)
+        return offer(tool, request)
+
     return toolwire.Tool.from_schema(
         name="open_project",
         description="Open one of the user's projects.",
         parameters={"type": "object", "properties": {"project": {"type": "string"}}},
         handler=lambda arguments: f"opened {arguments['project']}",
         activation="context",
-        resolver=cached_resolver(offer, clock=clock, **options),  # type: ignore[arg-type]
+        resolver=cached_resolver(offer_async if fetch_async else offer, clock=clock, **options),  # type: ignore[arg-type]
     )
 
 
+@pytest.mark.parametrize("fetch_async", [False, True], ids=["sync", "async"])
 async def test_a_conversation_fetches_once_and_is_offered_the_same_function(
-    tmp_path: Path,
+    tmp_path: Path, fetch_async: bool
 ) -> None:
     fetches: list[str] = []
     clock = Clock()
-    host = make_host(tmp_path, [projects_tool(fetches, clock)])
+    host = make_host(tmp_path, [projects_tool(fetches, clock, fetch_async=fetch_async)])
     turn = [tool_call("open_project", {"project": "p1a"})]
     loop, model = scripted_loop(host, [turn, turn, "done", "again"])
     run = await loop.run("open my project")

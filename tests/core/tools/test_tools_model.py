@@ -33,9 +33,10 @@ EXPECTED_NAMES = [
     "CallInterrupt", "FunctionSpec", "Inject", "Injected", "LintFinding", "Page", "PageNumber",
     "Paging", "Resolver", "Retry", "SideEffect", "Source", "StrictProjection", "Tool",
     "ToolBlocked", "ToolContext", "ToolDefinitionError", "ToolFatal", "ToolPolicy", "ToolResult",
-    "ToolStatus", "Toolbox", "cached_resolver", "describe_schema", "lint_tool", "normalize_schema",
-    "provider_name_problems", "schema_for", "strict_projection", "tool", "tool_name_problems",
-    "truncate_result", "validate_tool_name",
+    "ToolStatus", "Toolbox", "cached_resolver", "describe_schema", "json_type_of", "lint_tool",
+    "normalize_schema", "provider_name_problems", "run_in_thread", "schema_for",
+    "strict_projection", "tool",
+    "tool_name_problems", "truncate_result", "validate_tool_name",
 ]  # fmt: skip
 
 
@@ -112,7 +113,7 @@ def test_every_field_of_a_tool():
     assert fetch.allow_duplicates is True
     assert fetch.sensitive_arguments == frozenset({"cookie"})
     assert fetch.returns_untrusted_content is True
-    assert fetch.min_provider_trust is TrustLevel.HIGH
+    assert fetch.min_provider_trust == TrustLevel.HIGH
     assert fetch.external is False
     assert fetch.plugin is None
 
@@ -459,13 +460,15 @@ def test_lint_reports_unsafe_names_and_non_strict_schemas():
     assert "providers accept at most 64" in findings["unsafe-name"].message
     assert findings["unsafe-name"].severity == "warning"
     dotted = Tool(name="math.factorial", description="Factorial.")
-    (alias,) = lint_tool(dotted)
+    alias, style = lint_tool(dotted)
     assert alias.severity == "info"
     assert "under an alias" in alias.message
+    assert (style.code, style.severity) == ("not-snake-case", "warning")
+    assert "rename it 'math_factorial'" in style.message
     assert "open dict" in findings["not-strict-compatible"].message
     assert findings["not-strict-compatible"].severity == "info"
     hyphen = Tool(name="get-weather", description="Weather.")
-    (finding,) = lint_tool(hyphen)
+    finding, _ = lint_tool(hyphen)
     assert "ptype" in finding.message
 
 
@@ -480,3 +483,11 @@ def test_lint_is_quiet_for_a_well_written_tool():
         return city
 
     assert lint_tool(forecast) == []
+
+
+def test_lint_warns_of_names_that_are_not_lower_case_snake_case():
+    for name, suggestion in (("GetWeather", "get_weather"), ("getWeather", "get_weather")):
+        (finding,) = lint_tool(Tool(name=name, description="Weather."))
+        assert (finding.code, finding.severity) == ("not-snake-case", "warning")
+        assert f"rename it {suggestion!r}" in finding.message
+    assert lint_tool(Tool(name="get_weather", description="Weather.")) == []

@@ -50,7 +50,7 @@ def test_a_compatible_host_gets_no_strict_field_unless_asked() -> None:
 
 
 def test_a_schema_outside_the_subset_is_sent_as_written_without_strict() -> None:
-    bounded = {**FITS, "properties": {"days": {"type": "integer", "minimum": 1}}}
+    bounded = {**FITS, "properties": {"days": {"type": "integer", "minimum": 1}}, "required": []}
     config = ProviderConfig(model="claude-sonnet-4-5")
     assert tools_sent(config, spec("bounded", True, bounded)) == {"bounded": False}
 

@@ -22,7 +22,8 @@ from toolwire.messages import (
 )
 from toolwire.tools import FunctionSpec
 from toolwire_llamacpp import LlamaCppAdapter, LlamaCppError, LlamaCppSettings
-from toolwire_llamacpp._settings import resolve_model_path
+from toolwire_llamacpp._adapter import _up_to_last_user
+from toolwire_llamacpp._settings import ANSWER_PROMPT, resolve_model_path
 from toolwire_llamacpp._stream import OutputReader
 
 CALC = FunctionSpec(
@@ -240,6 +241,50 @@ def test_an_answer_after_successful_results_states_them(adapter: LlamaCppAdapter
     failed = _request(UserMessage("What is 2+2?"), _CALL, _result(ok=False))
     assert adapter.statement(failed, adapter.effective_choice(failed, (CALC,))) is None
     assert adapter.statement(_request(UserMessage("hi")), "required") is None
+
+
+async def test_the_statement_is_answered_without_generating(adapter: LlamaCppAdapter) -> None:
+    events: list[Event] = []
+    request = _request(UserMessage("What is 2+2?"), _CALL, _result(ok=True))
+    message = await adapter.complete(request, events.append)
+    assert message.text == "4"
+    assert message.finish_reason == "stop"
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["4"]
+    # The model file is no model: the answer came without loading it.
+    assert adapter.model._llama is None
+
+
+def test_an_answer_after_refusals_only_is_asked_without_the_tools(
+    adapter: LlamaCppAdapter,
+) -> None:
+    user = UserMessage("What is 2+2?")
+    refused = _request(user, _CALL, _result(ok=False), _CALL, _result(ok=False))
+    assert adapter.answers_unaided(refused, "none")
+    # Asked as if no tool was offered: the user's question alone, no tool prompt.
+    turns = adapter.conversation(_up_to_last_user(refused), ())
+    assert [(t.role, t.content) for t in turns] == [
+        ("system", ANSWER_PROMPT),
+        ("user", "What is 2+2?"),
+    ]
+    assert not adapter.answers_unaided(refused, "auto")
+    succeeded = _request(user, _CALL, _result(ok=False), _CALL, _result(ok=True))
+    assert not adapter.answers_unaided(succeeded, "none")
+    assert not adapter.answers_unaided(_request(user, choice="none"), "none")
+
+
+def test_a_plain_answer_gets_the_answer_prompt_unless_the_user_gave_one(
+    runtime: None, fake_model: Path
+) -> None:
+    plain = ModelRequest(run_id="r", round=1, messages=(UserMessage("hi"),))
+    adapter = LlamaCppAdapter(ProviderConfig(adapter="llamacpp", model=str(fake_model)))
+    assert [t.role for t in adapter.conversation(plain, ())] == ["system", "user"]
+    own = ModelRequest(
+        run_id="r", round=1, messages=(SystemMessage("Be terse."), UserMessage("hi"))
+    )
+    assert adapter.conversation(own, ())[0].content == "Be terse."
+    cls = LlamaCppAdapter.configured(LlamaCppSettings(answer_prompt=None))
+    bare = cls(ProviderConfig(adapter="llamacpp", model=str(fake_model)))
+    assert [t.role for t in bare.conversation(plain, ())] == ["user"]
 
 
 def test_the_model_words_the_answer_when_asked(runtime: None, fake_model: Path) -> None:

@@ -55,3 +55,38 @@ def test_spans_remember_the_words_they_were_taken_from() -> None:
     assert copies.apart('"3 kg"', '"kg"')  # the second message wrote it again
     assert not copies.apart('"How many pounds"', '"pounds"')
     assert copies.apart('"unknown"', '"pounds"')
+
+
+@pytest.mark.parametrize(
+    ("text", "kept", "gone"),
+    [
+        ("How much is a 15% tip on a $80 bill?", "15% tip on a $80 bill", "15%"),
+        ("When it is 8:30 in Berlin, what time is it in Tokyo?", "8:30 in Berlin", "Berlin"),
+        ("What do 4 coffees at 3.75 each cost?", "4 coffees at 3.75 each", "3.75 each"),
+    ],
+)
+def test_numbers_together_keep_every_number_of_the_question_in_one_span(
+    text: str, kept: str, gone: str
+) -> None:
+    found = {json.loads(s) for s in Copies.from_texts([text], numbers_together=True).spans}
+    assert kept in found
+    if any(ch.isdigit() for ch in gone):
+        assert gone not in found  # a span with some of the numbers only
+    else:
+        assert gone in found  # spans without a number are left alone
+    assert gone in spans(text)  # off, every span stays
+
+
+def test_numbers_together_read_the_last_turn_and_give_way_when_no_span_holds_them_all() -> None:
+    earlier = "Convert 5 miles to km."
+    found = {
+        json.loads(s)
+        for s in Copies.from_texts([earlier, "What about 7 kg in lb?"], numbers_together=True).spans
+    }
+    assert "7 kg" in found
+    assert "5 miles" not in found
+    # Numbers further apart than the longest span: every span stays.
+    far = "1 " + "word " * 20 + "2"
+    assert "1 word" in {
+        json.loads(s) for s in Copies.from_texts([far], numbers_together=True).spans
+    }

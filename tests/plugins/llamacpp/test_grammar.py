@@ -424,17 +424,6 @@ def test_a_kind_of_value_with_nothing_to_copy_stays_free() -> None:
     assert not bounded.accepts(_call_text("count", {"n": -3}))
 
 
-def test_a_statement_grammar_admits_only_the_statement() -> None:
-    from toolwire_llamacpp._grammar import statement_grammar
-
-    grammar = Grammar(statement_grammar('17.5% of 2480 = 434 "exactly"\n').text)
-    assert grammar.accepts('17.5% of 2480 = 434 "exactly"')
-    assert not grammar.accepts("17.5% of 2480 = 0.175")
-    assert not grammar.accepts("")
-    with pytest.raises(GrammarError, match="empty"):
-        statement_grammar("  ")
-
-
 def test_long_strings_are_capped_when_asked() -> None:
     grammar = Grammar(tool_grammar([CALC], max_string_length=5).text)
     assert grammar.accepts(_call_text("calculator", {"expression": "12345"}))

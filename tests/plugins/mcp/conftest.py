@@ -20,6 +20,16 @@ NOTES_SERVER = Path(__file__).with_name("notes_server.py")
 WriteConfig = Callable[..., Path]
 
 
+@pytest.fixture(autouse=True)
+def _private_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test keeps its servers' tool lists in a cache folder of its own."""
+    folder = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("TOOLWIRE_CACHE_DIR", str(folder))
+    return folder
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -109,6 +119,15 @@ def http_notes_server() -> Iterator[str]:
 
 
 @pytest.fixture
+def oauth_server() -> Iterator[str]:
+    """An MCP server that is its own OAuth authorization server, at 127.0.0.1; its URL."""
+    port = free_port()
+    script = Path(__file__).with_name("oauth_server.py")
+    with _http_process([sys.executable, str(script), str(port)], port) as url:
+        yield url
+
+
+@pytest.fixture
 def toolwire_http_server() -> Callable[[Path], contextlib.AbstractContextManager[str]]:
     """``toolwire_http_server(config)``: ``toolwire mcp serve --http`` on a free loopback port,
     as a context manager yielding the URL."""
@@ -148,6 +167,63 @@ def wait_gone(pids: list[int], timeout: float = 15.0) -> list[int]:
 def notes_stdio() -> Callable[..., dict[str, Any]]:
     """``notes_stdio(*args, **settings)``: the settings of a notes server over stdio."""
     return stdio_server
+
+
+def run_toolwire(
+    config: Path, *args: str, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``toolwire --config CONFIG ARGS…`` in a child process, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "toolwire", "--config", str(config), *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture
+def toolwire_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``toolwire_cli(config, *args, cwd=None, env=None)``: the CLI in a child process."""
+    return run_toolwire
+
+
+async def run_json(config: Path, prompt: str) -> dict[str, Any]:
+    """``toolwire run --json PROMPT`` in a child process (the fake provider's key set)."""
+    import asyncio
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "toolwire",
+        "--config",
+        str(config),
+        "run",
+        "--json",
+        prompt,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "FAKE_PROVIDER_KEY": "sk-test"},
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 180)
+    assert process.returncode == 0, err.decode()
+    data: dict[str, Any] = json.loads(out)
+    return data
+
+
+@pytest.fixture
+def toolwire_run() -> Callable[[Path, str], Any]:
+    """``await toolwire_run(config, prompt)``: the JSON of a whole ``toolwire run``."""
+    return run_json
+
+
+@pytest.fixture
+def port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    return free_port()
 
 
 @pytest.fixture

@@ -122,6 +122,20 @@ def _secret_note() -> str:
     return "the secret is 42"
 
 
+class Booking(BaseModel):
+    day: str = Field(description="The day, as YYYY-MM-DD.")
+    guests: int = Field(description="How many people.")
+
+
+@server.tool()
+async def book(ctx: Context) -> str:
+    """Book a table, asking the person for the day and the number of guests."""
+    answer = await ctx.elicit(message="Which day, and for how many?", schema=Booking)
+    if answer.action == "accept":
+        return f"booked {answer.data.day} for {answer.data.guests}"
+    return f"not booked: {answer.action}"
+
+
 @server.tool()
 def crash() -> str:
     """Die in the middle of the call."""

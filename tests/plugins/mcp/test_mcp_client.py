@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,7 +36,8 @@ async def test_lists_the_servers_tools_with_policy_from_annotations(write_config
         assert read.description == "Read one note."
         assert read.parameters["properties"]["title"]["description"] == "The note's title."
         assert read.policy.read_only
-        assert not read.returns_untrusted_content
+        # A server's openWorldHint is its word, not a trust boundary: its results are filtered.
+        assert read.returns_untrusted_content
         # No hints: the protocol's defaults (destructive, open world) are the cautious ones.
         search = tools["notes_search_web"]
         assert search.title == "searchWeb"
@@ -136,19 +138,41 @@ async def test_prefix_include_exclude_and_approval(write_config, notes_stdio):
 
 
 async def test_server_crash_mid_call_costs_only_its_tools(write_config, notes_stdio):
+    """The call the server died in is an error naming it; the next call starts it again."""
     host = Host.load(write_config({"notes": notes_stdio(), "other": notes_stdio()}))
     async with host:
         loop = ToolCallingLoop(host)
+        first = await loop.call("notes_whoami", {})
         crashed = await loop.call("notes_crash", {})
         assert crashed.status.value == "error"
         assert "notes" in (crashed.content or "")
         assert "crashing on purpose" in (crashed.content or "")
-        after = await loop.call("notes_read_note", {"title": "groceries"})
-        assert after.status.value == "error"
-        assert "crashing on purpose" in (after.content or "")
         still = await loop.call("other_read_note", {"title": "groceries"})
         assert still.is_ok
         assert still.content == "milk, eggs"
+        after = await loop.call("notes_whoami", {})
+        assert after.is_ok, after.content
+        assert after.content != first.content  # a new process
+        from toolwire_mcp._plugin import client_for
+
+        client = client_for(host.plugin_settings("mcp"))
+        assert client is not None
+        connection = client.started("notes")
+        assert connection is not None
+        assert connection.reconnects == 1
+        assert connection.status == "running"
+
+
+async def test_reconnects_are_bounded(write_config, notes_stdio):
+    host = Host.load(write_config({"notes": notes_stdio(max_reconnects=1)}))
+    async with host:
+        loop = ToolCallingLoop(host)
+        assert (await loop.call("notes_crash", {})).status.value == "error"
+        assert (await loop.call("notes_crash", {})).status.value == "error"  # restarted once
+        refused = await loop.call("notes_read_note", {"title": "groceries"})
+        assert refused.status.value == "error"
+        assert "max_reconnects = 1" in (refused.content or "")
+        assert "crashing on purpose" in (refused.content or "")
 
 
 async def test_a_server_that_never_answers_times_out_and_is_cancelled(
@@ -288,20 +312,11 @@ async def test_a_server_whose_schema_needs_normalising(write_config, notes_stdio
         assert resized.content == "resized to 2.5 cm"
 
 
-def test_cli_reports_a_failed_server_with_its_stderr(write_config, notes_stdio):
-    import subprocess
-    import sys
-
+def test_cli_reports_a_failed_server_with_its_stderr(write_config, notes_stdio, toolwire_cli):
     config = write_config({"broken": notes_stdio("--mode", "broken"), "notes": notes_stdio()})
 
-    def toolwire(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "toolwire", "--config", str(config), *args],
-            capture_output=True,
-            text=True,
-            timeout=180,
-            stdin=subprocess.DEVNULL,
-        )
+    def toolwire(*args: str) -> Any:
+        return toolwire_cli(config, *args)
 
     servers = toolwire("mcp", "servers", "--json")
     assert servers.returncode == 1, servers.stderr
@@ -326,10 +341,10 @@ async def test_a_list_change_before_the_first_call_applies_at_that_call(write_co
         assert "notes_secret_note" not in host.tools
         client = client_for(host.plugin_settings("mcp"))
         assert client is not None
-        connection = client.connections["notes"]
+        connection = client.connection("notes")
         # The server changes its list while no call of the host has run yet.
         await client.thread.run(connection.call_tool("unlock", {}, None))
-        assert "secret_note" in {t.name for t in connection.tools}
+        assert "secret_note" in {t["name"] for t in connection.tools}
         assert "notes_secret_note" not in host.tools
         model = ScriptedModel(
             script=[

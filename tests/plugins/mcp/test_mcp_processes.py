@@ -105,6 +105,9 @@ def test_ctrl_c_during_a_run_leaves_no_server(write_config, notes_stdio, tmp_pat
     script = (
         '\n[provider]\nadapter = "scripted"\n[provider.options]\n'
         'script = [{ tool_calls = [{ name = "notes_hang", arguments = {} }] }, "never"]\n'
+        # The tool says nothing of its effects, so it counts as destructive: the piped run,
+        # with nobody to ask, may run it only when the policy says so.
+        '[policy]\nunattended_allow = ["destructive"]\n'
     )
     config = write_config(servers, extra=script)
     process = subprocess.Popen(

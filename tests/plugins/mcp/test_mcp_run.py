@@ -3,9 +3,7 @@ model, and each native adapter over its loopback fake provider."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,27 +16,6 @@ from toolwire.testing import (
     FakeOpenAIResponsesServer,
     tool_call,
 )
-
-
-async def _toolwire_run(config: Path, prompt: str) -> dict[str, Any]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "toolwire",
-        "--config",
-        str(config),
-        "run",
-        "--json",
-        prompt,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "FAKE_PROVIDER_KEY": "sk-test"},
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 180)
-    assert process.returncode == 0, err.decode()
-    data: dict[str, Any] = json.loads(out)
-    return data
 
 
 def test_scripted_model_run(write_config, notes_stdio, tmp_path: Path):
@@ -73,7 +50,7 @@ def test_scripted_model_run(write_config, notes_stdio, tmp_path: Path):
     ],
 )
 async def test_native_adapter_run(
-    write_config, notes_stdio, server_cls: Any, adapter: str, plugin: str
+    write_config, notes_stdio, toolwire_run, server_cls: Any, adapter: str, plugin: str
 ):
     server = server_cls([tool_call("notes_add_numbers", {"a": 2, "b": 40}), "The sum is 42."])
     async with server:
@@ -82,7 +59,7 @@ async def test_native_adapter_run(
             'model = "test-model"\napi_key_env = "FAKE_PROVIDER_KEY"\n'
         )
         config = write_config({"notes": notes_stdio()}, plugins=("mcp", plugin), extra=provider)
-        run = await _toolwire_run(config, "What is 2 + 40?")
+        run = await toolwire_run(config, "What is 2 + 40?")
     assert run["stop_reason"] == "answered"
     first, second = server.bodies
     sent_tools = json.dumps(first["tools"])

@@ -28,7 +28,15 @@ import toolwire
 import toolwire_openai._plugin as openai_plugin
 from toolwire import Host, Tool
 from toolwire.config import config_from_dict
-from toolwire.events import Event, RequestSent, ResponseReceived, ToolCallCompleted
+from toolwire.events import (
+    Event,
+    ProviderRetry,
+    RequestBody,
+    RequestSent,
+    ResponseReceived,
+    ToolCallCompleted,
+    ToolCallRecovered,
+)
 
 STARTUP_SECONDS = 120.0
 
@@ -72,6 +80,17 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _serve(tmp_path_factory, "chatml-function-calling")
+
+
+@pytest.fixture(scope="module")
+def chatml_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The same model with the plain ChatML template, which takes no tools: what the model
+    writes is text, calls included."""
+    yield from _serve(tmp_path_factory, "chatml")
+
+
+def _serve(tmp_path_factory: pytest.TempPathFactory, chat_format: str) -> Iterator[str]:
     missing = _server_missing()
     if missing:
         pytest.skip(missing)
@@ -87,7 +106,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--model",
         str(model),
         "--chat_format",
-        "chatml-function-calling",
+        chat_format,
         "--host",
         "127.0.0.1",
         "--port",
@@ -126,7 +145,7 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             process.wait()
 
 
-def _host(url: str, **provider: Any) -> Host:
+def _host(url: str, profile: str | None = None, trace: Path | None = None, **provider: Any) -> Host:
     config = config_from_dict(
         {
             "plugins": {"enable": ["openai"]},
@@ -139,8 +158,10 @@ def _host(url: str, **provider: Any) -> Host:
                 "max_retries": 0,
                 **provider,
             },
+            "providers": {"openai": {"profile": profile}} if profile else {},
             "loop": {"max_rounds": 2},
             "ledger": {"enabled": False},
+            "trace": {"path": str(trace), "request_bodies": True} if trace else {},
         }
     )
     return Host.load(config, plugins=[openai_plugin, _Tools()])
@@ -196,6 +217,76 @@ async def test_prompted_tool_round_trip(server_url: str, stream: bool) -> None:
     run, events = await _run(host)
     assert run.stop_reason != "error", run.detail
     assert len([e for e in events if isinstance(e, ResponseReceived)]) == 2
+    first = run.tool_calls[0]
+    assert first.call.name == "add"
+    assert first.result is not None
+    assert first.result.is_ok, first.result.model_text()
+
+
+# -- the llama-cpp-python profile -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_the_profile_completes_a_full_round_trip(
+    server_url: str, stream: bool, tmp_path: Path
+) -> None:
+    host = _host(
+        server_url,
+        "llama-cpp-python",
+        trace=tmp_path / "trace.jsonl",
+        stream=stream,
+        max_tokens=256,
+    )
+    run, events = await _run(host, tool_choice="add")
+    # A call, its result read by the server, and an answer in words.
+    assert run.stop_reason == "answered", run.detail
+    assert run.text.strip()
+    assert not run.text.lstrip().startswith("functions.")
+    first = run.tool_calls[0]
+    assert first.result is not None
+    assert first.result.is_ok
+    bodies = [e.body for e in events if isinstance(e, RequestBody)]
+    assert len(bodies) == 2
+    # The tools were shown in a system turn, the result went back in a user turn the
+    # template reads, and the answer was asked for with `none`.
+    assert bodies[0]["messages"][0]["role"] == "system"
+    assert bodies[1]["messages"][-1]["role"] == "user"
+    assert "<tool_result" in bodies[1]["messages"][-1]["content"]
+    assert bodies[1]["tool_choice"] == "none"
+
+
+async def test_the_profile_never_answers_with_routing_text(server_url: str) -> None:
+    run, _ = await _run(_host(server_url, "llama-cpp-python", stream=True, max_tokens=256))
+    assert run.stop_reason in ("answered", "max_rounds"), run.detail
+    if run.stop_reason == "answered":
+        assert run.text.strip()
+        assert not run.text.lstrip().startswith("functions.")
+    for record in run.tool_calls:
+        if record.call.arguments is None:
+            assert record.result is not None
+            assert not record.result.is_ok
+
+
+async def test_a_stream_that_dies_is_asked_again_unstreamed(server_url: str) -> None:
+    # Without the profile, a streamed request under `auto` dies after the server's headers.
+    run, events = await _run(_host(server_url, None, stream=True, max_tokens=256))
+    retries = [e for e in events if isinstance(e, ProviderRetry)]
+    assert retries
+    assert "before its first event" in retries[0].reason
+    assert run.stop_reason != "empty", run.detail
+
+
+async def test_a_call_the_model_writes_as_text_is_recovered(chatml_server_url: str) -> None:
+    pytest.importorskip("toolwire_llamacpp")
+    from toolwire_llamacpp import tool_grammar
+
+    # Native tools are on, but this template takes none: held by the grammar the embedded
+    # model uses, the model writes its call into the text, as small models often do.
+    grammar = tool_grammar((add.function_spec(),), "add").text
+    host = _host(chatml_server_url, "llama.cpp", options={"grammar": grammar})
+    run, events = await _run(host)
+    recovered = [e for e in events if isinstance(e, ToolCallRecovered)]
+    assert [e.form for e in recovered][:1] == ["tool_call"]
     first = run.tool_calls[0]
     assert first.call.name == "add"
     assert first.result is not None

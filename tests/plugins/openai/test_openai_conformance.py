@@ -27,6 +27,7 @@ class TestOpenAIResponsesConformance(AdapterConformance):
     adapter = "openai-responses"
     plugin = toolwire_openai._plugin
     server = FakeOpenAIResponsesServer
+    calls_need_ids = True  # a function_call_output names its call by call_id
     tool_choice_wire: ClassVar[dict[str, Any]] = {
         "auto": ABSENT,
         "none": "none",

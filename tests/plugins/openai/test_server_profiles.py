@@ -50,8 +50,15 @@ def _body(server: str | None, choice: Any = "auto", **provider: Any) -> dict[str
     return render_chat_request(_request(choice), config, profile=host_profile(config, server))
 
 
-def test_the_profiles_are_the_documented_five() -> None:
-    assert sorted(SERVER_PROFILES) == ["llama.cpp", "lmstudio", "ollama", "openai", "vllm"]
+def test_the_profiles_are_the_documented_six() -> None:
+    assert sorted(SERVER_PROFILES) == [
+        "llama-cpp-python",
+        "llama.cpp",
+        "lmstudio",
+        "ollama",
+        "openai",
+        "vllm",
+    ]
 
 
 def test_openai_profile_sends_strict_tools_the_parallel_flag_and_the_new_token_field() -> None:
@@ -113,7 +120,7 @@ def test_provider_flags_still_override_the_profile() -> None:
 
 
 def test_an_unknown_profile_is_refused_naming_the_valid_ones() -> None:
-    with pytest.raises(ValueError, match=r"'llama\.cpp', 'vllm', 'ollama', 'lmstudio', 'openai'"):
+    with pytest.raises(ValueError, match=r"'llama\.cpp', 'vllm', 'ollama', 'lmstudio', 'llama-cpp"):
         OpenAIChatAdapter.for_server("llamacpp")
 
 
@@ -164,6 +171,35 @@ def test_an_unknown_profile_in_the_config_names_key_value_and_choices(
         Host.load()
     message = str(caught.value)
     assert "$.providers.openai.profile = 'llamacpp'" in message
-    assert "'llama.cpp', 'vllm', 'ollama', 'lmstudio', 'openai'" in message
+    assert "'llama.cpp', 'llama-cpp-python', 'vllm', 'ollama', 'lmstudio', 'openai'" in message
     assert main(["tools", "list"]) == 2
     assert "profile = 'llamacpp'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("server", "choice", "sent"),
+    [
+        ("ollama", "required", None),
+        ("llama.cpp", "add", "required"),
+        ("lmstudio", "add", "required"),
+    ],
+)
+async def test_a_run_degrades_a_choice_the_server_does_not_honour(
+    server: str, choice: str, sent: str | None
+) -> None:
+    script = [tool_call("add", {"a": 1, "b": 2}), "3"]
+    async with FakeOpenAIChatServer(script) as fake:
+        host = _host(
+            {
+                "provider": {"adapter": "openai-chat", "base_url": fake.base_url, "model": "m"},
+                "providers": {"openai": {"profile": server}},
+                "ledger": {"enabled": False},
+            }
+        )
+        async with host:
+            host.add_tool(_add)
+            run = await host.run("add 1 and 2", tool_choice=choice)
+    assert run.stop_reason == "answered"
+    assert fake.bodies[0].get("tool_choice") == sent
+    (warning,) = [e for e in run.events if e.kind == "tool_choice_degraded"]
+    assert "the openai-chat adapter can express here" in warning.detail

@@ -137,6 +137,7 @@ async def chat(tmp_path: Path) -> AsyncIterator[StartServer]:
         host = host_for(tmp_path, provider.base_url)
         opened.append(host)
         options.setdefault("database", ConversationStore(tmp_path / "chats.sqlite3"))
+        options.setdefault("grants", tmp_path / "grants.toml")
         server = WebServer(host, port=0, **options)
         await server.start()
         opened.append(server)

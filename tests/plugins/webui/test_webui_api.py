@@ -110,6 +110,31 @@ async def test_a_second_message_continues_the_conversation(
     assert [c["title"] for c in listed] == ["one"]
 
 
+async def test_text_that_is_not_utf8_keeps_the_conversation_working(
+    chat: Any, client: aiohttp.ClientSession, views: Any
+):
+    # A file name that is not UTF-8 reaches the page as a lone surrogate (a JSON escape).
+    name = "report-\udcff.txt"
+    server, _provider = await chat([f"Found {name}.", "Second answer."])
+    headers = await session_for(client, server)
+    cid = await new_conversation(client, server, headers)
+    url = f"{server.url}api/conversations/{cid}/"
+    async with views(url + "events") as stream:
+        status, _ = await post(client, url + "messages", headers, {"text": f"open {name}"})
+        assert status == 202
+        await stream.wait_for(lambda v: v.get("kind") == "text_final" and name in v["text"])
+        await stream.wait_kind("finished")
+        status, _ = await post(client, url + "messages", headers, {"text": "two"})
+        assert status == 202
+        await stream.wait_for(lambda v: v.get("kind") == "text_final" and "Second" in v["text"])
+    async with client.get(server.url + "api/conversations") as response:
+        assert response.status == 200
+        listed = (await response.json())["conversations"]
+    assert [c["title"] for c in listed] == ["open report-\\xff.txt"]
+    async with views(url + "events") as again:  # the stored log replays whole
+        await again.wait_for(lambda v: v.get("kind") == "text_final" and "Second" in v["text"])
+
+
 async def test_approve_runs_the_call_and_deny_tells_the_model(
     chat: Any, client: aiohttp.ClientSession, views: Any
 ):
@@ -176,7 +201,7 @@ async def test_stop_cancels_the_running_tool_and_answers_the_call(
         finished = await stream.wait_kind("finished")
         result = await stream.wait_kind("card_result", card=running["card"])
     assert finished["stop_reason"] == "cancelled"
-    assert result["status"] == "error"
+    assert result["status"] == "cancelled"  # labelled so, not "failed"
     assert "Cancelled" in result["text"]
     assert len(provider.requests) == 1
     status, answer = await post(client, url + "stop", headers)
@@ -373,7 +398,9 @@ async def test_a_sensitive_argument_is_never_shown_and_survives_an_edit(
         result = await stream.wait_kind("card_result")
         await stream.wait_kind("finished")
     assert result["text"] == "logged in bob with a password ending in 42"
-    assert "s3cret" not in json.dumps(stream.views)
+    assert "s3cret" not in json.dumps(stream.views), [
+        v for v in stream.views if "s3cret" in json.dumps(v)
+    ]
     assert "s3cret" not in json.dumps(list(server.store.views(cid)))
     record = server.store.get(cid)
     assert record is not None
@@ -394,3 +421,165 @@ def test_a_new_store_opened_while_another_process_holds_the_file_waits(
         assert store._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     finally:
         store.close()
+
+
+async def raw_request(server: WebServer, head: bytes, body: bytes = b"") -> tuple[int, bytes]:
+    """Send bytes as they are (headers no client would encode) and read the status line."""
+    import asyncio
+
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    try:
+        writer.write(head + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode())
+        writer.write(body)
+        await writer.drain()
+        answer = await reader.read()
+    finally:
+        writer.close()
+    status = int(answer.split(b" ", 2)[1])
+    return status, answer.split(b"\r\n\r\n", 1)[-1]
+
+
+async def test_malformed_requests_get_400_not_500(chat: Any, client: aiohttp.ClientSession):
+    server, _ = await chat([])
+    headers = await session_for(client, server)
+    host = f"Host: 127.0.0.1:{server.port}\r\n".encode()
+    csrf = f"X-CSRF-Token: {headers['X-CSRF-Token']}\r\n".encode()
+    json_type = b"Content-Type: application/json\r\n"
+    start = b"POST /api/conversations HTTP/1.1\r\n" + host
+    # A JSON body nested far past what a parser's recursion takes.
+    deep = b"[" * 100_000 + b"]" * 100_000
+    status, body = await raw_request(server, start + csrf + json_type, deep)
+    assert status == 400, body
+    assert b"nested too deeply" in body
+    # A CSRF header that is not UTF-8, and one that is not ASCII.
+    for value in (b"\xff\xfe\xfa", "tökén".encode()):
+        head = start + b"X-CSRF-Token: " + value + b"\r\n" + json_type
+        status, body = await raw_request(server, head, b"{}")
+        assert status == 400, body
+        assert b"X-CSRF-Token header must be ASCII" in body
+
+
+async def test_a_non_ascii_authorization_header_gets_400(tmp_path: Path):
+    from toolwire import Host
+
+    token = "a-token-of-enough-length"
+    host = Host.load(None)
+    store = ConversationStore(":memory:")
+    server = WebServer(host, port=0, token=token, database=store, grants=tmp_path / "g.toml")
+    await server.start()
+    try:
+        head = (
+            b"GET /api/conversations HTTP/1.1\r\n"
+            + f"Host: 127.0.0.1:{server.port}\r\n".encode()
+            + "Authorization: Bearer tökén\r\n".encode()
+        )
+        status, body = await raw_request(server, head)
+        assert status == 400, body
+        head = head.replace("tökén".encode(), b"\xff\xff")
+        status, _ = await raw_request(server, head)
+        assert status == 400
+        # A cookie that is not ASCII is simply not the token.
+        head = (
+            b"GET /api/conversations HTTP/1.1\r\n"
+            + f"Host: 127.0.0.1:{server.port}\r\n".encode()
+            + "Cookie: toolwire_token=tökén\r\n".encode()
+        )
+        status, _ = await raw_request(server, head)
+        assert status == 401
+    finally:
+        await server.close()
+        store.close()
+        await host.aclose()
+
+
+async def test_always_allow_is_kept_in_the_grants_file_and_revoked_from_it(
+    chat: Any, client: aiohttp.ClientSession, views: Any, tmp_path: Path
+):
+    server, _ = await chat(
+        [
+            tool_call("write_note", {"path": "a.txt", "body": "one"}),
+            tool_call("write_note", {"path": "b.txt", "body": "two"}),
+            "Both written.",
+        ]
+    )
+    headers = await session_for(client, server)
+    cid = await new_conversation(client, server, headers)
+    url = f"{server.url}api/conversations/{cid}/"
+    async with views(url + "events") as stream:
+        await post(client, url + "messages", headers, {"text": "write two"})
+        waiting = await stream.wait_kind("card_awaiting")
+        assert waiting["grants"][0] == {"scope": "tool", "value": "write_note"}
+        assert {"scope": "side_effect", "value": "writes_files"} in waiting["grants"]
+        status, answer = await post(
+            client,
+            url + f"decisions/{waiting['call_id']}",
+            headers,
+            {
+                "action": "approve",
+                "grant": {"scope": "side_effect", "value": "writes_files", "lasting": True},
+            },
+        )
+        assert status == 200, answer
+        granted = await stream.wait_kind("card_granted")
+        await stream.wait_kind("finished")
+    assert granted["label"] == "side effect writes_files"
+    assert granted["lasting"] is True
+    assert sum(v["kind"] == "card_awaiting" for v in stream.views) == 1
+    kept = (tmp_path / "grants.toml").read_text(encoding="utf-8")
+    assert 'scope = "side_effect"' in kept
+    assert 'value = "writes_files"' in kept
+    async with client.get(server.url + "api/grants") as response:
+        listed = (await response.json())["grants"]
+    assert listed == [
+        {
+            "scope": "side_effect",
+            "value": "writes_files",
+            "label": "side effect writes_files",
+            "lasting": True,
+        }
+    ]
+    status, _ = await post(
+        client,
+        server.url + "api/grants/revoke",
+        headers,
+        {"scope": "side_effect", "value": "writes_files", "lasting": True},
+    )
+    assert status == 200
+    assert "writes_files" not in (tmp_path / "grants.toml").read_text(encoding="utf-8")
+    status, answer = await post(
+        client,
+        server.url + "api/grants/revoke",
+        headers,
+        {"scope": "side_effect", "value": "writes_files", "lasting": True},
+    )
+    assert status == 404
+
+
+async def test_a_grant_never_answers_for_a_side_effect_the_system_file_locks(tmp_path: Path):
+    import attrs
+
+    from toolwire import Config
+    from toolwire.chat import Grant, GrantError, Grants, GrantStore
+    from toolwire.loop import DeferredRequest
+
+    config = attrs.evolve(
+        Config(),
+        policy=attrs.evolve(Config().policy, require_approval=("writes_files",)),
+        locked={"$.policy.require_approval": "/etc/toolwire/toolwire.toml"},
+    )
+    store = GrantStore(tmp_path / "grants.toml")
+    store.add(Grant("tool", "write_note"))
+    grants = Grants(store, config=config)
+    from webui.conftest import write_note
+
+    request = DeferredRequest(
+        call_id="c", tool="write_note", arguments={}, reason="approval", detail="", round=1
+    )
+    assert grants.covering(request, write_note) is None
+    with pytest.raises(GrantError, match="locks"):
+        grants.allow(Grant("side_effect", "writes_files"), lasting=False)
+    # Without the lock the lasting grant answers; never for an interrupted call.
+    free = Grants(store)
+    assert free.covering(request, write_note) == (Grant("tool", "write_note"), True)
+    interrupted = attrs.evolve(request, reason="interrupted")
+    assert free.covering(interrupted, write_note) is None

@@ -119,7 +119,8 @@ async def test_stop_cancels_the_turn_and_answers_the_running_call(chat: Any, bro
     await page.click("#stop")
     await page.wait_for_selector('.note.finished[data-stop="cancelled"]')
     card = page.locator(".card")
-    await page.wait_for_selector('.card[data-status="error"]')
+    await page.wait_for_selector('.card[data-status="cancelled"]')
+    assert await card.locator(".card-state").text_content() == "cancelled"
     assert "Cancelled" in (await card.locator("pre.result").text_content() or "")
     assert await page.is_enabled("#send")
     assert len(provider.requests) == 1
@@ -150,13 +151,16 @@ async def test_a_hostile_result_arguments_and_answer_stay_inert_text(
         "imgs": 0,
         "scripts": 0,
         "bold": 0,
-        "links": ["https://example.org/a?b=%3Cc%3E"],
+        # The card's source, and the same source listed under the answer.
+        "links": ["https://example.org/a?b=%3Cc%3E", "https://example.org/a?b=%3Cc%3E"],
     }
     card = page.locator(".card")
     assert await card.locator("pre.result").text_content() == hostile
     assert await card.locator('.arg-value[data-key="url"]').text_content() == hostile
     assert await page.locator(".message.user").text_content() == hostile
-    assert await page.locator(".message.assistant").text_content() == f"Here it is: {hostile}"
+    answer = page.locator(".message.assistant")
+    assert await answer.locator("p").text_content() == f"Here it is: {hostile}"
+    assert hostile in (await answer.locator(".answer-sources").text_content() or "")
     sources = await card.locator(".sources").text_content()
     assert hostile in (sources or "")  # the javascript: source is shown as text, not a link
     assert page.errors == []

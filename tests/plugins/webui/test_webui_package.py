@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+import toolwire
 import toolwire_webui
 from toolwire import ConfigError, Host, load_config
 from toolwire_webui import WebUISettings, serve_command
@@ -149,3 +150,33 @@ def test_a_store_that_cannot_open_its_file_leaves_it_closed(
         ConversationStore(path)
     assert open_descriptors(path) == 0
     assert path.read_bytes() == content  # nothing written into what was there
+
+
+async def test_the_web_chat_declares_its_surface_and_a_network_bind_closes_the_offer() -> None:
+    from toolwire import Config
+    from toolwire.loop import Selection
+    from toolwire_webui import WebServer
+
+    @toolwire.tool(side_effects=["read_only"])
+    def look(target: str) -> str:
+        """Look at a target.
+
+        Args:
+            target: What to look at.
+        """
+        return target
+
+    for bind, token, hosted in (("127.0.0.1", None, False), ("0.0.0.0", "t" * 16, True)):
+        host = Host.load(Config())
+        host.add_tool(look)
+        server = WebServer(host, host=bind, port=0, token=token, database=":memory:")
+        try:
+            assert host.surface is not None
+            assert (host.surface.name, host.surface.interactive) == ("web", True)
+            assert host.surface.hosted is hosted
+            offered = Selection.from_config(host.config, None, None).candidates(host.tools)
+            assert [t.name for t in offered] == ([] if hosted else ["look"])
+            assert (server.notice is not None) is hosted
+        finally:
+            await server.close()
+            await host.aclose()

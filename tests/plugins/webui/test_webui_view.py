@@ -6,7 +6,8 @@ import json
 
 import toolwire
 from toolwire import Config, Host, Source, ToolResult
-from toolwire.events import ToolCallCompleted, ToolCallStarted
+from toolwire.events import ToolCallCompleted, ToolCallStarted, ToolCompleted
+from toolwire.loop import Run
 from toolwire.messages import ToolCall
 from toolwire_webui import ConversationStore
 from toolwire_webui._conversation import WATCHER_BACKLOG, LiveConversation
@@ -63,7 +64,9 @@ def test_a_result_view_caps_long_text_and_carries_data_and_sources():
     )
     assert json.loads(data["data"]) == {"città": [1, 2]}
     assert "città" in data["data"]  # non-ASCII kept as is
-    assert data["sources"] == [{"url": "https://a.example/", "title": "A"}]
+    assert data["sources"] == [{"url": "https://a.example/", "title": "A", "link": True}]
+    hostile = result_view(ToolResult.ok("x", sources=[Source("javascript:alert(1)", "J")]))
+    assert hostile["sources"][0]["link"] is False
     assert result_view(ToolResult.error("boom"))["text"] == "boom"
 
 
@@ -104,15 +107,56 @@ async def test_a_page_that_stops_reading_is_cut_off_instead_of_growing_the_serve
         store.close()
 
 
-def test_a_call_the_provider_ran_gets_a_finished_card():
+def test_a_call_the_provider_ran_is_shown_as_such_from_its_start_to_its_result():
     translator = ViewTranslator(lambda name: None)
     call = ToolCall(
         id="ws_1", name="web_search", arguments={"query": "toolwire"}, provider_executed=True
     )
     views = translator.translate(
-        ToolCallStarted(run_id="r", round=1, call_id="ws_1", name=call.name)
+        ToolCallStarted(run_id="r", round=1, call_id="ws_1", name=call.name, provider_executed=True)
     )
     views += translator.translate(ToolCallCompleted(run_id="r", round=1, call=call))
+    views += translator.translate(
+        ToolCompleted(
+            run_id="r",
+            round=1,
+            call_id="ws_1",
+            name="web_search",
+            result=ToolResult.ok("searched", sources=[Source("https://a.example/", "A")]),
+        )
+    )
     assert [v["kind"] for v in views] == ["status_clear", "card_open", "card_args", "card_result"]
+    opened = views[1]
+    assert opened["provider"] is True
+    assert "unknown tool" not in opened["risk"]
     assert views[2]["provider"] is True
-    assert views[3]["status"] == "provider"
+    assert views[3]["provider"] is True
+    assert views[3]["status"] == "ok"
+    assert views[3]["sources"][0]["n"] == 1
+
+
+def test_a_provider_call_without_a_reported_result_ends_run_by_the_provider():
+    translator = ViewTranslator(lambda name: None)
+    call = ToolCall(id="ws_1", name="web_search", arguments={}, provider_executed=True)
+    translator.translate(ToolCallCompleted(run_id="r", round=1, call=call))
+    run = Run.from_json(
+        {
+            "id": "r",
+            "messages": [],
+            "stop_reason": "answered",
+            "tool_calls": [
+                {
+                    "call": {
+                        "id": "ws_1",
+                        "name": "web_search",
+                        "arguments": {},
+                        "provider_executed": True,
+                    },
+                    "round": 1,
+                    "outcome": "provider_executed",
+                }
+            ],
+        }
+    )
+    (ended,) = translator.settle(run)
+    assert ended["status"] == "provider"

@@ -1,0 +1,42 @@
+"""JSON written by orjson, with the standard encoder's answer wherever orjson refuses a value.
+
+orjson writes a conversation's request body or a run's JSON several times faster than the
+standard encoder (an order of magnitude with indentation, which the standard library writes in
+Python). It refuses what JSON has no form for (an integer past 64 bits, a lone surrogate, a key
+that is not a string): those values get exactly what the standard encoder made of them before.
+A float that is not finite is written ``null`` (the standard encoder writes ``NaN``, which no
+JSON reader accepts).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import orjson
+
+__all__ = ["json_bytes", "json_text"]
+
+
+def json_bytes(value: Any) -> bytes:
+    """``value`` as compact JSON in UTF-8, for a request body.
+
+    :raises TypeError: for a value JSON has no form for (as :func:`json.dumps` raises it).
+    """
+    try:
+        return orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(value).encode("ascii")
+
+
+def json_text(value: Any, *, indent: bool = False) -> str:
+    """``value`` as JSON text for people and pipes: non-ASCII as it is, anything without a JSON
+    form as its ``str``, indented by two spaces with ``indent``."""
+    # Dates and dataclasses go to ``str`` too, as with the standard encoder.
+    option = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
+    if indent:
+        option |= orjson.OPT_INDENT_2
+    try:
+        return orjson.dumps(value, default=str, option=option).decode("utf-8")
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(value, ensure_ascii=False, indent=2 if indent else None, default=str)

@@ -1,0 +1,37 @@
+"""What the terminal chat and the web chat share: approval grants and the token estimate of the
+message being written.
+
+- :class:`Grants`: "allow this tool for this conversation" and "always allow" (by tool, by MCP
+  server, by side-effect class); the lasting ones live in :class:`GrantStore`, a file beside the
+  user's config. A grant answers only a call that asks for approval, never an interrupted or
+  deferred one, and never a side effect the system config locks under
+  ``[policy] require_approval``.
+- :func:`count_message`: about how many tokens a message and the registered instructions sent
+  with it take.
+"""
+
+from ._grants import (
+    GRANTS_FILE_ENV,
+    Grant,
+    GrantError,
+    Grants,
+    GrantScope,
+    GrantStore,
+    default_grants_file,
+    tool_server,
+)
+from ._tokens import MessageCount, count_message, estimate_tokens
+
+__all__ = [
+    "GRANTS_FILE_ENV",
+    "Grant",
+    "GrantError",
+    "GrantScope",
+    "GrantStore",
+    "Grants",
+    "MessageCount",
+    "count_message",
+    "default_grants_file",
+    "estimate_tokens",
+    "tool_server",
+]

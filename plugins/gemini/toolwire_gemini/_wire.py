@@ -1,0 +1,723 @@
+"""The Gemini API's wire format: tools, request bodies, answers and streamed answers.
+
+Rendering and parsing are plain functions of JSON values, testable without a server; the adapter
+class only adds the sending.
+
+A model turn is a list of parts. Each part maps to one canonical part, in order, and goes back
+as it came: text, thought summaries (``thought: true``) as :class:`ThinkingPart`, ``functionCall``
+parts as :class:`ToolCall` (the wire part kept in ``provider_data["part"]``, thought signature
+included), and every other part (code execution, inline data, a signature on an empty text) as
+an :class:`OpaquePart` holding it whole. A thought signature on a visible text part rides in an
+:class:`OpaquePart` right after its :class:`TextPart` (``{"extra": {...}}``) and is put back on
+that text when the turn is sent again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, Literal, NamedTuple
+
+from toolwire import FunctionSpec
+from toolwire.adapters import (
+    ApiKeyHeader,
+    CallAssembler,
+    EmitEvent,
+    ModelRequest,
+    NamedToolChoice,
+    ProviderError,
+    check_tool_choice,
+    event_object,
+    extra_fields,
+    new_call_id,
+    provider_tools,
+    wire_objects,
+)
+from toolwire.events import Event
+from toolwire.messages import (
+    AssistantMessage,
+    AssistantPart,
+    Message,
+    OpaquePart,
+    SystemMessage,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+
+from ._schema import project_schema
+
+__all__ = [
+    "API",
+    "GEMINI_NAME",
+    "GOOGLE_KEY_HEADER",
+    "SKIP_SIGNATURE",
+    "GenerateStream",
+    "ResultRole",
+    "SchemaMode",
+    "declaration",
+    "gemini_spelling",
+    "parse_response",
+    "render_contents",
+    "render_request",
+    "render_tools",
+]
+
+API: Final = "gemini"
+
+GOOGLE_KEY_HEADER: Final = ApiKeyHeader("x-goog-api-key", "")
+"""``x-goog-api-key: <key>``: the key goes in this header, never in the URL."""
+
+GEMINI_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]*")
+"""The function names Gemini accepts: a letter or ``_`` first, then letters, digits, ``_ . : -``
+(at most :data:`MAX_NAME_LENGTH`)."""
+MAX_NAME_LENGTH: Final = 64
+
+SKIP_SIGNATURE: Final = "skip_thought_signature_validator"
+"""The thought signature Google documents for calls the model did not write itself (history
+from another provider, a call the host wrote for a malformed one): Gemini 3 refuses the first
+call of a step without a signature."""
+
+SchemaMode = Literal["auto", "openapi", "json-schema"]
+"""How parameter schemas are sent: ``openapi`` projects each into ``parameters`` (Gemini's
+OpenAPI subset) and refuses a tool that cannot be projected; ``json-schema`` sends each as
+written in ``parametersJsonSchema`` (Gemini 2.5 and later); ``auto`` projects where the
+projection is lossless and sends the rest as written."""
+
+ResultRole = Literal["user", "function"]
+"""The role of the turn carrying tool results: ``user`` (current models) or ``function``
+(older ones)."""
+
+_NOT_NAME: Final = re.compile(r"[^A-Za-z0-9_.:-]")
+_TEXT_KEYS: Final = frozenset({"text", "thought", "thoughtSignature"})
+_RETRYABLE_STATUSES: Final = frozenset({"RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL"})
+_FILTERED: Final = frozenset(
+    {
+        "SAFETY",
+        "RECITATION",
+        "BLOCKLIST",
+        "PROHIBITED_CONTENT",
+        "SPII",
+        "IMAGE_SAFETY",
+        "IMAGE_PROHIBITED_CONTENT",
+        "IMAGE_RECITATION",
+    }
+)
+_MALFORMED: Final = "MALFORMED_FUNCTION_CALL"
+_CALLED: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_.:-]*)\s*\(")
+
+
+def gemini_spelling(name: str) -> str:
+    """The readable alias of a name Gemini refuses: each other character written ``_``, and a
+    ``_`` in front of a first character that is no letter (``3d.render`` → ``_3d.render``)."""
+    spelled = _NOT_NAME.sub("_", name)
+    first = spelled[:1]
+    return spelled if first == "_" or "a" <= first.lower() <= "z" else "_" + spelled
+
+
+# -- tools -------------------------------------------------------------------------------------
+
+
+def declaration(
+    spec: FunctionSpec, *, schemas: SchemaMode = "auto", open_objects: bool = False
+) -> dict[str, Any]:
+    """One function as Gemini receives it (``name``, ``description``, and ``parameters`` or
+    ``parametersJsonSchema``; neither for a function without parameters).
+
+    :raises ProviderError: in ``openapi`` mode, for a schema the subset cannot express, naming
+        the tool and each problem.
+    """
+    body: dict[str, Any] = {"name": spec.name, "description": spec.description}
+    if schemas == "json-schema":
+        if _takes_arguments(spec.parameters):
+            body["parametersJsonSchema"] = dict(spec.parameters)
+        return body
+    projection = project_schema(spec.parameters, open_objects=open_objects)
+    if projection.verdict == "lossless" or (schemas == "openapi" and projection.schema is not None):
+        if projection.schema:
+            body["parameters"] = dict(projection.schema)
+        return body
+    if schemas == "openapi":
+        raise ProviderError(
+            f"{API}: the tool {spec.name!r} cannot be sent in Gemini's schema subset: "
+            f"{'; '.join(projection.problems)}. Send it as JSON Schema with [providers.gemini] "
+            'schemas = "auto" or "json-schema" (Gemini 2.5 and later), or leave it out of the '
+            "offer ([tools] deny)",
+            api=API,
+        )
+    body["parametersJsonSchema"] = dict(spec.parameters)
+    return body
+
+
+def _takes_arguments(schema: Mapping[str, Any]) -> bool:
+    return bool(schema.get("properties")) or schema.get("additionalProperties") not in (None, False)
+
+
+def render_tools(
+    functions: Sequence[FunctionSpec], *, schemas: SchemaMode = "auto", open_objects: bool = False
+) -> list[dict[str, Any]]:
+    """The ``tools`` array: one ``Tool`` holding every function's declaration.
+
+    :raises ProviderError: in ``openapi`` mode, for a tool whose schema cannot be projected.
+    """
+    if not functions:
+        return []
+    declarations = [declaration(f, schemas=schemas, open_objects=open_objects) for f in functions]
+    return [{"functionDeclarations": declarations}]
+
+
+def schema_notes(
+    functions: Sequence[FunctionSpec], *, schemas: SchemaMode = "auto", open_objects: bool = False
+) -> list[str]:
+    """What Gemini receives differently from each function's canonical schema."""
+    notes: list[str] = []
+    for spec in functions:
+        if schemas == "json-schema":
+            continue
+        projection = project_schema(spec.parameters, open_objects=open_objects)
+        if projection.verdict == "lossless":
+            continue
+        if schemas == "auto":
+            why = projection.problems or projection.notes
+            notes.append(
+                f"{spec.name}: sent as written in parametersJsonSchema (Gemini 2.5 and later), "
+                f"because Gemini's schema subset would change it: {'; '.join(why)}"
+            )
+        else:
+            notes.extend(f"{spec.name}: {note}" for note in projection.notes)
+    return notes
+
+
+# -- contents ----------------------------------------------------------------------------------
+
+
+def _wire_part(part: Any) -> dict[str, Any] | None:
+    data = part.provider_data if isinstance(part, ToolCall | ThinkingPart) else None
+    kept = (data or {}).get("part")
+    return dict(kept) if isinstance(kept, Mapping) else None
+
+
+def _call_id_on_wire(call: ToolCall) -> str | None:
+    """The id Gemini gave the call (None when it gave none, or did not write the call)."""
+    part = _wire_part(call)
+    function = part.get("functionCall") if part is not None else None
+    value = function.get("id") if isinstance(function, Mapping) else None
+    return value if isinstance(value, str) and value else None
+
+
+def _function_call(call: ToolCall) -> dict[str, Any]:
+    arguments = dict(call.arguments) if call.arguments is not None else {}
+    part = _wire_part(call) or {}
+    function = part.get("functionCall")
+    function = dict(function) if isinstance(function, Mapping) else {}
+    function.update({"name": call.name, "args": arguments})
+    part["functionCall"] = function
+    return part
+
+
+def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
+    own = message.api == API
+    parts: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            if part.text:
+                parts.append({"text": part.text})
+        elif isinstance(part, ThinkingPart):
+            kept = _wire_part(part)
+            if own and kept is not None:  # thought summaries go back only to Gemini
+                parts.append(kept)
+        elif isinstance(part, ToolCall):
+            if not part.provider_executed:
+                parts.append(_function_call(part))
+        elif isinstance(part, OpaquePart) and part.api == API and isinstance(part.data, Mapping):
+            extra = part.data.get("extra")
+            kept = part.data.get("part")
+            if isinstance(extra, Mapping):
+                if parts and set(parts[-1]) == {"text"}:
+                    parts[-1].update(extra)
+                else:
+                    parts.append({"text": "", **extra})
+            elif isinstance(kept, Mapping):
+                parts.append(dict(kept))
+    calls = [p for p in parts if "functionCall" in p]
+    if calls and not any("thoughtSignature" in p for p in calls):
+        written = all(_wire_part(c) is not None for c in message.tool_calls)
+        if not (own and written):
+            # Calls Gemini did not write itself: the documented signature that says so.
+            calls[0]["thoughtSignature"] = SKIP_SIGNATURE
+    return parts
+
+
+def _function_response(message: ToolResultMessage, wire_id: str | None) -> dict[str, Any]:
+    text = message.result.model_text()
+    response = {"error": text} if message.result.is_failure else {"output": text}
+    body: dict[str, Any] = {"name": message.name, "response": response}
+    if wire_id is not None:
+        body = {"id": wire_id, **body}
+    return {"functionResponse": body}
+
+
+class _ModelTurn(NamedTuple):
+    """The parts of an assistant message, the id Gemini gave each of its calls, and their
+    order (the order its results go back in)."""
+
+    parts: list[dict[str, Any]]
+    call_ids: dict[str, str | None]
+    order: dict[str, int]
+
+
+def _wire(message: Message, wire_id: Any) -> Any:
+    """One message on the wire: the parts of a user message, the :class:`_ModelTurn` of an
+    assistant message, the ``functionResponse`` part of a result (``wire_id``: the id Gemini
+    gave its call); None for a system message (it goes to ``systemInstruction``)."""
+    if isinstance(message, ToolResultMessage):
+        return _function_response(message, wire_id)
+    if isinstance(message, UserMessage):
+        return _user_parts(message)
+    if isinstance(message, AssistantMessage):
+        calls = [c for c in message.tool_calls if not c.provider_executed]
+        return _ModelTurn(
+            parts=_model_parts(message),
+            call_ids={c.id: _call_id_on_wire(c) for c in calls},
+            order={c.id: i for i, c in enumerate(calls)},
+        )
+    return None
+
+
+def render_contents(
+    messages: Sequence[Message], *, result_role: ResultRole = "user"
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """``(systemInstruction, contents)``: system messages joined into the instruction; each
+    round's results in ONE turn of ``functionResponse`` parts (role ``result_role``), in the
+    order of the calls they answer and with the call's id where Gemini gave one (else matched
+    by name and order)."""
+    return _contents(messages, _wire, result_role=result_role)
+
+
+def _contents(
+    messages: Sequence[Message], render: Callable[[Message, Any], Any], *, result_role: ResultRole
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """``(systemInstruction, contents)``, each message rendered by ``render`` (:func:`_wire`,
+    or a :class:`RenderedMessages` of it). The rendered parts are never changed here: a turn
+    that gathers the parts of several messages gets a list of its own."""
+    system: list[str] = []
+    contents: list[dict[str, Any]] = []
+    wire_ids: dict[str, str | None] = {}
+    order: dict[str, int] = {}
+    results: list[ToolResultMessage] = []
+
+    def add(role: str, parts: list[dict[str, Any]]) -> None:
+        if not parts:
+            return  # Gemini refuses a turn without parts
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"] = [*contents[-1]["parts"], *parts]
+        else:
+            contents.append({"role": role, "parts": parts})
+
+    def flush() -> None:
+        if not results:
+            return
+        ordered = sorted(results, key=lambda m: order.get(m.call_id, len(order)))
+        add(result_role, [render(m, wire_ids.get(m.call_id)) for m in ordered])
+        results.clear()
+
+    for message in messages:
+        if isinstance(message, ToolResultMessage):
+            results.append(message)
+            continue
+        flush()
+        if isinstance(message, SystemMessage):
+            if message.content:
+                system.append(message.content)
+        elif isinstance(message, UserMessage):
+            add("user", render(message, None))
+        elif isinstance(message, AssistantMessage):
+            turn: _ModelTurn = render(message, None)
+            order = turn.order
+            wire_ids.update(turn.call_ids)
+            add("model", turn.parts)
+    flush()
+    instruction = {"parts": [{"text": "\n\n".join(system)}]} if system else None
+    return instruction, contents
+
+
+def _user_parts(message: UserMessage) -> list[dict[str, Any]]:
+    if isinstance(message.content, str):
+        return [{"text": message.content}] if message.content else []
+    parts: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, TextPart):
+            if part.text:
+                parts.append({"text": part.text})
+        elif isinstance(part, OpaquePart) and part.api == API and isinstance(part.data, Mapping):
+            kept = part.data.get("part")
+            if isinstance(kept, Mapping):
+                parts.append(dict(kept))
+    return parts
+
+
+# -- the request -------------------------------------------------------------------------------
+
+
+def tool_config(request: ModelRequest, *, validated: bool = False) -> dict[str, Any]:
+    """``toolConfig.functionCallingConfig``: ``auto`` → ``AUTO`` (``VALIDATED`` when
+    ``validated``), ``none`` → ``NONE``, ``required`` → ``ANY``, a named tool → ``ANY`` with
+    ``allowedFunctionNames``."""
+    choice = request.tool_choice
+    if isinstance(choice, NamedToolChoice):
+        config: dict[str, Any] = {"mode": "ANY", "allowedFunctionNames": [choice.name]}
+    elif choice == "required":
+        config = {"mode": "ANY"}
+    elif choice == "none":
+        config = {"mode": "NONE"}
+    else:
+        config = {"mode": "VALIDATED" if validated else "AUTO"}
+    return {"functionCallingConfig": config}
+
+
+_LOOP_OWNED: Final = ("toolConfig", "tool_config")
+
+
+def render_request(
+    request: ModelRequest,
+    config: Any,
+    *,
+    tools: list[dict[str, Any]] | None = None,
+    contents: tuple[dict[str, Any] | None, list[dict[str, Any]]] | None = None,
+    result_role: ResultRole = "user",
+    validated: bool = False,
+    schemas: SchemaMode = "auto",
+    open_objects: bool = False,
+) -> dict[str, Any]:
+    """The whole ``generateContent`` body for ``request`` under the ``[provider]`` config.
+
+    ``tools`` is the rendered ``tools`` array when the caller has it already, and ``contents``
+    the ``(systemInstruction, contents)`` of :func:`render_contents`. Tools Gemini runs
+    itself (``[provider] provider_tools``, such as ``{ googleSearch = {} }``) follow the
+    functions; ``max_tokens`` and ``temperature`` go into ``generationConfig``; ``[provider]
+    options`` and the request's options are merged in last (a ``generationConfig`` table key by
+    key), never the tool fields the loop decides.
+    """
+    check_tool_choice(request, API)
+    if contents is None:
+        contents = render_contents(request.messages, result_role=result_role)
+    instruction, turns = contents
+    body: dict[str, Any] = {"contents": turns}
+    if instruction is not None:
+        body["systemInstruction"] = instruction
+    declared = (
+        list(tools)
+        if tools is not None
+        else render_tools(request.functions, schemas=schemas, open_objects=open_objects)
+    )
+    hosted = provider_tools(config)
+    if declared or hosted:
+        body["tools"] = [*declared, *hosted]
+    if request.functions:
+        body["toolConfig"] = tool_config(request, validated=validated)
+    generation: dict[str, Any] = {}
+    if config.max_tokens is not None:
+        generation["maxOutputTokens"] = config.max_tokens
+    if config.temperature is not None:
+        generation["temperature"] = config.temperature
+    extra = extra_fields(config, request, API)
+    owned = [key for key in _LOOP_OWNED if key in extra]
+    if owned:
+        raise ProviderError(
+            f"{API}: [provider] options set {', '.join(owned)}, which the loop decides for every "
+            "request (from the run's tool choice); set [providers.gemini] validated for "
+            "VALIDATED calls",
+            api=API,
+        )
+    options_generation = extra.pop("generationConfig", None)
+    if isinstance(options_generation, Mapping):
+        generation.update(options_generation)
+    elif options_generation is not None:
+        extra["generationConfig"] = options_generation
+    if generation:
+        body["generationConfig"] = generation
+    body.update(extra)
+    return body
+
+
+# -- answers -----------------------------------------------------------------------------------
+
+
+def error_in_body(payload: Mapping[str, Any]) -> ProviderError | None:
+    """A :class:`ProviderError` for an answer (or a streamed event) that carries an error."""
+    error = payload.get("error")
+    if error is None:
+        return None
+    if isinstance(error, Mapping):
+        message = str(error.get("message") or error.get("status") or error)
+        code = error.get("code")
+        status = str(error.get("status") or "")
+    else:
+        message, code, status = str(error), None, ""
+    retryable = status in _RETRYABLE_STATUSES or code in (429, 500, 503, 504)
+    return ProviderError(
+        f"{API}: the provider reported an error{f' ({status})' if status else ''}: {message}",
+        api=API,
+        status=code if isinstance(code, int) and not isinstance(code, bool) else None,
+        retryable=retryable,
+        provider_message=message,
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _usage(meta: Any) -> Usage | None:
+    """``usageMetadata``: the prompt (with tool-use prompts) in, candidates and thoughts out."""
+    if not isinstance(meta, Mapping):
+        return None
+    prompt = _int(meta.get("promptTokenCount"))
+    tool_prompt = _int(meta.get("toolUsePromptTokenCount"))
+    candidates = _int(meta.get("candidatesTokenCount"))
+    thoughts = _int(meta.get("thoughtsTokenCount"))
+    inputs = None if prompt is None else prompt + (tool_prompt or 0)
+    outputs = (
+        None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
+    )
+    return Usage(
+        input_tokens=inputs,
+        output_tokens=outputs,
+        cache_read_tokens=_int(meta.get("cachedContentTokenCount")),
+        total_tokens=_int(meta.get("totalTokenCount")),
+    )
+
+
+def finish_reason(raw: str | None, *, called: bool) -> str | None:
+    """The canonical finish reason: ``STOP`` is ``tool_calls`` when the turn has calls, else
+    ``stop``; ``MAX_TOKENS`` is ``length``; the safety family is ``content_filter``; anything
+    else is Gemini's own word in lower case (``malformed_function_call`` …)."""
+    if raw is None:
+        return None
+    if raw == "STOP":
+        return "tool_calls" if called else "stop"
+    if raw == "MAX_TOKENS":
+        return "length"
+    if raw in _FILTERED:
+        return "content_filter"
+    return raw.lower()
+
+
+def _mergeable(last: Mapping[str, Any], part: Mapping[str, Any]) -> bool:
+    """Whether a streamed text piece continues the text part before it."""
+    return (
+        isinstance(last.get("text"), str)
+        and isinstance(part.get("text"), str)
+        and last.keys() <= _TEXT_KEYS
+        and part.keys() <= _TEXT_KEYS
+        and bool(last.get("thought")) == bool(part.get("thought"))
+        and "thoughtSignature" not in last
+    )
+
+
+def _discard(event: Event) -> None:
+    return None
+
+
+_BARE: Final = ModelRequest(run_id="", round=0, messages=())
+
+
+class GenerateStream:
+    """Reads a Gemini answer, streamed chunk by chunk or whole, emitting events as it comes.
+
+    Feed each server-sent event's data to :meth:`feed` (or a whole answer to
+    :meth:`feed_payload`), then take the turn from :meth:`result`. Text pieces are joined into
+    the parts they continue; each ``functionCall`` part arrives whole and is one call: started,
+    its arguments as one delta, completed. A call without an ``id`` gets one of the host's.
+    """
+
+    def __init__(
+        self,
+        request: ModelRequest,
+        emit: EmitEvent,
+        *,
+        id_factory: Callable[[], str] = new_call_id,
+    ) -> None:
+        self._calls = CallAssembler(request, emit, id_factory=id_factory)
+        self._id_factory = id_factory
+        self._parts: list[dict[str, Any] | int] = []  # wire parts; an int is a call's key
+        self._finish: str | None = None
+        self._finish_message: str | None = None
+        self._usage: Any = None
+        self._model: str | None = None
+        self._id: str | None = None
+        self._keys = 0
+
+    def feed(self, data: str) -> bool:
+        """Read one event's data; Gemini's streams end with the connection, so this is always
+        False."""
+        self.feed_payload(event_object(data, API))
+        return False
+
+    def feed_payload(self, payload: Mapping[str, Any]) -> None:
+        """Read one ``GenerateContentResponse`` (a whole answer, or one chunk of a stream).
+
+        :raises ProviderError: when it carries an error, or says the prompt was blocked.
+        """
+        error = error_in_body(payload)
+        if error is not None:
+            raise error
+        if isinstance(payload.get("modelVersion"), str) and self._model is None:
+            self._model = payload["modelVersion"]
+        if isinstance(payload.get("responseId"), str) and self._id is None:
+            self._id = payload["responseId"] or None
+        if payload.get("usageMetadata") is not None:
+            self._usage = payload["usageMetadata"]
+        candidates = wire_objects(payload.get("candidates"), "candidates", API)
+        if not candidates:
+            _check_blocked(payload)
+            return
+        candidate = candidates[0]
+        content = candidate.get("content")
+        if content is not None and not isinstance(content, Mapping):
+            raise ProviderError(f"{API}: candidates[0].content is not an object", api=API)
+        for part in wire_objects((content or {}).get("parts"), "candidates[0].content.parts", API):
+            self._part(part)
+        if candidate.get("finishReason"):
+            self._finish = str(candidate["finishReason"])
+            message = candidate.get("finishMessage")
+            self._finish_message = message if isinstance(message, str) else None
+
+    def _part(self, part: Mapping[str, Any]) -> None:
+        function = part.get("functionCall")
+        if function is not None:
+            self._call(part, function)
+            return
+        text = part.get("text")
+        if isinstance(text, str):
+            if part.get("thought"):
+                self._calls.thinking(text)
+            else:
+                self._calls.text(text)
+            if not text and part.keys() <= {"text", "thought"}:
+                return  # an empty piece (streams end with one): nothing to keep or send back
+            last = self._parts[-1] if self._parts else None
+            if isinstance(last, dict) and _mergeable(last, part):
+                last["text"] += text
+                if "thoughtSignature" in part:
+                    last["thoughtSignature"] = part["thoughtSignature"]
+                return
+        self._parts.append(dict(part))
+
+    def _call(self, part: Mapping[str, Any], function: Any) -> None:
+        key = self._keys
+        self._keys += 1
+        self._parts.append(key)
+        if not isinstance(function, Mapping):
+            function = {}
+        call_id = function.get("id")
+        name = function.get("name")
+        # The part is kept for the way back without its name and arguments: the call holds
+        # those (canonical, redacted where sensitive), and the part is rebuilt from it.
+        kept = {k: v for k, v in function.items() if k not in ("name", "args")}
+        self._calls.begin(
+            key,
+            call_id=call_id if isinstance(call_id, str) and call_id else None,
+            name=name if isinstance(name, str) and name else "",
+            provider_data={"part": {**part, "functionCall": kept}},
+        )
+        arguments = function.get("args")
+        if isinstance(arguments, Mapping) and arguments:
+            self._calls.arguments(key, json.dumps(arguments, ensure_ascii=False))
+        self._calls.complete(
+            key, final_arguments=arguments if arguments is not None else {}, use_final=True
+        )
+
+    def result(self) -> AssistantMessage:
+        """The assistant turn read so far."""
+        self._calls.finish("the stream ended")
+        calls = iter(self._calls.calls)
+        parts = list(self._canonical(calls))
+        called = any(isinstance(p, ToolCall) for p in parts)
+        if self._finish == _MALFORMED and not called:
+            made = self._malformed_call()
+            if made is not None:
+                parts.append(made)
+                called = True
+        return AssistantMessage(
+            parts=parts,
+            api=API,
+            model=self._model,
+            finish_reason=finish_reason(self._finish, called=called),
+            usage=_usage(self._usage),
+            response_id=self._id,
+        )
+
+    def _canonical(self, calls: Iterator[ToolCall]) -> Iterator[AssistantPart]:
+        for part in self._parts:
+            if isinstance(part, int):
+                yield next(calls)
+                continue
+            text = part.get("text")
+            if isinstance(text, str) and part.keys() <= _TEXT_KEYS:
+                if part.get("thought"):
+                    signature = part.get("thoughtSignature")
+                    yield ThinkingPart(
+                        text=text,
+                        signature=signature if isinstance(signature, str) else None,
+                        provider_data={"part": part},
+                    )
+                    continue
+                if text:
+                    yield TextPart(text)
+                    extra = {k: v for k, v in part.items() if k != "text"}
+                    if extra:
+                        yield OpaquePart(api=API, data={"extra": extra})
+                    continue
+            yield OpaquePart(api=API, data={"part": part})
+
+    def _malformed_call(self) -> ToolCall | None:
+        """The call Gemini tried and could not write (``MALFORMED_FUNCTION_CALL``), as an
+        invalid call, so the model is told and may try again. None when the message names no
+        function."""
+        said = self._finish_message or ""
+        names = [n for n in _CALLED.findall(said) if n != "print"]
+        if not names:
+            return None
+        name = names[-1].removeprefix("default_api.")
+        return ToolCall(
+            id=self._id_factory(),
+            name=name,
+            arguments=None,
+            raw_arguments=said,
+            invalid_reason=(
+                "Gemini could not write this call as arguments (finish reason "
+                f"MALFORMED_FUNCTION_CALL): {said}"
+            ),
+        )
+
+
+def _check_blocked(payload: Mapping[str, Any]) -> None:
+    feedback = payload.get("promptFeedback")
+    reason = feedback.get("blockReason") if isinstance(feedback, Mapping) else None
+    if reason:
+        raise ProviderError(
+            f"{API}: the prompt was blocked ({reason}) and the model did not answer; see "
+            "Gemini's safety settings ([provider] options safetySettings)",
+            api=API,
+            status=200,
+        )
+
+
+def parse_response(
+    payload: Mapping[str, Any],
+    request: ModelRequest | None = None,
+    *,
+    id_factory: Callable[[], str] = new_call_id,
+) -> AssistantMessage:
+    """The assistant turn of a whole (non-streamed) ``GenerateContentResponse``.
+
+    :raises ProviderError: when the answer holds an error or a blocked prompt.
+    """
+    reader = GenerateStream(request or _BARE, _discard, id_factory=id_factory)
+    reader.feed_payload(payload)
+    return reader.result()

@@ -1,0 +1,48 @@
+"""An in-process batch makes the host's adapter once, before its first run starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from toolwire import Host
+from toolwire.batch import BatchPlan, run_batch
+from toolwire.config import config_from_dict
+
+
+async def test_the_adapter_is_made_before_the_first_run(tmp_path: Path) -> None:
+    config = config_from_dict(
+        {
+            "provider": {"adapter": "scripted", "options": {"script": ["Hello."]}},
+            "ledger": {"path": str(tmp_path / "ledger.sqlite3")},
+        }
+    )
+    host = Host.load(config)
+    made: list[Any] = []
+    create = host.create_adapter
+
+    def counting(api: str | None = None) -> Any:
+        made.append(api)
+        return create(api)
+
+    host.create_adapter = counting  # type: ignore[method-assign]
+    source = tmp_path / "in.jsonl"
+    source.write_text(
+        "".join(json.dumps({"id": str(i), "prompt": "Hi"}) + "\n" for i in range(3)),
+        encoding="utf-8",
+    )
+    made_at_start: list[list[Any]] = []
+    try:
+        summary = await run_batch(
+            host,
+            source,
+            tmp_path / "out.jsonl",
+            plan=BatchPlan(concurrency=3),
+            on_start=lambda progress: made_at_start.append(list(made)),
+        )
+    finally:
+        await host.aclose()
+    assert summary.done == 3
+    assert made_at_start == [[None]]
+    assert made == [None]
