@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import nox
@@ -20,14 +19,6 @@ PACKAGES = {
 }
 # Packages whose install takes long (a native build); they have their own sessions.
 HEAVY = {"plugins/llamacpp"}
-# The llama.cpp runtime the suite is tested with, built once for a portable x86-64 baseline (AVX2)
-# and kept in a wheelhouse: pip's own wheel cache keys a source build by its URL only, so a wheel
-# built with -march=native on another processor would be reused here and die on an illegal
-# instruction.
-LLAMA_CPP = "llama-cpp-python==0.3.36"
-WHEELHOUSE = Path(
-    os.environ.get("TOOLWIRE_WHEELHOUSE", Path.home() / ".cache" / "toolwire-wheelhouse")
-)
 # Packages that depend on another package of the monorepo, installed with it from here.
 NEEDS = {"contrib-tools/sources": ["contrib-tools/web"]}
 
@@ -54,18 +45,10 @@ def _install_all(session: nox.Session, *, heavy: bool = True) -> None:
 
 
 def _install_llama_cpp(session: nox.Session) -> None:
-    """Install the llama.cpp runtime from the wheelhouse, building it there first if needed."""
-    WHEELHOUSE.mkdir(parents=True, exist_ok=True)
-    found = "--find-links", str(WHEELHOUSE)
-    # A wheel already in the wheelhouse satisfies the pin and is kept; otherwise the source is
-    # built without native tuning, bypassing pip's cache on the way in and out.
-    build_env = {
-        "CMAKE_ARGS": "-DGGML_NATIVE=OFF",
-        "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count()),
-    }
-    wheel = ["python", "-m", "pip", "wheel", "--no-deps", "--no-cache-dir", *found]
-    session.run(*wheel, "--wheel-dir", str(WHEELHOUSE), LLAMA_CPP, env=build_env)
-    session.install(*found, LLAMA_CPP)
+    """Install the llama.cpp runtime the suite is tested with, as the README's quickstart does:
+    built once per machine, portably, and kept in a wheelhouse (plugins/llamacpp/install_runtime.py
+    says why pip's own cache is not used)."""
+    session.run("python", str(ROOT / "plugins" / "llamacpp" / "install_runtime.py"))
 
 
 def _install_local_model(session: nox.Session) -> None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .cli._plugin_commands import CliCommand
     from .context import ContextRequest, RequestContext
     from .events import Event
+    from .loop import RunLoop
     from .messages import ToolCall
     from .tools import FunctionSpec, Tool, ToolContext, ToolResult
     from .untrusted import FilterContext, FilteredText
@@ -354,6 +355,35 @@ def toolwire_configure(host: Host) -> None:
         @toolwire.hookimpl
         def toolwire_configure(host):
             host.plugin_manager.register(Counter(), name="counter")
+    """
+
+
+@hookspec(firstresult=True)
+def toolwire_loop(host: Host) -> RunLoop | None:
+    """Provide the loop that runs the host's conversations, replacing the built-in one.
+
+    Called for every conversation a surface starts (``toolwire run``, the chats, batch,
+    :meth:`toolwire.Host.run`); return a new object implementing
+    :class:`toolwire.loop.RunLoop` for it. It reaches the model through
+    ``await host.get_adapter()``, so every provider adapter works with it unchanged. The
+    built-in :class:`toolwire.loop.ToolCallingLoop` is the default implementation (registered
+    ``trylast``); at most one enabled plugin may implement this hook, and the host names both
+    when two do. An implementation that raises, or returns something that is not a loop, fails
+    the conversation with an error naming its plugin.
+
+    :param host: the :class:`toolwire.Host` whose conversation is starting.
+    :returns: the loop, or None to leave it to the next implementation.
+
+    **Example**::
+
+        class PlanFirst(toolwire.loop.ToolCallingLoop):
+            async def run(self, prompt_or_messages, **options):
+                options.setdefault("system_prompt", "Plan the steps, then call the tools.")
+                return await super().run(prompt_or_messages, **options)
+
+        @toolwire.hookimpl
+        def toolwire_loop(host):
+            return PlanFirst(host)
     """
 
 

@@ -62,7 +62,7 @@ async def wait(context: ToolContext) -> str:
             # A file another process removes: there is nothing to await but the clock.
             while block.exists():  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
-    global in_flight, peak
+    global in_flight, peak, gathered
     in_flight += 1
     peak = max(peak, in_flight)
     try:
@@ -74,6 +74,8 @@ async def wait(context: ToolContext) -> str:
             await asyncio.sleep(float(match.group(1)))
     finally:
         in_flight -= 1
+        if in_flight == 0:
+            gathered = False
     return f"waited for {prompt}"
 
 
@@ -81,14 +83,20 @@ in_flight = 0
 """Calls of ``wait`` running now in this process."""
 peak = 0
 """The most calls of ``wait`` that ran at once in this process (a test sets it back to 0)."""
+gathered = False
+"""Whether the calls running now were, at one point, as many as ``together=`` asked: the first
+to leave must not keep the others waiting for a count that its leaving lowered."""
 
 
 async def _until_in_flight(count: int) -> None:
-    """Wait until ``count`` calls of ``wait`` run at once, for a minute at most (a hang bound:
+    """Wait until ``count`` calls of ``wait`` ran at once, for a minute at most (a hang bound:
     with fewer allowed at once, the test sees a peak below ``count``)."""
+    global gathered
     deadline = asyncio.get_running_loop().time() + 60
-    while in_flight < count and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110
-        await asyncio.sleep(0.01)
+    while not gathered and asyncio.get_running_loop().time() < deadline:
+        gathered = in_flight >= count
+        if not gathered:
+            await asyncio.sleep(0.01)
 
 
 @toolwire.tool(idempotent=True)

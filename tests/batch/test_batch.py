@@ -7,13 +7,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import batch_tools
 import pytest
 from batch_tools import KILL_SCRIPT, write_config
+from waiting import HANG, running, until
 
 from toolwire import Host
 from toolwire.batch import BatchPlan, run_batch, scan_output
@@ -33,12 +33,12 @@ def _command(config: Path) -> list[str]:
     return [sys.executable, "-m", "toolwire", "--config", str(config), "batch"]
 
 
-def _batch(config: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _batch(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*_command(config), *args],
         capture_output=True,
         text=True,
-        timeout=timeout,
+        timeout=HANG,
     )
 
 
@@ -151,9 +151,7 @@ async def test_a_hanging_run_ends_at_its_deadline_and_the_batch_goes_on(workdir:
         ],
     )
     out = workdir / "out.jsonl"
-    started = time.monotonic()
     done = _batch(config, str(jobs), "--out", str(out), "--concurrency", "1")
-    assert time.monotonic() - started < 30
     assert done.returncode == 1, done.stderr
     records = {r["id"]: r for r in _records(out)}
     assert records["stuck"]["status"] == "failed"
@@ -392,24 +390,14 @@ def test_resume_after_kill_9_runs_no_side_effect_twice(workdir: Path) -> None:
     jobs = _jsonl(workdir / "in.jsonl", rows)
     out = workdir / "out.jsonl"
     (workdir / "block").write_text("3")  # runs that charge third or later block in `wait`
-    child = subprocess.Popen(
+    with running(
         [*_command(config), str(jobs), "--out", str(out), "--concurrency", "2"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while len(list(workdir.glob("waiting-*"))) < 2:
-            assert child.poll() is None, child.stderr.read() if child.stderr else ""
-            assert time.monotonic() < deadline, "the batch never reached the blocking calls"
-            time.sleep(0.05)
+    ) as child:
+        until(lambda: len(list(workdir.glob("waiting-*"))) >= 2, child, what="two blocking calls")
         os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
-        if child.stderr:
-            child.stderr.close()
+        child.wait(timeout=HANG)
     before = {r["id"] for r in _records(out)}
     assert before == {"j0", "j1"}
     charged_before = (workdir / "effects.log").read_text().splitlines()
@@ -448,22 +436,14 @@ def test_a_call_that_started_and_never_settled_waits_for_a_decision(workdir: Pat
     (workdir / "block").write_text("1")
     # Serial calls: `charge` ran, its settled row waits for the end of the turn, and `wait`
     # blocks: the kill leaves the charge started and never settled.
-    child = subprocess.Popen(
+    with running(
         [*_command(config), str(jobs), "--out", str(out)],
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not list(workdir.glob("waiting-*")):
-            assert child.poll() is None
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        stderr=subprocess.PIPE,
+    ) as child:
+        until(lambda: bool(list(workdir.glob("waiting-*"))), child, what="the blocking call")
         os.kill(child.pid, signal.SIGKILL)
-        child.wait(timeout=30)
-    finally:
-        if child.poll() is None:
-            child.kill()
+        child.wait(timeout=HANG)
     (workdir / "block").unlink()
     done = _batch(config, str(jobs), "--out", str(out), "--approve-all")
     assert done.returncode == 1, done.stderr
@@ -481,24 +461,15 @@ def test_ctrl_c_stops_the_batch_and_the_same_command_goes_on(workdir: Path) -> N
     out = workdir / "out.jsonl"
     block = workdir / "block"
     block.write_text("3")
-    child = subprocess.Popen(
+    with running(
         [*_command(config), str(jobs), "--out", str(out), "--concurrency", "2"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while len(list(workdir.glob("waiting-*"))) < 2:
-            assert child.poll() is None
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+    ) as child:
+        until(lambda: len(list(workdir.glob("waiting-*"))) >= 2, child, what="two blocking calls")
         child.send_signal(signal.SIGINT)
-        _, stderr = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.communicate()
+        _, stderr = child.communicate(timeout=HANG)
     assert child.returncode == 1
     assert "interrupted; run the same command again to go on" in stderr
     assert {r["id"] for r in _records(out)} == {"j0", "j1"}

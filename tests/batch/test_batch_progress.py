@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pexpect
 from batch_tools import write_config
+from waiting import HANG
 
 
 def _jobs(workdir: Path, count: int) -> Path:
@@ -28,7 +29,7 @@ def test_progress_on_a_pseudo_terminal(workdir: Path) -> None:
         ["-m", "toolwire", "--config", str(config), "batch", str(jobs), "--out", "out.jsonl"],
         cwd=str(workdir),
         encoding="utf-8",
-        timeout=60,
+        timeout=HANG,
         dimensions=(24, 120),
     )
     child.expect(pexpect.EOF)
@@ -57,7 +58,7 @@ def test_progress_is_plain_lines_when_not_a_terminal(workdir: Path) -> None:
         [*command, str(jobs), "--out", "out.jsonl"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG,
     )
     assert done.returncode == 1
     assert "\r" not in done.stderr

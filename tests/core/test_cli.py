@@ -110,6 +110,91 @@ def test_init_writes_a_config_that_loads(workdir: Path, capsys: pytest.CaptureFi
     assert isinstance(json.loads(out[out.index("[") :]), list)
 
 
+NEEDS_A_KEY = """
+import attrs
+import toolwire
+
+
+@attrs.frozen
+class Settings:
+    token_env: str
+
+
+@toolwire.hookimpl
+def toolwire_settings_class(plugin_name):
+    return Settings if plugin_name == "needs-a-key" else None
+"""
+
+NEEDS_A_FOLDER = """
+import toolwire
+
+
+@toolwire.hookimpl
+def toolwire_tools(settings):
+    if "folder" not in settings:
+        raise LookupError("the notes toolbox needs folder: set it in [tools.needs-a-folder]")
+    return []
+"""
+
+READY = """
+import toolwire
+
+
+@toolwire.tool
+def shout(text: str) -> str:
+    \"\"\"Repeat a text in capitals.\"\"\"
+    return text.upper()
+
+
+@toolwire.hookimpl
+def toolwire_tools(settings):
+    return [shout]
+"""
+
+
+def test_init_leaves_out_the_plugins_that_need_settings_saying_what_they_need(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    import toolwire.host._entrypoints as entrypoints
+    from toolwire.host._entrypoints import PluginEntryPoint
+
+    plugins = {"needs-a-key": NEEDS_A_KEY, "needs-a-folder": NEEDS_A_FOLDER, "ready": READY}
+    for name, source in plugins.items():
+        (workdir / f"{name.replace('-', '_')}_plugin.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(workdir))
+    monkeypatch.setenv("TOOLWIRE_CACHE_DIR", "")
+    monkeypatch.setattr(
+        entrypoints,
+        "_from_metadata",
+        lambda group: [
+            PluginEntryPoint(name=name, value=f"{name.replace('-', '_')}_plugin")
+            for name in plugins
+        ],
+    )
+    assert main(["init"]) == 0
+    assert capsys.readouterr().out == (
+        "wrote toolwire.toml (enabled plugins: ready; left out until configured: "
+        "needs-a-folder, needs-a-key)\n"
+    )
+    text = (workdir / "toolwire.toml").read_text()
+    assert 'enable = ["ready"]\n' in text
+    comment = text[text.index("# Installed, left out") : text.index("[provider]")]
+    assert all(line.startswith("#") for line in comment.splitlines() if line)
+    assert '"needs-a-folder": toolwire_tools: LookupError: the notes toolbox needs folder' in (
+        comment.replace("\n#   ", " ")
+    )
+    assert '"needs-a-key":' in comment
+    assert "$.tools.needs-a-key.token_env" in comment
+    # The config written loads with no plugin failing.
+    assert main(["plugins", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(p["name"], p["enabled"], p["error"]) for p in listed] == [
+        ("needs-a-folder", False, None),
+        ("needs-a-key", False, None),
+        ("ready", True, None),
+    ]
+
+
 def test_tools_list_json_is_empty_without_plugins(
     workdir: Path, capsys: pytest.CaptureFixture[str]
 ):

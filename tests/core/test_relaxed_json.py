@@ -91,6 +91,24 @@ from toolwire._json.relaxed import (
             {"a": 1},
             ("single-quoted strings", "object encoded as a JSON string"),
         ),
+        ('<|"|>{"scope": "tmp"}', {"scope": "tmp"}, ("template quote tokens",)),
+        (' <|"|>{"scope": "tmp"}<|"|>\n', {"scope": "tmp"}, ("template quote tokens",)),
+        (
+            '{scope:<|"|>tmp<|"|>,depth:2}',
+            {"scope": "tmp", "depth": 2},
+            ("unquoted keys", "template quote tokens"),
+        ),
+        (
+            '{<|"|>reason<|"|>: <|"|>He said <|"|>hi<|"|> twice, a \\ b<|"|>, '
+            '"tags": [<|"|>a<|"|>, <|"|>b<|"|>]}',
+            {"reason": 'He said "hi" twice, a \\ b', "tags": ["a", "b"]},
+            ("template quote tokens",),
+        ),
+        (
+            '{"code": <|"|>x = {"k": 1}\n<|"|>}',
+            {"code": 'x = {"k": 1}\n'},
+            ("template quote tokens",),
+        ),
     ],
 )
 def test_repairs(text: str, arguments: dict[str, Any], repairs: tuple[str, ...]) -> None:
@@ -108,6 +126,7 @@ def test_repair_names_are_the_documented_ones() -> None:
         "unquoted keys",
         "single-quoted strings",
         "trailing commas",
+        "template quote tokens",
     )
 
 
@@ -123,6 +142,8 @@ def test_repair_names_are_the_documented_ones() -> None:
         ('{"a": [1, 2', 11, "the text ends inside an array, where ',' or ']' was"),
         ('{"a": ', 6, "the text ends where a JSON value was expected"),
         ('{"a"', 4, "expected ':' after the key 'a', got the end of the text"),
+        ('{"a": <|"|>x', 12, 'the text ends inside the string opened with <|"|> at char 6'),
+        ('<|"|>[1]', 5, "expected '{' (tool arguments must be a JSON object), got '['"),
         ("{'a': 'x}", 9, "the text ends inside the string opened at char 6 (truncated?)"),
         ('[{"a": 1}]', 0, "expected '{' (tool arguments must be a JSON object), got an array"),
         ("  [1, 2,]", 2, "expected '{' (tool arguments must be a JSON object), got '['"),

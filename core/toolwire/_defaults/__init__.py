@@ -8,7 +8,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ..config import Config
 
+LOOP = "toolwire._defaults.loop"
+"""The registration name of the built-in loop's ``toolwire_loop``."""
+
 DEFAULT_PLUGINS: tuple[str, ...] = (
+    LOOP,
     "toolwire._defaults.offer",
     "toolwire._defaults.execute",
     "toolwire._defaults.policy",

@@ -24,6 +24,7 @@ Repair = Literal[
     "unquoted keys",
     "single-quoted strings",
     "trailing commas",
+    "template quote tokens",
 ]
 
 REPAIRS: Final[tuple[Repair, ...]] = (
@@ -34,6 +35,7 @@ REPAIRS: Final[tuple[Repair, ...]] = (
     "unquoted keys",
     "single-quoted strings",
     "trailing commas",
+    "template quote tokens",
 )
 """Every repair :func:`parse_arguments` may make, in the order it considers them."""
 
@@ -56,6 +58,15 @@ _BAD_SINGLE_QUOTED_ESCAPE: Final = re.compile(
 )
 _SINGLE_TO_DOUBLE: Final = re.compile(r'\\(.)|"', re.DOTALL)
 _LITERALS: Final = (("true", True), ("false", False), ("null", None))
+# Some chat templates (Gemma 4's) write a string as <|"|>text<|"|>, and a server whose parser
+# missed the call passes those tokens on. Inside such a string a quote token followed by what
+# may follow a key (':') or a value (',', '}', ']' or the end) closes it; any other one stands
+# for a literal double quote.
+_QUOTE_TOKEN: Final = '<|"|>'
+_CLOSING_QUOTE_TOKEN: Final = {
+    "key": re.compile(r'<\|"\|>(?=[ \t\n\r]*:)'),
+    "value": re.compile(r'<\|"\|>(?=[ \t\n\r]*(?:[,}\]]|\Z))'),
+}
 
 
 @attrs.frozen
@@ -111,9 +122,10 @@ def parse_arguments(text: str) -> ParsedArguments:
     Valid JSON objects are returned as they are. Otherwise these repairs, and only these, are
     tried: empty or whitespace-only text (no arguments, ``{}``), a markdown code fence around
     the JSON, an object encoded as a JSON string, redundant wrapping braces (``{{…}}``),
-    unquoted identifier keys, single-quoted strings, and trailing commas. Anything else is
-    refused: a truncated object, a top level that is not an object, two concatenated objects,
-    Python literals, comments, raw control characters in strings.
+    unquoted identifier keys, single-quoted strings, trailing commas, and a chat template's
+    quote tokens (``<|"|>``) leaked around the arguments or written as string quotes. Anything
+    else is refused: a truncated object, a top level that is not an object, two concatenated
+    objects, Python literals, comments, raw control characters in strings.
 
     :param text: the arguments exactly as the model produced them.
     :returns: the arguments and the repairs made.
@@ -198,7 +210,7 @@ class _RelaxedParser:
 
     def parse_document(self, *, allow_string: bool) -> Any:
         text = self.text
-        self.skip_whitespace()
+        self.skip_leaked_quote_tokens()
         ch = text[self.pos : self.pos + 1]
         try:
             if ch == "{":
@@ -210,7 +222,7 @@ class _RelaxedParser:
                 self.fail("expected '{' (tool arguments must be a JSON object), got " + what, "'{'")
         except RecursionError:
             self.fail("the arguments are nested too deeply", "less nesting")
-        self.skip_whitespace()
+        self.skip_leaked_quote_tokens()
         if self.pos < len(text):
             if text[self.pos] in "{[":
                 self.fail(
@@ -254,6 +266,8 @@ class _RelaxedParser:
             return self.parse_array()
         if ch in ('"', "'"):
             return self.parse_string()
+        if text.startswith(_QUOTE_TOKEN, pos):
+            return self.parse_quote_token_string("value")
         number = _NUMBER.match(text, pos)
         if number is not None:
             self.pos = number.end()
@@ -349,6 +363,8 @@ class _RelaxedParser:
         ch = self.text[self.pos : self.pos + 1]
         if ch in ('"', "'"):
             return self.parse_string()
+        if self.text.startswith(_QUOTE_TOKEN, self.pos):
+            return self.parse_quote_token_string("key")
         identifier = _IDENTIFIER.match(self.text, self.pos)
         if identifier is not None:
             self.repairs.append("unquoted keys")
@@ -402,6 +418,30 @@ class _RelaxedParser:
             )
         self.pos = end + 1
         return value
+
+    def parse_quote_token_string(self, role: Literal["key", "value"]) -> str:
+        """A string written between chat-template quote tokens; its text is taken as it is."""
+        start = self.pos
+        body_start = start + len(_QUOTE_TOKEN)
+        closing = _CLOSING_QUOTE_TOKEN[role].search(self.text, body_start)
+        if closing is None:
+            self.pos = len(self.text)
+            self.fail(
+                f"the text ends inside the string opened with {_QUOTE_TOKEN} at char "
+                f"{self.base + start} (truncated?)",
+                f"a closing {_QUOTE_TOKEN}",
+            )
+        self.repairs.append("template quote tokens")
+        self.pos = closing.end()
+        return self.text[body_start : closing.start()].replace(_QUOTE_TOKEN, '"')
+
+    def skip_leaked_quote_tokens(self) -> None:
+        """Quote tokens around the whole arguments, as a template's string delimiters leak."""
+        self.skip_whitespace()
+        while self.text.startswith(_QUOTE_TOKEN, self.pos):
+            self.repairs.append("template quote tokens")
+            self.pos += len(_QUOTE_TOKEN)
+            self.skip_whitespace()
 
     def enter(self) -> None:
         self.depth += 1

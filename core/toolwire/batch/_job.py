@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 
-from ..loop import Approve, Decision, DeferredRequest, Deny, Run, ToolCallingLoop
+from ..loop import Approve, Decision, DeferredRequest, Deny, Run, RunLoop, UnknownRun
 
 if TYPE_CHECKING:
     from ..host._host import Host
@@ -64,7 +64,7 @@ async def run_job(host: Host, job: BatchJob, settings: JobSettings) -> dict[str,
     period) is cancelled.
     """
     started = time.monotonic()
-    loop = ToolCallingLoop(host)
+    loop = host.new_loop()
     approval = {"approve": _approve, "deny": _deny}.get(settings.approvals)
     resumed = False
     try:
@@ -110,10 +110,11 @@ async def _within(awaitable: Any, deadline: float | None) -> Run:
     return result
 
 
-def _stored_run(loop: ToolCallingLoop, run_id: str) -> Run | None:
-    if loop.ledger is None or loop.ledger.load_run(run_id) is None:
+def _stored_run(loop: RunLoop, run_id: str) -> Run | None:
+    try:
+        return loop.load(run_id)
+    except UnknownRun:
         return None
-    return loop.load(run_id)
 
 
 def record_of(

@@ -18,7 +18,6 @@ import attrs
 
 from ..chat import Grant, Grants, GrantStore, count_message, tool_server
 from ..elicitation import eliciting
-from ..loop._loop import ToolCallingLoop
 from ..loop._run import Decision, DeferredRequest, Run
 from ..messages import AssistantMessage, Message, UserMessage
 from ._chats import ChatStore, ChatStoreError, Conversation, chats_directory
@@ -107,7 +106,7 @@ class _LineReader:
 class ChatSession:
     """One conversation: each line typed is a turn that continues the conversation's messages.
 
-    A turn runs as one :meth:`ToolCallingLoop.stream`; calls that need approval are asked inline
+    A turn runs as one ``stream`` of the host's loop; calls that need approval are asked inline
     (approve, deny with a message, edit the arguments as JSON). Ctrl-C during a turn cancels it
     (every call of the turn is answered as cancelled) and the chat goes on. After every turn the
     conversation is saved, so ``toolwire chat --continue`` picks it up again.
@@ -269,7 +268,7 @@ class ChatSession:
     async def turn(self, text: str | None, tool_choice: str = "auto") -> Run | None:
         """Run one turn for ``text`` (None: again from the conversation's last message, as
         ``/retry`` does): render it, save the conversation; returns the run."""
-        loop = ToolCallingLoop(self.host)
+        loop = self.host.new_loop()
         messages = [*self.messages, UserMessage(text)] if text is not None else self.messages
         stream = loop.stream(messages, approval=self._approve, tool_choice=tool_choice)
         renderer = self.renderer

@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -858,22 +858,29 @@ def _doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _init(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..host._discovery import discover
+    from ._init_trial import plugins_needing_settings
 
     path = Path(args.path)
     if path.exists() and not args.force:
         # Leaving an existing config alone is success, so `toolwire init && toolwire run …` chains.
         out.write(f"{path} exists; left unchanged (use --force to rewrite it)\n")
         return EXIT_OK
-    installed = discover()
-    path.write_text(render_init_config(sorted(installed)), encoding="utf-8")
-    names = ", ".join(sorted(installed)) or "none"
-    out.write(f"wrote {path} (enabled plugins: {names})\n")
+    installed = sorted(discover())
+    needing = plugins_needing_settings(installed)
+    path.write_text(render_init_config(installed, needing), encoding="utf-8")
+    names = ", ".join(p for p in installed if p not in needing) or "none"
+    left = f"; left out until configured: {', '.join(needing)}" if needing else ""
+    out.write(f"wrote {path} (enabled plugins: {names}{left})\n")
     return EXIT_OK
 
 
-def render_init_config(plugins: Sequence[str]) -> str:
-    """The commented ``toolwire.toml`` that ``toolwire init`` writes."""
-    enable = ", ".join(json.dumps(p) for p in plugins)
+def render_init_config(plugins: Sequence[str], needing: Mapping[str, str] | None = None) -> str:
+    """The commented ``toolwire.toml`` that ``toolwire init`` writes: ``plugins`` enabled,
+    except those of ``needing``, which are named in comments with what they need."""
+    from ._init_trial import left_out_comment
+
+    needing = needing or {}
+    enable = ", ".join(json.dumps(p) for p in plugins if p not in needing)
     lines = [
         "# toolwire configuration. Reference: docs/user-guide.md (the config section)",
         "",
@@ -881,6 +888,7 @@ def render_init_config(plugins: Sequence[str]) -> str:
         "# Installed plugins to load. Nothing a package installs reaches a model unless it is",
         "# enabled here (or in $TOOLWIRE_PLUGINS, which overrides this list).",
         f"enable = [{enable}]",
+        *left_out_comment(needing),
         "",
         "[provider]",
         "# The API adapter: openai-chat, openai-responses, anthropic-messages, llamacpp, or",

@@ -52,7 +52,6 @@ from ..events import (
     UnknownTool,
 )
 from ..loop._codec import REDACTED, redact_arguments
-from ..loop._loop import ToolCallingLoop
 from ..loop._run import Approve, Decision, DeferredRequest, Deny, Run
 from ..loop._state import Approver
 from ..messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
@@ -1050,7 +1049,7 @@ def run_cli(
     if approve_all and deny_all:
         stderr.write("toolwire: --approve-all and --deny-all cannot be combined\n")
         return 2
-    loop = ToolCallingLoop(host)
+    loop = host.new_loop()
 
     def sensitive(name: str) -> frozenset[str]:
         tool = host.tools.get(name)

@@ -10,6 +10,7 @@ import attrs
 import pluggy
 
 from .. import hookspecs
+from .._defaults import LOOP as LOOP_DEFAULT
 from .._defaults import default_plugins
 from .._markers import PROJECT_NAME
 from .._surface import Surface
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
     from ..events import Event
     from ..http._transport import Transport
-    from ..loop import Decision, Run
+    from ..loop import Decision, Run, RunLoop
     from ..loop._protocol import Pipeline
     from ..messages import Message
     from ..tools import Tool
@@ -71,6 +72,7 @@ class Host:
         self._adapter: ProviderAdapter | None = None
         self._transport: Transport | None = None
         self._pipeline: Pipeline | None = None
+        self._loop_plugin: str | None = None
         self._observers = Observers(self.hook, self.plugin_info, bound=config.loop.observer_timeout)
         self._services = Services(
             self.hook,
@@ -417,11 +419,10 @@ class Host:
     async def run(self, prompt: str | Sequence[Message], **options: Any) -> Run:
         """Run one conversation to its end (an answer, a limit, or deferred calls).
 
-        Options are those of :meth:`toolwire.loop.ToolCallingLoop.run`.
+        Options are those of :meth:`toolwire.loop.ToolCallingLoop.run` (or of the loop a plugin
+        provides, see :meth:`new_loop`).
         """
-        from ..loop import ToolCallingLoop
-
-        return await ToolCallingLoop(self).run(prompt, **options)
+        return await self.new_loop().run(prompt, **options)
 
     def run_sync(self, prompt: str | Sequence[Message], **options: Any) -> Run:
         """:meth:`run` from synchronous code (starts and closes an event loop)."""
@@ -437,15 +438,39 @@ class Host:
 
     async def resume(self, run: Run, decisions: Mapping[str, Decision]) -> Run:
         """Continue a run that ended with deferred calls, with a decision per call id."""
-        from ..loop import ToolCallingLoop
-
-        return await ToolCallingLoop(self).resume(run, decisions)
+        return await self.new_loop().resume(run, decisions)
 
     def stream(self, prompt: str | Sequence[Message], **options: Any) -> AsyncIterator[Event]:
         """Run a conversation, yielding every event as it happens."""
-        from ..loop import ToolCallingLoop
+        return aiter(self.new_loop().stream(prompt, **options))
 
-        return ToolCallingLoop(self).stream(prompt, **options)
+    def new_loop(self) -> RunLoop:
+        """A loop for one conversation: the one the enabled plugin implementing
+        ``toolwire_loop`` returns, else the built-in :class:`~toolwire.loop.ToolCallingLoop`.
+
+        :raises HostError: when two enabled plugins provide the loop, or the one that does
+            raises or returns something that is not a :class:`~toolwire.loop.RunLoop`; the
+            message names the plugin.
+        """
+        caller = self.hook.toolwire_loop
+        if self._loop_plugin is None:
+            self._loop_plugin = _loop_plugin(self.plugin_manager, caller.get_hookimpls())
+        try:
+            loop = caller(host=self)
+        except Exception as exc:
+            raise HostError(
+                f"plugin {self._loop_plugin!r} failed to provide the loop (toolwire_loop): "
+                f"{describe_exception(exc)}"
+            ) from exc
+        from ..loop import RunLoop
+
+        if not isinstance(loop, RunLoop):
+            raise HostError(
+                f"plugin {self._loop_plugin!r} returned {_short_repr(loop)} from toolwire_loop; "
+                "expected a loop with run, resume, stream, load and last_run "
+                "(toolwire.loop.RunLoop)"
+            )
+        return loop
 
     def on_close(self, callback: Callable[[], Awaitable[None]]) -> None:
         """Have :meth:`aclose` await ``callback`` (latest first): plugins close what they keep in
@@ -498,6 +523,24 @@ class Host:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+def _loop_plugin(pm: pluggy.PluginManager, impls: Sequence[Any]) -> str:
+    """The name of the plugin whose ``toolwire_loop`` runs, after checking that at most one
+    plugin besides the built-in default implements it."""
+    names = [pm.get_name(impl.plugin) or repr(impl.plugin) for impl in impls]
+    provided = [name for name in names if name != LOOP_DEFAULT]
+    if len(provided) > 1:
+        raise HostError(
+            f"plugins {', '.join(map(repr, sorted(provided)))} each provide the loop "
+            "(toolwire_loop); enable only one of them"
+        )
+    return provided[0] if provided else LOOP_DEFAULT
+
+
+def _short_repr(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def _tool_definition_error() -> type[Exception]:

@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING, Any
 
 from ._call import call_tool
+from ._contract import RunEvents, RunLoop, UnknownRun
 from ._ledger import Ledger, LedgerEntry, default_ledger_path, ledger_path
 from ._ledger_store import CallClaimed, LedgerError
 from ._loop import ToolCallingLoop
@@ -59,7 +60,9 @@ __all__ = [
     "Offer",
     "Outcome",
     "Run",
+    "RunEvents",
     "RunInProgress",
+    "RunLoop",
     "RunOptions",
     "RunStream",
     "Selection",
@@ -68,6 +71,7 @@ __all__ = [
     "TerminalRenderer",
     "ToolCallRecord",
     "ToolCallingLoop",
+    "UnknownRun",
     "call_tool",
     "default_ledger_path",
     "ledger_path",

@@ -27,6 +27,7 @@ from ..events import RunFinished, RunStarted
 from ..messages import AssistantMessage, Message, ToolCall
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import ToolResult
+from ._contract import UnknownRun
 from ._execute import run_call, run_services
 from ._execution import CoarseBounds
 from ._journal import LedgerCorrupt
@@ -228,8 +229,8 @@ class ToolCallingLoop:
         approval that was given), and a call that settled waits on nothing (its stored result
         answers it on :meth:`resume`).
 
-        :raises ValueError: when the ledger is disabled or does not know the run, or
-            ``LedgerCorrupt`` (a ``ValueError``) when its rows do not make up a run.
+        :raises UnknownRun: (a ``ValueError``) when the ledger is disabled or does not know the
+            run, or ``LedgerCorrupt`` (a ``ValueError``) when its rows do not make up a run.
         :raises RunInProgress: (a ``ValueError``) when a call of its last turn is running in a
             live process (this one or another), which keeps its lease: it is not interrupted.
         """
@@ -249,12 +250,12 @@ class ToolCallingLoop:
     def _stored(self, run_id: str) -> Run:
         """The run ``run_id`` as the ledger stored it (not reconciled with its call rows)."""
         if self.ledger is None:
-            raise ValueError(
+            raise UnknownRun(
                 f"cannot load run {run_id!r}: the ledger is disabled ([ledger] enabled = false)"
             )
         run = self._read(run_id)
         if run is None:
-            raise ValueError(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
+            raise UnknownRun(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
         return run
 
     def _read(self, run_id: str) -> Run | None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from toolwire import Approve, AssistantMessage, Deny, SideEffect, UserMessage
 from toolwire.chat import Grant, GrantError, Grants, GrantStore, tool_server
 from toolwire.elicitation import eliciting
-from toolwire.loop import Decision, DeferredRequest, Run, RunStream, ToolCallingLoop
+from toolwire.loop import Decision, DeferredRequest, Run, RunEvents
 from toolwire.tools import ArgumentsInvalid
 
 from ._elicit import PageElicitor
@@ -112,7 +112,7 @@ class LiveConversation:
         self._watchers: set[asyncio.Queue[list[View] | None]] = set()
         self._live: list[View] = []
         self._task: asyncio.Task[None] | None = None
-        self._stream: RunStream | None = None
+        self._stream: RunEvents | None = None
         self._waiting: dict[str, asyncio.Future[Decision]] = {}
         self._requests: dict[str, DeferredRequest] = {}
         self._run_id = ""
@@ -240,12 +240,12 @@ class LiveConversation:
     def _start(self, messages: list[Message], views: list[View], tool_choice: str) -> None:
         self._publish(views)
         self._persist_live()
-        loop = ToolCallingLoop(self._host)
+        loop = self._host.new_loop()
         self._stream = loop.stream(messages, approval=self._ask, tool_choice=tool_choice)
         with eliciting(self.elicitor):  # a tool's questions to the person go to the page
             self._task = asyncio.ensure_future(self._drive(self._stream))
 
-    async def _drive(self, stream: RunStream) -> None:
+    async def _drive(self, stream: RunEvents) -> None:
         try:
             async for event in stream:
                 self._run_id = event.run_id

@@ -22,7 +22,7 @@ def main(workdir: Path) -> None:
     async def wait() -> str:
         """Wait until interrupted."""
         (workdir / "waiting").write_text("")
-        await asyncio.sleep(60)
+        await asyncio.Event().wait()  # until the Ctrl-C cancels it
         return "waited"
 
     @toolwire.tool

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -41,28 +40,18 @@ def approve_in_a_child(
 ) -> subprocess.Popen[bytes]:
     """Approve the deferred charge in a child process, returned once ``marker`` exists."""
     command = [sys.executable, str(CHILD), str(workdir), *([url] if url else [])]
+    from waiting import until  # the test's side only: the child imports this module too
+
     child = subprocess.Popen(command, stderr=subprocess.PIPE)
     assert child.stderr is not None
     try:
-        wait_for(workdir / marker, child)
+        until((workdir / marker).exists, child, what=marker)
     except BaseException:
         child.kill()
         child.wait()
         child.stderr.close()
         raise
     return child
-
-
-def wait_for(path: Path, child: subprocess.Popen[bytes]) -> None:
-    """Wait until ``path`` exists (the child writes it); fail if the child ends first."""
-    deadline = time.monotonic() + 60
-    while not path.exists():
-        if child.poll() is not None:
-            assert child.stderr is not None
-            raise AssertionError(f"the child ended early: {child.stderr.read()!r}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"the child never reached {path.name}")
-        time.sleep(0.02)
 
 
 def approve_in_a_child_killed_at(workdir: Path, marker: str, url: str | None = None) -> None:

@@ -7,7 +7,6 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from loop_support import (
     result_texts,
     run_script,
 )
+from waiting import HANG, running, until
 
 import toolwire
 from toolwire.testing import tool_call
@@ -154,23 +154,14 @@ async def test_an_observer_raising_a_base_exception_fails_only_itself(
 
 
 def test_a_real_ctrl_c_still_cancels_the_run_with_every_call_answered(tmp_path: Path) -> None:
-    child = subprocess.Popen(
+    with running(
         [sys.executable, str(Path(__file__).with_name("loop_interrupt_child.py")), str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "waiting").exists():
-            assert child.poll() is None, child.stderr.read()  # type: ignore[union-attr]
-            assert time.monotonic() < deadline, "the child never reached its waiting tool"
-            time.sleep(0.02)
+    ) as child:
+        until((tmp_path / "waiting").exists, child, what="the waiting tool")
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=60)
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait()
+        out, err = child.communicate(timeout=HANG)
     assert child.returncode == 130, err.decode()
     report = json.loads(out)
     assert report["stop_reason"] == "cancelled"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from loop_crash_tools import RUN_ID, SCRIPT, make_config, plugin
 from loop_support import assert_no_orphans, make_host, run_script
+from waiting import until
 
 import toolwire
 from toolwire import Host
@@ -28,23 +29,14 @@ def _effects(workdir: Path) -> list[str]:
     return log.read_text().split() if log.exists() else []
 
 
-def _wait_for(paths: list[Path], process: subprocess.Popen[bytes], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not all(p.exists() for p in paths):
-        if process.poll() is not None:
-            raise AssertionError(f"the child ended early: {process.stderr.read()!r}")  # type: ignore[union-attr]
-        if time.monotonic() > deadline:
-            raise AssertionError("the child did not reach the blocking calls")
-        time.sleep(0.02)
-
-
 def test_resume_after_the_process_was_killed_between_started_and_settled(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "block").write_text("")
     child = subprocess.Popen([sys.executable, str(CHILD), str(tmp_path)], stderr=subprocess.PIPE)
     try:
-        _wait_for([tmp_path / "charge.started", tmp_path / "fetch.started"], child)
+        started = [tmp_path / "charge.started", tmp_path / "fetch.started"]
+        until(lambda: all(p.exists() for p in started), child, what="the blocking calls")
         # pay settled; charge (not idempotent) started; fetch (idempotent) running; note waits.
         time.sleep(0.05)
     finally:

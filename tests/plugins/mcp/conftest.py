@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import HANG, until
 
 NOTES_SERVER = Path(__file__).with_name("notes_server.py")
 
@@ -79,16 +80,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for_port(port: int, process: subprocess.Popen[Any], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}")
+def wait_for_port(port: int, process: subprocess.Popen[Any]) -> None:
+    def listening() -> bool:
         with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+            return sock.connect_ex(("127.0.0.1", port)) == 0
+
+    until(listening, process, what=f"listener on 127.0.0.1:{port}")
 
 
 @contextlib.contextmanager
@@ -153,8 +150,8 @@ def pid_alive(pid: int) -> bool:
         return True
 
 
-def wait_gone(pids: list[int], timeout: float = 15.0) -> list[int]:
-    """The PIDs still alive after ``timeout`` seconds."""
+def wait_gone(pids: list[int], timeout: float = HANG) -> list[int]:
+    """The PIDs still alive after ``timeout`` seconds (all gone: as soon as they are)."""
     deadline = time.monotonic() + timeout
     alive = [p for p in pids if pid_alive(p)]
     while alive and time.monotonic() < deadline:

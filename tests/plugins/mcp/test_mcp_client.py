@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from waiting import eventually
 
 from toolwire import Host, ToolCallingLoop
 from toolwire.events import Event
@@ -187,11 +188,8 @@ async def test_a_server_that_never_answers_times_out_and_is_cancelled(
         assert result.status.value == "error"
         assert result.retryable
         assert "within 1 s" in (result.content or "")
-        for _ in range(200):
-            if marker.read_text() == "cancelled":
-                break
-            await asyncio.sleep(0.05)
-        assert marker.read_text() == "cancelled"  # the server got notifications/cancelled
+        # The server got notifications/cancelled.
+        await eventually(lambda: marker.read_text() == "cancelled", what="cancellation")
         assert (await loop.call("notes_read_note", {"title": "groceries"})).is_ok
 
 
@@ -201,18 +199,13 @@ async def test_a_cancelled_call_sends_mcp_cancellation(write_config, notes_stdio
     async with host:
         assert "notes_hang" in host.tools
         task = asyncio.ensure_future(ToolCallingLoop(host).call("notes_hang", {}))
-        for _ in range(200):
-            if marker.exists() and marker.read_text() == "started":
-                break
-            await asyncio.sleep(0.05)
+        await eventually(
+            lambda: marker.exists() and marker.read_text() == "started", what="the hanging call"
+        )
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        for _ in range(200):
-            if marker.read_text() == "cancelled":
-                break
-            await asyncio.sleep(0.05)
-        assert marker.read_text() == "cancelled"
+        await eventually(lambda: marker.read_text() == "cancelled", what="cancellation")
 
 
 def test_a_server_that_fails_to_start_is_reported_with_its_stderr(write_config, notes_stdio):

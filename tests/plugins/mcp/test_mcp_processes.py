@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from waiting import HANG, eventually, running, until
+
 from toolwire import Host, ToolCallingLoop
 from toolwire.testing import ScriptedModel, tool_call
 
@@ -52,10 +54,7 @@ async def test_a_cancelled_run_leaves_no_server(
     async with host:
         assert "notes_hang" in host.tools
         task = asyncio.ensure_future(ToolCallingLoop(host, adapter=model).run("wait"))
-        for _ in range(200):
-            if hang.exists():
-                break
-            await asyncio.sleep(0.05)
+        await eventually(hang.exists, what="the hanging call")
         task.cancel()
         try:
             run = await task
@@ -71,7 +70,7 @@ def _child(config: Path, mode: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, str(HOST_CHILD), str(config), mode],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=HANG,
         stdin=subprocess.DEVNULL,
     )
 
@@ -110,27 +109,16 @@ def test_ctrl_c_during_a_run_leaves_no_server(write_config, notes_stdio, tmp_pat
         '[policy]\nunattended_allow = ["destructive"]\n'
     )
     config = write_config(servers, extra=script)
-    process = subprocess.Popen(
+    with running(
         [sys.executable, "-m", "toolwire", "--config", str(config), "run", "wait"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
-    try:
-        for _ in range(1200):
-            if hang.exists() or process.poll() is not None:
-                break
-            import time
-
-            time.sleep(0.05)
-        assert hang.exists(), process.communicate(timeout=30)
+    ) as process:
+        until(hang.exists, process, what="the hanging call")
         os.kill(process.pid, signal.SIGINT)
-        process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+        process.communicate(timeout=HANG)
     pids = _pids(pid_file)
     assert len(pids) == 1
     assert processes_gone(pids) == []
