@@ -52,7 +52,7 @@ async def _run_case(case: str) -> tuple[int, int, str]:
     from toolwire.adapters import ProviderError
     from toolwire.config import ProviderConfig
     from toolwire.http._sse import SSEEvent
-    from toolwire.http._transport import Transport
+    from toolwire.http._transport import ProviderRequest, Transport
 
     config = ProviderConfig(max_retries=0, read_timeout=60.0, total_timeout=600.0)
     bomb = _gzip_bomb(1024 * 1024 * 1024) if case == "gzip bomb" else b""
@@ -97,9 +97,9 @@ async def _run_case(case: str) -> tuple[int, int, str]:
     async with Transport(config) as transport:
         try:
             if case == "gzip bomb":
-                await transport.post_json(url, {}, api="bench")
+                await transport.post_json(ProviderRequest(url, {}, "bench"))
             else:
-                await transport.consume_sse(url, {}, consume, api="bench")
+                await transport.consume_sse(ProviderRequest(url, {}, "bench"), consume)
         except ProviderError as exc:
             error = str(exc)
     growth = _peak_bytes() - before

@@ -7,8 +7,9 @@ plugins that keep a SQLite file several processes open use :mod:`toolwire.sqlite
 whose settings classes should be cheap to define use :mod:`toolwire.fieldwise`.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_getattr
 from ._markers import hookimpl
 from ._version import __version__
 
@@ -95,15 +96,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), _LAZY)
 
 
 __all__ = [

@@ -9,7 +9,7 @@ import pytest
 
 from toolwire.events import Event, RequestBody
 from toolwire.http._capture import redact_body, sensitive_values
-from toolwire.http._transport import Transport
+from toolwire.http._transport import ProviderRequest, Transport
 from toolwire.messages import AssistantMessage, TextPart, ToolCall, UserMessage
 from toolwire.testing import FakeOpenAIChatServer
 
@@ -103,29 +103,21 @@ async def test_the_transport_announces_the_body_with_the_key_redacted(
         body["stream"] = True
     server = FakeOpenAIChatServer(["ok"], api_key=key)
     async with server, Transport(request_bodies=True) as transport:
+        request = ProviderRequest(
+            server.url,
+            body,
+            api="openai-chat",
+            key_env="CAPTURE_TEST_KEY",
+            emit=events.append,
+            run_id="r",
+            round=2,
+            secrets=["hunter22"],
+        )
         if stream:
-            async for _ in transport.stream_sse(
-                server.url,
-                body,
-                api="openai-chat",
-                key_env="CAPTURE_TEST_KEY",
-                emit=events.append,
-                run_id="r",
-                round=2,
-                secrets=["hunter22"],
-            ):
+            async for _ in transport.stream_sse(request):
                 pass
         else:
-            await transport.post_json(
-                server.url,
-                body,
-                api="openai-chat",
-                key_env="CAPTURE_TEST_KEY",
-                emit=events.append,
-                run_id="r",
-                round=2,
-                secrets=["hunter22"],
-            )
+            await transport.post_json(request)
     (captured,) = [e for e in events if isinstance(e, RequestBody)]
     assert captured.run_id == "r"
     assert captured.round == 2
@@ -139,6 +131,8 @@ async def test_without_request_bodies_nothing_is_captured() -> None:
     events: list[Event] = []
     async with FakeOpenAIChatServer(["ok"]) as server, Transport() as transport:
         await transport.post_json(
-            server.url, {"model": "m", "messages": []}, api="openai-chat", emit=events.append
+            ProviderRequest(
+                server.url, {"model": "m", "messages": []}, api="openai-chat", emit=events.append
+            )
         )
     assert not [e for e in events if isinstance(e, RequestBody)]

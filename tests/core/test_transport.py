@@ -22,7 +22,12 @@ from toolwire.adapters._streaming import CallAssembler, parse_arguments
 from toolwire.config import ProviderConfig
 from toolwire.events import Event, ProviderRetry, ToolCallArgumentsDelta, ToolCallCompleted
 from toolwire.http._sse import SSEEvent
-from toolwire.http._transport import ANTHROPIC_KEY_HEADER, Transport, provider_message
+from toolwire.http._transport import (
+    ANTHROPIC_KEY_HEADER,
+    ProviderRequest,
+    Transport,
+    provider_message,
+)
 
 KEY = "sk-test-0123456789-very-secret"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -129,7 +134,7 @@ async def test_post_json_returns_the_answer_and_sends_the_key() -> None:
         client, _ = transport()
         async with client:
             result = await client.post_json(
-                server.url, {"text": "ü"}, api="test-api", key_env="MY_KEY"
+                ProviderRequest(server.url, {"text": "ü"}, api="test-api", key_env="MY_KEY")
             )
     assert result == {"answer": "é"}
     headers, body = server.requests[0]
@@ -143,7 +148,9 @@ async def test_the_key_header_is_chosen_by_the_adapter() -> None:
         client, _ = transport()
         async with client:
             await client.post_json(
-                server.url, {}, api="t", key_env="MY_KEY", key_header=ANTHROPIC_KEY_HEADER
+                ProviderRequest(
+                    server.url, {}, api="t", key_env="MY_KEY", key_header=ANTHROPIC_KEY_HEADER
+                )
             )
     headers, _ = server.requests[0]
     assert headers["x-api-key"] == KEY
@@ -154,7 +161,7 @@ async def test_no_key_env_sends_no_key() -> None:
     async with Server(reply()) as server:
         client, _ = transport()
         async with client:
-            await client.post_json(server.url, {}, api="t")
+            await client.post_json(ProviderRequest(server.url, {}, api="t"))
     assert "Authorization" not in server.requests[0][0]
 
 
@@ -162,7 +169,9 @@ async def test_a_missing_key_variable_is_named_not_guessed() -> None:
     client, _ = transport()
     async with client:
         with pytest.raises(ProviderError, match="NOT_SET_ANYWHERE") as info:
-            await client.post_json("http://127.0.0.1:9/x", {}, api="t", key_env="NOT_SET_ANYWHERE")
+            await client.post_json(
+                ProviderRequest("http://127.0.0.1:9/x", {}, api="t", key_env="NOT_SET_ANYWHERE")
+            )
     assert info.value.retryable is False
 
 
@@ -172,7 +181,9 @@ async def test_retryable_statuses_are_sent_again(status: int) -> None:
     async with Server(reply(status, {"error": {"message": "busy"}}), reply()) as server:
         client, sleeps = transport(events)
         async with client:
-            result = await client.post_json(server.url, {}, api="t", run_id="run-1", round=2)
+            result = await client.post_json(
+                ProviderRequest(server.url, {}, api="t", run_id="run-1", round=2)
+            )
     assert result == {"ok": True}
     assert len(server.requests) == 2
     assert sleeps.delays == [0.5]
@@ -190,7 +201,7 @@ async def test_client_errors_are_not_sent_again(status: int) -> None:
         client, sleeps = transport()
         async with client:
             with pytest.raises(ProviderError) as info:
-                await client.post_json(server.url, {}, api="test-api")
+                await client.post_json(ProviderRequest(server.url, {}, api="test-api"))
     error = info.value
     assert len(server.requests) == 1
     assert sleeps.delays == []
@@ -206,7 +217,7 @@ async def test_retry_after_seconds_is_honoured() -> None:
     async with Server(reply(429, headers={"Retry-After": "7"}), reply()) as server:
         client, sleeps = transport()
         async with client:
-            await client.post_json(server.url, {}, api="t")
+            await client.post_json(ProviderRequest(server.url, {}, api="t"))
     assert sleeps.delays == [7.0]
 
 
@@ -215,7 +226,7 @@ async def test_retry_after_http_date_is_honoured() -> None:
     async with Server(reply(503, headers={"Retry-After": when}), reply()) as server:
         client, sleeps = transport()
         async with client:
-            await client.post_json(server.url, {}, api="t")
+            await client.post_json(ProviderRequest(server.url, {}, api="t"))
     assert len(sleeps.delays) == 1
     assert 17.0 <= sleeps.delays[0] <= 20.5
 
@@ -225,7 +236,7 @@ async def test_retry_after_ms_wins_over_retry_after() -> None:
     async with Server(reply(429, headers=headers), reply()) as server:
         client, sleeps = transport()
         async with client:
-            await client.post_json(server.url, {}, api="t")
+            await client.post_json(ProviderRequest(server.url, {}, api="t"))
     assert sleeps.delays == [0.25]
 
 
@@ -244,7 +255,7 @@ async def test_retry_info_in_a_google_error_body_is_honoured() -> None:
     async with Server(reply(429, body), reply()) as server:
         client, sleeps = transport()
         async with client:
-            await client.post_json(server.url, {}, api="t")
+            await client.post_json(ProviderRequest(server.url, {}, api="t"))
     assert sleeps.delays == [1.5]
 
 
@@ -257,7 +268,7 @@ async def test_a_retry_after_header_wins_over_the_body() -> None:
     async with Server(reply(503, body, headers={"Retry-After": "2"}), reply()) as server:
         client, sleeps = transport()
         async with client:
-            await client.post_json(server.url, {}, api="t")
+            await client.post_json(ProviderRequest(server.url, {}, api="t"))
     assert sleeps.delays == [2.0]
 
 
@@ -282,7 +293,7 @@ async def test_backoff_doubles_with_jitter_and_gives_up() -> None:
         client, sleeps = transport(random=1.0, max_retries=3)
         async with client:
             with pytest.raises(ProviderError, match="gave up after 4 attempts") as info:
-                await client.post_json(server.url, {}, api="t")
+                await client.post_json(ProviderRequest(server.url, {}, api="t"))
     assert len(server.requests) == 4
     assert sleeps.delays == [0.375, 0.75, 1.5]
     assert info.value.status == 503
@@ -295,7 +306,7 @@ async def test_a_500_that_repeats_itself_is_not_sent_a_third_time() -> None:
         client, sleeps = transport(max_retries=3)
         async with client:
             with pytest.raises(ProviderError, match="failed the same way twice") as info:
-                await client.post_json(server.url, {}, api="t")
+                await client.post_json(ProviderRequest(server.url, {}, api="t"))
     assert len(server.requests) == 2
     assert len(sleeps.delays) == 1
     assert info.value.status == 500
@@ -308,7 +319,7 @@ async def test_a_500_that_changes_is_sent_again() -> None:
     async with Server(*replies, reply()) as server:
         client, _ = transport(max_retries=3)
         async with client:
-            assert await client.post_json(server.url, {}, api="t") == {"ok": True}
+            assert await client.post_json(ProviderRequest(server.url, {}, api="t")) == {"ok": True}
     assert len(server.requests) == 4
 
 
@@ -317,12 +328,12 @@ async def test_should_retry_header_overrides_the_status() -> None:
         client, _ = transport()
         async with client:
             with pytest.raises(ProviderError):
-                await client.post_json(server.url, {}, api="t")
+                await client.post_json(ProviderRequest(server.url, {}, api="t"))
     assert len(server.requests) == 1
     async with Server(reply(409, headers={"x-should-retry": "true"}), reply()) as server:
         client, _ = transport()
         async with client:
-            assert await client.post_json(server.url, {}, api="t") == {"ok": True}
+            assert await client.post_json(ProviderRequest(server.url, {}, api="t")) == {"ok": True}
     assert len(server.requests) == 2
 
 
@@ -333,10 +344,12 @@ async def test_give_up_stops_retrying_a_permanent_failure() -> None:
         async with client:
             with pytest.raises(ProviderError) as info:
                 await client.post_json(
-                    server.url,
-                    {},
-                    api="t",
-                    give_up=lambda e: is_tools_unsupported_message(e.provider_message),
+                    ProviderRequest(
+                        server.url,
+                        {},
+                        api="t",
+                        give_up=lambda e: is_tools_unsupported_message(e.provider_message),
+                    )
                 )
     assert len(server.requests) == 1
     assert info.value.retryable is False
@@ -348,7 +361,7 @@ async def test_retry_after_past_the_total_timeout_is_not_waited_for() -> None:
         client, sleeps = transport(total_timeout=10.0)
         async with client:
             with pytest.raises(ProviderError, match="would pass the total timeout"):
-                await client.post_json(server.url, {}, api="t")
+                await client.post_json(ProviderRequest(server.url, {}, api="t"))
     assert sleeps.delays == []
 
 
@@ -359,7 +372,7 @@ async def test_connection_refused_is_retried_then_reported() -> None:
     client, sleeps = transport(max_retries=2)
     async with client:
         with pytest.raises(ProviderError, match="cannot connect") as info:
-            await client.post_json(f"http://127.0.0.1:{port}/v1/x", {}, api="t")
+            await client.post_json(ProviderRequest(f"http://127.0.0.1:{port}/v1/x", {}, api="t"))
     assert len(sleeps.delays) == 2
     assert info.value.status is None
 
@@ -368,7 +381,7 @@ async def test_read_timeout_is_retried() -> None:
     async with Server(slow(0.4), reply()) as server:
         client = Transport(config(read_timeout=0.1, max_retries=1), sleep=Sleeps())
         async with client:
-            assert await client.post_json(server.url, {}, api="t") == {"ok": True}
+            assert await client.post_json(ProviderRequest(server.url, {}, api="t")) == {"ok": True}
     assert len(server.requests) == 2
 
 
@@ -377,7 +390,7 @@ async def test_total_timeout_bounds_all_attempts() -> None:
         client = Transport(config(read_timeout=10.0, total_timeout=0.2), sleep=Sleeps())
         async with client:
             with pytest.raises(ProviderError, match=r"total timeout of 0\.2 s"):
-                await client.post_json(server.url, {}, api="t")
+                await client.post_json(ProviderRequest(server.url, {}, api="t"))
     assert len(server.requests) == 1
 
 
@@ -389,7 +402,7 @@ async def test_an_answer_that_is_not_json_is_an_error() -> None:
         client, _ = transport()
         async with client:
             with pytest.raises(ProviderError, match="not JSON"):
-                await client.post_json(server.url, {}, api="t")
+                await client.post_json(ProviderRequest(server.url, {}, api="t"))
 
 
 # -- secrets -----------------------------------------------------------------------------------
@@ -405,7 +418,7 @@ async def test_the_key_is_redacted_from_errors_events_and_logs(
         client, _ = transport(events)
         async with client:
             with pytest.raises(ProviderError) as info:
-                await client.post_json(server.url, {}, api="t", key_env="MY_KEY")
+                await client.post_json(ProviderRequest(server.url, {}, api="t", key_env="MY_KEY"))
     assert server.requests[0][0]["Authorization"] == f"Bearer {KEY}"
     error = info.value
     assert KEY not in str(error)
@@ -450,7 +463,9 @@ async def test_consume_sse_reads_every_event() -> None:
     async with Server(sse("one", "two", "[DONE]")) as server:
         client, _ = transport()
         async with client:
-            seen = await client.consume_sse(server.url, {"stream": True}, collect, api="t")
+            seen = await client.consume_sse(
+                ProviderRequest(server.url, {"stream": True}, api="t"), collect
+            )
     assert seen == ["one", "two", "[DONE]"]
     assert server.requests[0][0]["Accept"] == "text/event-stream"
 
@@ -459,7 +474,7 @@ async def test_a_stream_dropped_before_delivery_is_sent_again() -> None:
     async with Server(sse("one", drop_after=0), sse("again", "[DONE]")) as server:
         client, sleeps = transport()
         async with client:
-            seen = await client.consume_sse(server.url, {}, collect, api="t")
+            seen = await client.consume_sse(ProviderRequest(server.url, {}, api="t"), collect)
     assert seen == ["again", "[DONE]"]
     assert len(sleeps.delays) == 1
 
@@ -469,7 +484,7 @@ async def test_a_stream_dropped_after_delivery_is_not_sent_again() -> None:
         client, sleeps = transport()
         async with client:
             with pytest.raises(ProviderError, match="after content was delivered") as info:
-                await client.consume_sse(server.url, {}, collect, api="t")
+                await client.consume_sse(ProviderRequest(server.url, {}, api="t"), collect)
     assert len(server.requests) == 1
     assert sleeps.delays == []
     assert info.value.retryable is False
@@ -490,7 +505,10 @@ async def test_a_retryable_stream_error_before_delivery_is_sent_again() -> None:
     async with Server(sse("overloaded"), sse("fine")) as server:
         client, _ = transport()
         async with client:
-            assert await client.consume_sse(server.url, {}, consume, api="t") == "fine"
+            assert (
+                await client.consume_sse(ProviderRequest(server.url, {}, api="t"), consume)
+                == "fine"
+            )
     assert attempts == 2
 
 
@@ -499,14 +517,16 @@ async def test_a_stream_answered_with_json_is_refused_clearly() -> None:
         client, _ = transport()
         async with client:
             with pytest.raises(ProviderError, match="instead of an event stream"):
-                await client.consume_sse(server.url, {}, collect, api="t")
+                await client.consume_sse(ProviderRequest(server.url, {}, api="t"), collect)
 
 
 async def test_stream_sse_yields_events() -> None:
     async with Server(sse("a", "b")) as server:
         client, _ = transport()
         async with client:
-            seen = [e.data async for e in client.stream_sse(server.url, {}, api="t")]
+            seen = [
+                e.data async for e in client.stream_sse(ProviderRequest(server.url, {}, api="t"))
+            ]
     assert seen == ["a", "b"]
 
 
@@ -517,16 +537,16 @@ async def test_one_session_is_created_lazily_reused_and_closed() -> None:
     async with Server(reply()) as server:
         client, _ = transport()
         assert client._session is None
-        await client.post_json(server.url, {}, api="t")
+        await client.post_json(ProviderRequest(server.url, {}, api="t"))
         session = client._session
         assert session is not None
-        await client.post_json(server.url, {}, api="t")
+        await client.post_json(ProviderRequest(server.url, {}, api="t"))
         assert client._session is session
         await client.aclose()
         assert session.closed
         await client.aclose()
         with pytest.raises(RuntimeError, match="closed"):
-            await client.post_json(server.url, {}, api="t")
+            await client.post_json(ProviderRequest(server.url, {}, api="t"))
 
 
 # -- tools-unsupported answers -----------------------------------------------------------------

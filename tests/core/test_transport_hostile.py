@@ -16,7 +16,7 @@ from toolwire.adapters import ProviderError
 from toolwire.config import ProviderConfig
 from toolwire.events import Event
 from toolwire.http._sse import SSEDecoder, SSEEvent, SSELimitExceeded
-from toolwire.http._transport import ANTHROPIC_KEY_HEADER, Transport
+from toolwire.http._transport import ANTHROPIC_KEY_HEADER, ProviderRequest, Transport
 
 KEY = "sk-hostile-0123456789-secret"
 ESCAPED_KEY = "".join(f"\\u{ord(c):04x}" for c in KEY)  # the key as JSON escapes
@@ -72,7 +72,7 @@ async def _events(transport: Transport, url: str) -> list[SSEEvent]:
         async for event in events:
             collected.append(event)
 
-    await transport.consume_sse(url, {}, consume, api="test-api", key_env="MY_KEY")
+    await transport.consume_sse(ProviderRequest(url, {}, api="test-api", key_env="MY_KEY"), consume)
     return collected
 
 
@@ -99,7 +99,13 @@ async def test_a_redirect_is_an_error_naming_the_location_and_the_key_stays_home
                 _events(transport, endpoint)
                 if stream
                 else transport.post_json(
-                    endpoint, {}, api="test-api", key_env="MY_KEY", key_header=ANTHROPIC_KEY_HEADER
+                    ProviderRequest(
+                        endpoint,
+                        {},
+                        api="test-api",
+                        key_env="MY_KEY",
+                        key_header=ANTHROPIC_KEY_HEADER,
+                    )
                 )
             )
             with pytest.raises(ProviderError) as caught:
@@ -123,7 +129,7 @@ async def test_a_key_echoed_in_a_json_answer_is_redacted(spelling: str) -> None:
 
     async with Site({"/v1/messages": echo}) as provider, client() as transport:
         answer = await transport.post_json(
-            f"{provider.base}/v1/messages", {}, api="test-api", key_env="MY_KEY"
+            ProviderRequest(f"{provider.base}/v1/messages", {}, api="test-api", key_env="MY_KEY")
         )
     assert answer == {"type": "error", "error": {"message": f"invalid key: {REDACTED}"}}
 
@@ -184,7 +190,9 @@ async def test_a_compression_bomb_stops_at_the_decompressed_cap() -> None:
     capped = client(max_response_bytes=4 * 1024 * 1024)
     async with Site({"/v1/chat": explode}) as provider, capped as transport:
         with pytest.raises(ProviderError, match=r"larger than 4194304 bytes after decomp"):
-            await transport.post_json(f"{provider.base}/v1/chat", {}, api="test-api")
+            await transport.post_json(
+                ProviderRequest(f"{provider.base}/v1/chat", {}, api="test-api")
+            )
 
 
 async def test_an_answer_under_the_cap_is_read_whole() -> None:
@@ -195,7 +203,9 @@ async def test_an_answer_under_the_cap_is_read_whole() -> None:
         )
 
     async with Site({"/v1/chat": small}) as provider, client(max_response_bytes=6000) as transport:
-        answer = await transport.post_json(f"{provider.base}/v1/chat", {}, api="test-api")
+        answer = await transport.post_json(
+            ProviderRequest(f"{provider.base}/v1/chat", {}, api="test-api")
+        )
     assert answer == {"ok": "x" * 5000}
 
 

@@ -40,13 +40,7 @@ class ArgumentScanner:
     def feed(self, text: str) -> list[tuple[str, str | None]]:
         """The pieces ``text`` (the next delta) completes or extends."""
         out: list[tuple[str, str | None]] = []
-        buffer: list[str] = []
-
-        def flush() -> None:
-            if buffer:
-                out.append((self._current, "".join(buffer)))
-                buffer.clear()
-
+        buffer: list[str] = []  # text of the current key's value, not yet in ``out``
         i, n = 0, len(text)
         while i < n:
             state = self._state
@@ -60,68 +54,86 @@ class ArgumentScanner:
                     break
             ch = text[i]
             i += 1
-            if state == _START:
-                if ch == "{":
-                    self._state = _OBJECT
-                elif not ch.isspace():
-                    self._state = _DONE
-            elif state == _OBJECT:
-                if ch == '"':
-                    self._state = _KEY
-                    self._key = []
-                    self._escape = None
-                elif ch == "}" or (ch != "," and not ch.isspace()):
-                    self._state = _DONE
-            elif state == _KEY:
-                decoded = self._string_char(ch, self._key)
-                if decoded == "end":
-                    self._state = _COLON
-            elif state == _COLON:
-                if ch == ":":
-                    self._state = _VALUE
-                elif not ch.isspace():
-                    self._state = _DONE
-            elif state == _VALUE:
-                if ch.isspace():
-                    continue
-                flush()
-                self._current = "".join(self._key)
-                out.append((self._current, None))
-                if ch == '"':
-                    self._state = _STRING
-                    self._escape = None
-                else:
-                    self._state = _RAW
-                    self._raw_depth, self._raw_string, self._raw_escape = 0, False, False
-                    i -= 1  # the first character belongs to the value
-            elif state == _STRING:
+            if state == _STRING:
                 if self._string_char(ch, buffer) == "end":
                     buffer.append(self._pending_surrogate())
-                    flush()
+                    self._flush(buffer, out)
                     self._state = _OBJECT
             elif state == _RAW:
-                if self._raw_string:
-                    if self._raw_escape:
-                        self._raw_escape = False
-                    elif ch == "\\":
-                        self._raw_escape = True
-                    elif ch == '"':
-                        self._raw_string = False
-                elif ch == '"':
-                    self._raw_string = True
-                elif ch in "[{":
-                    self._raw_depth += 1
-                elif ch in "]}" and self._raw_depth > 0:
-                    self._raw_depth -= 1
-                elif self._raw_depth == 0 and ch in ",}":
-                    flush()
+                if self._raw_char(ch):
+                    buffer.append(ch)
+                else:
+                    self._flush(buffer, out)
                     self._state = _OBJECT if ch == "," else _DONE
-                    continue
-                buffer.append(ch)
-            else:
+            elif state == _VALUE:
+                if not ch.isspace():
+                    self._flush(buffer, out)
+                    self._begin_value(ch, out)
+                    if self._state == _RAW:
+                        i -= 1  # the first character belongs to the value
+            elif state == _DONE:
                 break
-        flush()
+            else:
+                self._structure(state, ch)
+        self._flush(buffer, out)
         return [piece for piece in out if piece[1] is None or piece[1]]
+
+    def _flush(self, buffer: list[str], out: list[tuple[str, str | None]]) -> None:
+        if buffer:
+            out.append((self._current, "".join(buffer)))
+            buffer.clear()
+
+    def _structure(self, state: int, ch: str) -> None:
+        """Read one character between values: the object's brace, a key, its colon, a comma."""
+        if state == _START:
+            if ch == "{":
+                self._state = _OBJECT
+            elif not ch.isspace():
+                self._state = _DONE
+        elif state == _OBJECT:
+            if ch == '"':
+                self._state = _KEY
+                self._key = []
+                self._escape = None
+            elif ch == "}" or (ch != "," and not ch.isspace()):
+                self._state = _DONE
+        elif state == _KEY:
+            if self._string_char(ch, self._key) == "end":
+                self._state = _COLON
+        elif ch == ":":
+            self._state = _VALUE
+        elif not ch.isspace():
+            self._state = _DONE
+
+    def _begin_value(self, ch: str, out: list[tuple[str, str | None]]) -> None:
+        """Announce the key whose value ``ch`` begins: a string, or raw JSON text."""
+        self._current = "".join(self._key)
+        out.append((self._current, None))
+        if ch == '"':
+            self._state = _STRING
+            self._escape = None
+        else:
+            self._state = _RAW
+            self._raw_depth, self._raw_string, self._raw_escape = 0, False, False
+
+    def _raw_char(self, ch: str) -> bool:
+        """Read one character of a raw value; False when it is the comma or brace after it."""
+        if self._raw_string:
+            if self._raw_escape:
+                self._raw_escape = False
+            elif ch == "\\":
+                self._raw_escape = True
+            elif ch == '"':
+                self._raw_string = False
+        elif ch == '"':
+            self._raw_string = True
+        elif ch in "[{":
+            self._raw_depth += 1
+        elif ch in "]}" and self._raw_depth > 0:
+            self._raw_depth -= 1
+        elif self._raw_depth == 0 and ch in ",}":
+            return False
+        return True
 
     def _pending_surrogate(self) -> str:
         if self._high is None:

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from ..http._keys import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
+from ..http._request import ProviderRequest
 from ._base import EmitEvent, ModelRequest, ProviderAdapter, ProviderError
 from ._errors import is_tools_unsupported_message, tools_not_supported
 
@@ -80,21 +81,9 @@ class HTTPProviderAdapter(ProviderAdapter):
             tools.
         :raises ProviderError: for every other failure.
         """
+        sent = self._provider_request(url, body, request, emit, key_env, headers, tools_offered)
         try:
-            return await self.get_transport().post_json(
-                url,
-                body,
-                api=self.api,
-                config=self.config,
-                key_env=key_env,
-                key_header=self.key_header,
-                headers=headers,
-                emit=emit,
-                run_id=request.run_id,
-                round=request.round,
-                give_up=_tools_refusal if tools_offered else None,
-                secrets=request.secrets,
-            )
+            return await self.get_transport().post_json(sent)
         except ProviderError as exc:
             raise _refine(exc, tools_offered) from None
 
@@ -112,24 +101,37 @@ class HTTPProviderAdapter(ProviderAdapter):
     ) -> T:
         """POST ``body`` and let ``consume`` read the event stream (see
         :meth:`Transport.consume_sse`); errors as for :meth:`post`."""
+        sent = self._provider_request(url, body, request, emit, key_env, headers, tools_offered)
         try:
-            return await self.get_transport().consume_sse(
-                url,
-                body,
-                consume,
-                api=self.api,
-                config=self.config,
-                key_env=key_env,
-                key_header=self.key_header,
-                headers=headers,
-                emit=emit,
-                run_id=request.run_id,
-                round=request.round,
-                give_up=_tools_refusal if tools_offered else None,
-                secrets=request.secrets,
-            )
+            return await self.get_transport().consume_sse(sent, consume)
         except ProviderError as exc:
             raise _refine(exc, tools_offered) from None
+
+    def _provider_request(
+        self,
+        url: str,
+        body: Mapping[str, Any],
+        request: ModelRequest,
+        emit: EmitEvent,
+        key_env: str | None,
+        headers: Mapping[str, str] | None,
+        tools_offered: bool,
+    ) -> ProviderRequest:
+        """The transport's record of one request of this adapter for ``request``."""
+        return ProviderRequest(
+            url,
+            body,
+            self.api,
+            config=self.config,
+            key_env=key_env,
+            key_header=self.key_header,
+            headers=headers,
+            give_up=_tools_refusal if tools_offered else None,
+            secrets=request.secrets,
+            emit=emit,
+            run_id=request.run_id,
+            round=request.round,
+        )
 
 
 def _refine(error: ProviderError, tools_offered: bool) -> ProviderError:

@@ -15,7 +15,7 @@ import os
 import random as _random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import urlsplit
 
@@ -28,6 +28,7 @@ from ..config import ProviderConfig
 from ..events import Event, ProviderRetry, RequestBody
 from ._errors import ProviderError
 from ._keys import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
+from ._request import ProviderRequest
 from ._sse import SSEDecoder, SSEEvent, SSELimitExceeded, aiter_sse
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ __all__ = [
     "ApiKeyHeader",
     "BEARER_KEY_HEADER",
     "RETRYABLE_STATUSES",
+    "ProviderRequest",
     "Transport",
     "body_retry_delay",
     "provider_message",
@@ -62,6 +64,18 @@ class _Failure(Exception):
         super().__init__(str(error))
         self.error = error
         self.retry_after = retry_after
+
+
+@attrs.frozen
+class _Sending:
+    """A request made ready to send: what every attempt of it shares, resolved once."""
+
+    request: ProviderRequest
+    config: ProviderConfig
+    key: str | None
+    data: bytes
+    headers: dict[str, str]
+    emit: EmitEvent
 
 
 class Transport:
@@ -89,8 +103,11 @@ class Transport:
       and events of at most ``max_sse_line_chars`` and ``max_sse_event_chars``; the key is redacted
       from every answer and event before anyone reads them.
 
-    :param config: the provider config used when a call does not pass its own.
-    :param emit: where :class:`ProviderRetry` events go when a call does not pass its own ``emit``.
+    Each request is one :class:`ProviderRequest`, handed whole down the send stack (prepare once,
+    then attempts under the retry policy).
+
+    :param config: the provider config used when a request does not name its own.
+    :param emit: where :class:`ProviderRetry` events go when a request does not name its own.
     :param sleep: the coroutine used to wait between attempts (tests pass a fake one).
     :param random: a source of floats in [0, 1) for the jitter.
     :param environ: where API keys are looked up (default ``os.environ``).
@@ -190,104 +207,17 @@ class Transport:
 
     # -- public requests ----------------------------------------------------------------------
 
-    async def post_json(
-        self,
-        url: str,
-        body: Mapping[str, Any],
-        *,
-        api: str,
-        config: ProviderConfig | None = None,
-        key_env: str | None = None,
-        key_header: ApiKeyHeader | None = None,
-        headers: Mapping[str, str] | None = None,
-        emit: EmitEvent | None = None,
-        run_id: str = "",
-        round: int | None = None,
-        give_up: Callable[[ProviderError], bool] | None = None,
-        secrets: Collection[str] = (),
-    ) -> Any:
-        """POST ``body`` as JSON and return the parsed JSON answer.
+    async def post_json(self, request: ProviderRequest) -> Any:
+        """Send ``request`` and return the parsed JSON answer.
 
-        :param url: the full endpoint URL.
-        :param body: the request body (serialised once, before the first attempt).
-        :param api: the adapter's API name, used in errors and events.
-        :param config: timeouts and retries (default: the transport's config).
-        :param key_env: the environment variable holding the API key (None: no key is sent).
-        :param key_header: how the key is sent (default ``Authorization: Bearer``).
-        :param headers: extra headers (never logged).
-        :param emit: where :class:`ProviderRetry` events go (default: the transport's).
-        :param run_id: the run the request belongs to, for events.
-        :param round: the round the request belongs to, for events.
-        :param give_up: says of a retryable error that sending again is pointless (a host that
-            answers 500 to a feature it lacks).
-        :param secrets: values (sensitive arguments) redacted from the captured body.
         :raises ProviderError: for a 4xx answer, for failures left after the retries, for a
             total timeout, and for an answer that is not JSON.
         """
-        cfg = config or self.config
-        key = self.api_key(key_env, api=api)
-        data = json_bytes(body)
-        request_headers = self._headers(headers, key, key_header, stream=False)
-        if self.request_bodies:
-            self._capture(body, url, api, key, secrets, emit, run_id, round, stream=False)
+        sending = self._prepare(request, stream=False)
+        return await self._with_retries(lambda: self._json_attempt(sending), sending)
 
-        async def attempt(_: int) -> Any:
-            session = self._get_session()
-            try:
-                async with session.post(
-                    url,
-                    data=data,
-                    headers=request_headers,
-                    timeout=_timeout(cfg),
-                    allow_redirects=False,
-                ) as response:
-                    if response.status >= 300:
-                        raise await _status_failure(response, api, url, key)
-                    raw = redact_raw(await _read_capped(response, cfg, api, url), key)
-            except aiohttp.ClientError as exc:
-                raise _connection_failure(exc, api, url) from None
-            except TimeoutError as exc:
-                raise _connection_failure(exc, api, url) from None
-            try:
-                return redact_json(json.loads(raw), key)
-            except RecursionError:
-                raise _Failure(
-                    ProviderError(
-                        f"{api}: the answer from {_where(url)} is JSON nested too deep to read",
-                        api=api,
-                        status=200,
-                    )
-                ) from None
-            except ValueError:
-                text = raw[:200].decode("utf-8", "replace")
-                raise _Failure(
-                    ProviderError(
-                        f"{api}: the answer from {_where(url)} is not JSON: {_redact(text, key)!r}",
-                        api=api,
-                        status=200,
-                    )
-                ) from None
-
-        return await self._with_retries(attempt, cfg, api, url, emit, run_id, round, give_up)
-
-    async def consume_sse(
-        self,
-        url: str,
-        body: Mapping[str, Any],
-        consume: StreamConsumer[T],
-        *,
-        api: str,
-        config: ProviderConfig | None = None,
-        key_env: str | None = None,
-        key_header: ApiKeyHeader | None = None,
-        headers: Mapping[str, str] | None = None,
-        emit: EmitEvent | None = None,
-        run_id: str = "",
-        round: int | None = None,
-        give_up: Callable[[ProviderError], bool] | None = None,
-        secrets: Collection[str] = (),
-    ) -> T:
-        """POST ``body`` and hand the server-sent events of the answer to ``consume``.
+    async def consume_sse(self, request: ProviderRequest, consume: StreamConsumer[T]) -> T:
+        """Send ``request`` and hand the server-sent events of the answer to ``consume``.
 
         ``consume(events, emit)`` reads the events and returns the result of this call; it must
         send every event it produces through the ``emit`` it is given, which is how the transport
@@ -296,85 +226,19 @@ class Transport:
         error event) sends the request again with a fresh ``consume`` call; a failure after it
         raises a :class:`ProviderError` saying the stream broke after delivering content.
 
-        The other parameters are those of :meth:`post_json`.
+        :raises ProviderError: as :meth:`post_json` does, and for a broken or oversized stream.
         """
-        cfg = config or self.config
-        key = self.api_key(key_env, api=api)
-        data = json_bytes(body)
-        request_headers = self._headers(headers, key, key_header, stream=True)
-        target = emit or self._emit or _discard
-        if self.request_bodies:
-            self._capture(body, url, api, key, secrets, emit, run_id, round, stream=True)
+        sending = self._prepare(request, stream=True)
+        return await self._with_retries(lambda: self._stream_attempt(sending, consume), sending)
 
-        async def attempt(_: int) -> T:
-            delivered = False
-
-            def tracking_emit(event: Event) -> None:
-                nonlocal delivered
-                delivered = True
-                target(event)
-
-            session = self._get_session()
-            try:
-                async with session.post(
-                    url,
-                    data=data,
-                    headers=request_headers,
-                    timeout=_timeout(cfg),
-                    allow_redirects=False,
-                ) as response:
-                    if response.status >= 300:
-                        raise await _status_failure(response, api, url, key)
-                    _check_event_stream(response, api, url)
-                    decoder = SSEDecoder(
-                        max_line=cfg.max_sse_line_chars, max_event=cfg.max_sse_event_chars
-                    )
-                    events = _checked_events(
-                        aiter_sse(response.content.iter_any(), decoder), key, api, url
-                    )
-                    return await consume(events, tracking_emit)
-            except _Failure:
-                raise
-            except ProviderError as exc:
-                if delivered or not exc.retryable:
-                    raise
-                raise _Failure(exc) from None
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                failure = _connection_failure(exc, api, url)
-                if delivered:
-                    raise ProviderError(
-                        f"{api}: the stream from {_where(url)} broke after content was delivered "
-                        f"({failure.error.provider_message}); the turn is incomplete and is not "
-                        "sent again",
-                        api=api,
-                        status=200,
-                    ) from None
-                raise failure from None
-
-        return await self._with_retries(attempt, cfg, api, url, emit, run_id, round, give_up)
-
-    async def stream_sse(
-        self,
-        url: str,
-        body: Mapping[str, Any],
-        *,
-        api: str,
-        config: ProviderConfig | None = None,
-        key_env: str | None = None,
-        key_header: ApiKeyHeader | None = None,
-        headers: Mapping[str, str] | None = None,
-        emit: EmitEvent | None = None,
-        run_id: str = "",
-        round: int | None = None,
-        give_up: Callable[[ProviderError], bool] | None = None,
-        secrets: Collection[str] = (),
-    ) -> AsyncIterator[SSEEvent]:
-        """POST ``body`` and yield the server-sent events of the answer.
+    async def stream_sse(self, request: ProviderRequest) -> AsyncIterator[SSEEvent]:
+        """Send ``request`` and yield the server-sent events of the answer.
 
         The simple form of :meth:`consume_sse`: the request is sent again only while no event has
         been yielded; after the first event, a failure raises :class:`ProviderError`.
         """
         queue: asyncio.Queue[SSEEvent | BaseException | None] = asyncio.Queue(maxsize=1)
+        target = request.emit or self._emit or _discard
 
         async def consume(events: AsyncIterator[SSEEvent], mark: EmitEvent) -> None:
             first = True
@@ -387,25 +251,11 @@ class Transport:
 
         def forward(event: Event) -> None:
             if event is not _DELIVERED:
-                (emit or self._emit or _discard)(event)
+                target(event)
 
         async def run() -> None:
             try:
-                await self.consume_sse(
-                    url,
-                    body,
-                    consume,
-                    api=api,
-                    config=config,
-                    key_env=key_env,
-                    key_header=key_header,
-                    headers=headers,
-                    emit=forward,
-                    run_id=run_id,
-                    round=round,
-                    give_up=give_up,
-                    secrets=secrets,
-                )
+                await self.consume_sse(attrs.evolve(request, emit=forward), consume)
             except Exception as exc:
                 await queue.put(exc)
 
@@ -424,47 +274,91 @@ class Transport:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
 
-    def _capture(
-        self,
-        body: Mapping[str, Any],
-        url: str,
-        api: str,
-        key: str | None,
-        secrets: Collection[str],
-        emit: EmitEvent | None,
-        run_id: str,
-        round: int | None,
-        *,
-        stream: bool,
-    ) -> None:
-        """Announce the body about to be sent, with the key and the secrets redacted."""
-        from ._capture import redact_body
+    # -- one attempt --------------------------------------------------------------------------
 
-        hidden = [*secrets, key] if key else secrets
-        (emit or self._emit or _discard)(
-            RequestBody(
-                run_id=run_id,
-                round=round,
-                api=api,
-                url=_where(url),
-                body=redact_body(body, hidden),
-                stream=stream,
-            )
+    def _prepare(self, request: ProviderRequest, *, stream: bool) -> _Sending:
+        """What every attempt of ``request`` shares: its config, key, encoded body and headers.
+
+        The key is read and the body encoded once, before the first attempt; with
+        ``request_bodies`` on, the body is announced here, key and secrets redacted.
+        """
+        key = self.api_key(request.key_env, api=request.api)
+        sending = _Sending(
+            request=request,
+            config=request.config or self.config,
+            key=key,
+            data=json_bytes(request.body),
+            headers=self._headers(request.headers, key, request.key_header, stream=stream),
+            emit=request.emit or self._emit or _discard,
         )
+        if self.request_bodies:
+            _capture(sending, stream=stream)
+        return sending
+
+    @contextlib.asynccontextmanager
+    async def _open(self, sending: _Sending) -> AsyncIterator[aiohttp.ClientResponse]:
+        """One attempt's response; any status but 2xx is a :class:`_Failure`."""
+        request = sending.request
+        async with self._get_session().request(
+            request.method,
+            request.url,
+            data=sending.data,
+            headers=sending.headers,
+            timeout=_timeout(sending.config),
+            allow_redirects=False,
+        ) as response:
+            if response.status >= 300:
+                raise await _status_failure(response, sending)
+            yield response
+
+    async def _json_attempt(self, sending: _Sending) -> Any:
+        try:
+            async with self._open(sending) as response:
+                raw = redact_raw(await _read_capped(response, sending), sending.key)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _connection_failure(exc, sending.request) from None
+        return _parse_json(raw, sending)
+
+    async def _stream_attempt(self, sending: _Sending, consume: StreamConsumer[T]) -> T:
+        delivered = False
+
+        def tracking_emit(event: Event) -> None:
+            nonlocal delivered
+            delivered = True
+            sending.emit(event)
+
+        request, cfg = sending.request, sending.config
+        try:
+            async with self._open(sending) as response:
+                _check_event_stream(response, request)
+                decoder = SSEDecoder(
+                    max_line=cfg.max_sse_line_chars, max_event=cfg.max_sse_event_chars
+                )
+                events = _checked_events(aiter_sse(response.content.iter_any(), decoder), sending)
+                return await consume(events, tracking_emit)
+        except _Failure:
+            raise
+        except ProviderError as exc:
+            if delivered or not exc.retryable:
+                raise
+            raise _Failure(exc) from None
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            failure = _connection_failure(exc, request)
+            if delivered:
+                raise ProviderError(
+                    f"{request.api}: the stream from {_where(request.url)} broke after content "
+                    f"was delivered ({failure.error.provider_message}); the turn is incomplete "
+                    "and is not sent again",
+                    api=request.api,
+                    status=200,
+                ) from None
+            raise failure from None
 
     # -- retries ------------------------------------------------------------------------------
 
-    async def _with_retries(
-        self,
-        attempt: Callable[[int], Awaitable[T]],
-        cfg: ProviderConfig,
-        api: str,
-        url: str,
-        emit: EmitEvent | None,
-        run_id: str,
-        round: int | None,
-        give_up: Callable[[ProviderError], bool] | None,
-    ) -> T:
+    async def _with_retries(self, attempt: Callable[[], Awaitable[T]], sending: _Sending) -> T:
+        """Run ``attempt`` until it succeeds, a failure is final, or the total timeout passes."""
+        request, cfg = sending.request, sending.config
         loop = asyncio.get_running_loop()
         deadline = loop.time() + cfg.total_timeout
         attempts = 1 + max(0, cfg.max_retries)
@@ -472,32 +366,22 @@ class Transport:
         previous: ProviderError | None = None
         while True:
             if _log.isEnabledFor(logging.DEBUG):
-                _log.debug("%s: POST %s (attempt %d)", api, _where(url), number)
+                _log.debug(
+                    "%s: %s %s (attempt %d)",
+                    request.api,
+                    request.method,
+                    _where(request.url),
+                    number,
+                )
             try:
                 async with asyncio.timeout_at(deadline):
-                    return await attempt(number)
+                    return await attempt()
             except _Failure as failure:
                 error = failure.error
-                if error.retryable and give_up is not None and give_up(error):
-                    raise _with_message(error, str(error), retryable=False) from None
-                if (
-                    error.retryable
-                    and failure.retry_after is None
-                    and _same_internal_error(error, previous)
-                ):
-                    raise _with_message(
-                        error,
-                        f"{error} (not sent again: the server failed the same way twice, so the "
-                        "request itself is the cause, not a passing fault)",
-                        retryable=False,
-                    ) from None
+                final = _final_error(failure, request, previous, number, attempts)
+                if final is not None:
+                    raise final from None
                 previous = error
-                if not error.retryable or number >= attempts:
-                    if error.retryable and attempts > 1:
-                        raise _with_message(
-                            error, f"{error} (gave up after {attempts} attempts)"
-                        ) from None
-                    raise error from None
                 delay = self._delay(number, failure.retry_after)
                 if loop.time() + delay > deadline:
                     raise _with_message(
@@ -505,34 +389,14 @@ class Transport:
                         f"{error} (not sent again: waiting {delay:.1f} s would pass the total "
                         f"timeout of {cfg.total_timeout:g} s)",
                     ) from None
-                reason = error.provider_message or str(error)
-                _log.info(
-                    "%s: retrying %s in %.2f s after %s (attempt %d of %d)",
-                    api,
-                    _where(url),
-                    delay,
-                    f"HTTP {error.status}" if error.status else "a connection failure",
-                    number + 1,
-                    attempts,
-                )
-                (emit or self._emit or _discard)(
-                    ProviderRetry(
-                        run_id=run_id,
-                        round=round,
-                        api=api,
-                        status=error.status,
-                        delay=delay,
-                        attempt=number + 1,
-                        reason=reason,
-                    )
-                )
+                _announce_retry(sending, error, delay, number + 1, attempts)
                 await self._sleep(delay)
                 number += 1
             except TimeoutError:
                 raise ProviderError(
-                    f"{api}: no complete answer from {_where(url)} within the total timeout of "
-                    f"{cfg.total_timeout:g} s (provider.total_timeout)",
-                    api=api,
+                    f"{request.api}: no complete answer from {_where(request.url)} within the "
+                    f"total timeout of {cfg.total_timeout:g} s (provider.total_timeout)",
+                    api=request.api,
                 ) from None
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -574,15 +438,107 @@ def _where(url: str) -> str:
 _redact = redact_text
 
 
-async def _read_capped(
-    response: aiohttp.ClientResponse, cfg: ProviderConfig, api: str, url: str
-) -> bytes:
+def _capture(sending: _Sending, *, stream: bool) -> None:
+    """Announce the body about to be sent, with the key and the secrets redacted."""
+    from ._capture import redact_body
+
+    request, key = sending.request, sending.key
+    hidden = [*request.secrets, key] if key else request.secrets
+    sending.emit(
+        RequestBody(
+            run_id=request.run_id,
+            round=request.round,
+            api=request.api,
+            url=_where(request.url),
+            body=redact_body(request.body, hidden),
+            stream=stream,
+        )
+    )
+
+
+def _announce_retry(
+    sending: _Sending, error: ProviderError, delay: float, attempt: int, attempts: int
+) -> None:
+    """Log and emit (as :class:`ProviderRetry`) that attempt ``attempt`` follows in ``delay`` s."""
+    request = sending.request
+    _log.info(
+        "%s: retrying %s in %.2f s after %s (attempt %d of %d)",
+        request.api,
+        _where(request.url),
+        delay,
+        f"HTTP {error.status}" if error.status else "a connection failure",
+        attempt,
+        attempts,
+    )
+    sending.emit(
+        ProviderRetry(
+            run_id=request.run_id,
+            round=request.round,
+            api=request.api,
+            status=error.status,
+            delay=delay,
+            attempt=attempt,
+            reason=error.provider_message or str(error),
+        )
+    )
+
+
+def _final_error(
+    failure: _Failure,
+    request: ProviderRequest,
+    previous: ProviderError | None,
+    number: int,
+    attempts: int,
+) -> ProviderError | None:
+    """The error that ends the request after attempt ``number`` failed, or None to try again."""
+    error = failure.error
+    if error.retryable and request.give_up is not None and request.give_up(error):
+        return _with_message(error, str(error), retryable=False)
+    if error.retryable and failure.retry_after is None and _same_internal_error(error, previous):
+        return _with_message(
+            error,
+            f"{error} (not sent again: the server failed the same way twice, so the request "
+            "itself is the cause, not a passing fault)",
+            retryable=False,
+        )
+    if not error.retryable or number >= attempts:
+        if error.retryable and attempts > 1:
+            return _with_message(error, f"{error} (gave up after {attempts} attempts)")
+        return error
+    return None
+
+
+def _parse_json(raw: bytes, sending: _Sending) -> Any:
+    """The JSON answer ``raw``, with the key redacted from its strings."""
+    api, url = sending.request.api, sending.request.url
+    try:
+        return redact_json(json.loads(raw), sending.key)
+    except RecursionError:
+        raise _Failure(
+            ProviderError(
+                f"{api}: the answer from {_where(url)} is JSON nested too deep to read",
+                api=api,
+                status=200,
+            )
+        ) from None
+    except ValueError:
+        text = _redact(raw[:200].decode("utf-8", "replace"), sending.key)
+        raise _Failure(
+            ProviderError(
+                f"{api}: the answer from {_where(url)} is not JSON: {text!r}",
+                api=api,
+                status=200,
+            )
+        ) from None
+
+
+async def _read_capped(response: aiohttp.ClientResponse, sending: _Sending) -> bytes:
     """The body of ``response`` after decompression, refused past ``max_response_bytes``.
 
     aiohttp decompresses a bounded amount per chunk, so counting the chunks bounds memory even
     for a small compressed body that expands to gigabytes.
     """
-    limit = cfg.max_response_bytes
+    api, url, limit = sending.request.api, sending.request.url, sending.config.max_response_bytes
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.content.iter_any():
@@ -602,13 +558,14 @@ async def _read_capped(
 
 
 async def _checked_events(
-    events: AsyncIterator[SSEEvent], key: str | None, api: str, url: str
+    events: AsyncIterator[SSEEvent], sending: _Sending
 ) -> AsyncIterator[SSEEvent]:
     """The events of a stream with the API key redacted from their data, and limits explained.
 
     This is where every streamed provider text enters the host, so an error event that echoes
     the key (escaped or not) cannot carry it into messages, events or traces.
     """
+    api, url, key = sending.request.api, sending.request.url, sending.key
     try:
         async for event in events:
             data = event.data
@@ -675,12 +632,11 @@ def provider_message(payload: Any) -> str | None:
     return None
 
 
-async def _status_failure(
-    response: aiohttp.ClientResponse, api: str, url: str, key: str | None
-) -> _Failure:
+async def _status_failure(response: aiohttp.ClientResponse, sending: _Sending) -> _Failure:
+    api, url, key = sending.request.api, sending.request.url, sending.key
     status = response.status
     if status < 400:
-        return _redirect_failure(response, api, url)
+        return _redirect_failure(response, sending.request)
     try:
         raw = await response.content.read(_ERROR_BODY_LIMIT)
     except (aiohttp.ClientError, TimeoutError):
@@ -777,7 +733,7 @@ def body_retry_delay(payload: Any) -> float | None:
     return None
 
 
-def _connection_failure(exc: BaseException, api: str, url: str) -> _Failure:
+def _connection_failure(exc: BaseException, request: ProviderRequest) -> _Failure:
     if isinstance(exc, TimeoutError):
         what = "timed out (provider.connect_timeout / provider.read_timeout)"
     elif isinstance(exc, aiohttp.ClientPayloadError):
@@ -790,11 +746,12 @@ def _connection_failure(exc: BaseException, api: str, url: str) -> _Failure:
         what = f"connection failed ({type(exc).__name__})"
     else:
         what = f"request failed ({type(exc).__name__}: {exc})"
-    message = f"{api}: {_where(url)}: {what}"
+    api = request.api
+    message = f"{api}: {_where(request.url)}: {what}"
     return _Failure(ProviderError(message, api=api, retryable=True, provider_message=what))
 
 
-def _redirect_failure(response: aiohttp.ClientResponse, api: str, url: str) -> _Failure:
+def _redirect_failure(response: aiohttp.ClientResponse, request: ProviderRequest) -> _Failure:
     """A redirect, refused: provider requests carry the API key and never follow one."""
     from ..net._errors import shown_url
 
@@ -802,23 +759,24 @@ def _redirect_failure(response: aiohttp.ClientResponse, api: str, url: str) -> _
     where = f"to {shown_url(location)}" if location else "without a Location"
     return _Failure(
         ProviderError(
-            f"{api}: {_where(url)} answered HTTP {response.status}, a redirect {where}; provider "
-            "requests do not follow redirects (they carry the API key): set provider.base_url "
-            "to the final address",
-            api=api,
+            f"{request.api}: {_where(request.url)} answered HTTP {response.status}, a redirect "
+            f"{where}; provider requests do not follow redirects (they carry the API key): set "
+            "provider.base_url to the final address",
+            api=request.api,
             status=response.status,
         )
     )
 
 
-def _check_event_stream(response: aiohttp.ClientResponse, api: str, url: str) -> None:
+def _check_event_stream(response: aiohttp.ClientResponse, request: ProviderRequest) -> None:
     content_type = response.headers.get("Content-Type", "")
     if content_type and "json" in content_type.lower():
         raise _Failure(
             ProviderError(
-                f"{api}: {_where(url)} answered a streaming request with {content_type} instead of "
-                "an event stream; set provider.stream = false for this host",
-                api=api,
+                f"{request.api}: {_where(request.url)} answered a streaming request with "
+                f"{content_type} instead of an event stream; set provider.stream = false for "
+                "this host",
+                api=request.api,
                 status=response.status,
             )
         )

@@ -1,7 +1,8 @@
 """The tool-calling loop: runs, their records, deferred calls, decisions, and ``toolwire run``."""
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_getattr
 from ._call import call_tool
 from ._contract import RunEvents, RunLoop, UnknownRun
 from ._ledger import Ledger, LedgerEntry, default_ledger_path, ledger_path
@@ -33,14 +34,7 @@ if TYPE_CHECKING:
 _FROM_CLI = frozenset({"ApprovalPrompter", "TerminalRenderer", "render_event", "run_cli"})
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _FROM_CLI:
-        raise AttributeError(f"module 'toolwire.loop' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module("toolwire.cli._render"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), dict.fromkeys(_FROM_CLI, "toolwire.cli._render"))
 
 
 __all__ = [

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .._json.relaxed import ArgumentsSyntaxError, parse_arguments
+from ._brackets import BracketScanner
 from ._found import Found
 
 _FENCED: Final = re.compile(
@@ -23,31 +24,12 @@ def strip_fence(text: str) -> str:
     return match["body"] if match else text
 
 
-def find_json_end(text: str, start: int) -> int | None:
-    """The index after the bracket closing the one at ``start``, skipping quoted strings.
-
-    Both quote styles are skipped: valid JSON has no apostrophes outside strings, and relaxed
-    JSON uses them as quotes. None when the text ends before the bracket closes.
-    """
-    depth = 0
-    i = start
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"' or ch == "'":
-            i += 1
-            while i < n and text[i] != ch:
-                i += 2 if text[i] == "\\" else 1
-            if i >= n:
-                return None
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return None
+find_json_end: Final = BracketScanner(
+    {"'": r"(?:[^'\\]|\\.)*'", '"': r'(?:[^"\\]|\\.)*"'}, brackets="[]{}"
+).end
+"""The index after the bracket closing the one at ``start`` of a JSON text, or None when the text
+ends first. Both quote styles are skipped: valid JSON has no apostrophes outside strings, and
+relaxed JSON uses them as quotes."""
 
 
 def read_calls(text: str) -> list[Found]:

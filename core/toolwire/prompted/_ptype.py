@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from ._brackets import BracketScanner
 from ._found import Found
 
 _NAME_AT_START: Final = re.compile(r"\s*\[?\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
@@ -28,49 +29,23 @@ _NAMED_LITERALS: Final = {
 PYTHON_LITERALS: Final = {"True": True, "False": False, "None": None}
 """The bare words that are values in Python."""
 _PYTHON_SPELLING: Final = {"true": "True", "false": "False", "null": "None"}
-_OPENING: Final = {"(": ")", "[": "]", "{": "}"}
 
 
 class _NotLiteral(ValueError):
     pass
 
 
-_INTERESTING: Final = re.compile(r"[\"'()\[\]{}]")
-_STRING_REST: Final = {
-    "'": re.compile(r"(?:[^'\\\n]|\\.)*(?:'|(?=\n))", re.S),
-    '"': re.compile(r'(?:[^"\\\n]|\\.)*(?:"|(?=\n))', re.S),
-    "'" * 3: re.compile(r"(?:[^\\]|\\.)*?" + "'" * 3, re.S),
-    '"' * 3: re.compile(r"(?:[^\\]|\\.)*?" + '"' * 3, re.S),
-}
-
-
-def find_bracket_end(text: str, start: int) -> int | None:
-    """The index after the bracket closing the one at ``start``, or None if the text ends first.
-
-    Python strings (single, double and triple quoted, with escapes) are skipped, so brackets and
-    quotes inside them do not count. A one-line string still open at the end of its line ends
-    there (``ast`` then reports it).
-    """
-    depth = 0
-    i = start
-    while True:
-        found = _INTERESTING.search(text, i)
-        if found is None:
-            return None
-        ch = found.group()
-        i = found.end()
-        if ch == '"' or ch == "'":
-            quote = ch * 3 if text.startswith(ch * 3, i - 1) else ch
-            rest = _STRING_REST[quote].match(text, i - 1 + len(quote))
-            if rest is None:
-                return None
-            i = rest.end()
-        elif ch in _OPENING:
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return i
+find_bracket_end: Final = BracketScanner(
+    {
+        "'": r"(?:[^'\\\n]|\\.)*(?:'|(?=\n))",
+        '"': r'(?:[^"\\\n]|\\.)*(?:"|(?=\n))',
+        "'" * 3: r"(?:[^\\]|\\.)*?" + "'" * 3,
+        '"' * 3: r"(?:[^\\]|\\.)*?" + '"' * 3,
+    }
+).end
+"""The index after the bracket closing the one at ``start`` of a Python call text, or None if
+the text ends first. Python strings (single, double and triple quoted, with escapes) are
+skipped; a one-line string still open at the end of its line ends there (``ast`` reports it)."""
 
 
 def name_at_start(source: str) -> str:

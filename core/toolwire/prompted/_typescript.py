@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from ._brackets import BracketScanner
 from ._found import Found
 
 MAX_DEPTH: Final = 64
@@ -51,13 +52,6 @@ _STRING_PIECE: Final = {
     '"': re.compile(r'[^"\\\n\r]+'),
     "`": re.compile(r"[^`\\$\r]+|\$(?!\{)"),
 }
-_SKIP_STRING: Final = {
-    "'": re.compile(r"(?:[^'\\\n]|\\.)*(?:'|(?=\n))", re.S),
-    '"': re.compile(r'(?:[^"\\\n]|\\.)*(?:"|(?=\n))', re.S),
-    "`": re.compile(r"(?:[^`\\]|\\.)*`", re.S),
-}
-_INTERESTING: Final = re.compile(r"[\"'`()\[\]{}]")
-_OPENING: Final = frozenset("([{")
 
 
 class TypeScriptSyntaxError(ValueError):
@@ -426,31 +420,16 @@ def read_call(source: str, order_of: Callable[[str], tuple[str, ...] | None]) ->
     )
 
 
-def find_call_end(text: str, start: int) -> int | None:
-    """The index after the bracket closing the one at ``start``, or None if the text ends first.
-
-    Strings in single, double and back quotes are skipped. A quoted (not back-quoted) string
-    still open at the end of its line ends there (the reader then reports it).
-    """
-    depth = 0
-    i = start
-    while True:
-        found = _INTERESTING.search(text, i)
-        if found is None:
-            return None
-        char = found.group()
-        i = found.end()
-        if char in _SKIP_STRING:
-            rest = _SKIP_STRING[char].match(text, i)
-            if rest is None:
-                return None
-            i = rest.end()
-        elif char in _OPENING:
-            depth += 1
-        else:
-            depth -= 1
-            if depth == 0:
-                return i
+find_call_end: Final = BracketScanner(
+    {
+        "'": r"(?:[^'\\\n]|\\.)*(?:'|(?=\n))",
+        '"': r'(?:[^"\\\n]|\\.)*(?:"|(?=\n))',
+        "`": r"(?:[^`\\]|\\.)*`",
+    }
+).end
+"""The index after the bracket closing the one at ``start`` of a TypeScript call text, or None
+if the text ends first. Strings in single, double and back quotes are skipped; a quoted (not
+back-quoted) string still open at the end of its line ends there (the reader then reports it)."""
 
 
 def render_value(value: Any) -> str:

@@ -6,8 +6,9 @@
 The conformance suite is the pytest plugin ``toolwire.testing.conformance``.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_getattr
 from ._scripted import ScriptedModel, ScriptTurn, example_arguments, tool_call
 
 if TYPE_CHECKING:
@@ -40,15 +41,8 @@ _SERVER_NAMES = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
-    # The fake servers import aiohttp.web; hosts that only use the scripted model never pay it.
-    if name in _SERVER_NAMES:
-        from . import _servers
-
-        value = getattr(_servers, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'toolwire.testing' has no attribute {name!r}")
+# The fake servers import aiohttp.web; hosts that only use the scripted model never pay it.
+__getattr__ = lazy_getattr(globals(), dict.fromkeys(_SERVER_NAMES, "._servers"))
 
 
 __all__ = [

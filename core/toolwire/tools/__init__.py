@@ -4,9 +4,10 @@ Declaring tools is cheap: fastjsonschema and cattrs are imported and validators 
 a tool is first validated or called.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._effects import SideEffect
+from .._lazy import lazy_getattr
 from ._context import Inject, Injected, ToolContext
 from ._errors import (
     AdjustArguments,
@@ -54,15 +55,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'toolwire.tools' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), _LAZY)
 
 
 __all__ = [

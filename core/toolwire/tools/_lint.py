@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 import attrs
@@ -98,39 +98,61 @@ def _undeclared_paths(tool: Tool) -> list[str]:
 
 def lint_tool(tool: Tool) -> list[LintFinding]:
     """Findings about one tool: what keeps models from using it well on every provider."""
-    findings: list[LintFinding] = []
+    return [finding for check in _CHECKS for finding in check(tool)]
 
-    def add(
-        code: str, message: str, *, parameter: str | None = None, severity: Severity = "warning"
-    ) -> None:
-        findings.append(
-            LintFinding(
-                tool=tool.name, code=code, message=message, parameter=parameter, severity=severity
-            )
-        )
 
+def _finding(
+    tool: Tool,
+    code: str,
+    message: str,
+    *,
+    parameter: str | None = None,
+    severity: Severity = "warning",
+) -> LintFinding:
+    return LintFinding(
+        tool=tool.name, code=code, message=message, parameter=parameter, severity=severity
+    )
+
+
+def _from_python(tool: Tool) -> bool:
+    """Whether the tool is a Python function, so advice about Python code can be acted on.
+
+    A tool defined by a schema (an MCP server's, another ecosystem's) is fixed where that schema
+    is written: Python advice would be advice its user cannot act on.
+    """
+    return getattr(tool._runner, "function", None) is not None
+
+
+def _check_description(tool: Tool) -> Iterator[LintFinding]:
     description = tool.description_for_model or tool.description
     if not description.strip():
-        add(
+        yield _finding(
+            tool,
             "missing-description",
             "the tool has no description: a model decides whether to call a tool from it "
             "(write a docstring or pass description=...)",
         )
+
+
+def _check_name(tool: Tool) -> Iterator[LintFinding]:
     broken = tool_name_problems(tool.name)
     unsafe = provider_name_problems(tool.name)
     if broken:
-        add("unsafe-name", f"the name {tool.name!r} breaks the name rule: {'; '.join(broken)}")
+        yield _finding(
+            tool, "unsafe-name", f"the name {tool.name!r} breaks the name rule: {'; '.join(broken)}"
+        )
     elif unsafe:
         # Valid, but some API or dialect takes it only under an alias: worth knowing, not wrong.
-        add(
+        yield _finding(
+            tool,
             "unsafe-name",
             f"the name {tool.name!r} is not taken unchanged everywhere: {'; '.join(unsafe)}",
             severity="info",
         )
-
     if not broken and not is_snake_case(tool.name):
         suggestion = suggest_tool_name(tool.name)
-        add(
+        yield _finding(
+            tool,
             "not-snake-case",
             f"the name {tool.name!r} is not lower-case snake_case, the one spelling every "
             "provider and prompted dialect takes unchanged and models read best"
@@ -138,11 +160,15 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             + " (a name from another host may keep its spelling: it is sent under an alias "
             "where an API refuses it)",
         )
+
+
+def _check_schema_notes(tool: Tool) -> Iterator[LintFinding]:
     # Notes on the words JSON Schema ignores (read all the same) warn; other notes inform.
     foreign = [n for n in tool.schema_notes if n.split(":", 1)[0].endswith(_FOREIGN_PATHS)]
     normalized = [n for n in tool.schema_notes if n not in foreign]
     if foreign:
-        add(
+        yield _finding(
+            tool,
             "foreign-schema-word",
             "the schema uses words JSON Schema ignores, read by their meaning in other hosts "
             f"({'; '.join(foreign)}); write standard JSON Schema, which every provider reads the "
@@ -150,20 +176,24 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             'null with "type": [T, "null"]',
         )
     if normalized:
-        add(
+        yield _finding(
+            tool,
             "normalized-schema",
             f"the schema was written in another host's dialect and normalised "
             f"({len(normalized)} change(s)): {'; '.join(normalized)}",
             severity="info",
         )
 
-    # A tool defined by a schema (an MCP server's, another ecosystem's) is fixed where that
-    # schema is written: Python advice would be advice its user cannot act on.
-    python = getattr(tool._runner, "function", None) is not None
+
+def _check_parameter_descriptions(tool: Tool) -> Iterator[LintFinding]:
     undescribed: list[str] = []
     _undescribed(tool.parameters, tool.parameters, "", undescribed, 0)
+    if not undescribed:
+        return
+    python = _from_python(tool)
     for path in undescribed:
-        add(
+        yield _finding(
+            tool,
             "parameter-without-description",
             f"parameter {path} has no description: a model cannot use an argument it cannot "
             + (
@@ -174,16 +204,23 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             parameter=path,
         )
 
-    if tool.strict is not False and not tool.external:
-        projection = tool.strict_projection()
-        if not projection.ok:
-            add(
-                "not-strict-compatible",
-                "strict mode cannot express the schema, so hosts that bind output get this tool "
-                f"non-strict: {'; '.join(projection.problems)}",
-                severity="info",
-            )
 
+def _check_strict(tool: Tool) -> Iterator[LintFinding]:
+    if tool.strict is False or tool.external:
+        return
+    projection = tool.strict_projection()
+    if not projection.ok:
+        yield _finding(
+            tool,
+            "not-strict-compatible",
+            "strict mode cannot express the schema, so hosts that bind output get this tool "
+            f"non-strict: {'; '.join(projection.problems)}",
+            severity="info",
+        )
+
+
+def _check_instructions(tool: Tool) -> Iterator[LintFinding]:
+    """The first description that tells the model how to behave (one finding at most)."""
     for text, where in (
         (tool.description, "description"),
         (tool.description_for_model, "description_for_model"),
@@ -193,30 +230,34 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
         match = _BEHAVIOUR.search(text)
         found = match or _ABSOLUTE.search(text)
         if found is not None:
-            add(
+            yield _finding(
+                tool,
                 "instructions-in-description",
                 f"the {where} tells the model how to behave ({found.group(0)!r}); "
                 + (
                     "put behaviour rules in instructions=..., which go into the system prompt "
                     "when the tool is offered, and keep the description to what the tool does"
-                    if python
+                    if _from_python(tool)
                     else "the tool's own definition says so; whoever writes it can keep the "
                     "description to what the tool does"
                 ),
                 severity="warning" if match else "info",
             )
-            break
+            return
 
+
+def _check_effects(tool: Tool) -> Iterator[LintFinding]:
     for effect, seen in _undeclared_effects(tool):
-        add(
+        yield _finding(
+            tool,
             "undeclared-side-effect",
             f"the function uses {', '.join(seen)} but the tool does not declare the side effect "
             f"{effect!r}; declare it (side_effects=[...]) so [policy] can ask for approval or "
             "refuse it",
         )
-
     for name in _undeclared_paths(tool):
-        add(
+        yield _finding(
+            tool,
             "undeclared-path-argument",
             f"the tool reads or writes files and parameter {name} looks like a path, but it is "
             "not in path_arguments; list it (path_arguments=[...]) so [policy] workspace and "
@@ -224,8 +265,11 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
             parameter=name,
         )
 
+
+def _check_null_defaults(tool: Tool) -> Iterator[LintFinding]:
     for name in _none_unreachable(tool):
-        add(
+        yield _finding(
+            tool,
             "null-means-default",
             f"parameter {name} accepts None but has another default; a null from the model means "
             "'left out', so the function never receives None (make None the default, or drop "
@@ -238,7 +282,8 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
         if name in required or not isinstance(sub, Mapping):
             continue
         if "default" in sub and _accepts_null(sub):
-            add(
+            yield _finding(
+                tool,
                 "null-means-default",
                 f"parameter {name} is optional with default {sub['default']!r} and also accepts "
                 "null; "
@@ -246,7 +291,19 @@ def lint_tool(tool: Tool) -> list[LintFinding]:
                 parameter=name,
                 severity="info",
             )
-    return findings
+
+
+_CHECKS: tuple[Callable[[Tool], Iterable[LintFinding]], ...] = (
+    _check_description,
+    _check_name,
+    _check_schema_notes,
+    _check_parameter_descriptions,
+    _check_strict,
+    _check_instructions,
+    _check_effects,
+    _check_null_defaults,
+)
+"""The checks of :func:`lint_tool`, in the order their findings are reported."""
 
 
 def _accepts_null(node: Mapping[str, Any]) -> bool:

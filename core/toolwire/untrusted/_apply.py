@@ -108,23 +108,7 @@ async def filter_untrusted(
                                          fields=["title", "body"])
         title, body = outcome.texts
     """
-    if isinstance(texts, str):
-        raise TypeError("texts must be a list of strings, not one string")
-    units = tuple(texts)
-    for index, text in enumerate(units):
-        if not isinstance(text, str):
-            raise TypeError(f"texts[{index}] is a {type(text).__name__}, not a string")
-    default_names = (f"text {i + 1}" for i in range(len(units)))
-    names = tuple(default_names if fields is None else fields)
-    if len(names) != len(units):
-        raise ValueError(f"fields names {len(names)} text(s) for {len(units)} text(s)")
-    filter_context = FilterContext(
-        tool=context.tool.name if context is not None else None,
-        call_id=context.call_id if context is not None else None,
-        run_id=context.run_id if context is not None else None,
-        source=source,
-        fields=names,
-    )
+    units, filter_context = _unit(context, texts, source, fields)
     host = context.services.get("host") if context is not None else None
     if context is not None:
         noted = context.services.get(FILTERED_SERVICE)
@@ -134,17 +118,9 @@ async def filter_untrusted(
         results = tuple(default_filter(units))
         if structured:
             results = _flagged_only(units, results)
-        report = _report(filter_context, units, results)
-        return FilterOutcome(
-            texts=tuple(r.text for r in results), results=results, report=report, source=source
-        )
+        return _outcome(filter_context, units, results)
     try:
-        answer = host.hook.toolwire_filter_untrusted(texts=units, context=filter_context)
-        if inspect.isawaitable(answer):
-            answer = await bounded(
-                answer, "toolwire_filter_untrusted", _hook_timeout(context), "[loop] hook_timeout"
-            )
-        results = _checked(answer, len(units))
+        results = await _hook_results(host, context, filter_context, units)
         if structured:
             results = _flagged_only(units, results)
     except BaseException as exc:
@@ -161,11 +137,61 @@ async def filter_untrusted(
             _plugin_failed(host, context, exc)
         _emit(host, context, report)
         return FilterOutcome(texts=units, results=None, report=report, source=source)
-    report = _report(filter_context, units, results)
-    if report is not None:
-        _emit(host, context, report)
+    outcome = _outcome(filter_context, units, results)
+    if outcome.report is not None:
+        _emit(host, context, outcome.report)
+    return outcome
+
+
+def _unit(
+    context: ToolContext | None,
+    texts: Sequence[str],
+    source: str | None,
+    fields: Sequence[str] | None,
+) -> tuple[tuple[str, ...], FilterContext]:
+    """The texts of one unit, checked, and the context the filter hook is given for them."""
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings, not one string")
+    units = tuple(texts)
+    for index, text in enumerate(units):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{index}] is a {type(text).__name__}, not a string")
+    default_names = (f"text {i + 1}" for i in range(len(units)))
+    names = tuple(default_names if fields is None else fields)
+    if len(names) != len(units):
+        raise ValueError(f"fields names {len(names)} text(s) for {len(units)} text(s)")
+    return units, FilterContext(
+        tool=context.tool.name if context is not None else None,
+        call_id=context.call_id if context is not None else None,
+        run_id=context.run_id if context is not None else None,
+        source=source,
+        fields=names,
+    )
+
+
+async def _hook_results(
+    host: Any, context: ToolContext | None, filter_context: FilterContext, units: tuple[str, ...]
+) -> tuple[FilteredText, ...]:
+    """What the host's ``toolwire_filter_untrusted`` makes of ``units``, checked.
+
+    :raises _FilterUnusable: the hook answered nothing usable (and whatever the hook raised).
+    """
+    answer = host.hook.toolwire_filter_untrusted(texts=units, context=filter_context)
+    if inspect.isawaitable(answer):
+        answer = await bounded(
+            answer, "toolwire_filter_untrusted", _hook_timeout(context), "[loop] hook_timeout"
+        )
+    return _checked(answer, len(units))
+
+
+def _outcome(
+    context: FilterContext, units: tuple[str, ...], results: tuple[FilteredText, ...]
+) -> FilterOutcome:
     return FilterOutcome(
-        texts=tuple(r.text for r in results), results=results, report=report, source=source
+        texts=tuple(r.text for r in results),
+        results=results,
+        report=_report(context, units, results),
+        source=context.source,
     )
 
 
