@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ._trust import TrustLevel
     from .cli._plugin_commands import CliCommand
     from .config import Config, ConfigError, load_config
+    from .host._agent import agent_tool
     from .host._display import ToolDisplay
     from .host._host import Host, HostError
     from .host._middleware import middleware
@@ -90,6 +91,7 @@ _LAZY = {
     "Toolbox": "toolwire.tools",
     "TrustLevel": "toolwire._trust",
     "UserMessage": "toolwire.messages",
+    "agent_tool": "toolwire.host._agent",
     "load_config": "toolwire.config",
     "middleware": "toolwire.host._middleware",
     "tool": "toolwire.tools",
@@ -138,6 +140,7 @@ __all__ = [
     "TrustLevel",
     "UserMessage",
     "__version__",
+    "agent_tool",
     "hookimpl",
     "load_config",
     "middleware",

@@ -27,6 +27,7 @@ from ._effects import SideEffect
 from ._surface import GUARDED_EFFECTS, Surface, is_surface_name
 from ._trust import DEFAULT_LEVELS, TrustLevel, scheme_problem, use_levels
 from .fieldwise import record_eq, record_hash, record_repr
+from .usage import ModelPrice
 
 CONFIG_FILE_NAME = "toolwire.toml"
 CONFIG_ENV = "TOOLWIRE_CONFIG"
@@ -157,6 +158,14 @@ class ProviderConfig:
     ``parallel_tool_calls``) are refused there. ``provider_tools`` are tool definitions the
     provider runs itself (``{ type = "web_search" }`` on the Responses API, Anthropic's server
     tools), sent as written beside the local tools and never run by the host.
+
+    ``native_output`` false keeps a run's typed output off the API's structured-output field
+    (the answer is then asked for as a tool call); unset, the adapter uses the field where its
+    API has one. ``context_tokens`` is the model's context window: a conversation that nears it
+    is compacted (``[loop] compact_at``). ``fallback`` (``[[provider.fallback]]``) lists more
+    providers, each a table of these keys of its own (nothing inherited), tried in order when
+    this one cannot answer (a connection error, 429 or 5xx after the retries, a refusal of
+    tools).
     """
 
     __repr__ = record_repr
@@ -189,6 +198,9 @@ class ProviderConfig:
     max_sse_event_chars: int = 32 * 1024 * 1024
     options: dict[str, Any] = attrs.field(factory=dict)
     provider_tools: tuple[dict[str, Any], ...] = ()
+    native_output: bool | None = None
+    context_tokens: int | None = None
+    fallback: tuple[ProviderConfig, ...] = ()
 
     @property
     def trust_level(self) -> TrustLevel:
@@ -230,6 +242,57 @@ class LoopConfig:
     execute_tools: bool = True
     """False: the host runs no local tool; every call ends the run deferred (``external``) with
     its arguments, for the caller to run and supply (provider-run tools still work)."""
+    compact_at: float = 0.85
+    """The share of ``[provider] context_tokens`` (less ``max_tokens``) a request may fill
+    before the conversation is compacted."""
+    compact_to: float = 0.6
+    """The share compaction brings the conversation down to."""
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class LimitsConfig:
+    """``[limits]``: budgets of a run, in tokens and money (None = no limit).
+
+    A run stops with stop reason ``budget`` once its usage reaches a limit: before a request
+    when it already has, and after an answer that reached it (that answer's calls are answered
+    as not run). ``max_cost`` is in the currency of ``[prices]`` and needs a price for every
+    configured model.
+    """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_cost: float | None = None
+
+    @property
+    def any(self) -> bool:
+        """True when a limit is set."""
+        return (
+            self.max_input_tokens is not None
+            or self.max_output_tokens is not None
+            or self.max_cost is not None
+        )
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class RunConfig:
+    """``[run]``: what every run's final answer must be.
+
+    ``output_schema`` is a JSON Schema the answer must match: a table, or the path of a JSON
+    file (relative to the file that sets it). ``output_retries`` is how many wrong answers are
+    sent back to the model with what is wrong before the run stops (``output_invalid``).
+    """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
+    output_schema: Any = None
+    """A JSON Schema table, or the path of a JSON file holding one (None: a text answer)."""
+    output_retries: int = 2
 
 
 @attrs.frozen(kw_only=True, slots=False)
@@ -453,6 +516,12 @@ class Config:
     batch: BatchConfig = BatchConfig()
     i18n: I18nConfig = I18nConfig()
     artifacts: ArtifactsConfig = ArtifactsConfig()
+    limits: LimitsConfig = LimitsConfig()
+    run: RunConfig = RunConfig()
+    prices: Mapping[str, ModelPrice] = attrs.field(factory=dict)
+    """``[prices."<model>"]``: per million tokens, ``input``, ``output`` and optionally
+    ``cached_input`` and ``cache_write``; a run's cost counts each answer at the price of the
+    model that gave it (as the answer names it, else as configured)."""
     source: str | None = None
     enabled_from: str | None = None
     """Where ``plugins.enable`` came from when not from ``source`` (``$TOOLWIRE_PLUGINS``)."""
@@ -1257,6 +1326,7 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         for name, table in profiles_raw.items()
     }
     surfaces = _structure_surfaces(data.pop("surfaces", {}), file)
+    prices = _structure_prices(data.pop("prices", {}), file)
     i18n = _structure_i18n(data.pop("i18n", {}), file)
     provider_raw, named_raw = _named_providers(data.get("provider"))
     if provider_raw is not None:
@@ -1282,6 +1352,7 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
     tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
     tools = attrs.evolve(tools, plugin_settings=plugin_tables)
     _check_values(config, tools, profiles, file)
+    _check_budgets(config, prices, file)
     return attrs.evolve(
         config,
         tools=tools,
@@ -1289,6 +1360,7 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
         providers=dict(providers_raw),
         profiles=profiles,
         surfaces=surfaces,
+        prices=prices,
         i18n=i18n,
         source=file,
     )
@@ -1308,6 +1380,21 @@ def _named_providers(raw: Any) -> tuple[Any, dict[str, dict[str, Any]]]:
         if isinstance(value, dict) and key not in _PROVIDER_TABLES
     }
     return {key: value for key, value in raw.items() if key not in named}, named
+
+
+def _structure_prices(raw: Any, file: str | None) -> dict[str, ModelPrice]:
+    """``[prices."<model>"]`` tables, each a :class:`ModelPrice`."""
+    if not isinstance(raw, dict) or any(not isinstance(v, dict) for v in raw.values()):
+        raise ConfigError(
+            f'{_where(file, "$.prices")}: expected [prices."<model>"] tables of input and output '
+            "prices per million tokens",
+            file=file,
+            path="$.prices",
+        )
+    return {
+        model: structure_section(table, ModelPrice, file=file, path=f"$.prices.{model}")
+        for model, table in raw.items()
+    }
 
 
 def _structure_surfaces(raw: Any, file: str | None) -> dict[str, SurfaceConfig]:
@@ -1369,7 +1456,7 @@ def _normal_locale(tag: str) -> str:
     return tag.replace("_", "-").lower()
 
 
-_TABLES_OF_TABLES = ("i18n", "profiles", "providers", "surfaces", "tools")
+_TABLES_OF_TABLES = ("i18n", "prices", "profiles", "providers", "surfaces", "tools")
 """The top-level tables made of named tables, structured apart from :data:`_SECTIONS`."""
 
 _SECTIONS: dict[str, type] = {
@@ -1382,6 +1469,8 @@ _SECTIONS: dict[str, type] = {
     "trace": TraceConfig,
     "batch": BatchConfig,
     "artifacts": ArtifactsConfig,
+    "limits": LimitsConfig,
+    "run": RunConfig,
 }
 
 
@@ -1456,6 +1545,77 @@ def check_provider(provider: ProviderConfig, base: str, file: str | None) -> Non
                 f"provider_tools[{i}]",
                 definition,
                 'a table with a "type", such as { type = "web_search" }',
+            )
+    within("context_tokens", 256, 100_000_000, "tokens")
+    for i, entry in enumerate(provider.fallback):
+        where = f"{base}.fallback[{i}]"
+        if entry.fallback:
+            raise ConfigError(
+                f"{_where(file, where + '.fallback')}: a fallback lists no fallbacks of its own; "
+                f"list every provider in {base}'s [[fallback]] tables",
+                file=file,
+                path=f"{where}.fallback",
+            )
+        if entry.adapter is None:
+            raise ConfigError(
+                f"{_where(file, where + '.adapter')}: missing; a fallback provider names its "
+                "adapter (nothing is inherited)",
+                file=file,
+                path=f"{where}.adapter",
+            )
+        check_provider(entry, where, file)
+
+
+def _check_budgets(config: Config, prices: Mapping[str, ModelPrice], file: str | None) -> None:
+    """``[limits]``, ``[prices]``, ``[run]`` and the compaction shares of ``[loop]``."""
+
+    def bad(path: str, value: Any, expected: str) -> ConfigError:
+        return ConfigError(
+            f"{_where(file, path)} = {value!r}: expected {expected}", file=file, path=path
+        )
+
+    limits = config.limits
+    for key in ("max_input_tokens", "max_output_tokens"):
+        value = getattr(limits, key)
+        if value is not None and value < 1:
+            raise bad(f"$.limits.{key}", value, "a whole number of tokens of at least 1")
+    cost = limits.max_cost
+    if cost is not None and not (cost > 0 and math.isfinite(cost)):
+        raise bad("$.limits.max_cost", cost, "a positive amount")
+    for model, price in prices.items():
+        for key in ("input", "output", "cached_input", "cache_write"):
+            value = getattr(price, key)
+            if value is not None and not (value >= 0 and math.isfinite(value)):
+                raise bad(f"$.prices.{model}.{key}", value, "a price of at least 0 per million")
+    loop = config.loop
+    if not 0 < loop.compact_to < loop.compact_at <= 1:
+        raise bad(
+            "$.loop.compact_to",
+            loop.compact_to,
+            f"a share above 0 and below [loop] compact_at ({loop.compact_at:g}), at most 1",
+        )
+    schema = config.run.output_schema
+    if schema is not None and not isinstance(schema, str | dict):
+        raise bad(
+            "$.run.output_schema",
+            schema,
+            "a JSON Schema table, or the path of a JSON file holding one",
+        )
+    if config.run.output_retries < 0 or config.run.output_retries > 100:
+        raise bad("$.run.output_retries", config.run.output_retries, "a whole number from 0 to 100")
+    if cost is None:
+        return
+    providers = [("$.provider", config.provider)] + [
+        (f"$.provider.fallback[{i}]", entry) for i, entry in enumerate(config.provider.fallback)
+    ]
+    for path, provider in providers:
+        name = provider.model
+        if name is not None and name not in prices:
+            raise bad(
+                f"{path}.model",
+                name,
+                f'a model with a price: [limits] max_cost needs [prices."{name}"] (input '
+                "and output per million tokens)",
             )
 
 
@@ -1567,11 +1727,13 @@ __all__ = [
     "ConfigError",
     "I18nConfig",
     "LedgerConfig",
+    "LimitsConfig",
     "LoopConfig",
     "PluginsConfig",
     "PolicyConfig",
     "ProfileConfig",
     "ProviderConfig",
+    "RunConfig",
     "SurfaceConfig",
     "ToolTexts",
     "ToolsConfig",

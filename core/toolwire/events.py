@@ -17,11 +17,26 @@ from .tools._result import ToolResult
 
 
 @attrs.frozen(kw_only=True)
+class ParentCall:
+    """The call of another run that an event's run works for: a run started as a tool
+    (:func:`toolwire.agent_tool`) reports its events under the call that started it."""
+
+    run_id: str
+    call_id: str
+    round: int | None = None
+
+
+@attrs.frozen(kw_only=True)
 class Event:
-    """Base of all events: the run id and the round (None outside a round)."""
+    """Base of all events: the run id and the round (None outside a round).
+
+    ``parent`` is set on the events of a run started as a tool of another run: the parent
+    run's call whose card the event belongs under (None for a run of its own).
+    """
 
     run_id: str
     round: int | None = None
+    parent: ParentCall | None = None
 
     @property
     def kind(self) -> str:
@@ -169,11 +184,49 @@ class ProviderRetry(Event):
 
 
 @attrs.frozen(kw_only=True)
+class ProviderFallback(Event):
+    """The provider ``failed`` could not answer the round's request (``error``: a connection
+    error, a 429 or 5xx left after its retries, a refusal of tools), so the request goes to
+    ``next``, the following entry of ``[[provider.fallback]]``. Providers are named as
+    :attr:`AssistantMessage.provider` names them."""
+
+    failed: str
+    error: str
+    next: str
+    status: int | None = None
+
+
+@attrs.frozen(kw_only=True)
 class ResponseReceived(Event):
-    """The provider's answer for the round, in canonical form."""
+    """The provider's answer for the round, in canonical form; ``cost`` is what the request
+    cost at ``[prices]`` (None without a price for its model)."""
 
     message: AssistantMessage
     usage: Usage | None = None
+    cost: float | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ContextCompacted(Event):
+    """The conversation neared ``[provider] context_tokens`` and was made smaller before the
+    round's request: the results of the calls ``cleared`` were replaced by stubs, and
+    ``summarised`` earlier messages by one summary. Token counts are the host's estimates."""
+
+    cleared: tuple[str, ...] = ()
+    summarised: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+
+@attrs.frozen(kw_only=True)
+class InvalidOutput(Event):
+    """The model's final answer did not match the run's output type; ``recovery`` says
+    whether it was sent back to be corrected (``returned``) or ended the run (``failed``, the
+    retries spent). ``attempt`` counts the wrong answers so far."""
+
+    reason: str
+    recovery: Literal["returned", "failed"]
+    attempt: int = 1
 
 
 # -- streaming ---------------------------------------------------------------------------------
@@ -275,7 +328,8 @@ class DuplicateSuppressed(Event):
 
 @attrs.frozen(kw_only=True)
 class LimitReached(Event):
-    """A limit of the run was reached (``max_rounds``, ``max_tool_calls``, ``deadline``)."""
+    """A limit of the run was reached (``max_rounds``, ``max_tool_calls``, ``deadline``, and the
+    budgets of ``[limits]``: ``max_input_tokens``, ``max_output_tokens``, ``max_cost``)."""
 
     limit: str
     value: float | int
@@ -404,11 +458,15 @@ __all__ = [
     "ArgumentScanner",
     "ArgumentsAdjusted",
     "ContentFiltered",
+    "ContextCompacted",
     "DuplicateSuppressed",
     "Event",
     "InvalidArguments",
+    "InvalidOutput",
     "LimitReached",
+    "ParentCall",
     "PluginFailed",
+    "ProviderFallback",
     "ProviderRetry",
     "RequestBody",
     "RequestSent",

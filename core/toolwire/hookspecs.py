@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .adapters import ProviderAdapter
     from .batch import BatchExecutor
     from .cli._plugin_commands import CliCommand
-    from .context import ContextRequest, RequestContext
+    from .context import ContextRequest, RequestContext, SummaryRequest
     from .events import Event
     from .loop import RunLoop
     from .messages import ToolCall
@@ -263,6 +263,35 @@ def toolwire_request_context(
             hits = notes.search(request.query)
             return RequestContext(text="\n\n".join(h.text for h in hits),
                                   sources=[Source(h.url, h.title) for h in hits])
+    """
+
+
+@hookspec(firstresult=True)
+def toolwire_summarize_conversation(request: SummaryRequest) -> str | Awaitable[str | None] | None:
+    """Summarise older turns of a conversation that no longer fits the model's context window.
+
+    Called before a round's request when ``[provider] context_tokens`` is set, the
+    conversation would fill more than ``[loop] compact_at`` of it, and clearing old tool
+    results was not enough; once per run of whole turns, oldest first, until the conversation
+    fits ``[loop] compact_to``. The summary replaces those turns in the conversation from then
+    on, as one user message marked as a summary; the run's records keep every call and result.
+    Never asked about the system prompt, the last user turn, the model's latest turn or a call
+    that waits for its result. The built-in implementation (``trylast``) asks the run's own
+    provider, without tools, to write the summary (``request.ask``). An implementation that
+    raises or answers no text leaves the turns as they are, with a ``PluginFailed`` event.
+    Stops at the first non-None result.
+
+    :param request: the run id and round, the turns to summarise (``request.messages``), the
+        run's API and model, and ``ask``, which sends messages to the run's provider.
+    :returns: the summary text, an awaitable of it, or None to let later implementations write
+        it.
+
+    **Example**::
+
+        @toolwire.hookimpl
+        def toolwire_summarize_conversation(request):
+            done = [m.name for m in request.messages if isinstance(m, ToolResultMessage)]
+            return "Tools called so far: " + ", ".join(done)
     """
 
 

@@ -12,6 +12,7 @@ import attrs
 
 from ._trust import TrustLevel, strictest
 from .tools._result import ToolResult
+from .usage import Usage
 
 
 @attrs.frozen(kw_only=True)
@@ -67,16 +68,6 @@ class OpaquePart:
     data: Any
 
 
-@attrs.frozen(kw_only=True)
-class Usage:
-    """Token counts reported by the provider (None where not reported)."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_read_tokens: int | None = None
-    total_tokens: int | None = None
-
-
 AssistantPart: TypeAlias = TextPart | ThinkingPart | OpaquePart | ToolCall
 UserPart: TypeAlias = TextPart | OpaquePart
 
@@ -112,7 +103,9 @@ class AssistantMessage:
 
     ``api`` names the adapter that produced it, so provider-opaque parts go back only to that API.
     ``response_id`` is the provider's own id of the answer (``chatcmpl-…``, ``resp_…``,
-    ``msg_…``), when it sent one.
+    ``msg_…``), when it sent one. ``provider`` names the configured provider that answered
+    (``openai-chat/gpt-4o-mini``), set when ``[[provider.fallback]]`` lists more than one: the
+    answer's provider-opaque parts go back only to that provider.
     """
 
     parts: tuple[AssistantPart, ...] = attrs.field(default=(), converter=_tuple)
@@ -121,6 +114,7 @@ class AssistantMessage:
     finish_reason: str | None = None
     usage: Usage | None = None
     response_id: str | None = None
+    provider: str | None = None
 
     @property
     def text(self) -> str:

@@ -95,7 +95,8 @@ def test_config_file_from_environment(tmp_path: Path, monkeypatch: pytest.Monkey
         ),
         (
             "[loop]\nmax_round = 3\n",
-            "$.loop.max_round: unknown key 'max_round'; valid keys here: concurrency, ",
+            "$.loop.max_round: unknown key 'max_round'; valid keys here: compact_at, "
+            "compact_to, concurrency, ",
         ),
         ("[loop]\nmax_rounds = 0\n", "$.loop.max_rounds = 0: expected an integer of at least 1"),
         (

@@ -224,3 +224,68 @@ def test_the_progress_line_fits_the_width_and_a_resize_draws_it_again(monkeypatc
     assert before.endswith(drawn)
     assert "40%" in after
     assert len(after) <= 19
+
+
+def test_fallback_refused_answers_and_compaction_are_told_in_one_line() -> None:
+    import io
+
+    from toolwire.cli._render import render_event
+    from toolwire.events import ContextCompacted, InvalidOutput, ProviderFallback
+
+    out = io.StringIO()
+    render_event(
+        ProviderFallback(run_id="r", round=1, failed="a/x", error="HTTP 503", next="b/y"), out
+    )
+    render_event(
+        InvalidOutput(run_id="r", round=1, reason="name: missing", recovery="returned"), out
+    )
+    render_event(
+        ContextCompacted(
+            run_id="r",
+            round=3,
+            cleared=("c1", "c2"),
+            summarised=4,
+            tokens_before=900,
+            tokens_after=400,
+        ),
+        out,
+    )
+    assert out.getvalue().splitlines() == [
+        "  … a/x could not answer (HTTP 503); asking b/y",
+        "  ! answer returned (attempt 1): name: missing",
+        "  … context compacted: 2 result(s) cleared, 4 message(s) summarised (≈900 → 400 tokens)",
+    ]
+
+
+def test_a_sub_runs_calls_are_lines_inside_the_card_of_the_call_that_started_it() -> None:
+    from toolwire.events import ParentCall
+
+    out = io.StringIO()
+    renderer = TerminalRenderer(out, live=False)
+    parent = ParentCall(run_id="run_1", call_id="call_9", round=1)
+    sub = {"run_id": "run_1.call_9", "round": 1, "parent": parent}
+    events: list[Event] = [
+        RunStarted(run_id="run_1", api="openai-chat"),
+        ToolCallStarted(**RUN, call_id="call_9", name="helper"),
+        ToolCallCompleted(
+            **RUN, call=ToolCall(id="call_9", name="helper", arguments={"task": "t"})
+        ),
+        ToolStarted(**RUN, call_id="call_9", name="helper", arguments={"task": "t"}),
+        RunStarted(run_id="run_1.call_9", api="anthropic-messages", parent=parent),
+        TextDelta(**sub, text="not shown"),
+        ToolStarted(**sub, call_id="c1", name="lookup", arguments={"city": "Nice"}),
+        ToolCompleted(**sub, call_id="c1", name="lookup", result=ToolResult.ok("21 °C")),
+        RunFinished(run_id="run_1.call_9", round=2, stop_reason="max_rounds", parent=parent),
+        ToolCompleted(**RUN, call_id="call_9", name="helper", result=ToolResult.ok("done")),
+    ]
+    for event in events:
+        renderer(event)
+    renderer.note("1,200 tokens in · 90 out")
+    text = out.getvalue()
+    assert '│   ↳ → lookup(city="Nice")' in text
+    assert "│   ↳ ✓ lookup: 21 °C" in text
+    assert "│   ↳ [stopped: max_rounds]" in text
+    assert "not shown" not in text
+    # The sub-run's lines come before the call's own result, which closes its card.
+    assert text.index("↳ ✓ lookup") < text.index("done")
+    assert text.rstrip().endswith("1,200 tokens in · 90 out")

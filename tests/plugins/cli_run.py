@@ -24,9 +24,15 @@ def provider_table(server: FakeOpenAIChatServer) -> str:
 
 
 async def toolwire_run(
-    config: Path, prompt: str, *, env: Mapping[str, str] | None = None
+    config: Path,
+    prompt: str,
+    *,
+    env: Mapping[str, str] | None = None,
+    options: tuple[str, ...] = (),
+    exit_code: int = 0,
 ) -> dict[str, Any]:
-    """Run ``toolwire --config CONFIG run --json PROMPT`` and return the run it prints."""
+    """Run ``toolwire --config CONFIG run --json [OPTIONS] PROMPT``, check it exits with
+    ``exit_code`` and return the run it prints."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -35,6 +41,7 @@ async def toolwire_run(
         str(config),
         "run",
         "--json",
+        *options,
         prompt,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
@@ -43,7 +50,7 @@ async def toolwire_run(
         env={**os.environ, KEY_ENV: "sk-test", **(env or {})},
     )
     out, err = await asyncio.wait_for(process.communicate(), 180)
-    assert process.returncode == 0, err.decode()
+    assert process.returncode == exit_code, err.decode()
     run: dict[str, Any] = json.loads(out)
     return run
 

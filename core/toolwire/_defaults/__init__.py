@@ -19,6 +19,7 @@ DEFAULT_PLUGINS: tuple[str, ...] = (
     "toolwire._defaults.trace",
     "toolwire._defaults.scripted",
     "toolwire._defaults.untrusted",
+    "toolwire._defaults.summary",
 )
 
 

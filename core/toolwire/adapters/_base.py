@@ -17,6 +17,7 @@ from ..events import EmitEvent as EmitEvent
 from ..http._errors import ProviderError as ProviderError
 from ..http._errors import ToolsNotSupportedError as ToolsNotSupportedError
 from ..messages import AssistantMessage, Message
+from ..output import OutputSpec
 from ..tools._spec import FunctionSpec
 
 if TYPE_CHECKING:
@@ -42,6 +43,10 @@ class AdapterCapabilities:
     ``binds_strict_schemas``: the host constrains output to strict schemas, so the adapter projects
     tool schemas to strict form. ``accepts_parallel_tool_calls``: the API takes a flag that limits a
     turn to one call. ``max_tool_name_length``: the longest tool name the API accepts.
+    ``native_output``: the API constrains an answer to a JSON Schema (OpenAI's
+    ``response_format`` and ``text.format``, Gemini's ``responseJsonSchema``), so a run with a
+    typed output sends its schema in :attr:`ModelRequest.output`; without it the loop offers the
+    answer as a tool (or, without native tools, asks for it in the prompt).
     """
 
     native_tools: bool = True
@@ -50,6 +55,7 @@ class AdapterCapabilities:
     binds_strict_schemas: bool = False
     accepts_parallel_tool_calls: bool = False
     max_tool_name_length: int = 64
+    native_output: bool = False
 
 
 @attrs.frozen(kw_only=True)
@@ -60,7 +66,9 @@ class ModelRequest:
     when the loop executes calls serially, None when it does not care. ``tool_names`` is set by
     :func:`wire_request` on the request an adapter sends: the aliases of the names its API
     refuses. ``secrets`` are the values of the conversation's sensitive arguments: they are sent
-    as they are, and redacted from every captured copy of the request body.
+    as they are, and redacted from every captured copy of the request body. ``output`` is the
+    run's answer schema, set only for an adapter with ``native_output``: it renders it in its
+    API's structured-output field, and the answer's text is that JSON.
     """
 
     run_id: str
@@ -73,6 +81,7 @@ class ModelRequest:
     options: Mapping[str, Any] = attrs.field(factory=dict)
     tool_names: ToolNames | None = attrs.field(default=None, eq=False, repr=False)
     secrets: frozenset[str] = attrs.field(default=frozenset(), eq=False, repr=False)
+    output: OutputSpec | None = None
 
 
 class ProviderAdapter(abc.ABC):

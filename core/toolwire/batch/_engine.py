@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..loop._codec import usage_from_json, usage_to_json
+from ..usage import Usage
 from ._executor import LOCAL_EXECUTOR, BatchExecutorError, BatchPlan, create_executor
 from ._jobs import BadLine, BatchJob, batch_key, read_jobs
 from ._output import BatchOutputError, OutputState, OutputWriter, scan_output
@@ -39,6 +41,20 @@ class BatchProgress:
     deferred: int = 0
     resumed: int = 0
     started: float = attrs.field(factory=time.monotonic)
+    usage: Usage = attrs.field(factory=Usage)
+    cost: float | None = None
+    unpriced: int = 0
+
+    def spent(self, record: dict[str, Any]) -> None:
+        """Add what the run of ``record`` spent (its ``usage`` and ``cost``)."""
+        usage = usage_from_json(record.get("usage"))
+        if usage is not None:
+            self.usage = self.usage + usage
+        cost = record.get("cost")
+        if isinstance(cost, int | float):
+            self.cost = (self.cost or 0.0) + cost
+        elif usage is not None and usage.reported:
+            self.unpriced += 1
 
     @property
     def finished(self) -> int:
@@ -79,6 +95,10 @@ class BatchSummary:
     bad_lines: tuple[BadLine, ...]
     dropped_partial: bool
     seconds: float
+    usage: Usage = attrs.field(factory=Usage)
+    cost: float | None = None
+    """What the runs of this batch cost at ``[prices]`` (None when one of them had a model
+    without a price)."""
 
     @property
     def ok(self) -> bool:
@@ -101,6 +121,8 @@ class BatchSummary:
             "dropped_partial_line": self.dropped_partial,
             "seconds": round(self.seconds, 3),
             "runs_per_second": round(self.total / self.seconds, 3) if self.seconds > 0 else None,
+            "usage": usage_to_json(self.usage),
+            "cost": self.cost,
         }
 
 
@@ -160,6 +182,7 @@ async def run_batch(
                     progress.failed += 1
                 if record.get("resumed"):
                     progress.resumed += 1
+                progress.spent(record)
                 if on_record is not None:
                     on_record(record, progress)
     finally:
@@ -184,6 +207,8 @@ async def run_batch(
         bad_lines=tuple(bad),
         dropped_partial=state.dropped_partial,
         seconds=progress.elapsed,
+        usage=progress.usage,
+        cost=None if progress.unpriced else progress.cost,
     )
 
 

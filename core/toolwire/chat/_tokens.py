@@ -8,29 +8,14 @@ close enough to know whether a message is a line or a book.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 import attrs
 
+from ..usage import estimate_tokens as estimate_tokens
+
 if TYPE_CHECKING:
     from ..host._host import Host
-
-_PIECES = re.compile(r"\w+|[^\w\s]")
-_LETTERS_PER_TOKEN = 6
-
-
-def estimate_tokens(text: str) -> int:
-    """About how many tokens ``text`` takes (0 for an empty one)."""
-    total = 0
-    for piece in _PIECES.findall(text):
-        if not piece[0].isalnum() and piece[0] != "_":
-            total += 1
-        elif piece.isascii():
-            total += 1 + (len(piece) - 1) // _LETTERS_PER_TOKEN
-        else:
-            total += len(piece)
-    return total
 
 
 @attrs.frozen

@@ -10,6 +10,8 @@ import json
 import time
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ..usage import describe_usage
+
 if TYPE_CHECKING:
     from ..batch import BadLine, BatchProgress, BatchSummary
     from ..config import Config
@@ -219,6 +221,9 @@ def describe_summary(summary: BatchSummary) -> str:
     text = " ".join(parts)
     if extra:
         text += "; " + ", ".join(extra)
+    spent = describe_usage(summary.usage, summary.cost)
+    if spent:
+        text += f". Spent: {spent}"
     return f"{text}. Records: {summary.output}"
 
 

@@ -20,6 +20,7 @@ from ..chat import Grant, Grants, GrantStore, count_message, tool_server
 from ..elicitation import eliciting
 from ..loop._run import Decision, DeferredRequest, Run
 from ..messages import AssistantMessage, Message, UserMessage
+from ..usage import describe_usage
 from ._chats import ChatStore, ChatStoreError, Conversation, chats_directory
 from ._elicit import TerminalElicitor
 from ._render import ApprovalPrompter, TerminalRenderer, _is_terminal, on_resize, title_for
@@ -302,6 +303,9 @@ class ChatSession:
         run = stream.run
         if run is not None:
             renderer.settle(run)
+            spent = describe_usage(run.usage, run.cost)
+            if spent:
+                renderer.note(spent)
         renderer.pause()
         if run is not None:
             self.messages = list(run.messages)

@@ -245,6 +245,12 @@ def _add_run(sub: Any, action: str | None) -> None:
         "body (seed=7); VALUE is read as JSON when it is JSON (repeatable)",
     )
     p.add_argument(
+        "--output-schema",
+        metavar="FILE",
+        help="a JSON Schema file the final answer must match (instead of [run] output_schema); "
+        "--json prints the answer as output",
+    )
+    p.add_argument(
         "--show-wire",
         action="store_true",
         help="print every provider request body to stderr (API key and sensitive arguments "
@@ -701,6 +707,11 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ..host._host import Host
 
     config = run_config(load_config(args.config), args)
+    try:
+        options = run_options(args)
+    except ValueError as exc:
+        err.write(f"toolwire: {exc}\n")
+        return 2
     plugins: list[object] = []
     if args.show_wire:
         from ._wire import WirePrinter, with_request_bodies
@@ -724,7 +735,7 @@ def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         deny_all=args.deny_all,
         stdin=sys.stdin,
         stdout=out,
-        options=run_options(args),
+        options=options,
     )
 
 
@@ -763,8 +774,16 @@ def run_config(config: Config, args: argparse.Namespace) -> Config:
 
 
 def run_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The run options ``--system``, ``-T`` and ``--tool-choice`` give (none when absent)."""
+    """The run options ``--system``, ``-T``, ``--tool-choice`` and ``--output-schema`` give
+    (none when absent).
+
+    :raises ValueError: for an output schema file that cannot be read or is no JSON object.
+    """
     options: dict[str, Any] = {}
+    if getattr(args, "output_schema", None) is not None:
+        from ..output import read_schema_file
+
+        options["output"] = read_schema_file(args.output_schema, where="--output-schema")
     if args.system is not None:
         options["system_prompt"] = args.system
     if args.tools:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
 import re
@@ -26,11 +27,14 @@ from ..chat import Grant, GrantError, Grants, GrantStore, tool_server
 from ..events import (
     ArgumentScanner,
     ContentFiltered,
+    ContextCompacted,
     DuplicateSuppressed,
     Event,
     InvalidArguments,
+    InvalidOutput,
     LimitReached,
     PluginFailed,
+    ProviderFallback,
     ProviderRetry,
     RequestSent,
     ResponseReceived,
@@ -162,6 +166,16 @@ def _notice(event: Event) -> str | None:
         return f"! limit reached: {event.limit} ({event.value})"
     if isinstance(event, ProviderRetry):
         return f"… {event.api}: {event.reason}; retrying in {event.delay:g} s"
+    if isinstance(event, ProviderFallback):
+        return f"… {event.failed} could not answer ({event.error}); asking {event.next}"
+    if isinstance(event, InvalidOutput):
+        return f"! answer {event.recovery} (attempt {event.attempt}): {event.reason}"
+    if isinstance(event, ContextCompacted):
+        return (
+            f"… context compacted: {len(event.cleared)} result(s) cleared, "
+            f"{event.summarised} message(s) summarised (≈{event.tokens_before} → "
+            f"{event.tokens_after} tokens)"
+        )
     if isinstance(event, PluginFailed):
         return f"! plugin {event.plugin or '?'} failed in {event.hook}: {event.error}"
     if isinstance(event, ContentFiltered):
@@ -357,6 +371,10 @@ class TerminalRenderer:
     # -- events ----------------------------------------------------------------------------
 
     def __call__(self, event: Event) -> None:
+        if event.parent is not None:  # a run started as a tool: its lines go in the call's card
+            self._nested(event)
+            self.out.flush()
+            return
         if isinstance(event, RunStarted):
             if self._ending is not None:  # the last run was not settled
                 self._finish()
@@ -410,6 +428,26 @@ class TerminalRenderer:
             if notice is not None:
                 self._line(self._paint("warn", "  " + inert(notice)))
         self.out.flush()
+
+    def note(self, text: str) -> None:
+        """A dim line of its own after the run (what the turn spent, say)."""
+        self._clear()
+        if self._line_open:
+            self.out.write("\n")
+            self._line_open = False
+            self._answer = ""
+        self._line(self._paint("dim", inert(text)))
+
+    def _nested(self, event: Event) -> None:
+        """The compact line(s) of an event of a run started as a tool, inside the card of the
+        call that started it."""
+        if isinstance(event, TextDelta):
+            return
+        shown = io.StringIO()
+        render_event(event, shown)
+        for line in shown.getvalue().splitlines():
+            if line.strip():
+                self._line(self._paint("dim", f"│   ↳ {inert(line.strip())}"))
 
     def settle(self, run: Run) -> None:
         """Close the cards the run's events left open (calls answered by a cancellation, calls

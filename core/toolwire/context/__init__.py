@@ -1,12 +1,36 @@
-"""Context passages that plugins add to a model request (classic retrieval).
+"""The context of a model request: passages plugins add, and a conversation kept inside the
+model's context window.
 
 A plugin answers the ``toolwire_request_context`` hook with a :class:`RequestContext`: text the
 model reads with the latest user message, the sources it came from, and the trust level those
 sources require from this and every later provider of the run. The loop asks once per round,
 after the round's offer is resolved, so a plugin can contribute only when its own tool is not
 offered (a model without tool calling, the tool switched off, a provider trusted too little).
+
+When a conversation nears ``[provider] context_tokens``, :func:`compact` clears old tool
+results and has older turns summarised (``toolwire_summarize_conversation``, asked with a
+:class:`SummaryRequest`); :class:`Compaction` says what it did.
 """
 
+from ._compact import (
+    Compaction,
+    ContextWindow,
+    SummaryRequest,
+    compact,
+    conversation_tokens,
+    is_summary,
+    transcript,
+)
 from ._records import ContextRequest, RequestContext
 
-__all__ = ["ContextRequest", "RequestContext"]
+__all__ = [
+    "Compaction",
+    "ContextRequest",
+    "ContextWindow",
+    "RequestContext",
+    "SummaryRequest",
+    "compact",
+    "conversation_tokens",
+    "is_summary",
+    "transcript",
+]

@@ -62,7 +62,8 @@ async def gather_request_context(
     context requiring more trust than the provider has, costs only itself: a ``PluginFailed``
     event names it.
     """
-    caller = hook.toolwire_request_context
+    hook_name = "toolwire_request_context"
+    caller = getattr(hook, hook_name)
     impls: Sequence[Any] = caller.get_hookimpls()
     if not impls:
         return NOTHING
@@ -94,16 +95,7 @@ async def gather_request_context(
             # SystemExit, KeyboardInterrupt and the like cost only this plugin's context.
             if is_cancellation(exc):
                 raise
-            text = str(exc)
-            emit(
-                PluginFailed(
-                    run_id=request.run_id,
-                    round=request.round,
-                    plugin=impl.plugin_name,
-                    hook="toolwire_request_context",
-                    error=f"{type(exc).__name__}: {text}" if text else type(exc).__name__,
-                )
-            )
+            emit(hook_failed(request.run_id, request.round, impl.plugin_name, hook_name, exc))
             continue
         if answer is None or not answer.text.strip():
             continue
@@ -116,6 +108,20 @@ async def gather_request_context(
         return NOTHING
     return GatheredContext(
         texts=tuple(texts), sources=tuple(sources.values()), required_trust=trust
+    )
+
+
+def hook_failed(
+    run_id: str, round: int | None, plugin: str, hook: str, exc: BaseException
+) -> PluginFailed:
+    """The event reporting that ``plugin``'s implementation of ``hook`` failed with ``exc``."""
+    text = str(exc)
+    return PluginFailed(
+        run_id=run_id,
+        round=round,
+        plugin=plugin,
+        hook=hook,
+        error=f"{type(exc).__name__}: {text}" if text else type(exc).__name__,
     )
 
 

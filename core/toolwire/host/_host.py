@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
     from ..events import Event
     from ..http._transport import Transport
-    from ..loop import Decision, Run, RunLoop
+    from ..loop import Decision, Run, RunEvents, RunLoop
     from ..loop._protocol import Pipeline
     from ..messages import Message
     from ..tools import Tool
@@ -372,10 +372,28 @@ class Host:
 
     def create_adapter(self, api: str | None = None) -> ProviderAdapter:
         """A new adapter for ``api`` (default: the configured one), wrapped for prompted tools
-        when the provider has no native tool channel."""
+        when the provider has no native tool channel; with ``[[provider.fallback]]`` entries
+        (and no ``api``), one adapter that asks them in order when a provider cannot answer."""
         provider = self.provider_config
         if api is not None and api != provider.adapter:
-            provider = attrs.evolve(provider, adapter=api)
+            provider = attrs.evolve(provider, adapter=api, fallback=())
+        if not provider.fallback:
+            return self._provider_adapter(provider)
+        from ..adapters._fallback import FallbackAdapter, provider_names
+
+        entries = [provider, *provider.fallback]
+        names = provider_names([(p.adapter, p.model) for p in entries])
+        last = len(entries) - 1
+        adapters = []
+        for index, entry in enumerate(entries):
+            if index < last and entry.native_tools is None:
+                # A refusal of tools moves on to the next provider; only the last one falls
+                # back to tools in the prompt.
+                entry = attrs.evolve(entry, native_tools=True)
+            adapters.append((names[index], self._provider_adapter(entry)))
+        return FallbackAdapter(adapters)
+
+    def _provider_adapter(self, provider: ProviderConfig) -> ProviderAdapter:
         classes = self.adapter_classes()
         if provider.adapter is None:
             raise HostError(
@@ -440,9 +458,10 @@ class Host:
         """Continue a run that ended with deferred calls, with a decision per call id."""
         return await self.new_loop().resume(run, decisions)
 
-    def stream(self, prompt: str | Sequence[Message], **options: Any) -> AsyncIterator[Event]:
-        """Run a conversation, yielding every event as it happens."""
-        return aiter(self.new_loop().stream(prompt, **options))
+    def stream(self, prompt: str | Sequence[Message], **options: Any) -> RunEvents:
+        """Run a conversation, yielding every event as it happens (the run is the stream's
+        ``run`` once it ended)."""
+        return self.new_loop().stream(prompt, **options)
 
     def new_loop(self) -> RunLoop:
         """A loop for one conversation: the one the enabled plugin implementing

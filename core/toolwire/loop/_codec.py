@@ -127,6 +127,8 @@ def result_to_json(result: ToolResult) -> dict[str, Any]:
             if result.follow_up
             else {}
         ),
+        **({"usage": usage_to_json(result.usage)} if result.usage is not None else {}),
+        **({"cost": result.cost} if result.cost is not None else {}),
     }
 
 
@@ -154,6 +156,8 @@ def result_from_json(data: Mapping[str, Any]) -> ToolResult:
         metadata=data.get("metadata") or {},
         required_trust=TrustLevel.parse(trust) if trust is not None else None,
         follow_up=tuple(_follow_up_from_json(p) for p in data.get("follow_up") or ()),
+        usage=usage_from_json(data.get("usage")),
+        cost=data.get("cost"),
     )
 
 
@@ -204,6 +208,8 @@ def usage_to_json(usage: Usage) -> dict[str, Any]:
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
         "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
         "total_tokens": usage.total_tokens,
     }
 
@@ -217,6 +223,8 @@ def usage_from_json(data: Mapping[str, Any] | None) -> Usage | None:
         output_tokens=data.get("output_tokens"),
         cache_read_tokens=data.get("cache_read_tokens"),
         total_tokens=data.get("total_tokens"),
+        cache_write_tokens=data.get("cache_write_tokens"),
+        reasoning_tokens=data.get("reasoning_tokens"),
     )
 
 
@@ -281,6 +289,8 @@ def message_to_json(message: Message, redact: CallRedactor | None = None) -> dic
         }
         if message.response_id is not None:
             out["response_id"] = message.response_id
+        if message.provider is not None:
+            out["provider"] = message.provider
         return out
     data: dict[str, Any] = {
         "role": "tool",
@@ -317,6 +327,7 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
             finish_reason=data.get("finish_reason"),
             usage=usage_from_json(data.get("usage")),
             response_id=data.get("response_id"),
+            provider=data.get("provider"),
         )
     if role == "tool":
         return ToolResultMessage(
@@ -339,5 +350,8 @@ def event_to_json(event: Event) -> dict[str, Any]:
             # Writing the whole partial value with every delta would make a trace quadratic in
             # the size of the arguments; the delta texts rebuild it.
             continue
-        out[field.name] = _plain(getattr(event, field.name))
+        value = getattr(event, field.name)
+        if field.name == "parent" and value is None:
+            continue  # only the events of a run started as a tool have a parent
+        out[field.name] = _plain(value)
     return out

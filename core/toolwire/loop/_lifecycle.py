@@ -153,7 +153,8 @@ TRANSITIONS: tuple[Transition, ...] = (
             _E.STOP,
             _N,
             _NONE,
-            "— (the run stops: a `fail` policy, a fatal call, cancellation)",
+            "— (the run stops: a `fail` policy, a fatal call, cancellation, a budget, the "
+            "typed answer)",
         )
         for state in (_P, _D, _A, _S)
     ),

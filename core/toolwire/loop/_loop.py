@@ -109,6 +109,7 @@ class ToolCallingLoop:
         approval: Approver | None = None,
         cancel: asyncio.Event | None = None,
         context: Mapping[str, Any] | None = None,
+        output: Any = None,
     ) -> Run:
         """Run one conversation to its end.
 
@@ -128,7 +129,12 @@ class ToolCallingLoop:
             answered as cancelled, and the run returns with stop reason ``cancelled``.
         :param context: the application's own values for its tools, by name
             (``ToolContext.values``); never shown to the model.
-        :raises ValueError: for an unknown tool name, profile or tool choice.
+        :param output: the type of the final answer (a dataclass, an attrs class, a TypedDict,
+            any type a tool parameter may have, or a JSON Schema; default ``[run]
+            output_schema``): the answer is checked, sent back while wrong (``[run]
+            output_retries``) and structured into :attr:`Run.output`.
+        :raises ValueError: for an unknown tool name, profile or tool choice, or an output type
+            that has no JSON Schema.
         :raises TypeError: for a ``context`` that is not a mapping with string keys.
         """
         state = new_state(
@@ -141,6 +147,7 @@ class ToolCallingLoop:
             tool_choice=tool_choice,
             stream=stream,
             run_id=run_id,
+            output=output,
         )
         state.control = RunControl(approval=approval, cancel=cancel, values=context_values(context))
         return await self._drive(state)
@@ -162,6 +169,7 @@ class ToolCallingLoop:
             tool_choice=options.pop("tool_choice", "auto"),
             stream=options.pop("stream", None),
             run_id=options.pop("run_id", None),
+            output=options.pop("output", None),
         )
         if options:
             raise TypeError(f"stream() got unknown option(s): {', '.join(sorted(options))}")

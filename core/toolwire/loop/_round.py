@@ -30,12 +30,15 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
+from ._answer import answer_tool_name, ask_for_answer, take_typed_answer
+from ._budget import answer_cost, over_budget
 from ._choice import degraded_choice, nearest_choice
+from ._fit import fit_context
 from ._ids import run_call_id, with_run_id, with_run_ids
 from ._offer import resolve_offer
 from ._run import ToolCallRecord
-from ._state import CallSlot, Checkpoint, End, RunState, Turn
-from ._turn import answer_turn, deadline_reached
+from ._state import CallSlot, End, RunState, Turn
+from ._turn import deadline_reached, take_turn
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
@@ -80,6 +83,9 @@ def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
         )
     if state.control.deadline_passed():
         return deadline_reached(view, state)
+    over = over_budget(view, state)
+    if over is not None:
+        return End("budget", over.detail)
     provider_trust = view.trust
     need = state.trust
     if need is not None and not provider_trust.satisfies(need.level):
@@ -98,6 +104,8 @@ async def play_round(
 ) -> tuple[End | None, int]:
     """Request, answer and calls of a round whose offer is resolved; the end of the run when
     the round ends it, and the number of calls it answered."""
+    if view.config.provider.context_tokens is not None:
+        await fit_context(view, state, adapter, turn.round, turn.offer)
     messages = await request_context(view, state, adapter, turn, tuple(state.messages))
     request = model_request(view, state, adapter, turn, messages)
     if isinstance(request, End):
@@ -105,14 +113,18 @@ async def play_round(
     message = await ask_model(view, state, adapter, request)
     if isinstance(message, End):
         return message, 0
-    calls = take_answer(view, state, turn, message, adapter.api, hint=adapter.empty_answer_hint)
+    hint = adapter.empty_answer_hint
+    calls = take_answer(view, state, turn, message, adapter.api, hint=hint)
     if isinstance(calls, End):
         return calls, 0
-    turn.message = state.messages[-1]  # type: ignore[assignment]
-    turn.slots = [CallSlot(call) for call in calls]
-    if view.ledger is not None:
-        turn.checkpoint = Checkpoint(used=state.used)
-    return await answer_turn(view, state, turn, [(s, False) for s in turn.slots]), len(calls)
+    if state.options.output is not None:
+        tool = answer_tool_name(view.host.tools)
+        end = await take_typed_answer(
+            view, state, turn, calls, adapter.capabilities, tool, hint=hint
+        )
+        return end, len(calls)
+    slots = [CallSlot(call) for call in calls]
+    return await take_turn(view, state, turn, slots), len(calls)
 
 
 async def start_round(
@@ -211,6 +223,9 @@ def model_request(
         stream=stream,
         secrets=_secrets(view, messages),
     )
+    if state.options.output is not None:
+        tool = answer_tool_name(view.host.tools)
+        request = ask_for_answer(state, adapter.capabilities, tool, request)
     view.emit(
         state,
         RequestSent(
@@ -218,7 +233,7 @@ def model_request(
             round=turn.round,
             api=adapter.api,
             model=config.provider.model,
-            tools=len(sent.functions),
+            tools=len(request.functions),
             stream=stream,
         ),
     )
@@ -305,7 +320,8 @@ def take_answer(
     message = with_run_ids(message, round, taken)
     taken.update(call.id for call in message.tool_calls)
     state.messages.append(message)
-    state.add_usage(message.usage)
+    cost = answer_cost(view.config, message)
+    state.charge(message.usage, cost)
     view.emit(
         state,
         ResponseReceived(
@@ -313,6 +329,7 @@ def take_answer(
             round=round,
             message=view.shown(message),
             usage=message.usage,
+            cost=cost,
         ),
     )
     calls: list[ToolCall] = []
@@ -325,6 +342,8 @@ def take_answer(
             calls.append(call)
     if not calls:
         state.text = message.text
+        if state.options.output is not None:  # a typed answer is read by take_typed_answer
+            return calls
         outcome = answer_outcome(
             message, api=api, max_tokens=view.config.provider.max_tokens, hint=hint
         )

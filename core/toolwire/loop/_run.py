@@ -11,6 +11,8 @@ from .._trust import TrustLevel
 from ..adapters._base import NamedToolChoice, ToolChoice
 from ..events import Event
 from ..messages import Message, ToolCall, Usage
+from ..output import OutputSpec
+from ..tools._convert import unstructure_result
 from ..tools._names import sensitive_arguments
 from ..tools._result import Source, ToolResult, ToolStatus
 from ._codec import (
@@ -46,6 +48,8 @@ StopReason: TypeAlias = Literal[
     "trust",
     "interrupted",
     "tool_fatal",
+    "budget",
+    "output_invalid",
 ]
 """Why a run ended.
 
@@ -57,6 +61,9 @@ below the trust level the run's results require. ``interrupted``: the process en
 run was in progress (only seen on runs loaded from the ledger). ``truncated``: the answer was
 cut off at the provider's token limit. ``empty``: the answer had no text and no calls.
 ``tool_fatal``: a tool raised ``ToolFatal``; the detail names the tool, the call and why.
+``budget``: the run's usage reached a limit of ``[limits]`` (tokens or cost); the detail names
+it. ``output_invalid``: the final answer did not match the run's output type within
+``[run] output_retries``; the detail says what was wrong.
 """
 
 Outcome: TypeAlias = Literal[
@@ -72,12 +79,14 @@ Outcome: TypeAlias = Literal[
     "not_run",
     "recovered",
     "provider_executed",
+    "final_answer",
 ]
 """How a call was handled: run (``executed``), refused at admission (``unknown_tool``,
 ``invalid_arguments``, ``duplicate``, ``limit``, ``cancelled``), waiting (``deferred``),
 decided by the caller (``denied``, ``supplied``), never run because the run stopped
-(``not_run``), answered from the ledger after a crash (``recovered``), or run by the provider
-(``provider_executed``)."""
+(``not_run``), answered from the ledger after a crash (``recovered``), run by the provider
+(``provider_executed``), or the call of the answer tool that gave a run's typed answer
+(``final_answer``)."""
 
 RAN: frozenset[Outcome] = frozenset({"executed", "recovered", "supplied"})
 """The outcomes whose result a tool produced (here, before a crash, or the caller's own run of
@@ -286,19 +295,23 @@ class RunOptions:
     profile: str | None = None
     tool_choice: ToolChoice = "auto"
     stream: bool | None = None
+    output: OutputSpec | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The options as JSON."""
         choice: Any = self.tool_choice
         if isinstance(choice, NamedToolChoice):
             choice = {"name": choice.name}
-        return {
+        out: dict[str, Any] = {
             "system_prompt": self.system_prompt,
             "tools": list(self.tools) if self.tools is not None else None,
             "profile": self.profile,
             "tool_choice": choice,
             "stream": self.stream,
         }
+        if self.output is not None:
+            out["output"] = self.output.to_json()
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunOptions:
@@ -307,12 +320,14 @@ class RunOptions:
         if isinstance(choice, Mapping):
             choice = NamedToolChoice(choice["name"])
         tools = data.get("tools")
+        output = data.get("output")
         return cls(
             system_prompt=data.get("system_prompt"),
             tools=tuple(tools) if tools is not None else None,
             profile=data.get("profile"),
             tool_choice=choice,
             stream=data.get("stream"),
+            output=OutputSpec.from_json(output) if output is not None else None,
         )
 
 
@@ -328,6 +343,10 @@ class Run:
     ``required_trust`` is the trust level later providers of this run must have (it only tightens).
     ``tool_calls_used`` counts the budget slots consumed against ``[loop] max_tool_calls``.
     ``error`` keeps the exception behind a ``stop_reason`` of ``error`` (not serialised).
+    ``output`` is the typed final answer of a run with an output type (``run(..., output=T)``,
+    ``[run] output_schema``): a ``T``, or the JSON value for a schema (and for a run loaded
+    from storage). ``usage`` totals every request of the run (and of runs it started as tools);
+    ``cost`` prices it at ``[prices]`` (None when a model that answered has no price).
     """
 
     id: str
@@ -345,6 +364,8 @@ class Run:
     tool_calls_used: int = 0
     options: RunOptions = RunOptions()
     error: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+    output: Any = None
+    cost: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -388,6 +409,8 @@ class Run:
             "deferred": [d.to_json(redact) for d in self.deferred],
             "required_trust": self.required_trust.label if self.required_trust else None,
             "usage": usage_to_json(self.usage),
+            "cost": self.cost,
+            "output": unstructure_result(self.output) if self.output is not None else None,
             "rounds": self.rounds,
             "tool_calls_used": self.tool_calls_used,
             "options": self.options.to_json(),
@@ -411,6 +434,8 @@ class Run:
             deferred=tuple(DeferredRequest.from_json(d) for d in data.get("deferred", ())),
             required_trust=TrustLevel.parse(trust) if trust is not None else None,
             usage=usage_from_json(data.get("usage")) or Usage(),
+            cost=data.get("cost"),
+            output=data.get("output"),
             rounds=int(data.get("rounds", 0)),
             tool_calls_used=int(data.get("tool_calls_used", 0)),
             options=RunOptions.from_json(data.get("options") or {}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..adapters._base import NamedToolChoice, ToolChoice
 from ..messages import (
@@ -16,10 +16,11 @@ from ..messages import (
     required_trust,
     strictest_result,
 )
+from ..output import OutputSpec
 from ._admission import duplicate_key
 from ._offer import Selection
 from ._run import Run, RunOptions
-from ._state import RunState, TrustNeed
+from ._state import RunState, Spending, TrustNeed
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -39,6 +40,7 @@ def new_state(
     tool_choice: ToolChoice | str,
     stream: bool | None,
     run_id: str | None,
+    output: Any = None,
 ) -> RunState:
     """The state of a new run, its arguments checked (see :meth:`ToolCallingLoop.run`)."""
     messages = _messages(prompt)
@@ -68,6 +70,7 @@ def new_state(
         profile=profile,
         tool_choice=choice,
         stream=stream,
+        output=OutputSpec.for_run(output, config),
     )
     selection = Selection.from_config(config, tool_names, profile)  # refuses an unknown profile
     state = RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages, selection)
@@ -127,7 +130,9 @@ def restore(config: Config, registered: Mapping[str, Tool], run: Run) -> RunStat
     state.used = run.tool_calls_used
     if run.required_trust is not None:
         state.trust = TrustNeed(run.required_trust)
-    state.usage = run.usage
+    state.spending = Spending(
+        run.usage, run.cost or 0.0, int(run.cost is None and run.usage.reported)
+    )
     state.deferred = list(run.deferred)
     for record in run.tool_calls:
         if (

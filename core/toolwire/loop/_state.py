@@ -217,6 +217,31 @@ class RunControl:
 
 
 @attrs.frozen
+class Spending:
+    """What a run's requests spent: their tokens, their cost at ``[prices]``, and how many
+    reported tokens but had no price."""
+
+    usage: Usage = attrs.field(factory=Usage)
+    cost: float = 0.0  # of the requests with a price
+    unpriced: int = 0
+
+    def plus(self, usage: Usage | None, cost: float | None) -> Spending:
+        """This spending and one more request's (``cost`` None: its model has no price)."""
+        if usage is None and cost is None:
+            return self
+        return Spending(
+            self.usage + usage if usage is not None else self.usage,
+            self.cost + cost if cost is not None else self.cost,
+            self.unpriced + int(cost is None and usage is not None and usage.reported),
+        )
+
+    @property
+    def spent(self) -> float | None:
+        """The cost so far (None when a request that used tokens had no price)."""
+        return None if self.unpriced else self.cost
+
+
+@attrs.frozen
 class TrustNeed:
     """The trust level later providers of a run must have, and what required it (None: not
     known, for a run restored from its record)."""
@@ -255,15 +280,16 @@ class RunState:
         "filtered_calls",
         "messages",
         "options",
+        "output",
         "records",
         "rounds",
         "run_id",
         "seen",
         "selection",
         "sources",
+        "spending",
         "text",
         "trust",
-        "usage",
         "used",
     )
 
@@ -285,7 +311,8 @@ class RunState:
         self.rounds = 0
         self.used = 0
         self.trust: TrustNeed | None = None
-        self.usage = Usage()
+        self.spending = Spending()
+        self.output: Any = None  # the typed answer, once the model gave a valid one
         self.seen: dict[str, str] = {}  # duplicate key → the call id that made it
         self.deferred: list[DeferredRequest] = []
         self.text = ""
@@ -328,20 +355,20 @@ class RunState:
         """Tighten the trust later providers of the run must have (``origin`` required it)."""
         self.trust = tighten(self.trust, level, origin)
 
-    def add_usage(self, usage: Usage | None) -> None:
-        if usage is None:
-            return
+    def charge(self, usage: Usage | None, cost: float | None) -> None:
+        """Add what a request (or a run started as a tool) spent: its usage, and its cost
+        (None: its model has no price)."""
+        self.spending = self.spending.plus(usage, cost)
 
-        def plus(a: int | None, b: int | None) -> int | None:
-            return b if a is None else a if b is None else a + b
+    @property
+    def usage(self) -> Usage:
+        """The tokens of the run's requests so far."""
+        return self.spending.usage
 
-        u = self.usage
-        self.usage = Usage(
-            input_tokens=plus(u.input_tokens, usage.input_tokens),
-            output_tokens=plus(u.output_tokens, usage.output_tokens),
-            cache_read_tokens=plus(u.cache_read_tokens, usage.cache_read_tokens),
-            total_tokens=plus(u.total_tokens, usage.total_tokens),
-        )
+    @property
+    def spent(self) -> float | None:
+        """The run's cost so far (None when a request that used tokens had no price)."""
+        return self.spending.spent
 
     def build(
         self, *, stop: StopReason | None = None, events: bool = True, used: int | None = None
@@ -364,6 +391,8 @@ class RunState:
             deferred=tuple(self.deferred),
             required_trust=self.trust.level if self.trust is not None else None,
             usage=self.usage,
+            cost=self.spent,
+            output=self.output,
             rounds=self.rounds,
             tool_calls_used=self.used if used is None else used,
             options=self.options,

@@ -14,14 +14,38 @@ from ..events import LimitReached
 from ..messages import AssistantMessage, TextPart, ToolResultMessage, UserMessage, UserPart
 from ..tools._result import ToolResult
 from ._admit import admit_call
+from ._budget import over_budget
 from ._cancel import answer_cancelled
 from ._execute import execute
 from ._lifecycle import CallEvent, store
 from ._run import RAN
-from ._state import CallSlot, End, RunState, Turn
+from ._state import CallSlot, Checkpoint, End, RunState, Turn
 
 if TYPE_CHECKING:
     from ._view import LoopView
+
+
+async def take_turn(
+    view: LoopView,
+    state: RunState,
+    turn: Turn,
+    slots: list[CallSlot],
+    to_admit: Sequence[CallSlot] | None = None,
+) -> End | None:
+    """Answer every call of the model's last answer (``slots``): admit and run ``to_admit``
+    (default: every slot; the others are answered already), unless the answer spent the run's
+    budget (``[limits]``): then none runs, and the run ends. Returns the end of the run when
+    the turn ends it."""
+    turn.message = state.messages[-1]  # type: ignore[assignment]
+    turn.slots = slots
+    over = over_budget(view, state)
+    if over is not None:
+        stop_turn(view, state, turn, over.detail)
+        return End("budget", over.detail)
+    if view.ledger is not None:
+        turn.checkpoint = Checkpoint(used=state.used)
+    admit = slots if to_admit is None else to_admit
+    return await answer_turn(view, state, turn, [(s, False) for s in admit])
 
 
 async def answer_turn(
@@ -62,9 +86,19 @@ def _not_run(reason: str) -> ToolResult:
     return ToolResult.error(f"Not run: the run stopped before this call ({reason}).")
 
 
+def stop_turn(view: LoopView, state: RunState, turn: Turn, reason: str) -> None:
+    """Answer every call of the turn that has no answer as not run (the run stops for
+    ``reason``) and close the turn."""
+    for slot in turn.slots:
+        if slot.result is None:
+            slot.answer(CallEvent.STOP, "not_run", _not_run(reason))
+    close_turn(view, state, turn)
+
+
 def close_turn(view: LoopView, state: RunState, turn: Turn) -> None:
     """Record the turn's calls and results (a call fatal to the run leaves the ones that did
-    not start answered as not run)."""
+    not start answered as not run), and charge the run what the runs its calls started as
+    tools spent."""
     fatal = turn.fatal()
     for slot in turn.slots:
         if fatal is not None and slot.result is None:  # the run ends: nothing waits on it
@@ -72,6 +106,9 @@ def close_turn(view: LoopView, state: RunState, turn: Turn) -> None:
         state.records.append(slot.record(turn.round))
         if slot.deferred is not None:
             state.deferred.append(slot.deferred)
+        spent = slot.result
+        if slot.outcome == "executed" and spent is not None and spent.usage is not None:
+            state.charge(spent.usage, spent.cost)  # a run started as a tool
     assert turn.message is not None
     rebuild_results(state, turn.message, turn.round)
     if not any(slot.deferred is not None for slot in turn.slots):

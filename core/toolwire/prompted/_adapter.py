@@ -100,13 +100,15 @@ class PromptedAdapter(ProviderAdapter):
     @property
     def capabilities(self) -> AdapterCapabilities:
         """The inner adapter's, without a native tool channel; every tool choice is expressed
-        as an instruction."""
+        as an instruction, and so is a typed output (a JSON-only answer field would keep the
+        model from writing its calls)."""
         return attrs.evolve(
             self.inner.capabilities,
             native_tools=False,
             tool_choice=_ALL_CHOICES,
             binds_strict_schemas=False,
             accepts_parallel_tool_calls=False,
+            native_output=False,
         )
 
     def render_tools(self, functions: tuple[FunctionSpec, ...]) -> str:

@@ -19,8 +19,9 @@ import toolwire
 
 from ..adapters._base import ProviderError
 from ..adapters._names import WIRE_NAME
-from ..config import Config, LedgerConfig, ProviderConfig
+from ..config import Config, LedgerConfig, LimitsConfig, ProviderConfig, RunConfig
 from ..events import (
+    InvalidOutput,
     ProviderRetry,
     TextDelta,
     ToolCallArgumentsDelta,
@@ -28,6 +29,7 @@ from ..events import (
     ToolCallStarted,
 )
 from ..messages import AssistantMessage, TextPart, ThinkingPart, ToolResultMessage
+from ..usage import ModelPrice, Usage
 from ._scripted import tool_call
 from ._servers import ErrorReply, FakeProviderServer, Reply, ScriptItem
 
@@ -171,18 +173,39 @@ class ConformanceKit:
         tool_choice: Any = "auto",
         server_options: Mapping[str, Any] | None = None,
         provider: Mapping[str, Any] | None = None,
+        sections: Mapping[str, Any] | None = None,
+        **run_options: Any,
     ) -> Run:
-        """Run one conversation whose model answers follow ``script``."""
+        """Run one conversation whose model answers follow ``script``; ``sections`` replaces
+        sections of the config (``limits``, ``prices`` …), ``run_options`` go to ``run``."""
         stream = self.stream if stream is None else stream
         options = {"api_key": KEY, **(server_options or {})}
         server = self.suite.server(script, **options)
         self.server = server
         async with server:
-            host = self.host(self.config(server, stream, **(provider or {})))
+            config = self.config(server, stream, **(provider or {}))
+            if sections:
+                config = attrs.evolve(config, **sections)
+            host = self.host(config)
             try:
-                return await host.run(prompt, tool_choice=tool_choice, stream=stream)
+                return await host.run(prompt, tool_choice=tool_choice, stream=stream, **run_options)
             finally:
                 await host.aclose()
+
+    async def output_mode(self) -> str:
+        """How this adapter is asked for a typed answer: ``native``, ``tool`` or
+        ``prompted``."""
+        from ..loop._answer import output_mode
+
+        config = Config(
+            provider=ProviderConfig(adapter=self.suite.adapter, model="m", **self.suite.provider),
+            ledger=LedgerConfig(enabled=False),
+        )
+        host = self.host(config)
+        try:
+            return output_mode((await host.get_adapter()).capabilities)
+        finally:
+            await host.aclose()
 
     @property
     def bodies(self) -> list[Any]:
@@ -200,7 +223,8 @@ class AdapterConformance:
     :attr:`tool_name_spell` are the API's rule for tool names, as the adapter passes them to
     :func:`~toolwire.adapters.wire_request` (the default is OpenAI's and Anthropic's).
     :attr:`calls_need_ids`: the API answers a call only by its id (Responses), so a call without
-    one ends the run with an error instead of being answered.
+    one ends the run with an error instead of being answered. :attr:`reports_cache_writes`: the
+    API reports input written to its prompt cache apart (Anthropic).
     """
 
     pytestmark: ClassVar[list[pytest.MarkDecorator]] = [pytest.mark.asyncio]
@@ -214,6 +238,7 @@ class AdapterConformance:
     tool_name_max_length: ClassVar[int] = 64
     tool_name_spell: ClassVar[Callable[[str], str] | None] = None
     calls_need_ids: ClassVar[bool] = False
+    reports_cache_writes: ClassVar[bool] = False
 
     def tool_choice_of(self, body: Mapping[str, Any]) -> Any:
         """The tool choice a request body carries (its ``tool_choice`` field by default),
@@ -593,3 +618,110 @@ class AdapterConformance:
         assert wrong not in str(failed.error)
         assert wrong not in (failed.detail or "")
         assert wrong not in json.dumps(failed.to_json(), ensure_ascii=False, default=repr)
+
+    # -- usage --------------------------------------------------------------------------------
+
+    async def test_usage_of_every_request(self, conformance: ConformanceKit) -> None:
+        """The server's token counts (cached input, reasoning, cache writes where the API
+        reports them) come back in canonical terms on each answer, and the run adds them."""
+        first = Usage(
+            input_tokens=1200,
+            cache_read_tokens=1000,
+            cache_write_tokens=150 if self.reports_cache_writes else None,
+            output_tokens=90,
+            reasoning_tokens=64,
+            total_tokens=1290,
+        )
+        second = attrs.evolve(first, input_tokens=1400, output_tokens=10, total_tokens=1410)
+        script: list[ScriptItem] = [
+            Reply(turn=tool_call("add", {"a": 1, "b": 2}), usage=first),
+            Reply(turn="3.", usage=second),
+        ]
+        run = await conformance.run(script)
+        assert run.stop_reason == "answered", run.detail
+        answers = [m for m in run.messages if isinstance(m, AssistantMessage)]
+        assert [m.usage for m in answers] == [first, second]
+        assert run.usage == first + second
+
+    async def test_budget_stops_the_run_with_every_call_answered(
+        self, conformance: ConformanceKit
+    ) -> None:
+        """Usage priced at ``[prices]`` gives the run its cost; an answer that reaches a limit
+        of ``[limits]`` ends the run ``budget``, its calls answered as not run."""
+        price = ModelPrice(input=2.0, output=8.0)
+        first = Usage(input_tokens=1000, output_tokens=100, total_tokens=1100)
+        script: list[ScriptItem] = [
+            Reply(turn=tool_call("add", {"a": 1, "b": 2}), usage=first),
+            Reply(turn=[tool_call("add", {"a": 3, "b": 4}), tool_call("now")], usage=first),
+            "never asked",
+        ]
+        run = await conformance.run(
+            script,
+            sections={
+                "limits": LimitsConfig(max_output_tokens=200),
+                "prices": {"conformance-model": price},
+            },
+        )
+        assert run.stop_reason == "budget", run.detail
+        assert "[limits] max_output_tokens" in (run.detail or "")
+        assert len(conformance.bodies) == 2
+        assert conformance.executed == [("add", {"a": 1, "b": 2})]
+        assert [r.outcome for r in run.tool_calls] == ["executed", "not_run", "not_run"]
+        answered = {m.call_id for m in run.messages if isinstance(m, ToolResultMessage)}
+        assert answered == {r.call.id for r in run.tool_calls}
+        assert run.usage == first + first
+        assert run.cost == 2 * price.cost(first)
+        assert run.to_json()["cost"] == run.cost
+
+    # -- typed answers ------------------------------------------------------------------------
+
+    async def test_typed_answer(self, conformance: ConformanceKit) -> None:
+        """A run with an output type gets its answer checked and structured; a wrong answer
+        goes back to the model with what is wrong, and the corrected one is taken."""
+        mode = await conformance.output_mode()
+        schema = {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
+            "required": ["city", "population"],
+            "additionalProperties": False,
+        }
+        wrong = {"city": "Nice", "population": "many"}
+        right = {"city": "Nice", "population": 342_669}
+        script: list[ScriptItem]
+        if mode == "tool":
+            script = [tool_call("final_answer", wrong), tool_call("final_answer", right)]
+        else:
+            script = [json.dumps(wrong), "```json\n" + json.dumps(right) + "\n```"]
+        run = await conformance.run(script, prompt="Which city?", output=schema)
+        assert run.stop_reason == "answered", run.detail
+        assert run.output == right
+        invalid = [e for e in run.events if isinstance(e, InvalidOutput)]
+        assert [(e.recovery, e.attempt) for e in invalid] == [("returned", 1)]
+        first, second = conformance.bodies
+        assert "population" in json.dumps(first)  # the schema reached the model
+        assert "expected an integer" in json.dumps(second)  # what was wrong went back
+        assert_every_call_answered(run)
+
+    async def test_typed_answer_gives_up_after_its_retries(
+        self, conformance: ConformanceKit
+    ) -> None:
+        """Answers that stay wrong end the run ``output_invalid`` after ``[run]
+        output_retries``, every call answered."""
+        mode = await conformance.output_mode()
+        schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+        bad: ScriptItem = tool_call("final_answer", {"n": "x"}) if mode == "tool" else '{"n": "x"}'
+        run = await conformance.run(
+            [bad, bad], output=schema, sections={"run": RunConfig(output_retries=1)}
+        )
+        assert run.stop_reason == "output_invalid", run.detail
+        assert "n: got" in (run.detail or "")
+        assert run.output is None
+        assert len(conformance.bodies) == 2
+        assert_every_call_answered(run)
+
+
+def assert_every_call_answered(run: Run) -> None:
+    """Every call of the run's conversation has its result in it."""
+    answered = {m.call_id for m in run.messages if isinstance(m, ToolResultMessage)}
+    called = {c.id for m in run.messages if isinstance(m, AssistantMessage) for c in m.tool_calls}
+    assert answered == called, (answered, called)

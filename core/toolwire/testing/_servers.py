@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, TypeAlias
 
@@ -21,6 +22,7 @@ import attrs
 from aiohttp import web
 
 from ..messages import AssistantMessage, TextPart, ThinkingPart, ToolCall
+from ..usage import Usage
 from ..utf8 import utf8_json
 from ._scripted import ScriptTurn, _turn_from_config
 
@@ -35,6 +37,8 @@ __all__ = [
     "ScriptItem",
     "ServerCall",
     "ServerTurn",
+    "json_schema_format_problems",
+    "strict_schema_problems",
 ]
 
 
@@ -71,6 +75,8 @@ class Reply:
     :ivar headers: extra response headers.
     :ivar pace: streamed: seconds to wait between events, so that a client sees a long argument
         arrive slowly (user interfaces, cancellation in the middle of a stream).
+    :ivar usage: the token counts to report, in canonical terms (the server writes them in its
+        API's own fields); None for made-up counts (see :meth:`FakeProviderServer.usage`).
     """
 
     turn: ScriptTurn
@@ -79,6 +85,7 @@ class Reply:
     drop_after: int | None = None
     headers: Mapping[str, str] = attrs.field(factory=dict)
     pace: float = 0.0
+    usage: Usage | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -117,12 +124,14 @@ class ServerCall:
 
 @attrs.frozen(kw_only=True)
 class ServerTurn:
-    """A turn in the form the servers render: thinking, text, calls, finish reason."""
+    """A turn in the form the servers render: thinking, text, calls, finish reason, and the
+    usage to report (None: made up from the request and the turn)."""
 
     thinking: str = ""
     text: str = ""
     calls: tuple[ServerCall, ...] = ()
     finish_reason: str | None = None
+    usage: Usage | None = None
 
     @classmethod
     def of(cls, turn: ScriptTurn, *, finish_reason: str | None = None) -> ServerTurn:
@@ -331,7 +340,7 @@ class FakeProviderServer:
         if reply.delay:
             await asyncio.sleep(reply.delay)
         turn = ServerTurn.of(reply.turn, finish_reason=reply.finish_reason)
-        turn = self._with_ids(turn)
+        turn = attrs.evolve(self._with_ids(turn), usage=reply.usage)
         number = next(self._ids)
         self.answered[number] = turn
         if self.wants_stream(recorded):
@@ -436,6 +445,22 @@ class FakeProviderServer:
         out = len(turn.text) + len(turn.thinking) + sum(len(c.arguments) for c in turn.calls)
         return max(1, size // 4), max(1, out // 4)
 
+    def usage(self, turn: ServerTurn, body: Mapping[str, Any]) -> Usage:
+        """The usage to report for ``turn``, in canonical terms: the scripted one, else counts
+        made up from the sizes (:meth:`usage_numbers`), nothing cached, the thinking's share
+        of the output as reasoning. Each server writes it in its API's fields."""
+        if turn.usage is not None:
+            return turn.usage
+        prompt, completion = self.usage_numbers(turn, body)
+        return Usage(
+            input_tokens=prompt,
+            output_tokens=completion,
+            cache_read_tokens=0,
+            cache_write_tokens=0,
+            reasoning_tokens=min(completion, len(turn.thinking) // 4),
+            total_tokens=prompt + completion,
+        )
+
 
 def _drop(request: web.Request) -> None:
     transport = request.transport
@@ -451,6 +476,102 @@ def _error_type(status: int) -> str:
     if status >= 500:
         return "server_error"
     return "invalid_request_error"
+
+
+_SCHEMA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def strict_schema_problems(schema: Any, where: str = "") -> list[str]:
+    """What OpenAI refuses in a schema sent with ``"strict": true``: an object whose
+    ``additionalProperties`` is not false, or whose ``required`` leaves a property out
+    (in its own words)."""
+    problems: list[str] = []
+    if not isinstance(schema, Mapping):
+        return problems
+    context = f"context=({where})"
+    properties = schema.get("properties")
+    if schema.get("type") == "object" or isinstance(properties, Mapping):
+        if schema.get("additionalProperties") is not False:
+            problems.append(
+                f"In {context}, 'additionalProperties' is required to be supplied and to be false."
+            )
+        keys = list(properties or {})
+        missing = [key for key in keys if key not in (schema.get("required") or ())]
+        if missing:
+            problems.append(
+                f"In {context}, 'required' is required to be supplied and to be an array "
+                f"including every key in properties. Missing '{missing[0]}'."
+            )
+        for key, sub in (properties or {}).items():
+            problems.extend(strict_schema_problems(sub, f"{where}, 'properties', '{key}'"))
+    items = schema.get("items")
+    if isinstance(items, Mapping):
+        problems.extend(strict_schema_problems(items, f"{where}, 'items'"))
+    for word in ("anyOf", "$defs", "definitions"):
+        group = schema.get(word)
+        subs = group.values() if isinstance(group, Mapping) else group or ()
+        for index, sub in enumerate(subs):
+            problems.extend(strict_schema_problems(sub, f"{where}, '{word}', {index}"))
+    return problems
+
+
+def json_schema_format_problems(fmt: Any, field: str) -> list[str]:
+    """What OpenAI refuses in a ``json_schema`` answer format (``response_format.json_schema``
+    of Chat Completions, ``text.format`` of Responses): a missing or malformed name, a schema
+    that is not an object, a strict schema outside the strict subset."""
+    if not isinstance(fmt, Mapping):
+        return [f"Invalid type for '{field}': expected an object."]
+    name = fmt.get("name")
+    if not isinstance(name, str) or not _SCHEMA_NAME.fullmatch(name):
+        return [
+            f"Invalid '{field}.name': {name!r}. Expected a string that matches the pattern "
+            "'^[a-zA-Z0-9_-]+$' of at most 64 characters."
+        ]
+    schema = fmt.get("schema")
+    if not isinstance(schema, Mapping) or schema.get("type") != "object":
+        return [
+            f"Invalid schema for response_format '{name}': schema must be a JSON Schema of "
+            "'type: \"object\"'."
+        ]
+    if fmt.get("strict") is True:
+        return [
+            f"Invalid schema for response_format '{name}': {problem}"
+            for problem in strict_schema_problems(schema)
+        ]
+    return []
+
+
+def format_refusal(fmt: Any, field: str, nested: str | None = None) -> ErrorReply | None:
+    """The 400 OpenAI answers an answer format ``fmt`` (at ``field`` of the body) with: a type
+    it does not know, or a ``json_schema`` format it refuses (its name and schema under
+    ``nested``, or in ``fmt`` itself); None for a format it takes, or none."""
+    if fmt is None:
+        return None
+    kind = fmt.get("type") if isinstance(fmt, Mapping) else None
+    if kind in ("text", "json_object"):
+        return None
+    if kind != "json_schema":
+        return ErrorReply(
+            status=400,
+            message=f"Invalid value for '{field}.type': {kind!r}. Supported values are: "
+            "'text', 'json_object' and 'json_schema'.",
+        )
+    fields = fmt.get(nested) if nested is not None else fmt
+    problems = json_schema_format_problems(fields, f"{field}.{nested}" if nested else field)
+    return ErrorReply(status=400, message=problems[0]) if problems else None
+
+
+def _without_none(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` without the fields (and details) whose count is not reported."""
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if isinstance(item, dict):
+            item = _without_none(item)
+            if item:
+                out[key] = item
+        elif item is not None:
+            out[key] = item
+    return out
 
 
 def _sse(data: Any, event: str | None = None) -> str:
@@ -473,6 +594,10 @@ class FakeOpenAIChatServer(FakeProviderServer):
     path = "/v1/chat/completions"
     base_path = "/v1"
 
+    def check_request(self, request: RecordedRequest) -> ErrorReply | None:
+        """Refuse a ``response_format`` OpenAI would refuse (400)."""
+        return format_refusal(request.body.get("response_format"), "response_format", "json_schema")
+
     def _finish(self, turn: ServerTurn) -> str:
         if turn.finish_reason == "length":
             return "length"
@@ -481,13 +606,16 @@ class FakeOpenAIChatServer(FakeProviderServer):
         return "tool_calls" if turn.calls else "stop"
 
     def _usage(self, turn: ServerTurn, body: Mapping[str, Any]) -> dict[str, Any]:
-        prompt, completion = self.usage_numbers(turn, body)
-        return {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-            "prompt_tokens_details": {"cached_tokens": 0},
-        }
+        usage = self.usage(turn, body)
+        return _without_none(
+            {
+                "prompt_tokens": usage.input_tokens,
+                "completion_tokens": usage.output_tokens,
+                "total_tokens": usage.total_tokens,
+                "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+                "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+            }
+        )
 
     def render(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> Any:
         message: dict[str, Any] = {"role": "assistant", "content": turn.text or None}
@@ -558,7 +686,10 @@ class FakeOpenAIChatServer(FakeProviderServer):
                 events.append(start)
                 events.extend(rest)
         events.append(chunk({}, self._finish(turn)))
-        events.append(_sse({**base, "choices": [], "usage": self._usage(turn, body)}))
+        options = body.get("stream_options")
+        if isinstance(options, Mapping) and options.get("include_usage") is True:
+            # As OpenAI: a usage chunk with no choices, only when the request asked for it.
+            events.append(_sse({**base, "choices": [], "usage": self._usage(turn, body)}))
         events.append(_sse("[DONE]"))
         return events
 
@@ -576,6 +707,13 @@ class FakeOpenAIResponsesServer(FakeProviderServer):
     api = "openai-responses"
     path = "/v1/responses"
     base_path = "/v1"
+
+    def check_request(self, request: RecordedRequest) -> ErrorReply | None:
+        """Refuse a ``text.format`` OpenAI would refuse (400)."""
+        text = request.body.get("text")
+        return format_refusal(
+            text.get("format") if isinstance(text, Mapping) else None, "text.format"
+        )
 
     def turn_tokens(self, turn: ServerTurn, number: int) -> list[str]:
         """The reasoning item's id: the whole output goes back, reasoning included."""
@@ -622,7 +760,7 @@ class FakeOpenAIResponsesServer(FakeProviderServer):
         output: list[dict[str, Any]],
         status: str,
     ) -> dict[str, Any]:
-        prompt, completion = self.usage_numbers(turn, body)
+        usage = self.usage(turn, body)
         incomplete = turn.finish_reason == "length"
         return {
             "id": f"resp_fake{number}",
@@ -632,13 +770,15 @@ class FakeOpenAIResponsesServer(FakeProviderServer):
             "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
             "model": body.get("model"),
             "output": output,
-            "usage": {
-                "input_tokens": prompt,
-                "input_tokens_details": {"cached_tokens": 0},
-                "output_tokens": completion,
-                "output_tokens_details": {"reasoning_tokens": 0},
-                "total_tokens": prompt + completion,
-            },
+            "usage": _without_none(
+                {
+                    "input_tokens": usage.input_tokens,
+                    "input_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+                    "output_tokens": usage.output_tokens,
+                    "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+                    "total_tokens": usage.total_tokens,
+                }
+            ),
         }
 
     def render(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> Any:
@@ -782,8 +922,23 @@ class FakeAnthropicServer(FakeProviderServer):
             )
         return blocks
 
+    def _usage(self, usage: Usage, *, output: int | None) -> dict[str, Any]:
+        """Anthropic's ``usage``: input read from or written to the cache counted apart."""
+        read = usage.cache_read_tokens or 0
+        written = usage.cache_write_tokens or 0
+        fresh = None if usage.input_tokens is None else usage.input_tokens - read - written
+        wire: dict[str, Any] = {
+            "input_tokens": fresh,
+            "cache_creation_input_tokens": usage.cache_write_tokens,
+            "cache_read_input_tokens": usage.cache_read_tokens,
+            "output_tokens": output,
+        }
+        if usage.reasoning_tokens:
+            wire["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
+        return _without_none(wire)
+
     def render(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> Any:
-        prompt, completion = self.usage_numbers(turn, body)
+        usage = self.usage(turn, body)
         return {
             "id": f"msg_fake{number}",
             "type": "message",
@@ -792,11 +947,11 @@ class FakeAnthropicServer(FakeProviderServer):
             "content": self._blocks(turn, number),
             "stop_reason": self._stop(turn),
             "stop_sequence": None,
-            "usage": {"input_tokens": prompt, "output_tokens": completion},
+            "usage": self._usage(usage, output=usage.output_tokens),
         }
 
     def render_stream(self, turn: ServerTurn, body: Mapping[str, Any], number: int) -> list[str]:
-        prompt, completion = self.usage_numbers(turn, body)
+        usage = self.usage(turn, body)
         size = self.chunk_size
         message: dict[str, Any] = {
             "id": f"msg_fake{number}",
@@ -806,7 +961,8 @@ class FakeAnthropicServer(FakeProviderServer):
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": prompt, "output_tokens": 1},
+            # As Anthropic streams it: the input at the start, the output so far (1) …
+            "usage": self._usage(attrs.evolve(usage, reasoning_tokens=None), output=1),
         }
         events = [_sse({"type": "message_start", "message": message}, "message_start")]
 
@@ -850,6 +1006,11 @@ class FakeAnthropicServer(FakeProviderServer):
                 events.append(block_event("content_block_stop", index=index))
             index += 1
         stop = {"stop_reason": self._stop(turn), "stop_sequence": None}
-        events.append(block_event("message_delta", delta=stop, usage={"output_tokens": completion}))
+        # … and the final output count in the message delta.
+        final = {
+            "output_tokens": usage.output_tokens,
+            "output_tokens_details": {"thinking_tokens": usage.reasoning_tokens or None},
+        }
+        events.append(block_event("message_delta", delta=stop, usage=_without_none(final)))
         events.append(_sse({"type": "message_stop"}, "message_stop"))
         return events

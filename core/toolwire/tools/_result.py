@@ -11,6 +11,7 @@ import attrs
 
 from .._trust import TrustLevel
 from ..fieldwise import record_eq, record_hash, record_repr
+from ..usage import Usage
 
 
 class ToolStatus(enum.StrEnum):
@@ -84,6 +85,8 @@ class ToolResult:
     ``follow_up`` is content for the model that a provider takes only in a user turn (an image
     as an ``OpaquePart`` of that API, a document, text): the loop sends the follow-ups of a
     turn's results as one user message right after the batch of results, in call order.
+    ``usage`` and ``cost`` are what the call itself spent at providers (a run started as a tool,
+    :func:`toolwire.agent_tool`); the loop adds them to the run's.
     """
 
     __repr__ = record_repr
@@ -100,6 +103,8 @@ class ToolResult:
     required_trust: TrustLevel | None = attrs.field(default=None, converter=_trust_or_none)
     exception: BaseException | None = attrs.field(default=None, eq=False, repr=False)
     follow_up: tuple[Any, ...] = attrs.field(default=(), converter=_freeze_follow_up)
+    usage: Usage | None = None
+    cost: float | None = None
 
     @classmethod
     def ok(cls, content: str | None = None, *, data: Any = None, **fields: Any) -> ToolResult:

@@ -333,18 +333,28 @@ def _response_id(message: Any) -> str | None:
 
 
 def _usage(payload: Any) -> Usage | None:
+    """``usage``: Anthropic counts input read from and written to the prompt cache apart from
+    ``input_tokens``; the canonical input counts all three. Thinking is inside ``output_tokens``
+    (``output_tokens_details.thinking_tokens`` says how much)."""
     if not isinstance(payload, Mapping):
         return None
     read = _int(payload.get("cache_read_input_tokens"))
-    written = _int(payload.get("cache_creation_input_tokens")) or 0
-    inputs = _int(payload.get("input_tokens"))
+    written = _int(payload.get("cache_creation_input_tokens"))
+    fresh = _int(payload.get("input_tokens"))
     outputs = _int(payload.get("output_tokens"))
-    # Anthropic counts cached input apart from `input_tokens`; the total counts all of it.
+    inputs = None if fresh is None else fresh + (read or 0) + (written or 0)
+    details = payload.get("output_tokens_details")
+    thinking = _int(details.get("thinking_tokens")) if isinstance(details, Mapping) else None
     total = None
     if inputs is not None and outputs is not None:
-        total = inputs + (read or 0) + written + outputs
+        total = inputs + outputs
     return Usage(
-        input_tokens=inputs, output_tokens=outputs, cache_read_tokens=read, total_tokens=total
+        input_tokens=inputs,
+        output_tokens=outputs,
+        cache_read_tokens=read,
+        total_tokens=total,
+        cache_write_tokens=written,
+        reasoning_tokens=thinking,
     )
 
 

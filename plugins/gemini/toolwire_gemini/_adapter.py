@@ -69,7 +69,9 @@ class GeminiAdapter(HTTPProviderAdapter):
     @property
     def capabilities(self) -> AdapterCapabilities:
         """Native tools (unless configured off), every tool choice, streaming; no parallel
-        flag (Gemini has none), names of at most 64 characters."""
+        flag (Gemini has none), names of at most 64 characters; structured output
+        (``responseSchema``) unless ``[provider] native_output = false`` (for models before
+        Gemini 3, which refuse it beside function declarations)."""
         return AdapterCapabilities(
             native_tools=self.config.native_tools is not False,
             tool_choice=frozenset({"auto", "none", "required", "named"}),
@@ -77,6 +79,7 @@ class GeminiAdapter(HTTPProviderAdapter):
             binds_strict_schemas=False,
             accepts_parallel_tool_calls=False,
             max_tool_name_length=MAX_NAME_LENGTH,
+            native_output=self.config.native_output is not False,
         )
 
     def _render(self, functions: Sequence[FunctionSpec]) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Final, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple
 
 from toolwire import FunctionSpec
 from toolwire.adapters import (
@@ -50,6 +50,9 @@ from toolwire.messages import (
 )
 
 from ._schema import project_schema
+
+if TYPE_CHECKING:
+    from toolwire.output import OutputSpec
 
 __all__ = [
     "API",
@@ -151,6 +154,35 @@ def declaration(
         )
     body["parametersJsonSchema"] = dict(spec.parameters)
     return body
+
+
+def output_config(
+    spec: OutputSpec, *, schemas: SchemaMode = "auto", open_objects: bool = False
+) -> dict[str, Any]:
+    """The ``generationConfig`` fields of a run's typed output: JSON answers
+    (``responseMimeType``) bound to the schema, in ``responseSchema`` (Gemini's subset) where
+    the projection is lossless (or in ``openapi`` mode), else as written in
+    ``responseJsonSchema``, as for tool parameters.
+
+    :raises ProviderError: in ``openapi`` mode, for a schema the subset cannot express.
+    """
+    fields: dict[str, Any] = {"responseMimeType": "application/json"}
+    if schemas == "json-schema":
+        fields["responseJsonSchema"] = dict(spec.schema)
+        return fields
+    projection = project_schema(spec.schema, open_objects=open_objects)
+    if projection.verdict == "lossless" or (schemas == "openapi" and projection.schema is not None):
+        fields["responseSchema"] = dict(projection.schema or {})
+        return fields
+    if schemas == "openapi":
+        raise ProviderError(
+            f"{API}: the output schema {spec.name!r} cannot be sent in Gemini's schema subset: "
+            f"{'; '.join(projection.problems)}. Send it as JSON Schema with [providers.gemini] "
+            'schemas = "auto" or "json-schema"',
+            api=API,
+        )
+    fields["responseJsonSchema"] = dict(spec.schema)
+    return fields
 
 
 def _takes_arguments(schema: Mapping[str, Any]) -> bool:
@@ -380,6 +412,7 @@ def tool_config(request: ModelRequest, *, validated: bool = False) -> dict[str, 
 
 
 _LOOP_OWNED: Final = ("toolConfig", "tool_config")
+_OUTPUT_FIELDS: Final = frozenset({"responseMimeType", "responseSchema", "responseJsonSchema"})
 
 
 def render_request(
@@ -400,7 +433,8 @@ def render_request(
     itself (``[provider] provider_tools``, such as ``{ googleSearch = {} }``) follow the
     functions; ``max_tokens`` and ``temperature`` go into ``generationConfig``; ``[provider]
     options`` and the request's options are merged in last (a ``generationConfig`` table key by
-    key), never the tool fields the loop decides.
+    key), never the tool fields the loop decides. A run's typed output (``request.output``)
+    goes into ``generationConfig`` (:func:`output_config`).
     """
     check_tool_choice(request, API)
     if contents is None:
@@ -438,6 +472,15 @@ def render_request(
         generation.update(options_generation)
     elif options_generation is not None:
         extra["generationConfig"] = options_generation
+    if request.output is not None:
+        taken = sorted(set(generation) & _OUTPUT_FIELDS)
+        if taken:
+            raise ProviderError(
+                f"{API}: [provider] options set {', '.join(taken)} in generationConfig, which "
+                "the run's output type decides; leave them out of the options",
+                api=API,
+            )
+        generation.update(output_config(request.output, schemas=schemas, open_objects=open_objects))
     if generation:
         body["generationConfig"] = generation
     body.update(extra)
@@ -473,7 +516,8 @@ def _int(value: Any) -> int | None:
 
 
 def _usage(meta: Any) -> Usage | None:
-    """``usageMetadata``: the prompt (with tool-use prompts) in, candidates and thoughts out."""
+    """``usageMetadata``: the prompt (with tool-use prompts, cached content included) in,
+    candidates and thoughts out (thoughts are the reasoning)."""
     if not isinstance(meta, Mapping):
         return None
     prompt = _int(meta.get("promptTokenCount"))
@@ -489,6 +533,7 @@ def _usage(meta: Any) -> Usage | None:
         output_tokens=outputs,
         cache_read_tokens=_int(meta.get("cachedContentTokenCount")),
         total_tokens=_int(meta.get("totalTokenCount")),
+        reasoning_tokens=thoughts,
     )
 
 

@@ -113,6 +113,7 @@ class FakeGeminiServer(FakeProviderServer):
         problems = [
             *self._contents_problems(body.get("contents")),
             *self._tools_problems(body),
+            *self._output_problems(body.get("generationConfig")),
         ]
         if problems:
             return ErrorReply(status=400, message="; ".join(problems))
@@ -170,6 +171,27 @@ class FakeGeminiServer(FakeProviderServer):
                         response.get("response"), Mapping
                     ):
                         problems.append(f"{where}: a functionResponse.response is not an object")
+        return problems
+
+    def _output_problems(self, generation: Any) -> list[str]:
+        """What Gemini refuses in a structured-output request: a schema without the JSON
+        MIME type, both schema fields at once, a ``responseSchema`` outside the subset."""
+        if not isinstance(generation, Mapping):
+            return []
+        schema = generation.get("responseSchema")
+        json_schema = generation.get("responseJsonSchema")
+        if schema is None and json_schema is None:
+            return []
+        problems: list[str] = []
+        if generation.get("responseMimeType") != "application/json":
+            problems.append(
+                "generationConfig: response_mime_type must be application/json when a response "
+                "schema is set"
+            )
+        if schema is not None and json_schema is not None:
+            problems.append("generationConfig: responseSchema and responseJsonSchema both set")
+        if schema is not None:
+            problems.extend(_schema_problems(schema, "generationConfig.responseSchema"))
         return problems
 
     def _tools_problems(self, body: Mapping[str, Any]) -> list[str]:
@@ -238,18 +260,22 @@ class FakeGeminiServer(FakeProviderServer):
         return "STOP"
 
     def _usage(self, turn: ServerTurn, body: Mapping[str, Any], final: bool) -> dict[str, int]:
-        prompt, completion = self.usage_numbers(turn, body)
+        usage = self.usage(turn, body)
+        prompt = usage.input_tokens or 0
         if not final:
             return {"promptTokenCount": prompt, "totalTokenCount": prompt}
-        usage = {
+        thoughts = usage.reasoning_tokens or 0
+        wire = {
             "promptTokenCount": prompt,
-            "candidatesTokenCount": completion,
-            "totalTokenCount": prompt + completion,
+            # Gemini counts thoughts apart from the candidates.
+            "candidatesTokenCount": (usage.output_tokens or 0) - thoughts,
+            "totalTokenCount": usage.total_tokens or prompt + (usage.output_tokens or 0),
         }
-        if turn.thinking:
-            usage["thoughtsTokenCount"] = max(1, len(turn.thinking) // 4)
-            usage["totalTokenCount"] += usage["thoughtsTokenCount"]
-        return usage
+        if usage.cache_read_tokens:
+            wire["cachedContentTokenCount"] = usage.cache_read_tokens
+        if thoughts:
+            wire["thoughtsTokenCount"] = thoughts
+        return wire
 
     def _candidate(
         self, parts: list[dict[str, Any]], finish: str | None, malformed: str | None

@@ -51,10 +51,12 @@ from ._common import (
     WireFunction,
     arguments_text,
     chat_usage,
+    check_output_options,
     check_tool_choice,
     error_in_body,
     finish_reason,
     host_profile,
+    output_schema,
     response_id,
     wire_function,
 )
@@ -282,7 +284,9 @@ def render_chat_request(
     runs calls one by one and the host accepts the flag. ``[provider] options`` and the request's
     options are merged in last, so any other body field (``seed``, ``reasoning_effort`` …) can be
     set, but never the tool fields the loop decides. ``tools`` is the rendered ``tools`` array
-    when the caller has it already, and ``messages`` the ``messages`` array.
+    when the caller has it already, and ``messages`` the ``messages`` array. A run's typed
+    output (``request.output``) goes out as ``response_format`` of type ``json_schema``, strict
+    where the host binds output.
     """
     profile = profile or host_profile(config)
     if not config.model:
@@ -324,7 +328,20 @@ def render_chat_request(
             "Completions has none; use the adapter 'openai-responses' for them",
             api=API,
         )
-    body.update(extra_fields(config, request, API))
+    if request.output is not None:
+        schema, strict = output_schema(request.output, binds_strict=profile.binds_strict)
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": request.output.name,
+                "description": request.output.description,
+                "schema": schema,
+                "strict": strict,
+            },
+        }
+    extra = extra_fields(config, request, API)
+    check_output_options(request, extra, API)
+    body.update(extra)
     return body
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import Any, ClassVar, Final, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Protocol
 from urllib.parse import urlsplit
 
 import attrs
@@ -24,6 +24,9 @@ from toolwire.adapters import (
 )
 from toolwire.events import Event, ProviderRetry, ToolCallRecovered
 from toolwire.messages import AssistantMessage, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from toolwire.output import OutputSpec
 
 OPENAI_BASE_URL: Final = "https://api.openai.com/v1"
 OPENAI_KEY_ENV: Final = "OPENAI_API_KEY"
@@ -304,6 +307,33 @@ def wire_function(spec: FunctionSpec, *, binds_strict: bool) -> WireFunction:
     )
 
 
+def output_schema(spec: OutputSpec, *, binds_strict: bool) -> tuple[dict[str, Any], bool]:
+    """The answer schema as an OpenAI API receives it, and whether it is strict: projected to
+    strict form like a tool's when the host binds output and the spec allows it, else as
+    written (non-strict)."""
+    if binds_strict and spec.strict is not False:
+        from toolwire.tools import strict_projection
+
+        projection = strict_projection(spec.schema)
+        if projection.schema is not None:
+            return dict(projection.schema), True
+    return dict(spec.schema), False
+
+
+def check_output_options(request: ModelRequest, fields: Mapping[str, Any], api: str) -> None:
+    """Refuse ``[provider] options`` that set the answer's format of a run with a typed output
+    (the run's output decides it)."""
+    if request.output is None:
+        return
+    text = fields.get("text")
+    if "response_format" in fields or (isinstance(text, Mapping) and "format" in text):
+        raise ProviderError(
+            f"{api}: [provider] options set the answer's format, which the run's output type "
+            "decides; leave response_format (and text.format) out of the options",
+            api=api,
+        )
+
+
 def check_tool_choice(request: ModelRequest, api: str) -> None:
     """Refuse a tool choice the request cannot satisfy, before anything is sent."""
     choice = request.tool_choice
@@ -377,27 +407,37 @@ def _int(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
-def _usage(payload: Any, inputs: str, outputs: str, details: str) -> Usage | None:
+def _detail(payload: dict[str, Any], details: str, field: str) -> int | None:
+    extra = payload.get(details)
+    return _int(extra.get(field)) if type(extra) is dict else None
+
+
+def _usage(payload: Any, inputs: str, outputs: str, details: str, kind: str) -> Usage | None:
     # Answers are decoded JSON: plain dicts and ints, checked by exact type (fast, and bools out).
+    # Both APIs count cached input inside the input and reasoning inside the output.
     if type(payload) is not dict:
         return None
-    extra = payload.get(details)
     return Usage(
         input_tokens=_int(payload.get(inputs)),
         output_tokens=_int(payload.get(outputs)),
-        cache_read_tokens=_int(extra.get("cached_tokens")) if type(extra) is dict else None,
+        cache_read_tokens=_detail(payload, details, "cached_tokens"),
         total_tokens=_int(payload.get("total_tokens")),
+        reasoning_tokens=_detail(payload, f"{kind}_tokens_details", "reasoning_tokens"),
     )
 
 
 def chat_usage(payload: Any) -> Usage | None:
-    """Usage of a Chat Completions answer (``prompt_tokens`` …)."""
-    return _usage(payload, "prompt_tokens", "completion_tokens", "prompt_tokens_details")
+    """Usage of a Chat Completions answer (``prompt_tokens``, ``completion_tokens``, cached
+    tokens in ``prompt_tokens_details``, reasoning in ``completion_tokens_details``)."""
+    return _usage(
+        payload, "prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion"
+    )
 
 
 def responses_usage(payload: Any) -> Usage | None:
-    """Usage of a Responses answer (``input_tokens`` …)."""
-    return _usage(payload, "input_tokens", "output_tokens", "input_tokens_details")
+    """Usage of a Responses answer (``input_tokens``, ``output_tokens``, cached tokens in
+    ``input_tokens_details``, reasoning in ``output_tokens_details``)."""
+    return _usage(payload, "input_tokens", "output_tokens", "input_tokens_details", "output")
 
 
 def error_in_body(payload: Any, api: str) -> ProviderError | None:
@@ -495,6 +535,7 @@ class OpenAIAdapter(HTTPProviderAdapter):
             binds_strict_schemas=profile.binds_strict,
             accepts_parallel_tool_calls=profile.accepts_parallel,
             max_tool_name_length=64,
+            native_output=self.config.native_output is not False,
         )
 
     @functools.cached_property

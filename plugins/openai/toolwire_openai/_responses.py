@@ -50,9 +50,11 @@ from ._common import (
     OpenAIAdapter,
     WireFunction,
     arguments_text,
+    check_output_options,
     check_tool_choice,
     error_in_body,
     host_profile,
+    output_schema,
     response_id,
     responses_usage,
     wire_function,
@@ -231,7 +233,9 @@ def render_responses_request(
     ``store = false`` with ``include = ["reasoning.encrypted_content"]`` for stateless use;
     never the tool fields the loop decides).
     ``tools`` is the rendered ``tools`` array when the caller has it already, and
-    ``rendered_input`` the ``(instructions, input)`` of :func:`render_responses_input`.
+    ``rendered_input`` the ``(instructions, input)`` of :func:`render_responses_input`. A run's
+    typed output (``request.output``) goes out as ``text.format`` of type ``json_schema`` (other
+    ``text`` options, such as ``verbosity``, kept beside it).
     """
     profile = profile or host_profile(config)
     if not config.model:
@@ -263,7 +267,22 @@ def render_responses_request(
         body["temperature"] = config.temperature
     if request.stream:
         body["stream"] = True
-    body.update(extra_fields(config, request, API))
+    extra = extra_fields(config, request, API)
+    check_output_options(request, extra, API)
+    if request.output is not None:
+        schema, strict = output_schema(request.output, binds_strict=profile.binds_strict)
+        text = extra.pop("text", None)
+        body["text"] = {
+            **(text if isinstance(text, Mapping) else {}),
+            "format": {
+                "type": "json_schema",
+                "name": request.output.name,
+                "description": request.output.description,
+                "schema": schema,
+                "strict": strict,
+            },
+        }
+    body.update(extra)
     return body
 
 

@@ -53,6 +53,7 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from toolwire.usage import Usage
 
 from . import _conventions as c
 from ._pipeline import Pipeline
@@ -93,8 +94,8 @@ class _Run:
     model: str | None
     chats: dict[int, _Chat] = attrs.field(factory=dict)
     calls: dict[str, _Call] = attrs.field(factory=dict)
-    input_tokens: int = 0
-    output_tokens: int = 0
+    usage: Usage = attrs.field(factory=Usage)
+    cost: float | None = None
     conversation: _Conversation | None = None
 
 
@@ -211,8 +212,18 @@ class TelemetryObserver:
         }
         if event.model:
             attributes[c.REQUEST_MODEL] = event.model
+        # A run started as a tool of another run (agent_tool) is a child of that call's span.
+        context = None
+        parent = event.parent
+        caller = self._runs.get(parent.run_id) if parent is not None else None
+        if parent is not None and caller is not None:
+            call = caller.calls.get(parent.call_id)
+            context = trace.set_span_in_context(call.span if call is not None else caller.span)
         span = self._tracer.start_span(
-            f"invoke_agent {self._agent_name}", kind=SpanKind.INTERNAL, attributes=attributes
+            f"invoke_agent {self._agent_name}",
+            context=context,
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
         )
         self._runs[event.run_id] = _Run(
             span=span,
@@ -256,9 +267,7 @@ class TelemetryObserver:
         run.calls.clear()
         span = run.span
         span.set_attribute("toolwire.run.stop_reason", stop)
-        if run.input_tokens or run.output_tokens:
-            span.set_attribute(c.INPUT_TOKENS, run.input_tokens)
-            span.set_attribute(c.OUTPUT_TOKENS, run.output_tokens)
+        _set_usage(span, run.usage, run.cost)
         if stop == "deferred":
             span.add_event("toolwire.run.deferred", {"toolwire.detail": detail or ""})
         if failed:
@@ -272,7 +281,7 @@ class TelemetryObserver:
         attributes = {
             f"toolwire.{field.name}": _scalar(getattr(event, field.name))
             for field in attrs.fields(type(event))
-            if field.name not in {"run_id"} and getattr(event, field.name) is not None
+            if field.name not in {"run_id", "parent"} and getattr(event, field.name) is not None
         }
         if isinstance(event, ContentFiltered) and not self._capture:
             # The filter's report may quote the content it changed.
@@ -376,18 +385,13 @@ class TelemetryObserver:
             span.set_attribute(c.FINISH_REASONS, (message.finish_reason,))
         usage = event.usage or message.usage
         if usage is not None:
-            for name, value, kind in (
-                (c.INPUT_TOKENS, usage.input_tokens, "input"),
-                (c.OUTPUT_TOKENS, usage.output_tokens, "output"),
-            ):
-                if value is None:
-                    continue
-                span.set_attribute(name, value)
-                self._token_usage.record(value, {**chat.attributes, c.TOKEN_TYPE: kind})
-            if usage.cache_read_tokens is not None:
-                span.set_attribute(c.CACHE_READ_TOKENS, usage.cache_read_tokens)
-            run.input_tokens += usage.input_tokens or 0
-            run.output_tokens += usage.output_tokens or 0
+            for value, kind in ((usage.input_tokens, "input"), (usage.output_tokens, "output")):
+                if value is not None:
+                    self._token_usage.record(value, {**chat.attributes, c.TOKEN_TYPE: kind})
+            _set_usage(span, usage, event.cost)
+            run.usage = run.usage + usage
+        if event.cost is not None:
+            run.cost = (run.cost or 0.0) + event.cost
         if self._capture:
             span.set_attribute(c.OUTPUT_MESSAGES, self._clip(_output_messages(message)))
         if run.conversation is not None:
@@ -668,3 +672,19 @@ def _scalar(value: Any) -> Any:
     if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
         return value
     return str(value)
+
+
+def _set_usage(span: Span, usage: Usage, cost: float | None) -> None:
+    """The usage attributes of a chat or agent span: the conventions' token counts (cached
+    input and cache writes inside the input, reasoning inside the output), and the cost."""
+    for name, value in (
+        (c.INPUT_TOKENS, usage.input_tokens),
+        (c.OUTPUT_TOKENS, usage.output_tokens),
+        (c.CACHE_READ_TOKENS, usage.cache_read_tokens),
+        (c.CACHE_CREATION_TOKENS, usage.cache_write_tokens),
+        (c.REASONING_TOKENS, usage.reasoning_tokens),
+    ):
+        if value is not None:
+            span.set_attribute(name, value)
+    if cost is not None:
+        span.set_attribute(c.COST, cost)

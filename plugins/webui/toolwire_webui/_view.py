@@ -22,6 +22,7 @@ from toolwire.events import (
     InvalidArguments,
     LimitReached,
     PluginFailed,
+    ProviderFallback,
     ProviderRetry,
     RequestSent,
     ResponseReceived,
@@ -42,6 +43,7 @@ from toolwire.events import (
 )
 from toolwire.loop import Run
 from toolwire.messages import ToolCall
+from toolwire.usage import describe_usage
 
 from ._markdown import markdown_tree, safe_href
 
@@ -201,8 +203,26 @@ class ViewTranslator:
         )
         return out
 
+    def _nested(self, event: Event) -> list[View]:
+        """A run started as a tool: its calls and how it ended, as notes in the card of the
+        call that started it."""
+        parent = event.parent
+        assert parent is not None
+        card = self.card_key(parent.run_id, parent.call_id)
+        if isinstance(event, ToolStarted):
+            text = f"↳ {event.name}"
+        elif isinstance(event, ToolCompleted | ToolFailed | ToolBlockedEvent | ToolDenied):
+            text = f"↳ {event.name}: {event.result.status.value}"
+        elif isinstance(event, RunFinished) and event.stop_reason != "answered":
+            text = f"↳ stopped: {event.stop_reason}"
+        else:
+            return []
+        return [{"kind": "card_note", "card": card, "text": text}]
+
     def translate(self, event: Event) -> list[View]:
         """The view messages one event stands for (none for events the page does not show)."""
+        if event.parent is not None:
+            return self._nested(event)
         turn = f"{event.run_id}:{event.round}"
         if isinstance(event, RequestSent):
             return [{"kind": "status", "text": "The model is deciding…"}]
@@ -312,6 +332,13 @@ class ViewTranslator:
             ]
         if isinstance(event, LimitReached):
             return [{"kind": "warning", "text": f"Limit reached: {event.limit} = {event.value}"}]
+        if isinstance(event, ProviderFallback):
+            return [
+                {
+                    "kind": "warning",
+                    "text": f"{event.failed} could not answer ({event.error}); asking {event.next}",
+                }
+            ]
         if isinstance(event, ContentFiltered):
             # The report names where the content came from (the tool and its source).
             return [{"kind": "warning", "filter": True, "text": event.report}]
@@ -352,6 +379,9 @@ class ViewTranslator:
             self._resulted.add(card)
             out.append(_ended(card, "not_run", "The turn ended before this call ran."))
         self._sources.pop(run.id, None)
+        spent = describe_usage(run.usage, run.cost)
+        if spent:
+            out.append({"kind": "usage", "text": spent, "cost": run.cost})
         return out
 
 

@@ -15,6 +15,7 @@ class TestAnthropicConformance(AdapterConformance):
     adapter = "anthropic-messages"
     plugin = toolwire_anthropic._plugin
     server = FakeAnthropicServer
+    reports_cache_writes = True
     # The loop runs calls one by one by default, so every choice that allows calls says so.
     tool_choice_wire: ClassVar[dict[str, Any]] = {
         "auto": {"type": "auto", "disable_parallel_tool_use": True},

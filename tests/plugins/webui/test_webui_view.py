@@ -160,3 +160,58 @@ def test_a_provider_call_without_a_reported_result_ends_run_by_the_provider():
     )
     (ended,) = translator.settle(run)
     assert ended["status"] == "provider"
+
+
+def test_a_sub_runs_calls_are_notes_in_the_card_of_the_call_that_started_it():
+    from toolwire.events import ParentCall, RunFinished, TextDelta, ToolStarted
+
+    translator = ViewTranslator(lambda name: None)
+    parent = ParentCall(run_id="r", call_id="call_9", round=1)
+    sub = "r.call_9"
+    views = [
+        *translator.translate(TextDelta(run_id=sub, round=1, text="hidden", parent=parent)),
+        *translator.translate(
+            ToolStarted(run_id=sub, round=1, call_id="c1", name="lookup", parent=parent)
+        ),
+        *translator.translate(
+            ToolCompleted(
+                run_id=sub,
+                round=1,
+                call_id="c1",
+                name="lookup",
+                result=ToolResult.ok("21 °C"),
+                parent=parent,
+            )
+        ),
+        *translator.translate(
+            RunFinished(run_id=sub, round=2, stop_reason="max_rounds", parent=parent)
+        ),
+    ]
+    assert views == [
+        {"kind": "card_note", "card": "r/call_9", "text": "↳ lookup"},
+        {"kind": "card_note", "card": "r/call_9", "text": "↳ lookup: ok"},
+        {"kind": "card_note", "card": "r/call_9", "text": "↳ stopped: max_rounds"},
+    ]
+
+
+def test_a_settled_turn_says_what_it_spent():
+    translator = ViewTranslator(lambda name: None)
+    run = Run.from_json(
+        {
+            "id": "r",
+            "messages": [],
+            "stop_reason": "answered",
+            "usage": {"input_tokens": 1200, "cache_read_tokens": 1000, "output_tokens": 90},
+            "cost": 0.0042,
+        }
+    )
+    (view,) = translator.settle(run)
+    assert view == {
+        "kind": "usage",
+        "text": "1,200 tokens in (1,000 cached) · 90 out · cost 0.0042",
+        "cost": 0.0042,
+    }
+    assert (
+        translator.settle(Run.from_json({"id": "q", "messages": [], "stop_reason": "answered"}))
+        == []
+    )

@@ -833,6 +833,9 @@ const view = {
       case "warning":
         transcript.append(el("div", { class: `note warning${item.filter ? " filter" : ""}`, text: item.text }));
         break;
+      case "usage":  // what the turn spent: tokens, and the cost where [prices] has the model
+        transcript.append(el("div", { class: "note usage", text: item.text }));
+        break;
       case "finished":
         statusLine.hidden = true;
         setRunning(false);
