@@ -6,8 +6,9 @@ secrets: sensitive arguments are redacted before an event is built.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeAlias
+from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 
 import attrs
 
@@ -454,6 +455,186 @@ class PluginFailed(Event):
     error: str
 
 
+# -- consuming events --------------------------------------------------------------------------
+
+_R = TypeVar("_R")
+
+
+class EventVisitor(ABC, Generic[_R]):
+    """One method per event class, ``on_<kind>``; :meth:`visit` calls the one an event's class
+    names, so a consumer of events writes methods rather than an ``isinstance`` chain.
+
+    Every method is abstract: a subclass that leaves one out cannot be instantiated, and mypy
+    names the events it does not handle (``Cannot instantiate abstract class``), including
+    events added in a later version. An event a consumer has nothing to do for is handled by
+    saying so, with a method of its own or by naming the catch-all :meth:`on_event`::
+
+        class Counter(EventVisitor[int]):
+            def on_event(self, event: Event) -> int:
+                return 0
+
+            def on_tool_completed(self, event: ToolCompleted) -> int:
+                return 1
+
+            on_run_started = on_event
+            on_run_finished = on_event
+            ...  # every other on_<kind>
+
+    The type argument is what a handler returns (``None`` for an observer). :meth:`on_event`
+    also receives events of classes outside this module (a plugin's own); a subclass of an
+    event class here goes to its nearest base's method. The table from class to method is built
+    once per subclass, so one dispatch is a dictionary look-up and a call.
+    """
+
+    __slots__ = ()
+    _handlers: ClassVar[dict[type[Event], Callable[[Any, Any], Any]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._handlers = {event: getattr(cls, name) for event, name in _HANDLER_NAMES.items()}
+
+    def visit(self, event: Event) -> _R:
+        """Call the method that handles ``event``'s class and return what it returns."""
+        handlers = self._handlers
+        handler = handlers.get(type(event))
+        if handler is None:
+            handler = handlers[type(event)] = getattr(type(self), _handler_name(type(event)))
+        result: _R = handler(self, event)
+        return result
+
+    @abstractmethod
+    def on_event(self, event: Event) -> _R:
+        """Handle an event of a class that has no method of its own here (a plugin's event)."""
+
+    @abstractmethod
+    def on_run_started(self, event: RunStarted) -> _R: ...
+
+    @abstractmethod
+    def on_run_finished(self, event: RunFinished) -> _R: ...
+
+    @abstractmethod
+    def on_round_started(self, event: RoundStarted) -> _R: ...
+
+    @abstractmethod
+    def on_round_finished(self, event: RoundFinished) -> _R: ...
+
+    @abstractmethod
+    def on_tool_omitted(self, event: ToolOmitted) -> _R: ...
+
+    @abstractmethod
+    def on_tool_resolution_corrected(self, event: ToolResolutionCorrected) -> _R: ...
+
+    @abstractmethod
+    def on_tools_deferred(self, event: ToolsDeferred) -> _R: ...
+
+    @abstractmethod
+    def on_tools_promoted(self, event: ToolsPromoted) -> _R: ...
+
+    @abstractmethod
+    def on_tool_choice_degraded(self, event: ToolChoiceDegraded) -> _R: ...
+
+    @abstractmethod
+    def on_request_sent(self, event: RequestSent) -> _R: ...
+
+    @abstractmethod
+    def on_request_body(self, event: RequestBody) -> _R: ...
+
+    @abstractmethod
+    def on_provider_retry(self, event: ProviderRetry) -> _R: ...
+
+    @abstractmethod
+    def on_provider_fallback(self, event: ProviderFallback) -> _R: ...
+
+    @abstractmethod
+    def on_response_received(self, event: ResponseReceived) -> _R: ...
+
+    @abstractmethod
+    def on_context_compacted(self, event: ContextCompacted) -> _R: ...
+
+    @abstractmethod
+    def on_invalid_output(self, event: InvalidOutput) -> _R: ...
+
+    @abstractmethod
+    def on_text_delta(self, event: TextDelta) -> _R: ...
+
+    @abstractmethod
+    def on_thinking_delta(self, event: ThinkingDelta) -> _R: ...
+
+    @abstractmethod
+    def on_tool_call_started(self, event: ToolCallStarted) -> _R: ...
+
+    @abstractmethod
+    def on_tool_call_arguments_delta(self, event: ToolCallArgumentsDelta) -> _R: ...
+
+    @abstractmethod
+    def on_tool_call_completed(self, event: ToolCallCompleted) -> _R: ...
+
+    @abstractmethod
+    def on_tool_call_recovered(self, event: ToolCallRecovered) -> _R: ...
+
+    @abstractmethod
+    def on_unknown_tool(self, event: UnknownTool) -> _R: ...
+
+    @abstractmethod
+    def on_invalid_arguments(self, event: InvalidArguments) -> _R: ...
+
+    @abstractmethod
+    def on_duplicate_suppressed(self, event: DuplicateSuppressed) -> _R: ...
+
+    @abstractmethod
+    def on_limit_reached(self, event: LimitReached) -> _R: ...
+
+    @abstractmethod
+    def on_tool_started(self, event: ToolStarted) -> _R: ...
+
+    @abstractmethod
+    def on_tool_approved(self, event: ToolApproved) -> _R: ...
+
+    @abstractmethod
+    def on_arguments_adjusted(self, event: ArgumentsAdjusted) -> _R: ...
+
+    @abstractmethod
+    def on_tool_progress(self, event: ToolProgress) -> _R: ...
+
+    @abstractmethod
+    def on_tool_completed(self, event: ToolCompleted) -> _R: ...
+
+    @abstractmethod
+    def on_tool_failed(self, event: ToolFailed) -> _R: ...
+
+    @abstractmethod
+    def on_tool_blocked(self, event: ToolBlockedEvent) -> _R: ...
+
+    @abstractmethod
+    def on_tool_denied(self, event: ToolDenied) -> _R: ...
+
+    @abstractmethod
+    def on_tool_deferred(self, event: ToolDeferred) -> _R: ...
+
+    @abstractmethod
+    def on_content_filtered(self, event: ContentFiltered) -> _R: ...
+
+    @abstractmethod
+    def on_plugin_failed(self, event: PluginFailed) -> _R: ...
+
+
+def _handler_name(cls: type) -> str:
+    """The visitor method for an event class: its own, else its nearest base's, else
+    ``on_event``."""
+    for base in cls.__mro__:
+        name = _HANDLER_NAMES.get(base)
+        if name is not None:
+            return name
+    return "on_event"
+
+
+_HANDLER_NAMES: dict[type[Event], str] = {
+    cls: f"on_{'tool_blocked' if cls is ToolBlockedEvent else _kind_of(cls)}"
+    for cls in (v for v in tuple(globals().values()) if isinstance(v, type))
+    if issubclass(cls, Event) and cls is not Event and cls.__module__ == __name__
+}
+
+
 __all__ = [
     "ArgumentScanner",
     "ArgumentsAdjusted",
@@ -461,6 +642,7 @@ __all__ = [
     "ContextCompacted",
     "DuplicateSuppressed",
     "Event",
+    "EventVisitor",
     "InvalidArguments",
     "InvalidOutput",
     "LimitReached",

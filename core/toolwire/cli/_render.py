@@ -30,6 +30,7 @@ from ..events import (
     ContextCompacted,
     DuplicateSuppressed,
     Event,
+    EventVisitor,
     InvalidArguments,
     InvalidOutput,
     LimitReached,
@@ -129,61 +130,157 @@ def _result_line(result: ToolResult) -> str:
 def render_event(event: Event, out: TextIO) -> None:
     """Write the line(s) one event stands for, in the compact one-line-per-event form (nothing
     for most internal events). :class:`TerminalRenderer` draws cards instead."""
-    if isinstance(event, TextDelta):
-        out.write(event.text)
-    elif isinstance(event, ToolStarted):
-        out.write(f"→ {event.name}({format_arguments(event.arguments)})\n")
-    elif isinstance(event, ToolProgress):
-        fraction = f" ({event.fraction:.0%})" if event.fraction is not None else ""
-        out.write(f"  … {event.name}: {event.message}{fraction}\n")
-    elif isinstance(event, ToolCompleted):
-        out.write(f"  ✓ {event.name}: {_result_line(event.result)}\n")
-    elif isinstance(event, ToolFailed):
-        out.write(f"  ✗ {event.name} failed: {_result_line(event.result)}\n")
-    elif isinstance(event, ToolBlockedEvent):
-        out.write(f"  ⊘ {event.name} blocked: {_result_line(event.result)}\n")
-    elif isinstance(event, ToolDenied):
-        out.write(f"  ✗ {event.name} denied: {_result_line(event.result)}\n")
-    elif isinstance(event, ToolDeferred):
-        out.write(f"  ⏸ {event.name} ({event.call_id}) waits: {event.reason}\n")
-    else:
-        line = _notice(event)
-        if line is not None:
-            indent = "" if isinstance(event, RunFinished) else "  "
-            out.write(f"{indent}{line}\n")
+    text = _COMPACT.visit(event)
+    if text:
+        out.write(text)
 
 
-def _notice(event: Event) -> str | None:
+class _Notice(EventVisitor[str | None]):
     """The one-line warning an event outside a card stands for (None: not a warning)."""
-    if isinstance(event, UnknownTool):
+
+    def on_event(self, event: Event) -> str | None:
+        return None
+
+    def on_unknown_tool(self, event: UnknownTool) -> str:
         offered = ", ".join(event.offered) or "none"
         return f"? unknown tool {event.name!r} ({event.action}; offered: {offered})"
-    if isinstance(event, InvalidArguments):
+
+    def on_invalid_arguments(self, event: InvalidArguments) -> str:
         return f"! {event.name}: arguments {event.recovery}: {event.reason}"
-    if isinstance(event, DuplicateSuppressed):
+
+    def on_duplicate_suppressed(self, event: DuplicateSuppressed) -> str:
         return f"= {event.name}: same as call {event.first_call_id}, not run again"
-    if isinstance(event, LimitReached):
+
+    def on_limit_reached(self, event: LimitReached) -> str:
         return f"! limit reached: {event.limit} ({event.value})"
-    if isinstance(event, ProviderRetry):
+
+    def on_provider_retry(self, event: ProviderRetry) -> str:
         return f"… {event.api}: {event.reason}; retrying in {event.delay:g} s"
-    if isinstance(event, ProviderFallback):
+
+    def on_provider_fallback(self, event: ProviderFallback) -> str:
         return f"… {event.failed} could not answer ({event.error}); asking {event.next}"
-    if isinstance(event, InvalidOutput):
+
+    def on_invalid_output(self, event: InvalidOutput) -> str:
         return f"! answer {event.recovery} (attempt {event.attempt}): {event.reason}"
-    if isinstance(event, ContextCompacted):
+
+    def on_context_compacted(self, event: ContextCompacted) -> str:
         return (
             f"… context compacted: {len(event.cleared)} result(s) cleared, "
             f"{event.summarised} message(s) summarised (≈{event.tokens_before} → "
             f"{event.tokens_after} tokens)"
         )
-    if isinstance(event, PluginFailed):
+
+    def on_plugin_failed(self, event: PluginFailed) -> str:
         return f"! plugin {event.plugin or '?'} failed in {event.hook}: {event.error}"
-    if isinstance(event, ContentFiltered):
+
+    def on_content_filtered(self, event: ContentFiltered) -> str:
         return f"⚠ content filter: {event.report}"
-    if isinstance(event, RunFinished) and event.stop_reason != "answered":
+
+    def on_run_finished(self, event: RunFinished) -> str | None:
+        if event.stop_reason == "answered":
+            return None
         detail = f": {event.detail}" if event.detail else ""
         return f"[stopped: {event.stop_reason}{detail}]"
-    return None
+
+    on_run_started = on_event
+    on_round_started = on_event
+    on_round_finished = on_event
+    on_tool_omitted = on_event
+    on_tool_resolution_corrected = on_event
+    on_tools_deferred = on_event
+    on_tools_promoted = on_event
+    on_tool_choice_degraded = on_event
+    on_request_sent = on_event
+    on_request_body = on_event
+    on_response_received = on_event
+    on_text_delta = on_event
+    on_thinking_delta = on_event
+    on_tool_call_started = on_event
+    on_tool_call_arguments_delta = on_event
+    on_tool_call_completed = on_event
+    on_tool_call_recovered = on_event
+    on_tool_started = on_event
+    on_tool_approved = on_event
+    on_arguments_adjusted = on_event
+    on_tool_progress = on_event
+    on_tool_completed = on_event
+    on_tool_failed = on_event
+    on_tool_blocked = on_event
+    on_tool_denied = on_event
+    on_tool_deferred = on_event
+
+
+_notice = _Notice().visit
+
+
+class _Compact(EventVisitor[str | None]):
+    """What the compact form writes for an event: a card's events as lines of their own, a
+    warning indented under them (None: nothing)."""
+
+    def on_event(self, event: Event) -> str | None:
+        line = _notice(event)
+        return None if line is None else f"  {line}\n"
+
+    def on_text_delta(self, event: TextDelta) -> str:
+        return event.text
+
+    def on_tool_started(self, event: ToolStarted) -> str:
+        return f"→ {event.name}({format_arguments(event.arguments)})\n"
+
+    def on_tool_progress(self, event: ToolProgress) -> str:
+        fraction = f" ({event.fraction:.0%})" if event.fraction is not None else ""
+        return f"  … {event.name}: {event.message}{fraction}\n"
+
+    def on_tool_completed(self, event: ToolCompleted) -> str:
+        return f"  ✓ {event.name}: {_result_line(event.result)}\n"
+
+    def on_tool_failed(self, event: ToolFailed) -> str:
+        return f"  ✗ {event.name} failed: {_result_line(event.result)}\n"
+
+    def on_tool_blocked(self, event: ToolBlockedEvent) -> str:
+        return f"  ⊘ {event.name} blocked: {_result_line(event.result)}\n"
+
+    def on_tool_denied(self, event: ToolDenied) -> str:
+        return f"  ✗ {event.name} denied: {_result_line(event.result)}\n"
+
+    def on_tool_deferred(self, event: ToolDeferred) -> str:
+        return f"  ⏸ {event.name} ({event.call_id}) waits: {event.reason}\n"
+
+    def on_run_finished(self, event: RunFinished) -> str | None:
+        line = _notice(event)
+        return None if line is None else f"{line}\n"
+
+    on_unknown_tool = on_event
+    on_invalid_arguments = on_event
+    on_duplicate_suppressed = on_event
+    on_limit_reached = on_event
+    on_provider_retry = on_event
+    on_provider_fallback = on_event
+    on_invalid_output = on_event
+    on_context_compacted = on_event
+    on_plugin_failed = on_event
+    on_content_filtered = on_event
+    on_run_started = on_event
+    on_round_started = on_event
+    on_round_finished = on_event
+    on_tool_omitted = on_event
+    on_tool_resolution_corrected = on_event
+    on_tools_deferred = on_event
+    on_tools_promoted = on_event
+    on_tool_choice_degraded = on_event
+    on_request_sent = on_event
+    on_request_body = on_event
+    on_response_received = on_event
+    on_thinking_delta = on_event
+    on_tool_call_started = on_event
+    on_tool_call_arguments_delta = on_event
+    on_tool_call_completed = on_event
+    on_tool_call_recovered = on_event
+    on_tool_approved = on_event
+    on_arguments_adjusted = on_event
+
+
+_COMPACT = _Compact()
 
 
 _SGR = {
@@ -235,7 +332,7 @@ _STATUS_MARK = {
 }
 
 
-class TerminalRenderer:
+class TerminalRenderer(EventVisitor[None]):
     """Renders a run's events as they happen, one card per tool call.
 
     While the model decides a status line shows; a card opens when the model starts a call
@@ -373,61 +470,105 @@ class TerminalRenderer:
     def __call__(self, event: Event) -> None:
         if event.parent is not None:  # a run started as a tool: its lines go in the call's card
             self._nested(event)
-            self.out.flush()
-            return
-        if isinstance(event, RunStarted):
-            if self._ending is not None:  # the last run was not settled
-                self._finish()
-            self._shown.clear()
-            self._opened = 0
-        if isinstance(event, RoundStarted):
-            self._streamed = False
-        if isinstance(event, TextDelta):
-            self._text(event.text)
-        elif isinstance(event, RequestSent):
-            self._status(self._paint("dim", "⋯ the model is deciding…"))
-        elif isinstance(event, ThinkingDelta):
-            self._status(self._paint("dim", "⋯ the model is thinking…"))
-        elif isinstance(event, ToolCallStarted):
-            self._open(event.call_id, event.name, event.provider_executed)
-        elif isinstance(event, ToolCallArgumentsDelta):
-            self._arguments_delta(event.call_id, event.delta)
-        elif isinstance(event, ToolCallCompleted):
-            self._complete(event.call)
-        elif isinstance(event, ResponseReceived):
-            self._response(event)
-        elif isinstance(event, ToolStarted):
-            self._started(event)
-        elif isinstance(event, ToolProgress):
-            self._progress(event)
-        elif isinstance(event, ToolCompleted | ToolFailed | ToolBlockedEvent | ToolDenied):
-            self._result(event.call_id, event.name, event.result)
-        elif isinstance(event, UnknownTool | DuplicateSuppressed) or (
-            isinstance(event, InvalidArguments) and event.recovery != "repaired"
-        ):
-            notice = _notice(event)
-            assert notice is not None
-            self._close(event.call_id, event.name, self._paint("warn", inert(notice)))
-        elif isinstance(event, InvalidArguments):
-            notice = _notice(event)
-            assert notice is not None
-            self._line(self._paint("warn", f"│ {inert(notice)}"))
-        elif isinstance(event, ToolDeferred):
-            self._line(self._paint("warn", f"│ ⏸ waits: {inert(event.reason)}"))
-        elif isinstance(event, ProviderRetry) and self.live:
-            notice = _notice(event)
-            assert notice is not None
-            self._status(self._paint("dim", inert(notice)))
-        elif isinstance(event, RunFinished):
-            notice = _notice(event)
-            self._ending = self._paint("warn", inert(notice)) if notice is not None else ""
-            if not self._cards:
-                self._finish()
         else:
-            notice = _notice(event)
-            if notice is not None:
-                self._line(self._paint("warn", "  " + inert(notice)))
+            self.visit(event)
         self.out.flush()
+
+    def on_event(self, event: Event) -> None:
+        """A warning on a line of its own, for an event that stands for one."""
+        notice = _notice(event)
+        if notice is not None:
+            self._line(self._paint("warn", "  " + inert(notice)))
+
+    def _ignore(self, event: Event) -> None:
+        """Nothing to show."""
+
+    def on_run_started(self, event: RunStarted) -> None:
+        if self._ending is not None:  # the last run was not settled
+            self._finish()
+        self._shown.clear()
+        self._opened = 0
+
+    def on_round_started(self, event: RoundStarted) -> None:
+        self._streamed = False
+
+    def on_text_delta(self, event: TextDelta) -> None:
+        self._text(event.text)
+
+    def on_request_sent(self, event: RequestSent) -> None:
+        self._status(self._paint("dim", "⋯ the model is deciding…"))
+
+    def on_thinking_delta(self, event: ThinkingDelta) -> None:
+        self._status(self._paint("dim", "⋯ the model is thinking…"))
+
+    def on_tool_call_started(self, event: ToolCallStarted) -> None:
+        self._open(event.call_id, event.name, event.provider_executed)
+
+    def on_tool_call_arguments_delta(self, event: ToolCallArgumentsDelta) -> None:
+        self._arguments_delta(event.call_id, event.delta)
+
+    def on_tool_call_completed(self, event: ToolCallCompleted) -> None:
+        self._complete(event.call)
+
+    def on_tool_completed(
+        self, event: ToolCompleted | ToolFailed | ToolBlockedEvent | ToolDenied
+    ) -> None:
+        self._result(event.call_id, event.name, event.result)
+
+    on_tool_failed = on_tool_completed
+    on_tool_blocked = on_tool_completed
+    on_tool_denied = on_tool_completed
+
+    def _refused(self, event: UnknownTool | DuplicateSuppressed | InvalidArguments) -> None:
+        """The call is answered without running: its card closes with the warning."""
+        notice = _notice(event)
+        assert notice is not None
+        self._close(event.call_id, event.name, self._paint("warn", inert(notice)))
+
+    on_unknown_tool = _refused
+    on_duplicate_suppressed = _refused
+
+    def on_invalid_arguments(self, event: InvalidArguments) -> None:
+        if event.recovery != "repaired":
+            self._refused(event)
+            return
+        notice = _notice(event)
+        assert notice is not None
+        self._line(self._paint("warn", f"│ {inert(notice)}"))
+
+    def on_tool_deferred(self, event: ToolDeferred) -> None:
+        self._line(self._paint("warn", f"│ ⏸ waits: {inert(event.reason)}"))
+
+    def on_provider_retry(self, event: ProviderRetry) -> None:
+        if not self.live:
+            self.on_event(event)
+            return
+        notice = _notice(event)
+        assert notice is not None
+        self._status(self._paint("dim", inert(notice)))
+
+    def on_run_finished(self, event: RunFinished) -> None:
+        notice = _notice(event)
+        self._ending = self._paint("warn", inert(notice)) if notice is not None else ""
+        if not self._cards:
+            self._finish()
+
+    on_limit_reached = on_event
+    on_provider_fallback = on_event
+    on_invalid_output = on_event
+    on_context_compacted = on_event
+    on_plugin_failed = on_event
+    on_content_filtered = on_event
+    on_round_finished = _ignore
+    on_tool_omitted = _ignore
+    on_tool_resolution_corrected = _ignore
+    on_tools_deferred = _ignore
+    on_tools_promoted = _ignore
+    on_tool_choice_degraded = _ignore
+    on_request_body = _ignore
+    on_tool_call_recovered = _ignore
+    on_tool_approved = _ignore
+    on_arguments_adjusted = _ignore
 
     def note(self, text: str) -> None:
         """A dim line of its own after the run (what the turn spent, say)."""
@@ -528,7 +669,7 @@ class TerminalRenderer:
         styled = [self._styler.style(line) for line in lines] if self._paint.on else lines
         self.out.write("\n".join(styled) + "\n")
 
-    def _response(self, event: ResponseReceived) -> None:
+    def on_response_received(self, event: ResponseReceived) -> None:
         self._clear()
         if self._answer and self.live:
             self._restyle(self._answer)
@@ -673,13 +814,13 @@ class TerminalRenderer:
             # answer closes it otherwise.
             self._provider.add(call.id)
 
-    def _started(self, event: ToolStarted) -> None:
+    def on_tool_started(self, event: ToolStarted) -> None:
         if event.call_id not in self._cards:  # a resumed call, or one no event announced
             self._open(event.call_id, event.name)
             self._complete(ToolCall(id=event.call_id, name=event.name, arguments=event.arguments))
         self._status(self._paint("dim", f"│ ⏵ {self._naming(event.call_id)}running…"))
 
-    def _progress(self, event: ToolProgress) -> None:
+    def on_tool_progress(self, event: ToolProgress) -> None:
         message = inert(event.message, one_line=True)
         fraction = event.fraction
         naming = self._naming(event.call_id)

@@ -19,7 +19,16 @@ from ._errors import (
     ToolDefinitionError,
     ToolFatal,
 )
-from ._model import Activation, Resolver, Tool, ToolPolicy, run_in_thread, schema_for, tool
+from ._model import (
+    Activation,
+    Resolver,
+    Tool,
+    ToolOptions,
+    ToolPolicy,
+    run_in_thread,
+    schema_for,
+    tool,
+)
 from ._names import provider_name_problems, tool_name_problems, validate_tool_name
 from ._result import Source, ToolBlocked, ToolResult, ToolStatus
 from ._spec import FunctionSpec
@@ -82,6 +91,7 @@ __all__ = [
     "ToolContext",
     "ToolDefinitionError",
     "ToolFatal",
+    "ToolOptions",
     "ToolPolicy",
     "ToolResult",
     "ToolStatus",

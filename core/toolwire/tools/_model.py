@@ -193,6 +193,110 @@ def _requirements(value: Iterable[str]) -> tuple[str, ...]:
     return tuple(names)
 
 
+@attrs.frozen(kw_only=True)
+class ToolOptions:
+    """The options of a tool, one record for ``@tool(...)``, :meth:`Tool.from_function` and
+    :meth:`Tool.from_schema`: each takes them as keywords (``requires_approval=True``) or whole
+    (``options=ToolOptions(...)``, keywords given beside it change its fields).
+
+    - ``title``: the tool's name for people; ``icon``: a short text (an emoji or a few
+      characters) shown beside it, never sent to a model.
+    - ``description_for_model``: what the model reads instead of the description.
+    - ``strict``: None lets each adapter decide, False never sends the schema strict.
+    - ``instructions``: system-prompt text sent while the tool is offered, kept out of the
+      description.
+    - ``activation``: ``selected``, or ``context`` with a ``resolver`` that offers the tool only
+      when a request calls for it.
+    - ``policy``: a whole :class:`ToolPolicy`; the shortcuts ``side_effects``, ``idempotent``,
+      ``requires_approval``, ``timeout``, ``max_result_bytes``, ``max_retries`` and ``sequential``
+      change its matching field (None leaves it).
+    - ``allow_duplicates``: run a call identical to an earlier one of the run again.
+    - ``sensitive_arguments``: argument names whose values are redacted in events, traces and
+      refusals.
+    - ``returns_untrusted_content``: results go through the untrusted-content filter.
+    - ``min_provider_trust``: the least trusted provider the tool is offered to.
+    - ``requires``: the tools this one needs to be useful (selected with it).
+    - ``path_arguments``: argument names that are file system paths, checked against the
+      workspace before the tool runs.
+    - ``background_safe``: whether a call may run with nobody watching (None: only a read-only
+      tool that asks for no approval).
+    - ``external``: schema only; the caller runs it and the run ends ``deferred`` at its calls.
+    - ``plugin``: the plugin that registers the tool (set by the host).
+    """
+
+    __repr__ = record_repr
+    __eq__ = record_eq
+    __hash__ = record_hash
+
+    title: str | None = None
+    icon: str | None = None
+    description_for_model: str | None = None
+    strict: bool | None = None
+    instructions: str | None = None
+    activation: Activation = attrs.field(default=Activation.SELECTED, converter=_activation)
+    resolver: Resolver | None = None
+    policy: ToolPolicy | None = None
+    side_effects: frozenset[SideEffect] | None = attrs.field(default=None, converter=_side_effects)
+    idempotent: bool | None = None
+    requires_approval: bool | None = None
+    timeout: float | None = None
+    max_result_bytes: int | None = None
+    max_retries: int | None = None
+    sequential: bool | None = None
+    allow_duplicates: bool = False
+    sensitive_arguments: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
+    returns_untrusted_content: bool = False
+    min_provider_trust: TrustLevel | None = attrs.field(default=None, converter=_trust)
+    requires: tuple[str, ...] = attrs.field(default=(), converter=_requirements)
+    path_arguments: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
+    background_safe: bool | None = None
+    external: bool = False
+    plugin: str | None = None
+
+    def _tool_policy(self) -> ToolPolicy:
+        """``policy`` (default: the empty one) with the shortcuts given applied."""
+        changes = {
+            name: value for name in _POLICY_SHORTCUTS if (value := getattr(self, name)) is not None
+        }
+        if self.policy is None:
+            return ToolPolicy(**changes) if changes else _NO_POLICY
+        return attrs.evolve(self.policy, **changes) if changes else self.policy
+
+    def _tool_fields(self) -> dict[str, Any]:
+        """The :class:`Tool` fields these options set."""
+        return {name: getattr(self, name) for name in _TOOL_FIELDS} | {
+            "policy": self._tool_policy()
+        }
+
+
+_POLICY_SHORTCUTS = (
+    "side_effects",
+    "idempotent",
+    "requires_approval",
+    "timeout",
+    "max_result_bytes",
+    "max_retries",
+    "sequential",
+)
+_NO_POLICY = ToolPolicy()
+_OPTION_NAMES = frozenset(a.name for a in attrs.fields(ToolOptions))
+_TOOL_FIELDS = tuple(sorted(_OPTION_NAMES - {"policy", *_POLICY_SHORTCUTS}))
+
+
+def _options(options: ToolOptions | None, keywords: Mapping[str, Any], owner: str) -> ToolOptions:
+    """``options`` (default: none set) with the option ``keywords`` applied, refusing a keyword
+    that is no option."""
+    unknown = sorted(set(keywords) - _OPTION_NAMES)
+    if unknown:
+        raise TypeError(
+            f"{owner}: {', '.join(map(repr, unknown))} is not a tool option; the options: "
+            f"{', '.join(sorted(_OPTION_NAMES))}"
+        )
+    if options is None:
+        return ToolOptions(**keywords)
+    return attrs.evolve(options, **keywords) if keywords else options
+
+
 def _empty_parameters() -> dict[str, Any]:
     return {"type": "object", "properties": {}, "additionalProperties": False}
 
@@ -705,34 +809,12 @@ class Tool:
     def from_function(
         cls,
         function: Callable[..., Any],
+        options: ToolOptions | None = None,
         *,
         name: str | None = None,
-        title: str | None = None,
-        icon: str | None = None,
         description: str | None = None,
-        description_for_model: str | None = None,
         parameter_descriptions: Mapping[str, str] | None = None,
-        strict: bool | None = None,
-        instructions: str | None = None,
-        activation: Activation | str = Activation.SELECTED,
-        resolver: Resolver | None = None,
-        policy: ToolPolicy | None = None,
-        side_effects: Iterable[SideEffect | str] | str | None = None,
-        idempotent: bool | None = None,
-        requires_approval: bool | None = None,
-        timeout: float | None = None,
-        max_result_bytes: int | None = None,
-        max_retries: int | None = None,
-        sequential: bool | None = None,
-        allow_duplicates: bool = False,
-        sensitive_arguments: Iterable[str] = (),
-        returns_untrusted_content: bool = False,
-        min_provider_trust: TrustLevel | str | None = None,
-        requires: Iterable[str] = (),
-        path_arguments: Iterable[str] = (),
-        background_safe: bool | None = None,
-        external: bool = False,
-        plugin: str | None = None,
+        **keywords: Any,
     ) -> Tool:
         """Make a tool from a typed (sync or async) function.
 
@@ -744,6 +826,11 @@ class Tool:
         the host supplies them and a value the model sends under their name is discarded.
         ``Annotated[T, {"minimum": 1}]`` adds JSON Schema keywords to a parameter.
 
+        The other options are those of :class:`ToolOptions`, given whole (``options``) or as
+        keywords (``requires_approval=True``), which change the fields of ``options`` when both
+        are given.
+
+        :raises TypeError: for a keyword that is no option (naming the options).
         :raises ToolDefinitionError: for a name providers refuse, a parameter without a type, a
             variadic parameter, or a type JSON Schema cannot express (naming function and
             parameter).
@@ -762,44 +849,18 @@ class Tool:
             )
         owner = f"tool {tool_name} (function {_qualified_name(function)})"
         validate_tool_name(tool_name)
+        chosen = _options(options, keywords, owner)
         doc = parse_docstring(inspect.getdoc(function))
         parameters, params = _parameters_of(
             function, owner, method=method, descriptions=parameter_descriptions or {}, doc=doc
         )
-        visible = [p.name for p in params if not p.hidden]
-        _check_sensitive(_name_set(sensitive_arguments), visible, owner)
-        _check_sensitive(_name_set(path_arguments), visible, owner, "path_arguments")
-        return cls(
+        return cls._made(
+            chosen,
+            owner,
+            [p.name for p in params if not p.hidden],
             name=tool_name,
-            title=title,
-            icon=icon,
             description=doc.description if description is None else description,
-            description_for_model=description_for_model,
             parameters=parameters,
-            parameter_order=tuple(visible),
-            strict=strict,
-            instructions=instructions,
-            activation=activation,
-            resolver=resolver,
-            policy=_policy(
-                policy,
-                side_effects=side_effects,
-                idempotent=idempotent,
-                requires_approval=requires_approval,
-                timeout=timeout,
-                max_result_bytes=max_result_bytes,
-                max_retries=max_retries,
-                sequential=sequential,
-            ),
-            allow_duplicates=allow_duplicates,
-            sensitive_arguments=_name_set(sensitive_arguments),
-            returns_untrusted_content=returns_untrusted_content,
-            min_provider_trust=min_provider_trust,
-            requires=_requirements(requires),
-            path_arguments=_name_set(path_arguments),
-            background_safe=background_safe,
-            external=external,
-            plugin=plugin,
             runner=_FunctionRunner(function, params, method=method),
         )
 
@@ -810,32 +871,10 @@ class Tool:
         description: str,
         parameters: Mapping[str, Any],
         handler: SchemaHandler | None = None,
+        options: ToolOptions | None = None,
         *,
-        title: str | None = None,
-        icon: str | None = None,
-        description_for_model: str | None = None,
-        strict: bool | None = None,
-        instructions: str | None = None,
-        activation: Activation | str = Activation.SELECTED,
-        resolver: Resolver | None = None,
-        policy: ToolPolicy | None = None,
-        side_effects: Iterable[SideEffect | str] | str | None = None,
-        idempotent: bool | None = None,
-        requires_approval: bool | None = None,
-        timeout: float | None = None,
-        max_result_bytes: int | None = None,
-        max_retries: int | None = None,
-        sequential: bool | None = None,
-        allow_duplicates: bool = False,
-        sensitive_arguments: Iterable[str] = (),
-        returns_untrusted_content: bool = False,
-        min_provider_trust: TrustLevel | str | None = None,
-        requires: Iterable[str] = (),
-        path_arguments: Iterable[str] = (),
-        background_safe: bool | None = None,
-        external: bool = False,
-        plugin: str | None = None,
         normalize: bool = False,
+        **keywords: Any,
     ) -> Tool:
         """Make a tool from an explicit JSON Schema, for arguments known only at run time.
 
@@ -856,11 +895,16 @@ class Tool:
         ``ToolContext`` (or an unannotated second parameter without a default, as in
         ``lambda arguments, context: ...``); a parameter with a default keeps it.
 
+        The other options are those of :class:`ToolOptions`, given whole (``options``) or as
+        keywords, as for :meth:`from_function`.
+
+        :raises TypeError: for a keyword that is no option (naming the options).
         :raises ToolDefinitionError: for a bad name, a schema that is not a sound JSON object
             schema or not JSON (``problems`` lists each problem), or a missing handler.
         """
         validate_tool_name(name)
         owner = f"tool {name}"
+        chosen = _options(options, keywords, owner)
         if not isinstance(parameters, Mapping):
             raise ToolDefinitionError(
                 f"{owner}: parameters must be a JSON Schema mapping; "
@@ -887,50 +931,31 @@ class Tool:
                 f'{owner}: the parameter schema must have "type": "object" (providers take '
                 f"arguments as one JSON object); got type {kind!r}"
             )
-        if handler is None and not external:
+        if handler is None and not chosen.external:
             raise ToolDefinitionError(
                 f"{owner}: give a handler, or mark the tool external=True (the caller runs it)"
             )
         if handler is not None and not callable(handler):
             raise ToolDefinitionError(f"{owner}: the handler must be callable; got {handler!r}")
         properties = copied.get("properties")
-        names = list(properties) if isinstance(properties, Mapping) else []
-        _check_sensitive(_name_set(sensitive_arguments), names, owner)
-        _check_sensitive(_name_set(path_arguments), names, owner, "path_arguments")
-        return cls(
+        return cls._made(
+            chosen,
+            owner,
+            list(properties) if isinstance(properties, Mapping) else [],
             name=name,
-            title=title,
-            icon=icon,
             description=description,
-            description_for_model=description_for_model,
             parameters=copied,
-            parameter_order=tuple(names),
-            strict=strict,
-            instructions=instructions,
-            activation=activation,
-            resolver=resolver,
-            policy=_policy(
-                policy,
-                side_effects=side_effects,
-                idempotent=idempotent,
-                requires_approval=requires_approval,
-                timeout=timeout,
-                max_result_bytes=max_result_bytes,
-                max_retries=max_retries,
-                sequential=sequential,
-            ),
-            allow_duplicates=allow_duplicates,
-            sensitive_arguments=_name_set(sensitive_arguments),
-            returns_untrusted_content=returns_untrusted_content,
-            min_provider_trust=min_provider_trust,
-            requires=_requirements(requires),
-            path_arguments=_name_set(path_arguments),
-            background_safe=background_safe,
-            external=external,
-            plugin=plugin,
             schema_notes=notes,
             runner=_SchemaRunner(handler, owner) if handler is not None else None,
         )
+
+    @classmethod
+    def _made(cls, options: ToolOptions, owner: str, arguments: list[str], **fields: Any) -> Tool:
+        """The tool of ``options`` whose arguments (in their positional order) are
+        ``arguments``, refusing sensitive or path arguments it does not take."""
+        _check_sensitive(options.sensitive_arguments, arguments, owner)
+        _check_sensitive(options.path_arguments, arguments, owner, "path_arguments")
+        return cls(**options._tool_fields(), parameter_order=tuple(arguments), **fields)
 
     # -- behaving like the function -------------------------------------------------------------
 
@@ -1114,12 +1139,6 @@ def _to_result(value: Any) -> ToolResult:
     data = unstructure_result(value)
     json.dumps(data, ensure_ascii=False)
     return ToolResult.ok(data=data)
-
-
-def _policy(policy: ToolPolicy | None, **shortcuts: Any) -> ToolPolicy:
-    base = policy if policy is not None else ToolPolicy()
-    changes = {key: value for key, value in shortcuts.items() if value is not None}
-    return attrs.evolve(base, **changes) if changes else base
 
 
 def _check_sensitive(
@@ -1310,32 +1329,11 @@ def tool(
     function: None = None,
     /,
     *,
+    options: ToolOptions | None = None,
     name: str | None = None,
-    title: str | None = None,
-    icon: str | None = None,
     description: str | None = None,
-    description_for_model: str | None = None,
     parameter_descriptions: Mapping[str, str] | None = None,
-    strict: bool | None = None,
-    instructions: str | None = None,
-    activation: Activation | str = Activation.SELECTED,
-    resolver: Resolver | None = None,
-    policy: ToolPolicy | None = None,
-    side_effects: Iterable[SideEffect | str] | str | None = None,
-    idempotent: bool | None = None,
-    requires_approval: bool | None = None,
-    timeout: float | None = None,
-    max_result_bytes: int | None = None,
-    max_retries: int | None = None,
-    sequential: bool | None = None,
-    allow_duplicates: bool = False,
-    sensitive_arguments: Iterable[str] = (),
-    returns_untrusted_content: bool = False,
-    min_provider_trust: TrustLevel | str | None = None,
-    requires: Iterable[str] = (),
-    path_arguments: Iterable[str] = (),
-    background_safe: bool | None = None,
-    external: bool = False,
+    **keywords: Any,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -1344,10 +1342,11 @@ def tool(
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a :class:`Tool`, bare (``@tool``) or with options (``@tool(…)``).
 
-    The options are those of :meth:`Tool.from_function`; the policy shortcuts
-    (``requires_approval=True``, ``timeout=30`` …) change the matching field of ``policy``. The
-    decorated object is the ``Tool``, and calling it calls the function. On a method of a
-    :class:`Toolbox`, the tool binds to the instance.
+    It takes what :meth:`Tool.from_function` takes: ``name``, ``description``,
+    ``parameter_descriptions`` and the :class:`ToolOptions`, as keywords or as ``options=``; the
+    policy shortcuts (``requires_approval=True``, ``timeout=30`` …) change the matching field of
+    ``policy``. The decorated object is the ``Tool``, and calling it calls the function. On a
+    method of a :class:`Toolbox`, the tool binds to the instance.
 
     **Example**::
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -24,6 +24,7 @@ from toolwire.events import (
     ContentFiltered,
     DuplicateSuppressed,
     Event,
+    EventVisitor,
     InvalidArguments,
     LimitReached,
     PluginFailed,
@@ -128,7 +129,7 @@ class _Conversation:
         self.results.clear()
 
 
-class TelemetryObserver:
+class TelemetryObserver(EventVisitor[None]):
     """One host's ``toolwire_event`` observer: spans and metrics of every run of that host."""
 
     def __init__(self, host: Host, pipeline: Pipeline, *, capture: bool, agent_name: str) -> None:
@@ -162,35 +163,32 @@ class TelemetryObserver:
             description="Duration of tool executions.",
             explicit_bucket_boundaries_advisory=c.DURATION_BUCKETS,
         )
-        self._handlers: dict[type[Event], Callable[[Any], None]] = {
-            RunStarted: self._run_started,
-            RunFinished: self._run_finished,
-            RequestSent: self._request_sent,
-            ProviderRetry: self._provider_retry,
-            ResponseReceived: self._response_received,
-            RoundFinished: self._round_finished,
-            UnknownTool: self._admission_refused,
-            InvalidArguments: self._admission_refused,
-            DuplicateSuppressed: self._admission_refused,
-            ToolStarted: self._tool_started,
-            ToolProgress: self._tool_progress,
-            ToolCompleted: self._tool_settled,
-            ToolFailed: self._tool_settled,
-            ToolBlockedEvent: self._tool_settled,
-            ToolDenied: self._tool_settled,
-            ToolDeferred: self._tool_deferred,
-            ToolOmitted: self._run_note,
-            LimitReached: self._run_note,
-            PluginFailed: self._run_note,
-            ContentFiltered: self._run_note,
-        }
 
     @toolwire.hookimpl
     def toolwire_event(self, event: Event) -> None:
         """Turn one event into span and metric updates (stream deltas are skipped)."""
-        handler = self._handlers.get(type(event))
-        if handler is not None:
-            handler(event)
+        self.visit(event)
+
+    def on_event(self, event: Event) -> None:
+        """Nothing: stream deltas and the events no span or metric stands for."""
+
+    on_round_started = on_event
+    on_tool_resolution_corrected = on_event
+    on_tools_deferred = on_event
+    on_tools_promoted = on_event
+    on_tool_choice_degraded = on_event
+    on_request_body = on_event
+    on_text_delta = on_event
+    on_thinking_delta = on_event
+    on_tool_call_started = on_event
+    on_tool_call_arguments_delta = on_event
+    on_tool_call_completed = on_event
+    on_tool_call_recovered = on_event
+    on_tool_approved = on_event
+    on_arguments_adjusted = on_event
+    on_provider_fallback = on_event
+    on_invalid_output = on_event
+    on_context_compacted = on_event
 
     def close(self) -> None:
         """End what is still open (a run interrupted by the host's close), then flush."""
@@ -200,7 +198,7 @@ class TelemetryObserver:
 
     # -- run ---------------------------------------------------------------------------------
 
-    def _run_started(self, event: RunStarted) -> None:
+    def on_run_started(self, event: RunStarted) -> None:
         provider = c.provider_name(event.api)
         attributes: dict[str, Any] = {
             c.OPERATION: "invoke_agent",
@@ -245,7 +243,7 @@ class TelemetryObserver:
                 conversation.messages.append(_plain_message(message))
         return conversation
 
-    def _run_finished(self, event: RunFinished) -> None:
+    def on_run_finished(self, event: RunFinished) -> None:
         run = self._runs.pop(event.run_id, None)
         if run is not None:
             self._end_run(run, event.stop_reason, event.detail)
@@ -274,7 +272,7 @@ class TelemetryObserver:
             self._fail(span, stop, detail)
         span.end()
 
-    def _run_note(self, event: Any) -> None:
+    def _run_note(self, event: ToolOmitted | LimitReached | PluginFailed | ContentFiltered) -> None:
         run = self._runs.get(event.run_id)
         if run is None:
             return
@@ -292,9 +290,14 @@ class TelemetryObserver:
             target = run.calls[call_id].span
         target.add_event(f"toolwire.{event.kind}", self._scrubbed(attributes))
 
+    on_tool_omitted = _run_note
+    on_limit_reached = _run_note
+    on_plugin_failed = _run_note
+    on_content_filtered = _run_note
+
     # -- model requests ----------------------------------------------------------------------
 
-    def _request_sent(self, event: RequestSent) -> None:
+    def on_request_sent(self, event: RequestSent) -> None:
         run = self._runs.get(event.run_id)
         if run is None or event.round is None:
             return
@@ -356,7 +359,7 @@ class TelemetryObserver:
             return [self._scrubbed_value(v) for v in value]
         return value
 
-    def _provider_retry(self, event: ProviderRetry) -> None:
+    def on_provider_retry(self, event: ProviderRetry) -> None:
         chat = self._chat(event)
         if chat is not None:
             chat.span.add_event(
@@ -369,7 +372,7 @@ class TelemetryObserver:
                 },
             )
 
-    def _response_received(self, event: ResponseReceived) -> None:
+    def on_response_received(self, event: ResponseReceived) -> None:
         run = self._runs.get(event.run_id)
         chat = self._chat(event)
         if run is None or chat is None:
@@ -400,7 +403,7 @@ class TelemetryObserver:
         self._end_chat(run, chat)
         run.chats.pop(event.round or 0, None)
 
-    def _round_finished(self, event: RoundFinished) -> None:
+    def on_round_finished(self, event: RoundFinished) -> None:
         # Every call of a finished round has its result. A call refused at admission (unknown
         # tool, arguments returned as invalid, a suppressed duplicate) gets no event of its own
         # after the refusal: its span ends here. A round that ends without an answer keeps its
@@ -489,7 +492,11 @@ class TelemetryObserver:
             if run is not None and run.conversation is not None:
                 run.conversation.result(event.call_id, _refusal_text(event))
 
-    def _tool_started(self, event: ToolStarted) -> None:
+    on_unknown_tool = _admission_refused
+    on_invalid_arguments = _admission_refused
+    on_duplicate_suppressed = _admission_refused
+
+    def on_tool_started(self, event: ToolStarted) -> None:
         call = self._call(event.run_id, event.call_id, event.name, event.round)
         if call is None:
             return
@@ -499,7 +506,7 @@ class TelemetryObserver:
             # The loop redacts sensitive arguments before the event is built.
             call.span.set_attribute(c.TOOL_ARGUMENTS, self._clip(_json(event.arguments)))
 
-    def _tool_progress(self, event: ToolProgress) -> None:
+    def on_tool_progress(self, event: ToolProgress) -> None:
         run = self._runs.get(event.run_id)
         call = run.calls.get(event.call_id) if run is not None else None
         if call is not None:
@@ -543,7 +550,12 @@ class TelemetryObserver:
         run.calls.pop(event.call_id, None)
         self._end_call(run, call, error)
 
-    def _tool_deferred(self, event: ToolDeferred) -> None:
+    on_tool_completed = _tool_settled
+    on_tool_failed = _tool_settled
+    on_tool_blocked = _tool_settled
+    on_tool_denied = _tool_settled
+
+    def on_tool_deferred(self, event: ToolDeferred) -> None:
         run = self._runs.get(event.run_id)
         call = self._call(event.run_id, event.call_id, event.name, event.round)
         if run is None or call is None:

@@ -19,6 +19,7 @@ from toolwire.events import (
     ContentFiltered,
     DuplicateSuppressed,
     Event,
+    EventVisitor,
     InvalidArguments,
     LimitReached,
     PluginFailed,
@@ -101,8 +102,8 @@ def result_view(result: ToolResult) -> View:
     }
 
 
-class ViewTranslator:
-    """Turns the events of one conversation's runs into view messages.
+class ViewTranslator(EventVisitor[list[View]]):
+    """Turns the events of one conversation's runs into view messages (:meth:`translate`).
 
     :param tool_of: the registered tool of a name (None for a name the host does not know).
     :param title_of: a tool's title as people read it (``Host.tool_display``); default its own.
@@ -203,6 +204,13 @@ class ViewTranslator:
         )
         return out
 
+    def translate(self, event: Event) -> list[View]:
+        """The view messages one event stands for (none for events the page does not show); the
+        events of a run started as a tool become notes in the card of the call that started it."""
+        if event.parent is not None:
+            return self._nested(event)
+        return self.visit(event)
+
     def _nested(self, event: Event) -> list[View]:
         """A run started as a tool: its calls and how it ended, as notes in the card of the
         call that started it."""
@@ -219,143 +227,184 @@ class ViewTranslator:
             return []
         return [{"kind": "card_note", "card": card, "text": text}]
 
-    def translate(self, event: Event) -> list[View]:
-        """The view messages one event stands for (none for events the page does not show)."""
-        if event.parent is not None:
-            return self._nested(event)
-        turn = f"{event.run_id}:{event.round}"
-        if isinstance(event, RequestSent):
-            return [{"kind": "status", "text": "The model is deciding…"}]
-        if isinstance(event, ThinkingDelta):
-            return [{"kind": "status", "text": "The model is thinking…"}]
-        if isinstance(event, ProviderRetry):
-            return [
-                {
-                    "kind": "status",
-                    "text": f"The provider asked to wait ({event.reason}); retrying in "
-                    f"{event.delay:g} s",
-                }
-            ]
-        if isinstance(event, TextDelta):
-            return [{"kind": "status_clear"}, {"kind": "text", "turn": turn, "text": event.text}]
-        if isinstance(event, ToolCallStarted):
-            card = self.card_key(event.run_id, event.call_id)
-            self._arguments[card] = ArgumentScanner()
-            provider = event.provider_executed
-            return [
-                {"kind": "status_clear"},
-                *self._open(event, event.call_id, event.name, provider=provider),
-            ]
-        if isinstance(event, ToolCallArgumentsDelta):
-            card = self.card_key(event.run_id, event.call_id)
-            scanner = self._arguments.get(card)
-            if scanner is None or not event.delta:
-                return []
-            return [
-                {"kind": "arg_key", "card": card, "key": key}
-                if text is None
-                else {"kind": "arg_append", "card": card, "key": key, "text": text}
-                for key, text in scanner.feed(event.delta)
-            ]
-        if isinstance(event, ToolCallCompleted):
-            return self._call_views(event, event.call)
-        if isinstance(event, ResponseReceived):
-            out: list[View] = [{"kind": "status_clear"}]
-            text = event.message.text
-            calls = event.message.tool_calls
-            if text:
-                final = not any(not c.provider_executed for c in calls)
-                out.append(self._answer(turn, event.run_id, text, final))
-            for call in calls:
-                if self.card_key(event.run_id, call.id) not in self._opened:
-                    out += self._call_views(event, call)
-            return out
-        if isinstance(event, ToolStarted):
-            card = self.card_key(event.run_id, event.call_id)
-            return [
-                *self._open(event, event.call_id, event.name),
-                {
-                    "kind": "card_running",
-                    "card": card,
-                    "arguments": dict(event.arguments),
-                    "at": time.time(),
-                },
-            ]
-        if isinstance(event, ToolProgress):
-            card = self.card_key(event.run_id, event.call_id)
-            return [
-                {
-                    "kind": "card_progress",
-                    "card": card,
-                    "message": event.message,
-                    "fraction": event.fraction,
-                }
-            ]
-        if isinstance(event, ToolCompleted | ToolFailed | ToolBlockedEvent | ToolDenied):
-            card = self.card_key(event.run_id, event.call_id)
-            self._resulted.add(card)
-            view = self._card_result(event, event.call_id, event.result)
-            if card in self._provider:
-                view["provider"] = True
-            return [*self._open(event, event.call_id, event.name), view]
-        if isinstance(event, ToolDeferred):
-            card = self.card_key(event.run_id, event.call_id)
-            return [{"kind": "card_note", "card": card, "text": f"Waiting: {event.reason}"}]
-        if isinstance(event, UnknownTool):
-            offered = ", ".join(event.offered) or "none"
-            return [
-                {
-                    "kind": "warning",
-                    "text": f"The model called {event.name!r}, which is not offered "
-                    f"(offered: {offered}); {event.action}",
-                }
-            ]
-        if isinstance(event, InvalidArguments):
-            card = self.card_key(event.run_id, event.call_id)
-            if event.recovery != "repaired":
-                return []  # the card says it already: its arguments and its result
-            return [
-                {
-                    "kind": "card_note",
-                    "card": card,
-                    "text": f"Arguments {event.recovery}: {event.reason}",
-                }
-            ]
-        if isinstance(event, DuplicateSuppressed):
-            card = self.card_key(event.run_id, event.call_id)
-            return [
-                {
-                    "kind": "card_note",
-                    "card": card,
-                    "text": f"Not run again: the same call was made as {event.first_call_id}",
-                }
-            ]
-        if isinstance(event, LimitReached):
-            return [{"kind": "warning", "text": f"Limit reached: {event.limit} = {event.value}"}]
-        if isinstance(event, ProviderFallback):
-            return [
-                {
-                    "kind": "warning",
-                    "text": f"{event.failed} could not answer ({event.error}); asking {event.next}",
-                }
-            ]
-        if isinstance(event, ContentFiltered):
-            # The report names where the content came from (the tool and its source).
-            return [{"kind": "warning", "filter": True, "text": event.report}]
-        if isinstance(event, PluginFailed):
-            return [
-                {
-                    "kind": "warning",
-                    "text": f"Plugin {event.plugin} failed in {event.hook}: {event.error}",
-                }
-            ]
-        if isinstance(event, RunFinished):
-            self._arguments.clear()
-            return [
-                {"kind": "status_clear"},
-                {"kind": "finished", "stop_reason": event.stop_reason, "detail": event.detail},
-            ]
+    # -- events (``visit`` gives the view messages one event stands for) -----------------------
+
+    def on_event(self, event: Event) -> list[View]:
+        """Nothing: the page does not show this event."""
         return []
+
+    def on_request_sent(self, event: RequestSent) -> list[View]:
+        return [{"kind": "status", "text": "The model is deciding…"}]
+
+    def on_thinking_delta(self, event: ThinkingDelta) -> list[View]:
+        return [{"kind": "status", "text": "The model is thinking…"}]
+
+    def on_provider_retry(self, event: ProviderRetry) -> list[View]:
+        return [
+            {
+                "kind": "status",
+                "text": f"The provider asked to wait ({event.reason}); retrying in "
+                f"{event.delay:g} s",
+            }
+        ]
+
+    def on_text_delta(self, event: TextDelta) -> list[View]:
+        turn = f"{event.run_id}:{event.round}"
+        return [{"kind": "status_clear"}, {"kind": "text", "turn": turn, "text": event.text}]
+
+    def on_tool_call_started(self, event: ToolCallStarted) -> list[View]:
+        card = self.card_key(event.run_id, event.call_id)
+        self._arguments[card] = ArgumentScanner()
+        provider = event.provider_executed
+        return [
+            {"kind": "status_clear"},
+            *self._open(event, event.call_id, event.name, provider=provider),
+        ]
+
+    def on_tool_call_arguments_delta(self, event: ToolCallArgumentsDelta) -> list[View]:
+        card = self.card_key(event.run_id, event.call_id)
+        scanner = self._arguments.get(card)
+        if scanner is None or not event.delta:
+            return []
+        return [
+            {"kind": "arg_key", "card": card, "key": key}
+            if text is None
+            else {"kind": "arg_append", "card": card, "key": key, "text": text}
+            for key, text in scanner.feed(event.delta)
+        ]
+
+    def on_tool_call_completed(self, event: ToolCallCompleted) -> list[View]:
+        return self._call_views(event, event.call)
+
+    def on_response_received(self, event: ResponseReceived) -> list[View]:
+        out: list[View] = [{"kind": "status_clear"}]
+        text = event.message.text
+        calls = event.message.tool_calls
+        if text:
+            final = not any(not c.provider_executed for c in calls)
+            out.append(self._answer(f"{event.run_id}:{event.round}", event.run_id, text, final))
+        for call in calls:
+            if self.card_key(event.run_id, call.id) not in self._opened:
+                out += self._call_views(event, call)
+        return out
+
+    def on_tool_started(self, event: ToolStarted) -> list[View]:
+        card = self.card_key(event.run_id, event.call_id)
+        return [
+            *self._open(event, event.call_id, event.name),
+            {
+                "kind": "card_running",
+                "card": card,
+                "arguments": dict(event.arguments),
+                "at": time.time(),
+            },
+        ]
+
+    def on_tool_progress(self, event: ToolProgress) -> list[View]:
+        card = self.card_key(event.run_id, event.call_id)
+        return [
+            {
+                "kind": "card_progress",
+                "card": card,
+                "message": event.message,
+                "fraction": event.fraction,
+            }
+        ]
+
+    def on_tool_completed(
+        self, event: ToolCompleted | ToolFailed | ToolBlockedEvent | ToolDenied
+    ) -> list[View]:
+        card = self.card_key(event.run_id, event.call_id)
+        self._resulted.add(card)
+        view = self._card_result(event, event.call_id, event.result)
+        if card in self._provider:
+            view["provider"] = True
+        return [*self._open(event, event.call_id, event.name), view]
+
+    on_tool_failed = on_tool_completed
+    on_tool_blocked = on_tool_completed
+    on_tool_denied = on_tool_completed
+
+    def on_tool_deferred(self, event: ToolDeferred) -> list[View]:
+        card = self.card_key(event.run_id, event.call_id)
+        return [{"kind": "card_note", "card": card, "text": f"Waiting: {event.reason}"}]
+
+    def on_unknown_tool(self, event: UnknownTool) -> list[View]:
+        offered = ", ".join(event.offered) or "none"
+        return [
+            {
+                "kind": "warning",
+                "text": f"The model called {event.name!r}, which is not offered "
+                f"(offered: {offered}); {event.action}",
+            }
+        ]
+
+    def on_invalid_arguments(self, event: InvalidArguments) -> list[View]:
+        card = self.card_key(event.run_id, event.call_id)
+        if event.recovery != "repaired":
+            return []  # the card says it already: its arguments and its result
+        return [
+            {
+                "kind": "card_note",
+                "card": card,
+                "text": f"Arguments {event.recovery}: {event.reason}",
+            }
+        ]
+
+    def on_duplicate_suppressed(self, event: DuplicateSuppressed) -> list[View]:
+        card = self.card_key(event.run_id, event.call_id)
+        return [
+            {
+                "kind": "card_note",
+                "card": card,
+                "text": f"Not run again: the same call was made as {event.first_call_id}",
+            }
+        ]
+
+    def on_limit_reached(self, event: LimitReached) -> list[View]:
+        return [{"kind": "warning", "text": f"Limit reached: {event.limit} = {event.value}"}]
+
+    def on_provider_fallback(self, event: ProviderFallback) -> list[View]:
+        return [
+            {
+                "kind": "warning",
+                "text": f"{event.failed} could not answer ({event.error}); asking {event.next}",
+            }
+        ]
+
+    def on_content_filtered(self, event: ContentFiltered) -> list[View]:
+        # The report names where the content came from (the tool and its source).
+        return [{"kind": "warning", "filter": True, "text": event.report}]
+
+    def on_plugin_failed(self, event: PluginFailed) -> list[View]:
+        return [
+            {
+                "kind": "warning",
+                "text": f"Plugin {event.plugin} failed in {event.hook}: {event.error}",
+            }
+        ]
+
+    def on_run_finished(self, event: RunFinished) -> list[View]:
+        self._arguments.clear()
+        return [
+            {"kind": "status_clear"},
+            {"kind": "finished", "stop_reason": event.stop_reason, "detail": event.detail},
+        ]
+
+    on_run_started = on_event
+    on_round_started = on_event
+    on_round_finished = on_event
+    on_tool_omitted = on_event
+    on_tool_resolution_corrected = on_event
+    on_tools_deferred = on_event
+    on_tools_promoted = on_event
+    on_tool_choice_degraded = on_event
+    on_request_body = on_event
+    on_tool_call_recovered = on_event
+    on_tool_approved = on_event
+    on_arguments_adjusted = on_event
+    on_invalid_output = on_event
+    on_context_compacted = on_event
 
     def settle(self, run: Run) -> list[View]:
         """Results for the cards the run's events left open (calls answered by a cancellation,
