@@ -1,9 +1,8 @@
-"""Containing what a plugin's hook raises: whether it is the task's real cancellation, and which
-plugin raised it."""
+"""Containing what a plugin's hook raises: what it was, whether it is the task's real
+cancellation, and which plugin raised it."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -11,6 +10,12 @@ if TYPE_CHECKING:
     import pluggy
 
 T = TypeVar("T")
+
+
+def describe(exc: BaseException) -> str:
+    """The exception's type and message, as one line for a person or a model."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class HookTimedOut(Exception):
@@ -29,6 +34,8 @@ async def bounded(awaitable: Awaitable[T], hook: str, seconds: float, setting: s
     :raises HookTimedOut: when the bound ran out (a ``TimeoutError`` the hook raised itself
         passes as it is).
     """
+    import asyncio  # loaded already: a hook's answer is being awaited
+
     try:
         async with asyncio.timeout(seconds) as scope:
             return await awaitable
@@ -45,6 +52,8 @@ def is_cancellation(exc: BaseException) -> bool:
     A ``CancelledError`` a plugin raises itself, without its task being cancelled, is that
     plugin's failure like any other.
     """
+    import asyncio  # only asked about an exception raised under asyncio
+
     if not isinstance(exc, asyncio.CancelledError):
         return False
     try:

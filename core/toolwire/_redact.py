@@ -1,17 +1,54 @@
-"""Redaction of a secret from what a provider sends: text, raw bytes and parsed JSON."""
+"""Redaction, in one place: what stands where a secret was, and how it is taken out of each
+kind of value.
+
+- a provider's API key from what the provider sends back: text, raw bytes, parsed JSON
+  (:func:`redact_text`, :func:`redact_raw`, :func:`redact_json`);
+- the values of sensitive arguments from a captured request body (:func:`redact_body`), from
+  free text such as a tool's failure or a log line (:func:`scrub`);
+- sensitive arguments by name, in an argument mapping (:func:`redact_arguments`), a tool call
+  (:func:`redacted_call`) and a model's answer (:func:`redacted_message`).
+
+Which arguments are sensitive is the tools' business (``Tool.sensitive_arguments``, looked up by
+the tool a call resolved to: :func:`toolwire.tools._names.sensitive_arguments`); this module
+only takes values out. It imports nothing else of toolwire, so every layer can use it.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
-__all__ = ["REDACTED", "redact_json", "redact_raw", "redact_text"]
+import attrs
+
+if TYPE_CHECKING:
+    from .messages import AssistantMessage, ToolCall
+
+__all__ = [
+    "REDACTED",
+    "redact_arguments",
+    "redact_body",
+    "redact_json",
+    "redact_raw",
+    "redact_text",
+    "redacted_call",
+    "redacted_message",
+    "scrub",
+]
 
 REDACTED: Final = "[redacted]"
 """What stands where a secret was."""
 
 # Shorter "secrets" are not worth the damage of replacing them everywhere in a text.
 _SHORTEST: Final = 6
+
+# A sensitive value this short is left in free text (a tool's failure): "7" or "ab" would wreck
+# the message and protect nothing.
+_SHORTEST_SCRUBBED: Final = 4
+
+# A value this short is replaced in a request body only where it stands whole (a JSON value, a
+# quoted string).
+_SHORTEST_IN_TEXT: Final = 3
 
 
 def _secret(secret: str | None) -> str | None:
@@ -50,3 +87,115 @@ def redact_raw(raw: bytes, secret: str | None) -> bytes:
         return raw
     encoded = needle.encode("utf-8")
     return raw.replace(encoded, REDACTED.encode("ascii")) if encoded in raw else raw
+
+
+def scrub(text: str, arguments: Any, sensitive: Iterable[str]) -> str:
+    """``text`` with the value of each ``sensitive`` argument of ``arguments`` replaced by
+    :data:`REDACTED` (strings and numbers of at least four characters: a tool's failure message
+    or traceback may quote them)."""
+    if not isinstance(arguments, Mapping):
+        return text
+    for name in sensitive:
+        value = arguments.get(name)
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            secret = str(value)
+            if len(secret) >= _SHORTEST_SCRUBBED:
+                text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> Mapping[str, Any]:
+    """``arguments`` with the value of every sensitive argument replaced by ``"[redacted]"``."""
+    if not sensitive or sensitive.isdisjoint(arguments):
+        return arguments
+    return {k: (REDACTED if k in sensitive else v) for k, v in arguments.items()}
+
+
+Call = TypeVar("Call", bound="ToolCall")
+
+
+def redacted_call(call: Call, sensitive: frozenset[str]) -> Call:
+    """``call`` with its ``sensitive`` arguments and its raw argument text redacted (itself when
+    there is nothing to redact)."""
+    if not sensitive:
+        return call
+    arguments = call.arguments
+    return attrs.evolve(
+        call,
+        arguments=redact_arguments(arguments, sensitive) if arguments is not None else None,
+        raw_arguments=REDACTED if call.raw_arguments is not None else None,
+    )
+
+
+Message_ = TypeVar("Message_", bound="AssistantMessage")
+
+
+def redacted_message(message: Message_, sensitive: Callable[[Any], frozenset[str]]) -> Message_:
+    """A model's answer with each call redacted (``sensitive`` gives the names to redact for a
+    part of it, none for a part that is not a call); itself when nothing needed it."""
+    parts = tuple(
+        redacted_call(cast("ToolCall", p), s) if (s := sensitive(p)) else p for p in message.parts
+    )
+    if all(a is b for a, b in zip(parts, message.parts, strict=True)):
+        return message
+    return attrs.evolve(message, parts=parts)
+
+
+def redact_body(body: Mapping[str, Any], secrets: Iterable[str]) -> dict[str, Any]:
+    """A copy of a JSON request body with every secret replaced by ``[redacted]``.
+
+    A secret is replaced inside every string of the body: as written, JSON-escaped (the
+    arguments text of a call is JSON inside a string) and quoted; a string or number that is a
+    secret as a whole is replaced too. Secrets of one or two characters are replaced only where
+    they stand whole. Keys are left alone: they come from schemas, not from arguments.
+    """
+    needles = _needles(secrets)
+    whole = frozenset(s for s in secrets if s)
+    copied: dict[str, Any] = _redacted(body, needles, whole)
+    return copied
+
+
+def _needles(secrets: Iterable[str]) -> tuple[str, ...]:
+    out: set[str] = set()
+    for secret in secrets:
+        if not secret:
+            continue
+        out.add(secret if len(secret) >= _SHORTEST_IN_TEXT else json.dumps(secret))
+        # JSON text inside a string spells the value escaped, with non-ASCII as it is or as
+        # \uXXXX (Python's json writes the latter by default), and may itself be quoted again.
+        for ascii_only in (False, True):
+            quoted = json.dumps(secret, ensure_ascii=ascii_only)
+            out.add(quoted)
+            out.add(json.dumps(quoted, ensure_ascii=ascii_only)[1:-1])
+            if len(secret) >= _SHORTEST_IN_TEXT:
+                out.add(quoted[1:-1])
+    # Longest first, so that a secret's escaped form is replaced before a shorter one inside it.
+    return tuple(sorted(out, key=len, reverse=True))
+
+
+def _redacted(value: Any, needles: tuple[str, ...], whole: frozenset[str]) -> Any:
+    if isinstance(value, str):
+        return _redacted_text(value, needles, whole)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float):
+        return REDACTED if json.dumps(value) in whole else value
+    if isinstance(value, Mapping):
+        return {key: _redacted(item, needles, whole) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_redacted(item, needles, whole) for item in value]
+    return value
+
+
+def _redacted_text(text: str, needles: tuple[str, ...], whole: frozenset[str]) -> str:
+    if text in whole:
+        return REDACTED
+    for needle in needles:
+        if needle in text:
+            if needle.startswith('"') and needle.endswith('"'):
+                text = text.replace(needle, json.dumps(REDACTED))
+            elif needle.startswith('\\"') and needle.endswith('\\"'):
+                text = text.replace(needle, '\\"' + REDACTED + '\\"')
+            else:
+                text = text.replace(needle, REDACTED)
+    return text

@@ -123,11 +123,7 @@ def record_of(
     """The output line of a job whose run ended: the run's JSON (no events, sensitive arguments
     redacted) with ``id`` the input id, ``run_id`` the run's, and the batch's own fields."""
 
-    def sensitive(name: str) -> frozenset[str]:
-        tool = host.tools.get(name)
-        return tool.sensitive_arguments if tool is not None else frozenset()
-
-    data = run.to_json(redact=sensitive, events=False)
+    data = run.to_json(redact=host.tools, events=False)
     return {
         "id": job.id,
         "run_id": data.pop("id"),

@@ -685,6 +685,7 @@ def _tools_call(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
     import asyncio
 
     from ..loop import call_tool
+    from ..loop._codec import result_to_json
 
     async def go() -> Any:
         try:
@@ -702,19 +703,6 @@ def _tools_call(host: Host, tool: Any, args: argparse.Namespace, out: TextIO, er
             stream.write(f"{result.status.value}: ")
         stream.write(text if text.endswith("\n") else text + "\n")
     return EXIT_OK if result.is_ok else EXIT_FAILED
-
-
-def result_to_json(result: Any) -> dict[str, Any]:
-    """The documented ``tools call --json`` shape of a ToolResult (artifacts left out)."""
-    return {
-        "status": result.status.value,
-        "content": result.content,
-        "data": result.data,
-        "sources": [{"url": s.url, "title": s.title} for s in result.sources],
-        "retryable": result.retryable,
-        "metadata": dict(result.metadata),
-        "required_trust": result.required_trust.label if result.required_trust else None,
-    }
 
 
 def _report_failures(host: Host, err: TextIO) -> None:

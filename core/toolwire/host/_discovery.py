@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 import pluggy
 
+from .._contain import describe
 from ..fieldwise import record_eq, record_repr
 from ._entrypoints import PluginEntryPoint, entry_points_of
 
@@ -129,7 +130,7 @@ def describe_exception(exc: BaseException) -> str:
 
     last = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     where = f" (at {last[0].filename}:{last[0].lineno})" if last else ""
-    return f"{type(exc).__name__}: {exc}{where}"
+    return f"{describe(exc)}{where}"
 
 
 def register_plugin(pm: pluggy.PluginManager, obj: object, info: PluginInfo) -> None:

@@ -99,11 +99,9 @@ async def _chain(mw: Middleware, call: ToolCall, context: ToolContext, inner: An
             )
         used = True
         if inner is None:
-            from ..tools import ToolResult
+            from ..tools._errors import not_executed
 
-            return ToolResult.error(
-                f"No implementation of toolwire_execute_tool ran the tool {call.name!r}."
-            )
+            return not_executed(call.name)
         result: ToolResult = await inner
         return result
 

@@ -9,6 +9,7 @@ from ._ledger import Ledger, LedgerEntry, default_ledger_path, ledger_path
 from ._ledger_store import CallClaimed, LedgerError
 from ._loop import ToolCallingLoop
 from ._offer import NOT_OFFERED, NotOffered, Offer, Selection
+from ._reconcile import RunInProgress
 from ._run import (
     Approve,
     Decision,
@@ -54,6 +55,7 @@ __all__ = [
     "Outcome",
     "Run",
     "RunEvents",
+    "RunInProgress",
     "RunLoop",
     "RunOptions",
     "RunStream",

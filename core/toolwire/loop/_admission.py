@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import attrs
 
 from .._json.relaxed import parse_arguments
+from .._redact import redacted_call
 from ..events import DuplicateSuppressed, Event, InvalidArguments, LimitReached, UnknownTool
 from ..tools._errors import ArgumentsInvalid
-from ..tools._names import match_tool_name
+from ..tools._names import match_tool_name, sensitive_arguments
 from ..tools._result import ToolResult
-from ._redact import redacted_call
 from ._run import DeferredRequest, Outcome
 
 if TYPE_CHECKING:
@@ -53,12 +53,30 @@ def duplicate_key(tool: Tool, arguments: Mapping[str, Any]) -> str:
     return tool.name + "\x00" + canonical(arguments)
 
 
-def _shown(call: ToolCall) -> str:
+def _shown(ctx: AdmissionContext, call: ToolCall) -> str:
+    """The arguments of a refused call as the model sent them, for its refusal: the values of
+    the sensitive arguments of the tool it names (whatever its spelling) left out."""
+    call = redacted_call(call, sensitive_of(ctx.tools, ctx.loop, call.name))
     if call.arguments is not None:
         text = json.dumps(call.arguments, ensure_ascii=False, default=str)
     else:
         text = call.raw_arguments or ""
     return text if len(text) <= _SHOWN_ARGUMENTS else text[:_SHOWN_ARGUMENTS] + "…"
+
+
+def sensitive_of(tools: Mapping[str, Tool], loop: LoopConfig, name: str) -> frozenset[str]:
+    """The arguments to redact wherever a call named ``name`` is shown, before and after it is
+    admitted: the sensitive arguments of the registered tool it names, whatever its spelling
+    (``Login`` for ``login``), and, for a name no tool has, of the tool ``[loop] unknown_tool``
+    rewrites it to."""
+    tool = tools.get(name)
+    if tool is not None:  # the usual case: the name as registered
+        return tool.sensitive_arguments
+    found = sensitive_arguments(tools, name)
+    policy = loop.unknown_tool
+    if policy.startswith("rewrite:"):
+        found = found | sensitive_arguments(tools, policy.removeprefix("rewrite:"))
+    return found
 
 
 def _available(offer: Offer) -> str:
@@ -208,12 +226,12 @@ def unknown_tool(
     ctx: AdmissionContext, call: ToolCall, offer: Offer, action: str, meant: Tool | None
 ) -> UnknownTool:
     """The event of a call of a tool that was not offered, with the arguments as the model sent
-    them; the sensitive ones of the tool registered under that name, or of the tool the call
-    is taken for (``meant``), are redacted."""
-    tools = ctx.tools
-    if meant is not None and call.name not in tools:
-        tools = {**tools, call.name: meant}
-    shown = redacted_call(tools, call)
+    them; the sensitive ones of the tool registered under that name (whatever its spelling), or
+    of the tool the call is taken for (``meant``), are redacted."""
+    sensitive = sensitive_of(ctx.tools, ctx.loop, call.name)
+    if meant is not None:
+        sensitive = sensitive | meant.sensitive_arguments
+    shown = redacted_call(call, sensitive)
     return UnknownTool(
         run_id=ctx.run_id,
         round=ctx.round,
@@ -258,7 +276,7 @@ def check_tool(
     if rewritten is not None:
         return rewritten, (event,)
     message = (
-        f"Unknown tool {name!r} (called with arguments {_shown(call)}). "
+        f"Unknown tool {name!r} (called with arguments {_shown(ctx, call)}). "
         f"Available tools: {_available(offer)}."
     )
     fail = None

@@ -20,12 +20,12 @@ from ..events import InvalidOutput
 from ..messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
 from ..output import ANSWER_TOOL, OutputInvalid, OutputSpec
 from ..tools._result import ToolResult
-from ._state import CallSlot, RunState
-from ._turn import answer_turn, close_turn, stop_turn, turn
+from ._lifecycle import CallEvent
+from ._state import CallSlot, End, RunState, Turn
+from ._turn import close_turn, stop_turn, take_turn
 
 if TYPE_CHECKING:
-    from ._offer import Offer
-    from ._protocol import LoopView
+    from ._view import LoopView
 
 __all__ = [
     "Answered",
@@ -169,16 +169,15 @@ def ask_for_answer(
 async def take_typed_answer(
     view: LoopView,
     state: RunState,
-    round: int,
-    offer: Offer,
+    turn: Turn,
     calls: list[ToolCall],
     capabilities: AdapterCapabilities,
     tool: str,
     *,
     hint: str | None = None,
-) -> int:
-    """What the model's last answer gives a run with a typed output; the number of calls it
-    answered (``hint``: the adapter's likely cause of an empty answer).
+) -> End | None:
+    """What the model's last answer gives a run with a typed output: the end of the run when
+    it ends it (``hint``: the adapter's likely cause of an empty answer).
 
     A valid answer ends the run ``answered`` with :attr:`RunState.output` set (calls beside the
     answer tool's are answered as not run). A wrong one is sent back with what is wrong (the
@@ -196,30 +195,35 @@ async def take_typed_answer(
             message, api=message.api or "", max_tokens=view.config.provider.max_tokens, hint=hint
         )
         if outcome == "truncated" or (outcome == "empty" and mode != "tool"):
-            state.finish(outcome, detail)
-            return 0
+            return End(outcome, detail)
     verdict = read_answer(spec, mode, message, tool)
     slots = [CallSlot(call) for call in calls]
     if verdict is None:
-        await turn(view, state, round, slots, offer)
-        return len(calls)
-    answers = [s for s in slots if s.call.name == tool]
-    others = [s for s in slots if s.call.name != tool]
+        return await take_turn(view, state, turn, slots)
+    turn.message, turn.slots = message, slots
     if isinstance(verdict, Answered):
         state.output = verdict.value
         state.text = verdict.text
-        for slot in answers:
-            slot.arguments = slot.call.arguments
+        for slot in slots:
+            if slot.call.name == tool:
+                slot.arguments = slot.call.arguments
             if slot.call is verdict.call:
-                slot.answer("final_answer", ToolResult.ok("The answer was accepted."))
+                slot.answer(CallEvent.STOP, "final_answer", _ACCEPTED)
             else:
-                slot.answer("not_run", _NOT_RUN_AFTER_ANSWER)
-        for slot in others:
-            slot.answer("not_run", _NOT_RUN_AFTER_ANSWER)
+                slot.answer(CallEvent.STOP, "not_run", _NOT_RUN_AFTER_ANSWER)
         if slots:
-            close_turn(view, state, round, slots, message)
-        state.finish("answered")
-        return len(calls)
+            close_turn(view, state, turn)
+        return End("answered")
+    return await _wrong_answer(view, state, turn, verdict, mode, tool)
+
+
+async def _wrong_answer(
+    view: LoopView, state: RunState, turn: Turn, verdict: Refused, mode: OutputMode, tool: str
+) -> End | None:
+    """A wrong typed answer (``InvalidOutput``) sent back while ``[run] output_retries``
+    allows; the run ends ``output_invalid`` after that."""
+    spec = state.options.output
+    assert spec is not None
     attempt = 1 + sum(isinstance(e, InvalidOutput) for e in state.events)
     give_up = attempt > view.config.run.output_retries
     reason = str(verdict.error)
@@ -227,7 +231,7 @@ async def take_typed_answer(
         state,
         InvalidOutput(
             run_id=state.run_id,
-            round=round,
+            round=turn.round,
             reason=reason,
             recovery="failed" if give_up else "returned",
             attempt=attempt,
@@ -239,25 +243,26 @@ async def take_typed_answer(
     )
     if verdict.call is None:
         if give_up:
-            state.finish("output_invalid", stopped)
-        else:
-            hint = tool if mode == "tool" else None
-            state.messages.append(UserMessage(spec.retry_message(verdict.error, tool=hint)))
-        return len(calls)
-    for slot in answers:
+            return End("output_invalid", stopped)
+        hint = tool if mode == "tool" else None
+        state.messages.append(UserMessage(spec.retry_message(verdict.error, tool=hint)))
+        return None
+    others = [s for s in turn.slots if s.call.name != tool]
+    for slot in turn.slots:
+        if slot.call.name != tool:
+            continue
         slot.arguments = slot.call.arguments
         if slot.call is verdict.call:
-            slot.answer(
-                "invalid_arguments", ToolResult.error(spec.retry_message(verdict.error, tool=tool))
-            )
+            retry = ToolResult.error(spec.retry_message(verdict.error, tool=tool))
+            slot.answer(CallEvent.REFUSE, "invalid_arguments", retry)
         else:
-            slot.answer("not_run", ToolResult.error("Not run: only the first answer counts."))
+            only = ToolResult.error("Not run: only the first answer counts.")
+            slot.answer(CallEvent.REFUSE, "not_run", only)
     if give_up:
-        stop_turn(view, state, round, slots, "its answer did not match the output type")
-        state.finish("output_invalid", stopped)
-        return len(calls)
-    await answer_turn(view, state, round, offer, message, slots, [(s, False) for s in others])
-    return len(calls)
+        stop_turn(view, state, turn, "its answer did not match the output type")
+        return End("output_invalid", stopped)
+    return await take_turn(view, state, turn, turn.slots, others)
 
 
+_ACCEPTED = ToolResult.ok("The answer was accepted.")
 _NOT_RUN_AFTER_ANSWER = ToolResult.error("Not run: the run ended with the final answer.")

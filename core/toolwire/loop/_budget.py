@@ -18,8 +18,8 @@ from ..messages import AssistantMessage
 from ..usage import ModelPrice, Usage
 
 if TYPE_CHECKING:
-    from ._protocol import LoopView
     from ._state import RunState
+    from ._view import LoopView
 
 __all__ = ["Overrun", "answer_cost", "configured_model", "over_budget", "overrun", "price_for"]
 

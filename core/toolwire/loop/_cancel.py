@@ -7,12 +7,12 @@ import inspect
 from collections.abc import Awaitable, Sequence
 from typing import Any
 
+from ..tools._errors import RunCancelled
 from ..tools._result import ToolResult
+from ._lifecycle import CallEvent
 from ._state import CallSlot
 
-
-class RunCancelled(Exception):
-    """The run's cancel event was set while a tool ran."""
+__all__ = ["RunCancelled", "answer_cancelled", "until_cancelled"]
 
 
 async def until_cancelled(awaitable: Awaitable[Any], cancel: asyncio.Event) -> Any:
@@ -43,6 +43,7 @@ def answer_cancelled(slots: Sequence[CallSlot]) -> None:
     for slot in slots:
         if slot.result is None:
             slot.answer(
+                CallEvent.STOP,
                 "cancelled",
                 ToolResult.error("Cancelled: the run was cancelled before this call finished."),
             )

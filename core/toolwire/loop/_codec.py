@@ -10,6 +10,8 @@ from typing import Any
 
 import attrs
 
+from .._redact import REDACTED as REDACTED
+from .._redact import redact_arguments as redact_arguments
 from .._trust import TrustLevel
 from ..events import Event
 from ..messages import (
@@ -32,7 +34,8 @@ from ..utf8 import utf8_json
 Redactor = Callable[[str], frozenset[str]]
 """Maps a tool name to the names of its sensitive arguments (empty: nothing to redact)."""
 
-REDACTED = "[redacted]"
+CallRedactor = Callable[[ToolCall], frozenset[str]]
+"""Maps a call to the names of the arguments to redact in it."""
 
 _STORED = json.JSONEncoder(ensure_ascii=False, default=str)
 _fast_json: Callable[[Any], str] | None = None
@@ -68,13 +71,6 @@ def _fast_encoder() -> Callable[[Any], str]:
     )
     dumps = functools.partial(orjson.dumps, default=str, option=options)
     return lambda value: dumps(value).decode()
-
-
-def redact_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> Mapping[str, Any]:
-    """``arguments`` with the value of every sensitive argument replaced by ``"[redacted]"``."""
-    if not sensitive or sensitive.isdisjoint(arguments):
-        return arguments
-    return {k: (REDACTED if k in sensitive else v) for k, v in arguments.items()}
 
 
 _JSON_LEAVES = frozenset({str, int, float, bool, type(None)})
@@ -173,11 +169,10 @@ def source_to_json(source: Source) -> dict[str, Any]:
     return {"url": source.url, "title": source.title}
 
 
-def call_to_json(call: ToolCall, redact: Redactor | None = None) -> dict[str, Any]:
-    """A tool call; with ``redact``, sensitive argument values are replaced (raw text dropped)."""
+def call_to_json(call: ToolCall, sensitive: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A tool call; the values of the ``sensitive`` arguments are replaced (raw text dropped)."""
     arguments = call.arguments
     raw = call.raw_arguments
-    sensitive = redact(call.name) if redact is not None else frozenset()
     if sensitive:
         if arguments is not None:
             arguments = redact_arguments(arguments, sensitive)
@@ -236,7 +231,7 @@ def usage_from_json(data: Mapping[str, Any] | None) -> Usage | None:
 # -- messages ----------------------------------------------------------------------------------
 
 
-def _part_to_json(part: AssistantPart | UserPart, redact: Redactor | None) -> dict[str, Any]:
+def _part_to_json(part: AssistantPart | UserPart, redact: CallRedactor | None) -> dict[str, Any]:
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
     if isinstance(part, ThinkingPart):
@@ -249,7 +244,8 @@ def _part_to_json(part: AssistantPart | UserPart, redact: Redactor | None) -> di
         }
     if isinstance(part, OpaquePart):
         return {"type": "opaque", "api": part.api, "data": _plain(part.data)}
-    return {"type": "tool_call", **call_to_json(part, redact)}
+    sensitive = redact(part) if redact is not None else frozenset()
+    return {"type": "tool_call", **call_to_json(part, sensitive)}
 
 
 def _part_from_json(data: Mapping[str, Any]) -> AssistantPart:
@@ -272,8 +268,9 @@ def _part_from_json(data: Mapping[str, Any]) -> AssistantPart:
     )
 
 
-def message_to_json(message: Message, redact: Redactor | None = None) -> dict[str, Any]:
-    """One canonical message as JSON, tagged by ``role``."""
+def message_to_json(message: Message, redact: CallRedactor | None = None) -> dict[str, Any]:
+    """One canonical message as JSON, tagged by ``role`` (with ``redact``, the arguments it
+    names in each call replaced)."""
     if isinstance(message, SystemMessage):
         return {"role": "system", "content": message.content}
     if isinstance(message, UserMessage):

@@ -1,39 +1,31 @@
 """Execution of one admitted call, in layers like an HTTP client's send pipeline.
 
-From the outside in: :func:`with_ledger` writes the call's ``started`` row (fail closed) and its
-``settled`` row, :func:`with_backstop` caps and filters the result of a tool returning untrusted
-content that did not filter it, :func:`with_retries` repeats a retryable failure with backoff, and
-:func:`attempt` makes one attempt under the tool's timeout and the run's deadline. An exception
-becomes a :class:`ToolResult` in one place only, :func:`capture`.
+From the outside in: the ledger's rows (:func:`toolwire.loop._lifecycle.send_recorded`: the
+call's ``started`` row, fail closed, and its ``settled`` row), :func:`with_backstop` caps and
+filters the result of a tool returning untrusted content that did not filter it,
+:func:`with_retries` repeats a retryable failure with backoff, and :func:`attempt` makes one
+attempt under the tool's timeout and the run's deadline. An exception becomes a
+:class:`ToolResult` in one place only, :func:`toolwire.tools._errors.result_for`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..tools._errors import CallInterrupt, Retry, ToolFatal, decision_result
-from ..tools._result import ToolBlocked, ToolResult, ToolStatus
-from ._cancel import RunCancelled, until_cancelled
-from ._run import Outcome, Run
+from ..tools._errors import CallInterrupt, Retry, RunCancelled, not_executed, result_for
+from ..tools._result import ToolResult, ToolStatus
+from ._cancel import until_cancelled
+from ._lifecycle import CallEvent
+from ._run import Outcome
 
 if TYPE_CHECKING:
     from ..tools import Tool, ToolContext
-    from ._ledger import Ledger
     from ._state import CallSlot
-
-Stage = Literal["attempt", "ledger"]
-
-
-def describe(exc: BaseException) -> str:
-    """The exception's type and message, as one line for a person or a model."""
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @attrs.frozen(kw_only=True)
@@ -56,45 +48,6 @@ class Attempt:
     """Called when the run's deadline stopped the attempt."""
 
 
-def capture(
-    exc: BaseException,
-    tool: str,
-    *,
-    stage: Stage = "attempt",
-    timeout: float | None = None,
-    deadline_bound: bool = False,
-    timeout_setting: str | None = None,
-    ledger: str | None = None,
-) -> ToolResult:
-    """The result the model gets for a call that raised ``exc`` (the only place where an
-    exception becomes a result): a policy's block, a ``Retry`` or ``ToolFatal`` decision, a
-    timeout, the run's deadline, the run's cancellation, the ledger that could not record the
-    call, or the tool's own failure. A :class:`CallInterrupt` never gets here: it is a
-    decision the caller of :func:`attempt` applies."""
-    if stage == "ledger":
-        return ToolResult.error(
-            f"Not run: the tool-effect ledger {ledger!r} cannot record the call ({describe(exc)})."
-        )
-    if isinstance(exc, ToolBlocked):
-        return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
-    if isinstance(exc, Retry | ToolFatal):
-        return decision_result(exc, tool)
-    if isinstance(exc, RunCancelled | asyncio.CancelledError):
-        return ToolResult.error(f"Cancelled: the run was cancelled while {tool} ran.")
-    if isinstance(exc, TimeoutError) and timeout is not None:
-        if deadline_bound:
-            return ToolResult.error(
-                f"Tool {tool} was stopped: the run's deadline passed while it ran."
-            )
-        if timeout_setting is not None:
-            return ToolResult.error(
-                f"Tool {tool} timed out after {timeout:g} s, the default bound for tools that "
-                f"set no timeout of their own ({timeout_setting})."
-            )
-        return ToolResult.error(f"Tool {tool} timed out after {timeout:g} s.")
-    return ToolResult.error(f"Tool execution failed: {describe(exc)}", exception=exc)
-
-
 def _checked(result: Any) -> ToolResult:
     if not isinstance(result, ToolResult):
         return ToolResult.error(
@@ -111,9 +64,7 @@ async def attempt(a: Attempt) -> ToolResult:
     try:
         awaitable = a.send()
         if awaitable is None:
-            return ToolResult.error(
-                f"No implementation of toolwire_execute_tool ran the tool {name!r}."
-            )
+            return not_executed(name)
         if a.cancel is not None:
             awaitable = until_cancelled(awaitable, a.cancel)
         if a.timeout is None:
@@ -126,20 +77,24 @@ async def attempt(a: Attempt) -> ToolResult:
         except TimeoutError as exc:
             if a.deadline_bound:
                 a.on_deadline()
-            return capture(
-                exc,
-                name,
-                timeout=a.timeout,
-                deadline_bound=a.deadline_bound,
-                timeout_setting=a.timeout_setting,
-            )
+            return _timed_out(a, exc)
     except (RunCancelled, asyncio.CancelledError, CallInterrupt):
         raise  # a decision from inside the call is the caller's to apply
     except BaseException as exc:
         # SystemExit, KeyboardInterrupt or GeneratorExit raised by a tool or a middleware is its
         # own failure, not the host's: a real Ctrl-C reaches an asyncio run as the cancellation
         # of its task, which propagates above.
-        return capture(exc, name)
+        return result_for(exc, a.tool)
+
+
+def _timed_out(a: Attempt, exc: TimeoutError) -> ToolResult:
+    return result_for(
+        exc,
+        a.tool,
+        timeout=a.timeout,
+        deadline_bound=a.deadline_bound,
+        timeout_setting=a.timeout_setting,
+    )
 
 
 class CoarseBounds:
@@ -195,9 +150,7 @@ async def _coarsely_bounded(a: Attempt, awaitable: Awaitable[Any]) -> ToolResult
         result = await awaitable
     except asyncio.CancelledError:
         if bound.expired and bound.task.uncancel() == 0:
-            return capture(
-                TimeoutError(), a.tool.name, timeout=a.timeout, timeout_setting=a.timeout_setting
-            )
+            return _timed_out(a, TimeoutError())
         raise
     finally:
         bound.bucket.discard(bound)
@@ -248,66 +201,7 @@ async def with_retries(
                 continue
             return result, "executed"
     except RunCancelled as exc:
-        return capture(exc, a.tool.name), "cancelled"
+        return result_for(exc, a.tool), "cancelled"
     except asyncio.CancelledError as exc:
-        slot.answer("cancelled", capture(exc, a.tool.name))
+        slot.answer(CallEvent.SETTLE, "cancelled", result_for(exc, a.tool))
         raise
-
-
-@attrs.frozen(kw_only=True)
-class LedgerRow:
-    """The identity of a call's rows in the tool-effect ledger."""
-
-    run_id: str
-    round: int
-    call_id: str
-    tool: str
-    arguments: Mapping[str, Any]
-    idempotent: bool
-
-
-def record_start(ledger: Ledger, row: LedgerRow, snapshot: Run | None) -> ToolResult | None:
-    """Commit the ``started`` row of a call with side effects; the refusal when the ledger cannot
-    record it (fail closed: such a call does not run)."""
-    try:
-        ledger.started(
-            row.run_id,
-            row.round,
-            row.call_id,
-            row.tool,
-            row.arguments,
-            idempotent=False,
-            snapshot=snapshot,
-        )
-    except Exception as exc:
-        return capture(exc, row.tool, stage="ledger", ledger=ledger.location)
-    return None
-
-
-async def with_ledger(
-    ledger: Ledger | None,
-    row: LedgerRow | None,
-    slot: CallSlot,
-    send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]],
-) -> tuple[ToolResult, Outcome]:
-    """Run ``send`` timed into ``slot.duration``; with a ledger, the result goes to it as the
-    call's ``settled`` row (also when the task is cancelled and the slot was answered)."""
-    started = time.perf_counter()
-    result: ToolResult | None = None
-    try:
-        result, outcome = await send()
-    finally:
-        slot.duration = time.perf_counter() - started
-        if result is None:
-            result = slot.result
-        if result is not None and ledger is not None and row is not None:
-            ledger.settled(
-                row.run_id,
-                row.round,
-                row.call_id,
-                row.tool,
-                row.arguments,
-                result,
-                idempotent=row.idempotent,
-            )
-    return result, outcome

@@ -28,8 +28,8 @@ from ._budget import answer_cost
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
     from ._offer import Offer
-    from ._protocol import LoopView
     from ._state import RunState
+    from ._view import LoopView
 
 _SCALE_BOUNDS = (0.25, 4.0)  # a provider's report outside these is no calibration to trust
 

@@ -36,6 +36,10 @@ class RunRecord:
     truncate: tuple[str, ...]
     lists: tuple[tuple[Any, ...], ...] = attrs.field(eq=False, repr=False, default=())
     """The lists as written (objects), to compare the next write of the run with."""
+    expected: int | None = None
+    """The version of the stored run this write follows (the one this process last read or
+    wrote): another process wrote the run since, and the write is refused. None: not known
+    here, the write stands whatever is stored."""
 
 
 def _unchanged(new: tuple[Any, ...], old: tuple[Any, ...]) -> int:
@@ -89,6 +93,10 @@ class RunJournal:
     def remember(self, record: RunRecord) -> None:
         """``record`` was committed: the next write of its run starts from it."""
         self._written[record.run_id] = record.lists
+
+    def knows(self, run_id: str) -> bool:
+        """Whether a record of the run was written since it was last forgotten."""
+        return run_id in self._written
 
     def forget(self, run_id: str) -> None:
         """The run ended: its next write (a resume) stores it whole."""

@@ -4,20 +4,29 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from ..config import LedgerConfig
 from ..tools._result import ToolResult
 from ._codec import result_from_json, result_to_json, stored_json
-from ._journal import RunJournal
+from ._journal import RunJournal, RunRecord
+from ._lease import KEEPER, LEASE_SECONDS, owner_alive, this_owner
 from ._ledger_sqlite import SQLiteStore
-from ._ledger_store import LedgerStore, SettledRow, StartedRow
+from ._ledger_store import (
+    CallClaimed,
+    LedgerStore,
+    RunClaimed,
+    SettledRow,
+    StartedRow,
+    Takeover,
+)
 
 if TYPE_CHECKING:
     from ._protocol import LoopHost
@@ -40,7 +49,8 @@ def ledger_path(config: LedgerConfig) -> Path:
 
 @attrs.frozen(kw_only=True)
 class LedgerEntry:
-    """What the ledger knows about one call: started only, or settled with its result."""
+    """What the ledger knows about one call: started only, waiting for a decision after it
+    started, or settled with its result."""
 
     call_id: str
     round: int
@@ -51,38 +61,91 @@ class LedgerEntry:
     result: ToolResult | None = None
     started_at: float | None = None
     """When the call started (seconds since the epoch; None for a row written settled)."""
+    attempt: int = 1
+    """How many times the call started (each approval of an interrupted call starts it again)."""
+    owner: str | None = None
+    """The process that started it last (``host/machine/pid/start``), None when unknown."""
+    running: bool = False
+    """Its owner, a live process, still runs it and keeps its lease: it is not interrupted."""
+    deferred: bool = False
+    """It started, then asked for a decision (``ApprovalRequired``, ``CallDeferred``) before it
+    took effect: it waits for that decision, and is not running."""
+
+    @property
+    def interrupted(self) -> bool:
+        """It started, never settled, and nobody runs it any more (a lapsed lease)."""
+        return not self.settled and not self.running and not self.deferred
 
 
 _Key = tuple[str, int, str]
+
+
+@attrs.frozen
+class _Started:
+    """A call this ledger started and holds: its arguments as committed (JSON), its attempt and
+    the owner it was started as."""
+
+    arguments: str
+    attempt: int
+    owner: str
+
+
+_Pending = tuple[
+    Literal["settled", "deferred"],
+    str,
+    int,
+    str,
+    str,
+    Mapping[str, Any],
+    "_Started | None",
+    bool,
+    "ToolResult | None",
+    float,
+]
+"""How a call ended, committed with the ledger's next write: state, run id, round, call id,
+tool, arguments, how it started here (None: it did not), idempotent, result, when."""
 
 
 class Ledger:
     """Records tool calls and runs, so that a run can be resumed after the process running it
     ended, without running a side effect twice unasked.
 
-    A call of a non-idempotent tool gets a ``started`` row, committed before the tool runs; when
-    it ends, a ``settled`` row with its result is committed with the next write of the run (the
-    next ``started`` row, the end of the turn, or the end of the run). An idempotent tool gets
-    only the ``settled`` row, written lazily: after a crash it is simply run again, so a
-    ``started`` row would change nothing. A call has one row: a second ``started`` row for it
-    is refused (:class:`~toolwire.loop._ledger_store.CallClaimed`: another process runs it),
-    unless this ledger read it as started and never settled and the run approved it again.
+    A call of a non-idempotent tool gets a ``started`` row, committed before the tool runs,
+    owned by this process with a lease this process keeps alive until the call's end is
+    committed (:mod:`toolwire.loop._lease`); when the call ends, a ``settled`` row with its
+    result (or, when it asked for a decision while it ran, ``deferred``) is committed with the
+    next write of the run (the next ``started`` row, the end of the turn, or the end of the run).
+    An idempotent tool gets only the ``settled`` row, written lazily: after a crash it is simply
+    run again, so a ``started`` row would change nothing. A call has one row: a second
+    ``started`` row for it is refused (:class:`~toolwire.loop._ledger_store.CallClaimed`:
+    another process runs it), unless this ledger read it as nobody's any more (interrupted, or
+    waiting for a decision) and the run approved it again; that takeover is a compare-and-set
+    on the row as read.
 
     The record of a run (its ``Run.to_json`` without events) is written with the first
     ``started`` row of each turn and when the run ends, as append-only rows: each write stores
     what the run gained since this ledger last wrote it, so its cost does not grow with the run.
 
     :param store: where the rows go: a SQLite file path, or a backend (see :meth:`open`).
+    :param lease_seconds: how long a started call's lease lasts between two renewals (renewed
+        each third of it while the call runs).
     """
 
-    def __init__(self, store: LedgerStore | str | os.PathLike[str]) -> None:
+    def __init__(
+        self, store: LedgerStore | str | os.PathLike[str], *, lease_seconds: float = LEASE_SECONDS
+    ) -> None:
         if isinstance(store, str | os.PathLike):
             store = SQLiteStore(Path(store))
         self.store: LedgerStore = store
-        self._settled: list[tuple[Any, ...]] = []
-        self._started: dict[_Key, str] = {}  # a started call's arguments as committed (JSON)
+        self.lease_seconds = lease_seconds
+        self.heartbeat = lease_seconds / 3
+        self._lock = threading.RLock()  # the lease keeper's thread renews through the store too
+        self._pending: list[_Pending] = []
+        self._started: dict[_Key, _Started] = {}  # calls started here whose end is not committed
         self._journal = RunJournal()
-        self._takeover: dict[_Key, int] = {}
+        self._takeover: dict[_Key, Takeover] = {}
+        self._watched = 0  # the process (pid) whose lease keeper renews this ledger's leases
+        self._versions: dict[str, int] = {}  # each run's stored version this ledger last saw
 
     @classmethod
     def open(cls, config: LedgerConfig) -> Ledger:
@@ -107,12 +170,15 @@ class Ledger:
         return self.store.path if isinstance(self.store, SQLiteStore) else None
 
     def close(self) -> None:
-        """Write what is pending and close the connection (reopened on the next use)."""
-        try:
-            if self._settled:
-                self.flush()
-        finally:
-            self.store.close()
+        """Write what is pending, stop keeping the leases of calls still unsettled, and close
+        the connection (reopened on the next use)."""
+        with self._lock:
+            try:
+                if self._pending:
+                    self.flush()
+            finally:
+                self._let_go(list(self._started))
+                self.store.close()
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -126,13 +192,33 @@ class Ledger:
         *,
         idempotent: bool,
         snapshot: Run | None = None,
-    ) -> None:
-        """Commit that a call is about to run, with the pending settled rows and the run's
-        record (``snapshot``) when given.
+        after: int | None = None,
+    ) -> int:
+        """Commit that a call is about to run, owned by this process, with the pending rows and
+        the run's record (``snapshot``) when given; the call's attempt (how many times it has
+        started, this time included).
+
+        ``after`` is how many times the call had started when the decision that allows this
+        start was asked for: 0, its first start (it must have no row); else the row this ledger
+        last read for it (:meth:`entries`), nobody's any more, must be at that attempt. None:
+        the first start, or the next after the row read so.
 
         :raises CallClaimed: when the call has a row already that this ledger may not take over.
+        :raises RunClaimed: when ``snapshot`` follows a version of the run another process has
+            written over since (nothing is committed then).
         """
         key = (run_id, round, call_id)
+        takeover = self._takeover.get(key)
+        if after is not None and (takeover is None or takeover.attempt != after):
+            takeover = None
+            if after > 0:
+                raise CallClaimed(
+                    f"call {call_id!r} of run {run_id!r} (round {round}, {tool}) may not start "
+                    f"again: the decision allowing it answered a request made after start "
+                    f"{after}, and the ledger read no such row nobody runs; it does not run twice"
+                )
+        pid, owner = this_owner()
+        now = time.time()
         row = StartedRow(
             run_id=run_id,
             round=round,
@@ -140,16 +226,22 @@ class Ledger:
             tool=tool,
             arguments=stored_json(arguments),
             idempotent=idempotent,
-            at=time.time(),
+            at=now,
+            owner=owner,
+            lease=now + self.lease_seconds,
         )
-        record = self._journal.record(snapshot) if snapshot is not None else None
-        settled = self._pending_rows()
-        self.store.start(row, settled, record, takeover=self._takeover.get(key))
-        self._takeover.pop(key, None)
-        self._settled.clear()
-        self._started[key] = row.arguments
-        if record is not None:
-            self._journal.remember(record)
+        with self._lock:
+            record = self._record(snapshot)
+            pending = self._pending_rows()
+            started, version = self.store.start(row, pending, record, takeover=takeover)
+            self._takeover.pop(key, None)
+            self._committed()
+            self._started[key] = _Started(row.arguments, started, owner)
+            self._stored(record, version)
+        if self._watched != pid:
+            KEEPER.watch(self)
+            self._watched = pid
+        return started
 
     def settled(
         self,
@@ -164,31 +256,85 @@ class Ledger:
     ) -> None:
         """Record the outcome of a call that ran (committed with the next write; encoded then,
         the arguments of a call that has its ``started`` row as they were committed there)."""
-        encoded = self._started.pop((run_id, round, call_id), None)
-        self._settled.append(
-            (run_id, round, call_id, tool, arguments, encoded, idempotent, result, time.time())
+        self._end("settled", run_id, round, call_id, tool, arguments, result, idempotent)
+
+    def waiting(
+        self, run_id: str, round: int, call_id: str, tool: str, arguments: Mapping[str, Any]
+    ) -> None:
+        """Record that a call that started asked for a decision before it took effect (its row
+        becomes ``deferred``, committed with the next write): it is not running any more, and
+        an approval starts it again. Nothing for a call this ledger did not start."""
+        if (run_id, round, call_id) in self._started:
+            self._end("deferred", run_id, round, call_id, tool, arguments, None, False)
+
+    def _end(
+        self,
+        state: Literal["settled", "deferred"],
+        run_id: str,
+        round: int,
+        call_id: str,
+        tool: str,
+        arguments: Mapping[str, Any],
+        result: ToolResult | None,
+        idempotent: bool,
+    ) -> None:
+        started = self._started.get((run_id, round, call_id))
+        at = time.time()
+        self._pending.append(
+            (state, run_id, round, call_id, tool, arguments, started, idempotent, result, at)
         )
 
     def discard(self, run_id: str) -> None:
-        """Drop the pending settled rows of a run that ended without needing them."""
-        self._settled = [row for row in self._settled if row[0] != run_id]
+        """Drop the pending rows of a run that ended without needing them."""
+        self._pending = [row for row in self._pending if row[1] != run_id]
         self._forget_started(run_id)
         self._journal.forget(run_id)
+        self._versions.pop(run_id, None)
+
+    def wrote(self, run_id: str) -> bool:
+        """Whether this ledger wrote a record of the run since it last stored the run whole
+        (so its stored record must be brought up to its end)."""
+        return self._journal.knows(run_id)
 
     @property
     def pending(self) -> bool:
-        """Whether settled rows wait for the next commit."""
-        return bool(self._settled)
+        """Whether rows wait for the next commit."""
+        return bool(self._pending)
 
     def flush(self, *, snapshot: Run | None = None) -> None:
-        """Commit the pending settled rows (and the record of the run ``snapshot``) now."""
-        if not self._settled and snapshot is None:
+        """Commit the pending rows (and the record of the run ``snapshot``) now.
+
+        :raises RunClaimed: when another process wrote the run since this ledger read or wrote
+            it: the record is not written (the pending rows are).
+        """
+        if not self._pending and snapshot is None:
             return
-        record = self._journal.record(snapshot) if snapshot is not None else None
-        self.store.write(self._pending_rows(), record)
-        self._settled.clear()
-        if record is not None:
+        with self._lock:
+            record = self._record(snapshot)
+            try:
+                version = self.store.write(self._pending_rows(), record)
+            except RunClaimed:
+                # Another process drives the run: this one's view of it is not stored, but how
+                # its calls ended is.
+                if self._pending:
+                    self.store.write(self._pending_rows(), None)
+                    self._committed()
+                raise
+            self._committed()
+            self._stored(record, version)
+
+    def _record(self, snapshot: Run | None) -> RunRecord | None:
+        """The write of ``snapshot`` (None: none), following the version of it last seen."""
+        if snapshot is None:
+            return None
+        record = self._journal.record(snapshot)
+        expected = self._versions.get(snapshot.id)
+        return attrs.evolve(record, expected=expected) if expected is not None else record
+
+    def _stored(self, record: RunRecord | None, version: int | None) -> None:
+        if record is not None and version is not None:
             self._journal.remember(record)
+            self._versions[record.run_id] = version
 
     def _pending_rows(self) -> list[SettledRow]:
         return [
@@ -197,29 +343,66 @@ class Ledger:
                 round=round,
                 call_id=call_id,
                 tool=tool,
-                arguments=stored_json(arguments) if encoded is None else encoded,
+                arguments=stored_json(arguments) if started is None else started.arguments,
                 idempotent=idempotent,
-                result=stored_json(result_to_json(result)),
+                result=stored_json(result_to_json(result)) if result is not None else None,
                 at=at,
+                attempt=started.attempt if started is not None else 1,
+                owner=started.owner if started is not None else None,
+                state=state,
             )
-            for run_id, round, call_id, tool, arguments, encoded, idempotent, result, at in (
-                self._settled
+            for state, run_id, round, call_id, tool, arguments, started, idempotent, result, at in (
+                self._pending
             )
         ]
 
+    def _committed(self) -> None:
+        """The pending rows were committed: the calls they end are let go."""
+        held = self._started
+        for pending in self._pending:
+            if pending[6] is not None:
+                held.pop((pending[1], pending[2], pending[3]), None)
+        self._pending.clear()
+
+    def _let_go(self, keys: list[_Key]) -> None:
+        """Stop holding these calls (their leases are no longer renewed)."""
+        with self._lock:
+            for key in keys:
+                self._started.pop(key, None)
+
+    def holds(self, key: _Key) -> bool:
+        """Whether this ledger holds the call ``key``: it committed its ``started`` row and not
+        yet how it ended."""
+        return key in self._started
+
     def _forget_started(self, run_id: str) -> None:
-        """Drop the kept arguments of a run's calls that started and will not settle here."""
+        """Let go of a run's calls that started and will not settle here."""
         if self._started:
-            self._started = {k: v for k, v in self._started.items() if k[0] != run_id}
+            self._let_go([k for k in self._started if k[0] == run_id])
+
+    def renew(self) -> None:
+        """Extend the leases of the calls this ledger holds (the lease keeper's heartbeat)."""
+        with self._lock:
+            _, owner = this_owner()
+            calls = [(*key, s.attempt) for key, s in self._started.items() if s.owner == owner]
+            if calls:
+                self.store.renew(calls, owner, time.time() + self.lease_seconds)
 
     def entries(self, run_id: str, round: int) -> dict[str, LedgerEntry]:
-        """Every call of one round of a run that reached the ledger, by call id."""
-        if self._settled:
+        """Every call of one round of a run that reached the ledger, by call id; for a call that
+        started and never settled, whether its owner still runs it."""
+        if self._pending:
             self.flush()
         out: dict[str, LedgerEntry] = {}
-        for row in self.store.calls(run_id, round):
-            if not row.settled:
-                self._takeover[(run_id, round, row.call_id)] = row.attempt
+        with self._lock:
+            rows = self.store.calls(run_id, round)
+        for row in rows:
+            key = (run_id, round, row.call_id)
+            running = row.state == "started" and owner_alive(row.owner, row.lease, key)
+            if row.state != "settled" and not running:
+                self._takeover[key] = row.as_found()
+            else:
+                self._takeover.pop(key, None)
             out[row.call_id] = LedgerEntry(
                 call_id=row.call_id,
                 round=round,
@@ -229,23 +412,34 @@ class Ledger:
                 settled=row.settled,
                 result=result_from_json(json.loads(row.result)) if row.result else None,
                 started_at=None if row.settled else row.started,
+                attempt=row.attempt,
+                owner=row.owner,
+                running=running,
+                deferred=row.state == "deferred",
             )
         return out
 
     # -- runs ------------------------------------------------------------------------------
 
     def save_run(self, run: Run) -> None:
-        """Store a run as it ended (with the pending settled rows); a later resume of it writes
-        it whole once more."""
+        """Store a run as it ended (with the pending rows); a later resume of it writes it whole
+        once more."""
         try:
             self.flush(snapshot=run)
         finally:
             self._journal.forget(run.id)
+            self._versions.pop(run.id, None)
             self._forget_started(run.id)
 
     def load_run(self, run_id: str) -> dict[str, Any] | None:
         """The run as last stored (``Run.to_json(events=False)``), or None when unknown."""
-        return self.store.load_run(run_id)
+        with self._lock:
+            found = self.store.load_run(run_id)
+        if found is None:
+            return None
+        data, version = found
+        self._versions[run_id] = version
+        return data
 
 
 _shared: weakref.WeakKeyDictionary[Any, Ledger] = weakref.WeakKeyDictionary()

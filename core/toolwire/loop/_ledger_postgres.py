@@ -12,8 +12,16 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config import without_password
 from ._journal import KINDS, RunRecord, assemble
-from ._ledger_sqlite import claimed
-from ._ledger_store import SCHEMA_VERSION, CallRow, LedgerError, SettledRow, StartedRow
+from ._ledger_sqlite import call_row, claimed, settle_values, wait_values
+from ._ledger_store import (
+    SCHEMA_VERSION,
+    CallRow,
+    LedgerError,
+    SettledRow,
+    StartedRow,
+    Takeover,
+    run_claimed,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -23,7 +31,7 @@ T = TypeVar("T")
 _LOCK = 0x746F6F6C77697265  # "toolwire": serialises schema creation between workers
 
 # Each version's statements take the schema from the one before; PostgreSQL ledgers start at
-# version 2, the first with run records as rows.
+# version 2, the first with run records as rows. Version 3: owners, leases, deferred calls.
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: (
         """CREATE TABLE toolwire_calls (
@@ -56,23 +64,66 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
             PRIMARY KEY (run_id, kind, seq)
         )""",
     ),
+    3: (
+        "ALTER TABLE toolwire_calls ADD COLUMN owner text",
+        "ALTER TABLE toolwire_calls ADD COLUMN lease double precision",
+        "ALTER TABLE toolwire_calls DROP CONSTRAINT toolwire_calls_state_check",
+        "ALTER TABLE toolwire_calls ADD CONSTRAINT toolwire_calls_state_check "
+        "CHECK (state IN ('started', 'settled', 'deferred'))",
+        "ALTER TABLE toolwire_runs ADD COLUMN version integer NOT NULL DEFAULT 0",
+    ),
 }
 
+# The statements of the SQLite backend, in PostgreSQL's words (see there).
 _SETTLE = (
     "INSERT INTO toolwire_calls (run_id, round, call_id, tool, arguments, idempotent, state, "
-    "result, started, settled) VALUES (%s, %s, %s, %s, %s, %s, 'settled', %s, %s, %s) "
-    "ON CONFLICT (run_id, round, call_id) DO UPDATE SET state = 'settled', "
-    "result = excluded.result, settled = excluded.settled "
-    "WHERE toolwire_calls.state = 'started'"
+    "result, started, settled, attempt, owner) VALUES (%s, %s, %s, %s, %s, %s, 'settled', %s, "
+    "%s, %s, %s, %s) ON CONFLICT (run_id, round, call_id) DO UPDATE SET state = 'settled', "
+    "result = excluded.result, settled = excluded.settled, lease = NULL "
+    "WHERE toolwire_calls.state = 'started' AND toolwire_calls.attempt = excluded.attempt "
+    "AND toolwire_calls.owner IS NOT DISTINCT FROM excluded.owner"
+)
+
+_WAIT = (
+    "UPDATE toolwire_calls SET state = 'deferred', lease = NULL WHERE run_id = %s AND round = %s "
+    "AND call_id = %s AND state = 'started' AND attempt = %s AND owner IS NOT DISTINCT FROM %s"
+)
+
+_START = (
+    "INSERT INTO toolwire_calls (run_id, round, call_id, tool, arguments, idempotent, state, "
+    "result, started, settled, attempt, owner, lease) VALUES (%s, %s, %s, %s, %s, %s, "
+    "'started', NULL, %s, NULL, 1, %s, %s) ON CONFLICT (run_id, round, call_id) DO NOTHING"
+)
+
+_TAKE_OVER = (
+    "UPDATE toolwire_calls SET attempt = attempt + 1, state = 'started', started = %s, "
+    "tool = %s, arguments = %s, owner = %s, lease = %s WHERE run_id = %s AND round = %s "
+    "AND call_id = %s AND attempt = %s AND state = %s AND owner IS NOT DISTINCT FROM %s "
+    "AND lease IS NOT DISTINCT FROM %s"
+)
+
+_RUN = (
+    "INSERT INTO toolwire_runs (run_id, head, messages, tool_calls, sources, updated, version) "
+    "VALUES (%s, %s, %s, %s, %s, %s, 1) ON CONFLICT (run_id) DO UPDATE SET "
+    "head = excluded.head, messages = excluded.messages, tool_calls = excluded.tool_calls, "
+    "sources = excluded.sources, updated = excluded.updated, "
+    "version = toolwire_runs.version + 1 "
+    "WHERE %s::integer IS NULL OR toolwire_runs.version = %s RETURNING version"
+)
+
+_RENEW = (
+    "UPDATE toolwire_calls SET lease = %s WHERE run_id = %s AND round = %s AND call_id = %s "
+    "AND state = 'started' AND attempt = %s AND owner = %s"
 )
 
 
 class PostgresStore:
     """Ledger rows in a PostgreSQL database (tables ``toolwire_*``), for workers on many
     machines. Concurrent workers get the same contract as SQLite: a call's ``started`` row is
-    inserted once (``ON CONFLICT DO NOTHING``), taken over only by compare-and-set on its
-    attempt under the row's lock, and settled once. The schema is created on first use (under
-    an advisory lock) and its version kept in ``toolwire_ledger_schema``.
+    inserted once (``ON CONFLICT DO NOTHING``), taken over only by compare-and-set on the row
+    as read (attempt, state, owner, lease) under the row's lock, and settled or deferred once,
+    by its owner at its attempt. The schema is created on first use (under an advisory lock)
+    and its version kept in ``toolwire_ledger_schema``.
 
     :raises LedgerError: when psycopg is not installed (``pip install 'toolwire[postgres]'``).
     """
@@ -141,80 +192,68 @@ class PostgresStore:
         settled: Sequence[SettledRow],
         record: RunRecord | None,
         *,
-        takeover: int | None,
-    ) -> None:
+        takeover: Takeover | None,
+    ) -> tuple[int, int | None]:
         key = (row.run_id, row.round, row.call_id)
 
-        def work(db: psycopg.Connection[Any]) -> None:
+        def work(db: psycopg.Connection[Any]) -> tuple[int, int | None]:
             with db.transaction():
-                _write(db, settled, record)
-                inserted = db.execute(
-                    "INSERT INTO toolwire_calls (run_id, round, call_id, tool, arguments, "
-                    "idempotent, state, result, started, settled, attempt) VALUES (%s, %s, %s, "
-                    "%s, %s, %s, 'started', NULL, %s, NULL, 1) "
-                    "ON CONFLICT (run_id, round, call_id) DO NOTHING",
-                    (*key, row.tool, row.arguments, row.idempotent, row.at),
-                ).rowcount
-                if inserted:
-                    return
+                version = _write(db, settled, record)
+                values = (*key, row.tool, row.arguments, row.idempotent, row.at)
+                if db.execute(_START, (*values, row.owner, row.lease)).rowcount:
+                    return 1, version
                 if takeover is not None:
-                    taken = db.execute(
-                        "UPDATE toolwire_calls SET attempt = attempt + 1, started = %s, "
-                        "tool = %s, arguments = %s WHERE run_id = %s AND round = %s "
-                        "AND call_id = %s AND state = 'started' AND attempt = %s",
-                        (row.at, row.tool, row.arguments, *key, takeover),
-                    ).rowcount
-                    if taken:
-                        return
-                found = db.execute(
+                    found = (takeover.attempt, takeover.state, takeover.owner, takeover.lease)
+                    moved = (row.at, row.tool, row.arguments, row.owner, row.lease)
+                    if db.execute(_TAKE_OVER, (*moved, *key, *found)).rowcount:
+                        return takeover.attempt + 1, version
+                found_row = db.execute(
                     "SELECT state, attempt FROM toolwire_calls WHERE run_id = %s AND round = %s "
                     "AND call_id = %s",
                     key,
                 ).fetchone()
-                state, attempt = found if found is not None else ("gone", 0)
+                state, attempt = found_row if found_row is not None else ("gone", 0)
                 raise claimed(row, state, attempt)
 
-        self._use(work)
+        return self._use(work)
 
-    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> None:
+    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> int | None:
         if not settled and record is None:
+            return None
+
+        def work(db: psycopg.Connection[Any]) -> int | None:
+            with db.transaction():
+                return _write(db, settled, record)
+
+        return self._use(work)
+
+    def renew(self, calls: Sequence[tuple[str, int, str, int]], owner: str, lease: float) -> None:
+        if not calls:
             return
 
         def work(db: psycopg.Connection[Any]) -> None:
-            with db.transaction():
-                _write(db, settled, record)
+            with db.transaction(), db.cursor() as cursor:
+                cursor.executemany(_RENEW, [(lease, *call, owner) for call in calls])
 
         self._use(work)
 
     def calls(self, run_id: str, round: int) -> list[CallRow]:
         def work(db: psycopg.Connection[Any]) -> list[CallRow]:
             rows = db.execute(
-                "SELECT call_id, tool, arguments, idempotent, state, result, started, attempt "
-                "FROM toolwire_calls WHERE run_id = %s AND round = %s",
+                "SELECT call_id, tool, arguments, idempotent, state, result, started, attempt, "
+                "owner, lease FROM toolwire_calls WHERE run_id = %s AND round = %s",
                 (run_id, round),
             ).fetchall()
-            return [
-                CallRow(
-                    call_id=call_id,
-                    tool=tool,
-                    arguments=arguments,
-                    idempotent=bool(idempotent),
-                    settled=state == "settled",
-                    result=result,
-                    started=started,
-                    attempt=attempt,
-                )
-                for call_id, tool, arguments, idempotent, state, result, started, attempt in rows
-            ]
+            return [call_row(*found) for found in rows]
 
         return self._use(work)
 
-    def load_run(self, run_id: str) -> dict[str, Any] | None:
-        def work(db: psycopg.Connection[Any]) -> dict[str, Any] | None:
+    def load_run(self, run_id: str) -> tuple[dict[str, Any], int] | None:
+        def work(db: psycopg.Connection[Any]) -> tuple[dict[str, Any], int] | None:
             with db.transaction():  # one snapshot for the head and its rows
                 db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 head = db.execute(
-                    "SELECT head, messages, tool_calls, sources FROM toolwire_runs "
+                    "SELECT head, messages, tool_calls, sources, version FROM toolwire_runs "
                     "WHERE run_id = %s",
                     (run_id,),
                 ).fetchone()
@@ -224,44 +263,32 @@ class PostgresStore:
                     "SELECT kind, seq, item FROM toolwire_run_items WHERE run_id = %s",
                     (run_id,),
                 ).fetchall()
-            return assemble(run_id, head[0], (head[1], head[2], head[3]), rows)
+            return assemble(run_id, head[0], (head[1], head[2], head[3]), rows), head[4]
 
         return self._use(work)
 
 
 def _write(
     db: psycopg.Connection[Any], settled: Sequence[SettledRow], record: RunRecord | None
-) -> None:
+) -> int | None:
     with db.cursor() as cursor:
         if settled:
-            cursor.executemany(
-                _SETTLE,
-                [
-                    (
-                        s.run_id,
-                        s.round,
-                        s.call_id,
-                        s.tool,
-                        s.arguments,
-                        s.idempotent,
-                        s.result,
-                        s.at,
-                        s.at,
-                    )
-                    for s in settled
-                ],
-            )
+            done = [settle_values(s) for s in settled if s.state == "settled"]
+            waiting = [wait_values(s) for s in settled if s.state == "deferred"]
+            if done:
+                cursor.executemany(_SETTLE, done)
+            if waiting:
+                cursor.executemany(_WAIT, waiting)
         if record is None:
-            return
+            return None
         run_id = record.run_id
-        cursor.execute(
-            "INSERT INTO toolwire_runs (run_id, head, messages, tool_calls, sources, updated) "
-            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (run_id) DO UPDATE SET "
-            "head = excluded.head, messages = excluded.messages, "
-            "tool_calls = excluded.tool_calls, sources = excluded.sources, "
-            "updated = excluded.updated",
-            (run_id, record.head, *record.lengths, time.time()),
-        )
+        expected = record.expected
+        stored = cursor.execute(
+            _RUN, (run_id, record.head, *record.lengths, time.time(), expected, expected)
+        ).fetchone()
+        if stored is None:
+            assert expected is not None
+            raise run_claimed(run_id, expected)
         for kind in record.truncate:
             cursor.execute(
                 "DELETE FROM toolwire_run_items WHERE run_id = %s AND kind = %s AND seq >= %s",
@@ -273,3 +300,5 @@ def _write(
                 "ON CONFLICT (run_id, kind, seq) DO UPDATE SET item = excluded.item",
                 [(run_id, kind, seq, item) for kind, seq, item in record.rows],
             )
+        version: int = stored[0]
+        return version

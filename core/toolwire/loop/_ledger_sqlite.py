@@ -19,24 +19,34 @@ from ._ledger_store import (
     LedgerError,
     SettledRow,
     StartedRow,
+    Takeover,
+    run_claimed,
 )
 
 _CALLS = """
-CREATE TABLE IF NOT EXISTS calls (
+CREATE TABLE calls (
     run_id TEXT NOT NULL,
     round INTEGER NOT NULL,
     call_id TEXT NOT NULL,
     tool TEXT NOT NULL,
     arguments TEXT NOT NULL,
     idempotent INTEGER NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ('started', 'settled')),
+    -- Not "IN (…)": SQLite checks a list of three or more against a table made per row.
+    state TEXT NOT NULL CHECK (state = 'started' OR state = 'settled' OR state = 'deferred'),
     result TEXT,
     started REAL NOT NULL,
     settled REAL,
     attempt INTEGER NOT NULL DEFAULT 1,
+    owner TEXT,
+    lease REAL,
     PRIMARY KEY (run_id, round, call_id)
 );
 """
+
+# Schema 2's calls, as schema 3 copies them: every column but the owner and lease it added.
+_CALL_COLUMNS = (
+    "run_id, round, call_id, tool, arguments, idempotent, state, result, started, settled, attempt"
+)
 
 _RUNS = """
 CREATE TABLE runs (
@@ -45,7 +55,8 @@ CREATE TABLE runs (
     messages INTEGER NOT NULL,
     tool_calls INTEGER NOT NULL,
     sources INTEGER NOT NULL,
-    updated REAL NOT NULL
+    updated REAL NOT NULL,
+    version INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE run_items (
     run_id TEXT NOT NULL,
@@ -56,11 +67,47 @@ CREATE TABLE run_items (
 ) WITHOUT ROWID;
 """
 
+# A call settles from its own started row only: the same attempt by the same owner.
 _SETTLE = (
     "INSERT INTO calls (run_id, round, call_id, tool, arguments, idempotent, state, result, "
-    "started, settled) VALUES (?, ?, ?, ?, ?, ?, 'settled', ?, ?, ?) "
+    "started, settled, attempt, owner) VALUES (?, ?, ?, ?, ?, ?, 'settled', ?, ?, ?, ?, ?) "
     "ON CONFLICT (run_id, round, call_id) DO UPDATE SET state = 'settled', "
-    "result = excluded.result, settled = excluded.settled WHERE calls.state = 'started'"
+    "result = excluded.result, settled = excluded.settled, lease = NULL "
+    "WHERE calls.state = 'started' AND calls.attempt = excluded.attempt "
+    "AND calls.owner IS excluded.owner"
+)
+
+_WAIT = (
+    "UPDATE calls SET state = 'deferred', lease = NULL WHERE run_id = ? AND round = ? "
+    "AND call_id = ? AND state = 'started' AND attempt = ? AND owner IS ?"
+)
+
+_START = (
+    "INSERT INTO calls (run_id, round, call_id, tool, arguments, idempotent, state, result, "
+    "started, settled, attempt, owner, lease) VALUES (?, ?, ?, ?, ?, ?, 'started', NULL, ?, "
+    "NULL, 1, ?, ?) ON CONFLICT (run_id, round, call_id) DO NOTHING"
+)
+
+# Taking a call over is a compare-and-set on its row exactly as it was read.
+_TAKE_OVER = (
+    "UPDATE calls SET attempt = attempt + 1, state = 'started', started = ?, tool = ?, "
+    "arguments = ?, owner = ?, lease = ? WHERE run_id = ? AND round = ? AND call_id = ? "
+    "AND attempt = ? AND state = ? AND owner IS ? AND lease IS ?"
+)
+
+# A run's record is written over only from the version the writer knows (or any, when it
+# knows none): one process's view of a run at a time.
+_RUN = (
+    "INSERT INTO runs (run_id, head, messages, tool_calls, sources, updated, version) "
+    "VALUES (?, ?, ?, ?, ?, ?, 1) ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, "
+    "messages = excluded.messages, tool_calls = excluded.tool_calls, "
+    "sources = excluded.sources, updated = excluded.updated, version = runs.version + 1 "
+    "WHERE ? IS NULL OR runs.version = ? RETURNING version"
+)
+
+_RENEW = (
+    "UPDATE calls SET lease = ? WHERE run_id = ? AND round = ? AND call_id = ? "
+    "AND state = 'started' AND attempt = ? AND owner = ?"
 )
 
 
@@ -71,8 +118,9 @@ class SQLiteStore:
     """Ledger rows in a SQLite file (WAL), created readable by its owner only.
 
     Commits use ``synchronous = NORMAL``: a committed row survives the process being killed
-    (what the ledger is for), not necessarily a power cut. Schema 1 files (runs stored whole)
-    are migrated to schema 2 in place, in one transaction, on first use.
+    (what the ledger is for), not necessarily a power cut. Files of older schemas (1: runs
+    stored whole; 2: calls without owners) are migrated in place, in one transaction, on first
+    use.
     """
 
     def __init__(self, path: Path) -> None:
@@ -114,11 +162,15 @@ class SQLiteStore:
             if version == SCHEMA_VERSION:
                 return
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            if "runs" in tables:
-                _migrate_from_1(db)
-            else:
+            if "runs" not in tables:
                 _script(db, _CALLS)
                 _script(db, _RUNS)
+            else:
+                if version < 2:
+                    _migrate_runs_from_1(db)
+                elif "version" not in {r[1] for r in db.execute("PRAGMA table_info(runs)")}:
+                    db.execute("ALTER TABLE runs ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+                _migrate_calls_to_3(db, tables)
             db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -132,63 +184,49 @@ class SQLiteStore:
         settled: Sequence[SettledRow],
         record: RunRecord | None,
         *,
-        takeover: int | None,
-    ) -> None:
+        takeover: Takeover | None,
+    ) -> tuple[int, int | None]:
         db = self._connect()
         key = (row.run_id, row.round, row.call_id)
         with _Transaction(db, "BEGIN IMMEDIATE"):
-            _write(db, settled, record)
-            inserted = db.execute(
-                "INSERT INTO calls (run_id, round, call_id, tool, arguments, idempotent, state, "
-                "result, started, settled, attempt) VALUES (?, ?, ?, ?, ?, ?, 'started', NULL, "
-                "?, NULL, 1) ON CONFLICT (run_id, round, call_id) DO NOTHING",
-                (*key, row.tool, row.arguments, int(row.idempotent), row.at),
-            ).rowcount
-            if inserted:
-                return
+            version = _write(db, settled, record)
+            values = (*key, row.tool, row.arguments, int(row.idempotent), row.at)
+            if db.execute(_START, (*values, row.owner, row.lease)).rowcount:
+                return 1, version
             if takeover is not None:
-                taken = db.execute(
-                    "UPDATE calls SET attempt = attempt + 1, started = ?, tool = ?, "
-                    "arguments = ? WHERE run_id = ? AND round = ? AND call_id = ? "
-                    "AND state = 'started' AND attempt = ?",
-                    (row.at, row.tool, row.arguments, *key, takeover),
-                ).rowcount
-                if taken:
-                    return
+                found = (takeover.attempt, takeover.state, takeover.owner, takeover.lease)
+                moved = (row.at, row.tool, row.arguments, row.owner, row.lease)
+                if db.execute(_TAKE_OVER, (*moved, *key, *found)).rowcount:
+                    return takeover.attempt + 1, version
             raise _claimed(db, row)
 
-    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> None:
+    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> int | None:
         if not settled and record is None:
+            return None
+        db = self._connect()
+        with _Transaction(db):
+            return _write(db, settled, record)
+
+    def renew(self, calls: Sequence[tuple[str, int, str, int]], owner: str, lease: float) -> None:
+        if not calls:
             return
         db = self._connect()
         with _Transaction(db):
-            _write(db, settled, record)
+            db.executemany(_RENEW, [(lease, *call, owner) for call in calls])
 
     def calls(self, run_id: str, round: int) -> list[CallRow]:
         rows = self._connect().execute(
-            "SELECT call_id, tool, arguments, idempotent, state, result, started, attempt "
-            "FROM calls WHERE run_id = ? AND round = ?",
+            "SELECT call_id, tool, arguments, idempotent, state, result, started, attempt, "
+            "owner, lease FROM calls WHERE run_id = ? AND round = ?",
             (run_id, round),
         )
-        return [
-            CallRow(
-                call_id=call_id,
-                tool=tool,
-                arguments=arguments,
-                idempotent=bool(idempotent),
-                settled=state == "settled",
-                result=result,
-                started=started,
-                attempt=attempt,
-            )
-            for call_id, tool, arguments, idempotent, state, result, started, attempt in rows
-        ]
+        return [call_row(*found) for found in rows]
 
-    def load_run(self, run_id: str) -> dict[str, Any] | None:
+    def load_run(self, run_id: str) -> tuple[dict[str, Any], int] | None:
         db = self._connect()
         with _Transaction(db):  # one read snapshot for the head and its rows
             head = db.execute(
-                "SELECT head, messages, tool_calls, sources FROM runs WHERE run_id = ?",
+                "SELECT head, messages, tool_calls, sources, version FROM runs WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
             if head is None:
@@ -196,7 +234,7 @@ class SQLiteStore:
             rows = db.execute(
                 "SELECT kind, seq, item FROM run_items WHERE run_id = ?", (run_id,)
             ).fetchall()
-        return assemble(run_id, head[0], (head[1], head[2], head[3]), rows)
+        return assemble(run_id, head[0], (head[1], head[2], head[3]), rows), head[4]
 
 
 def _script(db: sqlite3.Connection, sql: str) -> None:
@@ -211,47 +249,38 @@ def _version(db: sqlite3.Connection) -> int:
     return version
 
 
-def _write(db: sqlite3.Connection, settled: Sequence[SettledRow], record: RunRecord | None) -> None:
+def _write(
+    db: sqlite3.Connection, settled: Sequence[SettledRow], record: RunRecord | None
+) -> int | None:
     if settled:
-        db.executemany(
-            _SETTLE,
-            [
-                (
-                    s.run_id,
-                    s.round,
-                    s.call_id,
-                    s.tool,
-                    s.arguments,
-                    int(s.idempotent),
-                    s.result,
-                    s.at,
-                    s.at,
-                )
-                for s in settled
-            ],
-        )
-    if record is not None:
-        run_id = record.run_id
-        # An upsert changes the row in place; a replace would delete it and insert it again,
-        # rewriting the run_id index on every write of the run.
+        done = [settle_values(s) for s in settled if s.state == "settled"]
+        if done:
+            db.executemany(_SETTLE, done)
+        if len(done) < len(settled):
+            db.executemany(_WAIT, [wait_values(s) for s in settled if s.state == "deferred"])
+    if record is None:
+        return None
+    run_id = record.run_id
+    expected = record.expected
+    stored = db.execute(
+        _RUN, (run_id, record.head, *record.lengths, time.time(), expected, expected)
+    ).fetchone()
+    if stored is None:
+        assert expected is not None
+        raise run_claimed(run_id, expected)
+    for kind in record.truncate:
+        length = record.lengths[KINDS.index(kind)]
         db.execute(
-            "INSERT INTO runs (run_id, head, messages, tool_calls, sources, updated) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, "
-            "messages = excluded.messages, tool_calls = excluded.tool_calls, "
-            "sources = excluded.sources, updated = excluded.updated",
-            (run_id, record.head, *record.lengths, time.time()),
+            "DELETE FROM run_items WHERE run_id = ? AND kind = ? AND seq >= ?",
+            (run_id, kind, length),
         )
-        for kind in record.truncate:
-            length = record.lengths[KINDS.index(kind)]
-            db.execute(
-                "DELETE FROM run_items WHERE run_id = ? AND kind = ? AND seq >= ?",
-                (run_id, kind, length),
-            )
-        if record.rows:
-            db.executemany(
-                "INSERT OR REPLACE INTO run_items (run_id, kind, seq, item) VALUES (?, ?, ?, ?)",
-                [(run_id, kind, seq, item) for kind, seq, item in record.rows],
-            )
+    if record.rows:
+        db.executemany(
+            "INSERT OR REPLACE INTO run_items (run_id, kind, seq, item) VALUES (?, ?, ?, ?)",
+            [(run_id, kind, seq, item) for kind, seq, item in record.rows],
+        )
+    version: int = stored[0]
+    return version
 
 
 def _claimed(db: sqlite3.Connection, row: StartedRow) -> CallClaimed:
@@ -271,15 +300,60 @@ def claimed(row: StartedRow, state: str, attempt: int) -> CallClaimed:
     )
 
 
-def _migrate_from_1(db: sqlite3.Connection) -> None:
-    """Schema 1 → 2: each whole-run snapshot becomes a head and item rows; calls get attempts."""
+def call_row(
+    call_id: str,
+    tool: str,
+    arguments: str,
+    idempotent: Any,
+    state: str,
+    result: str | None,
+    started: float | None,
+    attempt: int,
+    owner: str | None,
+    lease: float | None,
+) -> CallRow:
+    """A call row from its columns, as both backends select them."""
+    return CallRow(
+        call_id=call_id,
+        tool=tool,
+        arguments=arguments,
+        idempotent=bool(idempotent),
+        settled=state == "settled",
+        result=result,
+        started=started,
+        attempt=attempt,
+        state=state,
+        owner=owner,
+        lease=lease,
+    )
+
+
+def settle_values(s: SettledRow) -> tuple[Any, ...]:
+    """The parameters of a settled row's upsert, in both backends' column order."""
+    return (
+        s.run_id,
+        s.round,
+        s.call_id,
+        s.tool,
+        s.arguments,
+        s.idempotent,
+        s.result,
+        s.at,
+        s.at,
+        s.attempt,
+        s.owner,
+    )
+
+
+def wait_values(s: SettledRow) -> tuple[Any, ...]:
+    """The parameters of the update of a call that waits for a decision after it started."""
+    return (s.run_id, s.round, s.call_id, s.attempt, s.owner)
+
+
+def _migrate_runs_from_1(db: sqlite3.Connection) -> None:
+    """Schema 1 → 2: each whole-run snapshot becomes a head and item rows."""
     db.execute("ALTER TABLE runs RENAME TO runs_v1")
     _script(db, _RUNS)
-    columns = {r[1] for r in db.execute("PRAGMA table_info(calls)")}
-    if not columns:
-        _script(db, _CALLS)
-    elif "attempt" not in columns:
-        db.execute("ALTER TABLE calls ADD COLUMN attempt INTEGER NOT NULL DEFAULT 1")
     for run_id, snapshot, updated in db.execute(
         "SELECT run_id, snapshot, updated FROM runs_v1"
     ).fetchall():
@@ -294,6 +368,22 @@ def _migrate_from_1(db: sqlite3.Connection) -> None:
             [(run_id, kind, seq, item) for kind, seq, item in rows],
         )
     db.execute("DROP TABLE runs_v1")
+
+
+def _migrate_calls_to_3(db: sqlite3.Connection, tables: set[str]) -> None:
+    """Schemas 1 and 2 → 3: calls get an owner and a lease (none for the rows there are: no
+    process holds them) and may be ``deferred``; schema 1's calls get attempts too. The table
+    is made anew, since SQLite cannot change a column's check. (Runs get their version where
+    their table is made or migrated.)"""
+    if "calls" not in tables:
+        _script(db, _CALLS)
+        return
+    columns = {r[1] for r in db.execute("PRAGMA table_info(calls)")}
+    kept = _CALL_COLUMNS if "attempt" in columns else _CALL_COLUMNS.removesuffix(", attempt")
+    db.execute("ALTER TABLE calls RENAME TO calls_v2")
+    _script(db, _CALLS)
+    db.execute(f"INSERT INTO calls ({kept}) SELECT {kept} FROM calls_v2")  # fixed column names
+    db.execute("DROP TABLE calls_v2")
 
 
 class _Transaction:

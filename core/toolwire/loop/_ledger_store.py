@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import attrs
 
 from ..config import ConfigError
 from ._journal import RunRecord
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The ledger schema this toolwire writes. 1: a run stored whole as one snapshot; 2: a run as
-a head and append-only item rows, and calls with an attempt counter."""
+a head and append-only item rows, and calls with an attempt counter; 3: a started call's owner
+and lease, and calls that wait for a decision after they started (state ``deferred``)."""
 
 
 class LedgerError(ConfigError):
@@ -24,9 +25,24 @@ class CallClaimed(RuntimeError):
     """Another process started this call first: it must not run here too."""
 
 
+class RunClaimed(RuntimeError):
+    """Another process wrote the run since this one read or wrote it: a run is driven by one
+    process at a time, and this one's view of it is not stored."""
+
+
+def run_claimed(run_id: str, expected: int) -> RunClaimed:
+    """The refusal of a write of a run another process wrote meanwhile."""
+    return RunClaimed(
+        f"run {run_id!r} was written by another process after this one read it (version "
+        f"{expected}): a run is driven by one process at a time, and this one's view of it is "
+        "not stored"
+    )
+
+
 @attrs.frozen(kw_only=True)
 class StartedRow:
-    """A ``started`` row: a call about to run (``arguments`` as JSON)."""
+    """A ``started`` row: a call about to run (``arguments`` as JSON), by ``owner`` (a process,
+    see :class:`~toolwire.loop._lease.Owner`) whose lease lasts until ``lease``."""
 
     run_id: str
     round: int
@@ -35,11 +51,15 @@ class StartedRow:
     arguments: str
     idempotent: bool
     at: float
+    owner: str
+    lease: float
 
 
 @attrs.frozen(kw_only=True)
 class SettledRow:
-    """A ``settled`` row: a call that ran, with its result (both as JSON)."""
+    """What a call that ran ends as: ``settled`` with its result (both as JSON), or ``deferred``
+    (it asked for a decision while it ran; ``result`` None). A call that has a ``started`` row
+    ends so only from that row: the same ``attempt`` by the same ``owner``."""
 
     run_id: str
     round: int
@@ -47,8 +67,23 @@ class SettledRow:
     tool: str
     arguments: str
     idempotent: bool
-    result: str
+    result: str | None
     at: float
+    attempt: int = 1
+    owner: str | None = None
+    state: Literal["settled", "deferred"] = "settled"
+
+
+@attrs.frozen(kw_only=True)
+class Takeover:
+    """A call's row as a ledger read it, to start the call again from: a ``started`` row whose
+    owner let it go or whose lease lapsed, or a ``deferred`` one. Taking it over is a
+    compare-and-set on exactly these values."""
+
+    attempt: int
+    state: str
+    owner: str | None
+    lease: float | None
 
 
 @attrs.frozen(kw_only=True)
@@ -63,14 +98,23 @@ class CallRow:
     result: str | None
     started: float | None
     attempt: int
+    state: str = "settled"
+    owner: str | None = None
+    lease: float | None = None
+
+    def as_found(self) -> Takeover:
+        """The row as read, for a takeover."""
+        return Takeover(attempt=self.attempt, state=self.state, owner=self.owner, lease=self.lease)
 
 
 class LedgerStore(Protocol):
     """Storage of the ledger's rows. Every method is one transaction; the backends share one
     contract test suite (``tests/core/ledger``).
 
-    Calls are keyed by ``(run_id, round, call_id)`` and have at most one row, which goes from
-    ``started`` to ``settled`` once: a second settlement of the same call changes nothing.
+    Calls are keyed by ``(run_id, round, call_id)`` and have at most one row. Every change of
+    a row that has a ``started`` state is a compare-and-set: ``started`` to ``settled`` or
+    ``deferred`` by its owner at its attempt, once; ``started`` (lapsed) or ``deferred`` to
+    ``started`` at the next attempt, from the row exactly as read; a lease renewed by its owner.
     """
 
     location: str
@@ -82,28 +126,42 @@ class LedgerStore(Protocol):
         settled: Sequence[SettledRow],
         record: RunRecord | None,
         *,
-        takeover: int | None,
-    ) -> None:
-        """Commit ``settled``, ``record`` and the ``started`` row of a call together.
+        takeover: Takeover | None,
+    ) -> tuple[int, int | None]:
+        """Commit ``settled``, ``record`` and the ``started`` row of a call together; the
+        call's attempt, and the run's version when ``record`` was written.
 
-        The call must have no row yet, or, with ``takeover``, a ``started`` row at that attempt
-        (a fresh decision to run again a call whose process ended): its attempt goes up by one.
+        The call must have no row yet (attempt 1), or, with ``takeover``, a row exactly as
+        ``takeover`` found it: its attempt goes up by one and ``row``'s owner holds it.
 
         :raises CallClaimed: when the call has a row and may not be taken over (another process
             started it, or took it over first); nothing is committed then.
+        :raises RunClaimed: when ``record`` expects a version of the run that is not the stored
+            one; nothing is committed then.
         """
         ...
 
-    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> None:
-        """Commit ``settled`` rows (a call already settled keeps its row) and ``record``."""
+    def write(self, settled: Sequence[SettledRow], record: RunRecord | None) -> int | None:
+        """Commit ``settled`` rows and ``record``; the run's version when ``record`` was
+        written. A call that was settled already keeps its row; a call started elsewhere since
+        (another attempt, another owner) keeps that row.
+
+        :raises RunClaimed: as :meth:`start`.
+        """
+        ...
+
+    def renew(self, calls: Sequence[tuple[str, int, str, int]], owner: str, lease: float) -> None:
+        """Extend to ``lease`` the lease of each call ``(run id, round, call id, attempt)``
+        that ``owner`` still holds at that attempt."""
         ...
 
     def calls(self, run_id: str, round: int) -> list[CallRow]:
         """Every call row of one round of a run."""
         ...
 
-    def load_run(self, run_id: str) -> dict[str, Any] | None:
-        """The run as last written (``Run.to_json(events=False)``), or None."""
+    def load_run(self, run_id: str) -> tuple[dict[str, Any], int] | None:
+        """The run as last written (``Run.to_json(events=False)``) and its version (one more
+        with each write), or None."""
         ...
 
     def close(self) -> None:

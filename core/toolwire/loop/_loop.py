@@ -1,9 +1,13 @@
-"""``ToolCallingLoop``: the public API of a run and its driver.
+"""``ToolCallingLoop``: the public API of a run and its driver, :meth:`ToolCallingLoop._drive`,
+the only code that ends a run.
 
-The stages of a run live in their own modules: :mod:`._round` (the checks before a round, the
-offer, the request, the answer), :mod:`._turn` and :mod:`._resume_turn` (a turn's calls admitted,
-executed and closed), :mod:`._approval` (admission's verdict applied), :mod:`._settle`
-(execution and results) and :mod:`._records` (a run's state created, restored and stored).
+The stages of a run live in their own modules and return the end of the run (an ``End``) or
+None: :mod:`._round` (the checks before a round, the offer, the request, the answer),
+:mod:`._turn` and :mod:`._resume_turn` (a turn's calls admitted, executed and closed),
+:mod:`._admit` (admission's verdict applied), :mod:`._decision` (a decision applied),
+:mod:`._execute` (calls run), :mod:`._settle` (results settled); a call moves through them along
+the state machine of :mod:`._lifecycle`, which also writes the ledger. :mod:`._setup` makes a
+run's state from its arguments or a stored run.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .._contain import describe
 from ..adapters._base import ToolChoice
 from ..config import Config
 from ..events import RunFinished, RunStarted
@@ -23,20 +28,21 @@ from ..messages import AssistantMessage, Message, ToolCall
 from ..tools._errors import ArgumentsInvalid
 from ..tools._result import ToolResult
 from ._contract import UnknownRun
-from ._execution import CoarseBounds, describe
+from ._execute import run_call, run_services
+from ._execution import CoarseBounds
 from ._journal import LedgerCorrupt
 from ._ledger import Ledger, ledger_for
-from ._offer import OfferCache
-from ._protocol import LoopHost, LoopView
-from ._records import new_state, restore, store
-from ._redact import redacted_message
-from ._resume import reconcile
-from ._resume_turn import resume_turn
+from ._lifecycle import CallEvent, step, store
+from ._offer import Offer, OfferCache
+from ._protocol import LoopHost
+from ._reconcile import reconcile
+from ._resume_turn import Resumed, resolve_decisions, resume_turn
 from ._round import run_round
-from ._run import Approve, Decision, Deny, Run, RunOptions, Supply
-from ._settle import run_call
-from ._state import Approver, CallSlot, RunState
+from ._run import Decision, Run, RunOptions
+from ._setup import new_state, restore
+from ._state import Approver, CallSlot, End, RunControl, RunState, Turn
 from ._stream import RunStream
+from ._view import LoopView
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
@@ -143,10 +149,8 @@ class ToolCallingLoop:
             run_id=run_id,
             output=output,
         )
-        state.control.approval = approval
-        state.control.cancel = cancel
-        state.control.values = context_values(context)
-        return await self._drive(state, resumed=False, decisions=None)
+        state.control = RunControl(approval=approval, cancel=cancel, values=context_values(context))
+        return await self._drive(state)
 
     def _prepare_stream(
         self, prompt_or_messages: str | Sequence[Message], options: Mapping[str, Any]
@@ -169,9 +173,7 @@ class ToolCallingLoop:
         )
         if options:
             raise TypeError(f"stream() got unknown option(s): {', '.join(sorted(options))}")
-        state.control.approval = approval
-        state.control.cancel = cancel
-        state.control.values = values
+        state.control = RunControl(approval=approval, cancel=cancel, values=values)
         return state
 
     async def resume(
@@ -186,57 +188,35 @@ class ToolCallingLoop:
         """Continue a run: decide its deferred calls, answer its unfinished turn, go on.
 
         ``run`` is a :class:`Run` or a run id (loaded from the ledger with :meth:`load`, for
-        example after the process running it was killed). Each decision is
+        example after the process running it was killed); the run goes on from the ledger's
+        record of it when it has one, which may be newer than a :class:`Run` given. Each
+        decision is
         :class:`Approve` (optionally with edited arguments, admitted again like the model's
         own), :class:`Deny` (the message goes to the model) or :class:`Supply` (the result
-        given). Calls left undecided stay deferred. The ledger wins over the decisions: a call it
-        shows settled is never run again, whatever the decision (its stored result answers it);
-        one that started but never settled is run again when its tool is idempotent, otherwise
-        it is deferred for a fresh decision (``reason="interrupted"``) unless the decision was
-        given on that very request. A resume stores the run, to recover from, before the first
-        call it starts. The run keeps its trust requirement and counters; the deadline starts
-        again. ``context`` gives its tools the application's values, as with :meth:`run`.
+        given), and answers one request of its call: the one named by its ``attempt``, else the
+        one in the given :class:`Run`, else (a run given by id) the call's first. Calls left
+        undecided stay deferred. The ledger wins over the decisions: a call it shows settled is
+        never run again, whatever the decision (its stored result answers it); one that started
+        but never settled is run again when its tool is idempotent, otherwise it waits on a
+        fresh request (``reason="interrupted"``) and a decision on an earlier request leaves it
+        waiting. A resume stores the run, to recover from, before the first call it starts. The
+        run keeps its trust requirement and counters; the deadline starts again. ``context``
+        gives its tools the application's values, as with :meth:`run`.
 
         :raises ValueError: for decisions naming unknown call ids (the message lists the
-            pending ones), an :class:`Approve` of an external tool, or a run that answered.
+            pending ones) or a request that does not exist yet, an :class:`Approve` of an
+            external tool, or a run that answered.
+        :raises RunInProgress: (a ``ValueError``) when a call of the run's last turn is running
+            in a live process, which keeps its lease.
         """
-        if isinstance(run, str):
-            run = self.load(run)
-        decisions = dict(decisions or {})
-        if run.stop_reason == "answered":
-            raise ValueError(
-                f"run {run.id} already answered; to go on, start a new run with its messages "
-                "and a new user message"
-            )
-        pending = {d.call_id: d for d in run.deferred}
-        unknown = sorted(set(decisions) - set(pending))
-        if unknown and self.ledger is not None:
-            # A decision on a call the ledger shows settled changes nothing: its result stands.
-            settled = {c for c, e in self.ledger.entries(run.id, run.rounds).items() if e.settled}
-            decisions = {c: d for c, d in decisions.items() if c not in settled}
-            unknown = [c for c in unknown if c not in settled]
-        if unknown:
-            listed = ", ".join(sorted(pending)) or "none"
-            raise ValueError(
-                f"run {run.id} has no deferred call with id {', '.join(map(repr, unknown))}; "
-                f"deferred calls: {listed}"
-            )
-        for call_id, decision in decisions.items():
-            if not isinstance(decision, Approve | Deny | Supply):
-                raise ValueError(
-                    f"decision for call {call_id!r} is {decision!r}; expected Approve, Deny or "
-                    "Supply"
-                )
-            if isinstance(decision, Approve) and pending[call_id].reason == "external":
-                raise ValueError(
-                    f"call {call_id!r} is for the external tool {pending[call_id].tool!r}, which "
-                    "the host cannot run: answer it with Supply(result) or Deny(message)"
-                )
-        state = restore(self.host.tools, run)
-        state.control.approval = approval
-        state.control.values = context_values(context)
-        state.control.cancel = cancel
-        return await self._drive(state, resumed=True, decisions=decisions)
+        given = None if isinstance(run, str) else run
+        stored = self._stored(run) if isinstance(run, str) else self._latest(run)
+        entries = self.ledger.entries(stored.id, stored.rounds) if self.ledger is not None else {}
+        current = reconcile(stored, entries)
+        resolved = resolve_decisions(current, given, decisions or {}, entries)
+        state = restore(self.config, self.host.tools, current)
+        state.control = RunControl(approval=approval, cancel=cancel, values=context_values(context))
+        return await self._drive(state, resolved)
 
     def stream(self, prompt_or_messages: str | Sequence[Message], **options: Any) -> RunStream:
         """Run like :meth:`run`, yielding every event as it happens (the last is ``RunFinished``).
@@ -252,28 +232,52 @@ class ToolCallingLoop:
 
         The ledger's rows win over the stored snapshot: a run whose process ended in the middle
         comes back with stop reason ``interrupted``; the calls of its last turn that started and
-        never settled and whose tools are not idempotent are listed in ``deferred``
-        (``reason="interrupted"``, also when they waited on an approval that was given), and a
-        call that settled waits on nothing (its stored result answers it on :meth:`resume`).
+        never settled, whose tools are not idempotent and that nobody runs any more, are listed
+        in ``deferred`` (``reason="interrupted"``, on a new request, also when they waited on an
+        approval that was given), and a call that settled waits on nothing (its stored result
+        answers it on :meth:`resume`).
 
         :raises UnknownRun: (a ``ValueError``) when the ledger is disabled or does not know the
             run, or ``LedgerCorrupt`` (a ``ValueError``) when its rows do not make up a run.
+        :raises RunInProgress: (a ``ValueError``) when a call of its last turn is running in a
+            live process (this one or another), which keeps its lease: it is not interrupted.
         """
+        run = self._stored(run_id)
+        assert self.ledger is not None
+        return reconcile(run, self.ledger.entries(run.id, run.rounds))
+
+    def _latest(self, run: Run) -> Run:
+        """The run as the ledger last stored it when it holds it (another resume, or the
+        recovery record of one a crash ended, may be newer than ``run``), with ``run``'s events
+        (the ledger keeps none); else ``run``."""
+        if self.ledger is None:
+            return run
+        stored = self._read(run.id)
+        return run if stored is None else attrs.evolve(stored, events=run.events)
+
+    def _stored(self, run_id: str) -> Run:
+        """The run ``run_id`` as the ledger stored it (not reconciled with its call rows)."""
         if self.ledger is None:
             raise UnknownRun(
                 f"cannot load run {run_id!r}: the ledger is disabled ([ledger] enabled = false)"
             )
+        run = self._read(run_id)
+        if run is None:
+            raise UnknownRun(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
+        return run
+
+    def _read(self, run_id: str) -> Run | None:
+        assert self.ledger is not None
         data = self.ledger.load_run(run_id)
         if data is None:
-            raise UnknownRun(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
+            return None
         try:
-            run = Run.from_json(data)
+            return Run.from_json(data)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise LedgerCorrupt(
                 f"the ledger {self.ledger.location!r} holds run {run_id!r} in a form this "
                 f"toolwire cannot read ({describe(exc)})"
             ) from None
-        return reconcile(run, self.ledger.entries(run.id, run.rounds))
 
     async def call(
         self, name: str, arguments: Mapping[str, Any], *, run_id: str | None = None
@@ -294,17 +298,20 @@ class ToolCallingLoop:
             known = ", ".join(self.host.tools) or "none are registered"
             raise KeyError(f"no tool named {name!r}; registered tools: {known}")
         state = RunState(run_id or f"call_{uuid.uuid4().hex}", RunOptions(), [])
-        state.control.cancelled_flag = asyncio.Event()
         view = self._view()
-        slot = CallSlot(ToolCall(id="call_1", name=name, arguments=dict(arguments)))
+        state.control = RunControl(cancelled=asyncio.Event(), services=run_services(view, state))
+        call = ToolCall(id="call_1", name=name, arguments=dict(arguments))
+        slot = CallSlot(call)
         slot.tool = tool
         slot.approved = True  # the person calling the tool directly is the approval
         try:
             slot.arguments = tool.validate(arguments)
         except ArgumentsInvalid as exc:
             return ToolResult.error(str(exc), exception=exc)
+        step(slot, CallEvent.ADMIT)
+        turn = Turn(0, Offer(), AssistantMessage(parts=(call,)), [slot])
         try:
-            await run_call(view, state, 0, slot, ())
+            await run_call(view, state, turn, slot, ())
         finally:
             if view.ledger is not None and view.ledger.pending:
                 view.ledger.flush()
@@ -315,67 +322,85 @@ class ToolCallingLoop:
 
     # -- driving ---------------------------------------------------------------------------
 
-    async def _drive(
-        self, state: RunState, *, resumed: bool, decisions: Mapping[str, Decision] | None
-    ) -> Run:
+    async def _drive(self, state: RunState, resumed: Resumed | None = None) -> Run:
+        """Run the stages until one returns the end of the run, which is written here and
+        nowhere else; then store the run, emit ``RunFinished`` and return it."""
         adapter = self._adapter or await self.host.get_adapter()
         view = self._view()
-        deadline_seconds = self.config.loop.deadline_seconds
-        if deadline_seconds is not None:
-            state.control.deadline = asyncio.get_running_loop().time() + deadline_seconds
-        state.control.cancelled_flag = state.control.cancel or asyncio.Event()
+        self._start(view, state)
         trace_token = view.pipeline.begin_trace(state.run_id)
-        state.stop = None
-        state.detail = None
-        state.error = None
         cancelled: asyncio.CancelledError | None = None
         try:
-            view.emit(
-                state,
-                RunStarted(
-                    run_id=state.run_id,
-                    api=adapter.api,
-                    model=self.config.provider.model,
-                    resumed=resumed,
-                    messages=tuple(
-                        redacted_message(self.host.tools, m)
-                        if isinstance(m, AssistantMessage)
-                        else m
-                        for m in state.messages
-                    ),
-                ),
-            )
+            view.emit(state, self._started(view, state, adapter.api, resumed is not None))
             try:
-                if resumed:
-                    await resume_turn(view, state, adapter, decisions or {})
-                while state.stop is None:
-                    await run_round(view, state, adapter)
+                end = None
+                if resumed is not None:
+                    end = await resume_turn(view, state, adapter, resumed)
+                while end is None:
+                    end = await run_round(view, state, adapter)
             except asyncio.CancelledError as exc:
                 cancelled = exc
-                state.control.cancelled_flag.set()
-                state.finish("cancelled", "the task running the run was cancelled")
-            run = state.build()
-            self.last_run = run
-            if state.ledger_written or run.stop_reason != "answered" or resumed:
-                store(view, state, run)
-            elif view.ledger is not None:
-                # Nothing to recover from an answered run without side effects: no I/O.
-                view.ledger.discard(run.id)
-            view.emit(
-                state,
-                RunFinished(
-                    run_id=state.run_id,
-                    round=state.rounds or None,
-                    stop_reason=run.stop_reason,
-                    detail=run.detail,
-                ),
-            )
-            run = attrs.evolve(run, events=tuple(state.events))
-            self.last_run = run
+                assert state.control.cancelled is not None
+                state.control.cancelled.set()
+                end = End("cancelled", "the task running the run was cancelled")
+            state.end = end
+            run = self._finish(view, state, resumed is not None)
         finally:
             view.pipeline.end_trace(trace_token)
         if cancelled is not None:
             raise cancelled
+        return run
+
+    def _start(self, view: LoopView, state: RunState) -> None:
+        """Set the run's deadline, cancellation flag and services as it starts."""
+        seconds = self.config.loop.deadline_seconds
+        deadline = None
+        if seconds is not None:
+            deadline = asyncio.get_running_loop().time() + seconds
+        state.control = attrs.evolve(
+            state.control,
+            deadline=deadline,
+            cancelled=state.control.cancel or asyncio.Event(),
+            services=run_services(view, state),
+        )
+
+    def _started(self, view: LoopView, state: RunState, api: str, resumed: bool) -> RunStarted:
+        return RunStarted(
+            run_id=state.run_id,
+            api=api,
+            model=self.config.provider.model,
+            resumed=resumed,
+            messages=tuple(
+                view.shown(m) if isinstance(m, AssistantMessage) else m for m in state.messages
+            ),
+        )
+
+    def _finish(self, view: LoopView, state: RunState, resumed: bool) -> Run:
+        """The ended run, stored when there is something to recover from, ``RunFinished``
+        emitted, its events attached."""
+        run = state.build()
+        self.last_run = run
+        ledger = view.ledger
+        if (
+            run.stop_reason != "answered"
+            or resumed
+            or (ledger is not None and ledger.wrote(run.id))
+        ):
+            store(view, state, run)
+        elif ledger is not None:
+            # Nothing to recover from an answered run without side effects: no I/O.
+            ledger.discard(run.id)
+        view.emit(
+            state,
+            RunFinished(
+                run_id=state.run_id,
+                round=state.rounds or None,
+                stop_reason=run.stop_reason,
+                detail=run.detail,
+            ),
+        )
+        run = attrs.evolve(run, events=tuple(state.events))
+        self.last_run = run
         return run
 
     def _view(self) -> LoopView:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from .._contain import bounded, is_cancellation, raised_by
+from .._contain import bounded, describe, is_cancellation, raised_by
 from .._request import OfferRequest
 from .._selection import Selection as Selection  # kept importable from here
 from .._selection import first_reason
@@ -27,7 +27,6 @@ from ..events import (
 from ..messages import Message
 from ..tools._spec import FunctionSpec
 from ._catalogue import Arranged, SearchTools, arrange
-from ._execution import describe
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
@@ -232,14 +231,80 @@ async def resolve_offer(
             emit=emit,
             values=values,
         )
-    # With only the built-in implementations, ask the tools directly (same answers, no hook
-    # machinery per tool and round).
-    bound = host.config.loop.hook_timeout
+    return await _uncached_offer(
+        host,
+        adapter,
+        selection,
+        run_id,
+        round,
+        messages,
+        base_system_prompt,
+        provider_trust,
+        emit,
+        values,
+    )
+
+
+async def _uncached_offer(
+    host: LoopHost,
+    adapter: ProviderAdapter,
+    selection: Selection,
+    run_id: str,
+    round: int,
+    messages: tuple[Message, ...],
+    base_system_prompt: str | None,
+    provider_trust: TrustLevel,
+    emit: Callable[[Event], None],
+    values: Mapping[str, Any],
+) -> Offer:
+    """:func:`resolve_offer` asking every hook implementation, every round."""
+    functions, tools, requests = await _resolve_each(
+        host, adapter, selection, run_id, round, messages, provider_trust, emit, values
+    )
+    kept = _arranged(host, functions, tools, messages, SearchTools(), run_id, round, emit)
+    if kept.deferred:
+        asked = {spec.name: request for spec, request in zip(functions, requests, strict=True)}
+        requests = [asked.get(spec.name, requests[0]) for spec in kept.functions]
+        functions, tools = list(kept.functions), dict(kept.tools)
+    instructions, failed = await _instructions(
+        host,
+        tools,
+        functions,
+        requests,
+        direct=host.pipeline.direct_instructions,
+        emit=emit,
+        bound=host.config.loop.hook_timeout,
+    )
+    for name, reason in failed.items():
+        # A tool without its instructions may be misused: it is left out of this request.
+        emit(ToolOmitted(run_id=run_id, round=round, tool=name, reason=reason))
+        del tools[name]
+    return Offer(
+        functions=tuple(spec for spec in functions if spec.name not in failed),
+        tools=tools,
+        system_prompt=_system_prompt(base_system_prompt, instructions),
+    )
+
+
+async def _resolve_each(
+    host: LoopHost,
+    adapter: ProviderAdapter,
+    selection: Selection,
+    run_id: str,
+    round: int,
+    messages: tuple[Message, ...],
+    provider_trust: TrustLevel,
+    emit: Callable[[Event], None],
+    values: Mapping[str, Any],
+) -> tuple[list[FunctionSpec], dict[str, Tool], list[OfferRequest]]:
+    """Each candidate resolved for this round (``toolwire_resolve_function``, or the tool
+    itself when only the built-in implementation is registered: same answers, no hook machinery
+    per tool and round); the ones left out reported with ``ToolOmitted``."""
     resolve = _resolver(
         host.hook.toolwire_resolve_function,
-        direct=pipeline.direct_resolve,
+        direct=host.pipeline.direct_resolve,
         emit=emit,
-        bound=bound,
+        bound=host.config.loop.hook_timeout,
     )
     max_name = adapter.capabilities.max_tool_name_length
     functions: list[FunctionSpec] = []
@@ -258,29 +323,7 @@ async def resolve_offer(
         functions.append(spec if spec.tool is not None else attrs.evolve(spec, tool=tool))
         tools[spec.name] = tool
         requests.append(request)
-    kept = _arranged(host, functions, tools, messages, SearchTools(), run_id, round, emit)
-    if kept.deferred:
-        asked = {spec.name: request for spec, request in zip(functions, requests, strict=True)}
-        requests = [asked.get(spec.name, requests[0]) for spec in kept.functions]
-        functions, tools = list(kept.functions), dict(kept.tools)
-    instructions, failed = await _instructions(
-        host,
-        tools,
-        functions,
-        requests,
-        direct=pipeline.direct_instructions,
-        emit=emit,
-        bound=bound,
-    )
-    for name, reason in failed.items():
-        # A tool without its instructions may be misused: it is left out of this request.
-        emit(ToolOmitted(run_id=run_id, round=round, tool=name, reason=reason))
-        del tools[name]
-    return Offer(
-        functions=tuple(spec for spec in functions if spec.name not in failed),
-        tools=tools,
-        system_prompt=_system_prompt(base_system_prompt, instructions),
-    )
+    return functions, tools, requests
 
 
 async def _cached_offer(

@@ -1,26 +1,19 @@
-"""What the loop needs from its host (a small Protocol, so the loop never imports the host), and
-what the stages of a run need from the loop (:class:`LoopView`)."""
+"""What the loop needs from its host: a small Protocol (:class:`LoopHost`), so the loop never
+imports the host, and the fast paths the host chose (:class:`Pipeline`)."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from ..events import Event, ToolCallArgumentsDelta
+from ..events import Event
 
 if TYPE_CHECKING:
-    from .._trust import TrustLevel
     from ..adapters import ProviderAdapter
     from ..config import Config
     from ..tools import Tool
-    from ._execution import CoarseBounds
-    from ._ledger import Ledger
-    from ._offer import OfferCache
-    from ._state import RunState
 
 
 @attrs.frozen(kw_only=True)
@@ -75,69 +68,3 @@ class LoopHost(Protocol):
     def plugin_settings(self, plugin: str | None) -> Any: ...
 
     async def get_adapter(self) -> ProviderAdapter: ...
-
-
-class LoopView:
-    """The loop as the stages of one run see it: what they read, and where events go.
-
-    Built by the driver when a run starts (so a ``ledger`` or ``retry_backoff`` set on the loop
-    before the run applies to it); the stages take it explicitly instead of sharing the loop.
-    """
-
-    __slots__ = (
-        "coarse",
-        "config",
-        "event_loop",
-        "host",
-        "ledger",
-        "offers",
-        "pipeline",
-        "retry_backoff",
-        "retry_backoff_max",
-        "services",
-        "thread",
-        "trust",
-    )
-
-    def __init__(
-        self,
-        host: LoopHost,
-        *,
-        ledger: Ledger | None,
-        trust: TrustLevel,
-        retry_backoff: float,
-        retry_backoff_max: float,
-        services: Mapping[str, Any],
-        offers: OfferCache | None = None,
-        coarse: CoarseBounds | None = None,
-    ) -> None:
-        self.host = host
-        self.offers = offers
-        self.coarse = coarse
-        self.config: Config = host.config
-        self.pipeline = host.pipeline
-        self.ledger = ledger
-        self.trust = trust
-        self.retry_backoff = retry_backoff
-        self.retry_backoff_max = retry_backoff_max
-        self.services = services
-        self.thread = threading.get_ident()
-        self.event_loop: asyncio.AbstractEventLoop | None = None
-
-    def bind(self) -> None:
-        """Remember the thread and event loop of the run (progress from other threads goes
-        through this loop)."""
-        self.event_loop = asyncio.get_running_loop()
-        self.thread = threading.get_ident()
-
-    def emit(self, state: RunState, event: Event) -> None:
-        """Record ``event`` in the run, then give it to the host's observers and the run's sink."""
-        if isinstance(event, ToolCallArgumentsDelta) and event.partial_arguments is not None:
-            # The partial value is the parser's live object, right only at emit time; the run
-            # keeps the delta text, from which the arguments at any point can be rebuilt.
-            state.events.append(attrs.evolve(event, partial_arguments=None))
-        else:
-            state.events.append(event)
-        self.host.emit(event)
-        if state.control.sink is not None:
-            state.control.sink(event)

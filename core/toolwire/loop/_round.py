@@ -1,7 +1,7 @@
 """A round of a run: the checks before it, the offer, the request, the model's answer, the turn.
 
-:func:`run_round` is what the driver calls until the run has a stop reason; a round that started
-ends with exactly one ``RoundFinished``, emitted there.
+:func:`run_round` is what the driver calls until a round returns the end of the run; a round
+that started ends with exactly one ``RoundFinished``, emitted there.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._contain import describe
+from .._redact import redacted_call
 from ..adapters._base import ModelRequest, NamedToolChoice, ProviderError
 from ..adapters._outcome import answer_outcome
 from ..context._gather import gather_request_context
@@ -31,40 +33,39 @@ from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ._answer import answer_tool_name, ask_for_answer, take_typed_answer
 from ._budget import answer_cost, over_budget
 from ._choice import degraded_choice, nearest_choice
-from ._execution import describe
 from ._fit import fit_context
 from ._ids import run_call_id, with_run_id, with_run_ids
-from ._offer import Offer, Selection, resolve_offer
-from ._redact import redacted_call, redacted_message, sensitive
+from ._offer import resolve_offer
 from ._run import ToolCallRecord
-from ._settle import run_services
-from ._state import CallSlot, RunState
-from ._turn import deadline_reached, turn
+from ._state import CallSlot, End, RunState, Turn
+from ._turn import deadline_reached, take_turn
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
-    from ._protocol import LoopView
+    from ._view import LoopView
 
 
-async def run_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> None:
-    """One round: the checks before it, then offer, request, answer and turn.
+async def run_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> End | None:
+    """One round: the checks before it, then offer, request, answer and turn; the end of the
+    run when the round ends it.
 
     A round that started ends with exactly one ``RoundFinished``, emitted here.
     """
-    if not may_start_round(view, state, adapter):
-        return
+    end = may_start_round(view, state, adapter)
+    if end is not None:
+        return end
     state.rounds += 1
-    round = state.rounds
-    tool_calls = await play_round(view, state, adapter, round)
-    view.emit(state, RoundFinished(run_id=state.run_id, round=round, tool_calls=tool_calls))
+    turn = await start_round(view, state, adapter, state.rounds)
+    end, calls = await play_round(view, state, adapter, turn)
+    view.emit(state, RoundFinished(run_id=state.run_id, round=turn.round, tool_calls=calls))
+    return end
 
 
-def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> bool:
-    """False (the run finished) when cancellation, a limit or trust forbid another round."""
+def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> End | None:
+    """The end of the run when cancellation, a limit or trust forbid another round."""
     loop_config = view.config.loop
     if state.control.cancel_requested:
-        state.finish("cancelled", "the run was cancelled")
-        return False
+        return End("cancelled", "the run was cancelled")
     if state.rounds >= loop_config.max_rounds:
         view.emit(
             state,
@@ -75,79 +76,70 @@ def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
                 value=loop_config.max_rounds,
             ),
         )
-        state.finish(
+        return End(
             "max_rounds",
             f"the model was still calling tools after {loop_config.max_rounds} round(s) "
             "([loop] max_rounds)",
         )
-        return False
     if state.control.deadline_passed():
-        deadline_reached(view, state)
-        return False
+        return deadline_reached(view, state)
     over = over_budget(view, state)
     if over is not None:
-        state.finish("budget", over.detail)
-        return False
+        return End("budget", over.detail)
     provider_trust = view.trust
-    if not provider_trust.satisfies(state.required_trust):
-        assert state.required_trust is not None
-        state.finish(
+    need = state.trust
+    if need is not None and not provider_trust.satisfies(need.level):
+        return End(
             "trust",
             f"round {state.rounds + 1} refused: results of this run (from "
-            f"{state.trust_origin or 'an earlier call'}) require a provider trusted at least "
-            f"{state.required_trust.label!r}, and the provider {adapter.api!r} is trusted "
+            f"{need.origin or 'an earlier call'}) require a provider trusted at least "
+            f"{need.level.label!r}, and the provider {adapter.api!r} is trusted "
             f"{provider_trust.label!r} ([provider] trust)",
         )
-        return False
-    return True
+    return None
 
 
-async def play_round(view: LoopView, state: RunState, adapter: ProviderAdapter, round: int) -> int:
-    """Offer, request, answer and turn of round ``round``; the number of calls it answered."""
-    messages = tuple(state.messages)
-    offer = await start_round(view, state, adapter, round, messages)
+async def play_round(
+    view: LoopView, state: RunState, adapter: ProviderAdapter, turn: Turn
+) -> tuple[End | None, int]:
+    """Request, answer and calls of a round whose offer is resolved; the end of the run when
+    the round ends it, and the number of calls it answered."""
     if view.config.provider.context_tokens is not None:
-        await fit_context(view, state, adapter, round, offer)
-        messages = tuple(state.messages)
-    messages = await request_context(view, state, adapter, round, offer, messages)
-    request = model_request(view, state, adapter, round, offer, messages)
-    if request is None:
-        return 0
+        await fit_context(view, state, adapter, turn.round, turn.offer)
+    messages = await request_context(view, state, adapter, turn, tuple(state.messages))
+    request = model_request(view, state, adapter, turn, messages)
+    if isinstance(request, End):
+        return request, 0
     message = await ask_model(view, state, adapter, request)
-    if message is None:
-        return 0
+    if isinstance(message, End):
+        return message, 0
     hint = adapter.empty_answer_hint
-    calls = take_answer(view, state, round, message, adapter.api, hint=hint)
+    calls = take_answer(view, state, turn, message, adapter.api, hint=hint)
+    if isinstance(calls, End):
+        return calls, 0
     if state.options.output is not None:
         tool = answer_tool_name(view.host.tools)
-        return await take_typed_answer(
-            view, state, round, offer, calls, adapter.capabilities, tool, hint=hint
+        end = await take_typed_answer(
+            view, state, turn, calls, adapter.capabilities, tool, hint=hint
         )
-    if not calls:
-        return 0
-    await turn(view, state, round, [CallSlot(call) for call in calls], offer)
-    return len(calls)
+        return end, len(calls)
+    slots = [CallSlot(call) for call in calls]
+    return await take_turn(view, state, turn, slots), len(calls)
 
 
 async def start_round(
-    view: LoopView,
-    state: RunState,
-    adapter: ProviderAdapter,
-    round: int,
-    messages: tuple[Message, ...],
-) -> Offer:
-    """Resolve the round's offer from the config and the run's options, and announce it."""
-    selection = state.selection
-    if selection is None:  # the config and the run's options are the run's own: once per run
-        selection = Selection.from_config(view.config, state.options.tools, state.options.profile)
-        state.selection = selection
+    view: LoopView, state: RunState, adapter: ProviderAdapter, round: int
+) -> Turn:
+    """Resolve the offer of round ``round`` from the config and the run's options, announce it,
+    and begin the round's turn."""
+    assert state.selection is not None
     offer = await resolve_offer(
         view.host,
         adapter,
-        selection,
+        state.selection,
         run_id=state.run_id,
         round=round,
-        messages=messages,
+        messages=tuple(state.messages),
         base_system_prompt=state.base_system,
         provider_trust=view.trust,
         emit=lambda event: view.emit(state, event),
@@ -155,15 +147,14 @@ async def start_round(
         values=state.control.values,
     )
     view.emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
-    return offer
+    return Turn(round, offer)
 
 
 async def request_context(
     view: LoopView,
     state: RunState,
     adapter: ProviderAdapter,
-    round: int,
-    offer: Offer,
+    turn: Turn,
     messages: tuple[Message, ...],
 ) -> tuple[Message, ...]:
     """The round's messages with the context plugins contribute (``toolwire_request_context``);
@@ -174,24 +165,21 @@ async def request_context(
         view.host.hook,
         ContextRequest(
             run_id=state.run_id,
-            round=round,
+            round=turn.round,
             messages=messages,
-            offered=offer.names,
+            offered=turn.offer.names,
             api=adapter.api,
             model=view.config.provider.model,
             provider_trust=view.trust,
             native_tools=adapter.capabilities.native_tools,
-            services=run_services(view, state),
+            services=state.control.services,
         ),
         lambda event: view.emit(state, event),
         bound=view.config.loop.hook_timeout,
     )
     for source in context.sources:
         state.sources.setdefault(source.url, source)
-    needed = context.required_trust
-    if needed is not None and needed.strictest(state.required_trust) != state.required_trust:
-        state.required_trust = needed.strictest(state.required_trust)
-        state.trust_origin = f"the context passages of round {round}"
+    state.require(context.required_trust, f"the context passages of round {turn.round}")
     return context.apply(messages)
 
 
@@ -199,30 +187,27 @@ def model_request(
     view: LoopView,
     state: RunState,
     adapter: ProviderAdapter,
-    round: int,
-    offer: Offer,
+    turn: Turn,
     messages: tuple[Message, ...],
-) -> ModelRequest | None:
-    """The round's request (announced with ``RequestSent``), or None when the run's
-    tool choice cannot be met by this offer (the run finished with an error)."""
+) -> ModelRequest | End:
+    """The round's request (announced with ``RequestSent``), or the end of the run when the
+    run's tool choice cannot be met by this offer."""
     config = view.config
+    offer = turn.offer
     choice = state.options.tool_choice
-    if state.turn.forced_choice_used and choice != "none":
-        choice = "auto"
-    state.turn.forced_choice_used = True
+    if turn.round > 1 and choice != "none":
+        choice = "auto"  # a forced tool choice applies to the first round only
     if isinstance(choice, NamedToolChoice) and choice.name not in offer.tools:
-        state.finish(
+        return End(
             "error",
             f"tool_choice names the tool {choice.name!r}, which is not offered in round "
-            f"{round} (offered: {', '.join(offer.names) or 'none'})",
+            f"{turn.round} (offered: {', '.join(offer.names) or 'none'})",
         )
-        return None
     if choice == "required" and not offer.functions:
-        state.finish("error", f"tool_choice is 'required' but round {round} offers no tool")
-        return None
+        return End("error", f"tool_choice is 'required' but round {turn.round} offers no tool")
     sent = nearest_choice(choice, adapter.capabilities.tool_choice, offer.functions)
     if sent.degraded is not None:
-        view.emit(state, degraded_choice(state.run_id, round, choice, sent, adapter))
+        view.emit(state, degraded_choice(state.run_id, turn.round, choice, sent, adapter))
     stream = state.options.stream
     if stream is None:
         stream = config.provider.stream
@@ -230,7 +215,7 @@ def model_request(
         messages = (SystemMessage(offer.system_prompt), *messages)
     request = ModelRequest(
         run_id=state.run_id,
-        round=round,
+        round=turn.round,
         messages=messages,
         functions=sent.functions,
         tool_choice=sent.choice,
@@ -245,7 +230,7 @@ def model_request(
         state,
         RequestSent(
             run_id=state.run_id,
-            round=round,
+            round=turn.round,
             api=adapter.api,
             model=config.provider.model,
             tools=len(request.functions),
@@ -257,39 +242,34 @@ def model_request(
 
 async def ask_model(
     view: LoopView, state: RunState, adapter: ProviderAdapter, request: ModelRequest
-) -> AssistantMessage | None:
-    """The adapter's answer to ``request``, or None when it failed (the run finished)."""
+) -> AssistantMessage | End:
+    """The adapter's answer to ``request``, or the end of the run when it failed."""
     round = request.round
     emit = adapter_emitter(view, state, round)
+    deadline = state.control.deadline
     try:
-        if state.control.deadline is None:
+        if deadline is None:
             message = await adapter.complete(request, emit)
         else:
-            async with asyncio.timeout_at(state.control.deadline):
+            async with asyncio.timeout_at(deadline):
                 message = await adapter.complete(request, emit)
     except TimeoutError as exc:
         if state.control.deadline_passed():
-            deadline_reached(view, state)
-        else:
-            state.error = exc
-            state.finish(
-                "error", f"the {adapter.api} adapter failed in round {round}: {describe(exc)}"
-            )
-        return None
+            return deadline_reached(view, state)
+        return End(
+            "error", f"the {adapter.api} adapter failed in round {round}: {describe(exc)}", exc
+        )
     except ProviderError as exc:
-        state.error = exc
-        state.finish("error", f"the provider ({adapter.api}) failed in round {round}: {exc}")
-        return None
+        return End("error", f"the provider ({adapter.api}) failed in round {round}: {exc}", exc)
     except Exception as exc:
-        state.error = exc
-        state.finish("error", f"the {adapter.api} adapter raised in round {round}: {describe(exc)}")
-        return None
+        return End(
+            "error", f"the {adapter.api} adapter raised in round {round}: {describe(exc)}", exc
+        )
     if not isinstance(message, AssistantMessage):
-        state.finish(
+        return End(
             "error",
             f"the {adapter.api} adapter returned {type(message).__name__}, not an AssistantMessage",
         )
-        return None
     return message
 
 
@@ -297,8 +277,8 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
     """How the adapter emits the events of a streamed answer: into this run and round, with
     the arguments of sensitive tools redacted."""
     run_id = state.run_id
-    host = view.host
     taken = state.taken_call_ids()  # ids a provider may number afresh each round
+    names: dict[str, str] = {}  # streamed call id → tool name (for redaction)
 
     def emit(event: Event) -> None:
         if event.run_id != run_id or event.round != round:
@@ -309,13 +289,13 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
         elif isinstance(event, ToolCallCompleted) and taken:
             event = attrs.evolve(event, call=with_run_id(event.call, round, taken))
         if isinstance(event, ToolCallStarted):
-            state.turn.call_names[event.call_id] = event.name
+            names[event.call_id] = event.name
         elif isinstance(event, ToolCallArgumentsDelta):
-            name = state.turn.call_names.get(event.call_id)
-            if name is not None and sensitive(host.tools, name):
+            name = names.get(event.call_id)
+            if name is not None and view.sensitive(name):
                 event = attrs.evolve(event, delta="", partial_arguments=None)
         elif isinstance(event, ToolCallCompleted):
-            redacted = redacted_call(host.tools, event.call)
+            redacted = redacted_call(event.call, view.sensitive(event.call.name))
             if redacted is not event.call:
                 event = attrs.evolve(event, call=redacted)
         view.emit(state, event)
@@ -326,14 +306,16 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
 def take_answer(
     view: LoopView,
     state: RunState,
-    round: int,
+    turn: Turn,
     message: AssistantMessage,
     api: str,
     *,
     hint: str | None = None,
-) -> list[ToolCall]:
-    """Record the model's answer; the calls the host must answer (none: the run answered, or
-    ended on an empty answer, told with the adapter's ``hint`` of why)."""
+) -> list[ToolCall] | End:
+    """Record the model's answer; the calls the host must answer, or the end of the run when
+    there are none (the model answered, or gave an empty answer, told with the adapter's
+    ``hint`` of why)."""
+    round = turn.round
     taken = state.taken_call_ids()
     message = with_run_ids(message, round, taken)
     taken.update(call.id for call in message.tool_calls)
@@ -345,7 +327,7 @@ def take_answer(
         ResponseReceived(
             run_id=state.run_id,
             round=round,
-            message=redacted_message(view.host.tools, message),
+            message=view.shown(message),
             usage=message.usage,
             cost=cost,
         ),
@@ -360,9 +342,12 @@ def take_answer(
             calls.append(call)
     if not calls:
         state.text = message.text
-        if state.options.output is None:  # a typed answer is read by take_typed_answer
-            max_tokens = view.config.provider.max_tokens
-            state.finish(*answer_outcome(message, api=api, max_tokens=max_tokens, hint=hint))
+        if state.options.output is not None:  # a typed answer is read by take_typed_answer
+            return calls
+        outcome = answer_outcome(
+            message, api=api, max_tokens=view.config.provider.max_tokens, hint=hint
+        )
+        return End(*outcome)
     return calls
 
 
@@ -372,5 +357,4 @@ def _secrets(view: LoopView, messages: tuple[Message, ...]) -> frozenset[str]:
         return frozenset()
     from ..http._capture import sensitive_values
 
-    tools = view.host.tools
-    return sensitive_values(messages, lambda name: sensitive(tools, name))
+    return sensitive_values(messages, view.sensitive)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 
@@ -13,8 +13,10 @@ from ..events import Event
 from ..messages import Message, ToolCall, Usage
 from ..output import OutputSpec
 from ..tools._convert import unstructure_result
+from ..tools._names import sensitive_arguments
 from ..tools._result import Source, ToolResult, ToolStatus
 from ._codec import (
+    CallRedactor,
     Redactor,
     call_from_json,
     call_to_json,
@@ -28,6 +30,9 @@ from ._codec import (
     usage_from_json,
     usage_to_json,
 )
+
+if TYPE_CHECKING:
+    from ..tools import Tool
 
 StopReason: TypeAlias = Literal[
     "answered",
@@ -113,12 +118,18 @@ class ToolCallRecord:
         return self.result.status if self.result is not None else None
 
     def to_json(self, redact: Redactor | None = None) -> dict[str, Any]:
-        """The record as JSON (artifacts left out, sensitive arguments redacted with ``redact``)."""
+        """The record as JSON (artifacts left out, sensitive arguments redacted with ``redact``,
+        asked for the tool that ran and for the name the model wrote)."""
         arguments = self.arguments
-        if redact is not None and arguments is not None:
-            arguments = redact_arguments(arguments, redact(self.tool or self.call.name))
+        sensitive: frozenset[str] = frozenset()
+        if redact is not None:
+            sensitive = redact(self.call.name)
+            if self.tool is not None and self.tool != self.call.name:
+                sensitive = sensitive | redact(self.tool)
+        if arguments is not None:
+            arguments = redact_arguments(arguments, sensitive)
         return {
-            "call": call_to_json(self.call, redact),
+            "call": call_to_json(self.call, sensitive),
             "round": self.round,
             "outcome": self.outcome,
             "result": result_to_json(self.result) if self.result is not None else None,
@@ -158,6 +169,14 @@ class DeferredRequest:
     again). ``detail`` says it in words. ``arguments`` are the validated arguments the call
     would run with. ``started`` is set when the call deferred itself while it ran, after the
     ledger's ``started`` row (it is not an interrupted call: approving it runs it again).
+
+    ``attempt`` numbers the requests of one call: 1 for the first it waits on, one more for
+    each later one (it was interrupted after an approval, or asked again while it ran). A
+    decision answers one request (``Approve(attempt=…)``; by default the request of the
+    :class:`Run` given to ``resume``, or the first one for a run given by id): a decision on an
+    earlier request than the call's current one leaves the call waiting. ``starts`` is how many
+    times the call had started when it began to wait on this request (its ledger row's
+    attempt; 0: never), the start an approval of it may follow.
     """
 
     call_id: str
@@ -167,6 +186,8 @@ class DeferredRequest:
     detail: str
     round: int
     started: bool = False
+    attempt: int = 1
+    starts: int = 0
 
     def to_json(self, redact: Redactor | None = None) -> dict[str, Any]:
         """The request as JSON (sensitive arguments redacted with ``redact``)."""
@@ -181,6 +202,8 @@ class DeferredRequest:
             "detail": self.detail,
             "round": self.round,
             **({"started": True} if self.started else {}),
+            **({"attempt": self.attempt} if self.attempt != 1 else {}),
+            **({"starts": self.starts} if self.starts else {}),
         }
 
     @classmethod
@@ -194,6 +217,8 @@ class DeferredRequest:
             detail=data.get("detail", ""),
             round=int(data["round"]),
             started=bool(data.get("started", False)),
+            attempt=int(data.get("attempt", 1)),
+            starts=int(data.get("starts", 0)),
         )
 
 
@@ -208,19 +233,31 @@ def _optional_arguments(value: Mapping[str, Any] | None) -> Mapping[str, Any] | 
     return dict(value)
 
 
+def _attempt(value: int | None) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"attempt={value!r}: expected the attempt of a request, 1 or more")
+    return value
+
+
 @attrs.frozen
 class Approve:
     """Run the deferred call; with ``arguments``, run it with these instead (they are parsed,
-    validated and checked for duplicates again, like the model's own)."""
+    validated and checked for duplicates again, like the model's own). ``attempt``: the request
+    it answers (see :data:`Decision`)."""
 
     arguments: Mapping[str, Any] | None = attrs.field(default=None, converter=_optional_arguments)
+    attempt: int | None = attrs.field(default=None, kw_only=True, converter=_attempt)
 
 
 @attrs.frozen
 class Deny:
-    """Do not run the call; ``message`` is what the model is told."""
+    """Do not run the call; ``message`` is what the model is told. ``attempt``: the request it
+    answers (see :data:`Decision`)."""
 
     message: str = "The user denied this tool call."
+    attempt: int | None = attrs.field(default=None, kw_only=True, converter=_attempt)
 
 
 def _as_result(value: ToolResult | str) -> ToolResult:
@@ -234,13 +271,16 @@ def _as_result(value: ToolResult | str) -> ToolResult:
 @attrs.frozen
 class Supply:
     """Answer the call with this result instead of running it (external tools; a str is an
-    ``ok`` result with that text)."""
+    ``ok`` result with that text). ``attempt``: the request it answers (see :data:`Decision`)."""
 
     result: ToolResult = attrs.field(converter=_as_result)
+    attempt: int | None = attrs.field(default=None, kw_only=True, converter=_attempt)
 
 
 Decision: TypeAlias = Approve | Deny | Supply
-"""A decision for one deferred call."""
+"""A decision for one deferred call. Each takes ``attempt=``, the request it answers
+(:attr:`DeferredRequest.attempt`); left out, it answers the request of the :class:`Run` given
+to ``resume``, or the call's first request for a run given by id."""
 
 
 # -- options and run ---------------------------------------------------------------------------
@@ -342,19 +382,28 @@ class Run:
             f"deferred={len(self.deferred)}, events={len(self.events)})"
         )
 
-    def to_json(self, *, redact: Redactor | None = None, events: bool = True) -> dict[str, Any]:
+    def to_json(
+        self, *, redact: Redactor | Mapping[str, Tool] | None = None, events: bool = True
+    ) -> dict[str, Any]:
         """The run as JSON (what ``toolwire run --json`` prints).
 
-        Artifacts and exceptions are left out. With ``redact`` (the loop passes the tools'
-        ``sensitive_arguments``), sensitive argument values are replaced in calls, records and
-        deferred requests. ``events=False`` leaves the event list out.
+        Artifacts and exceptions are left out. With ``redact``, sensitive argument values are
+        replaced in calls, records and deferred requests: give the host's tools (``host.tools``),
+        or a function from a tool name to its sensitive arguments. A call is redacted by the
+        tool it ran as, whatever spelling the model used for its name (``Login`` for ``login``);
+        with the tools, also a call that named a tool it did not run as. ``events=False`` leaves
+        the event list out.
         """
+        if isinstance(redact, Mapping):
+            tools = redact
+            redact = lambda name: sensitive_arguments(tools, name)  # noqa: E731
+        calls = _call_redactor(self, redact) if redact is not None else None
         out: dict[str, Any] = {
             "id": self.id,
             "stop_reason": self.stop_reason,
             "detail": self.detail,
             "text": self.text,
-            "messages": [message_to_json(m, redact) for m in self.messages],
+            "messages": [message_to_json(m, calls) for m in self.messages],
             "tool_calls": [r.to_json(redact) for r in self.tool_calls],
             "sources": [source_to_json(s) for s in self.sources],
             "deferred": [d.to_json(redact) for d in self.deferred],
@@ -391,3 +440,17 @@ class Run:
             tool_calls_used=int(data.get("tool_calls_used", 0)),
             options=RunOptions.from_json(data.get("options") or {}),
         )
+
+
+def _call_redactor(run: Run, redact: Redactor) -> CallRedactor:
+    """What to redact in each call of ``run``'s messages: by the name the model wrote, and by the
+    tool the call ran as or waits for (the records know it after a name was repaired)."""
+    resolved = {r.call.id: r.tool for r in run.tool_calls if r.tool and r.tool != r.call.name}
+    resolved.update((d.call_id, d.tool) for d in run.deferred)
+
+    def sensitive(call: ToolCall) -> frozenset[str]:
+        found = redact(call.name)
+        tool = resolved.get(call.id)
+        return found | redact(tool) if tool is not None and tool != call.name else found
+
+    return sensitive

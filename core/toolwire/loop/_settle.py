@@ -1,392 +1,28 @@
-"""Executing a turn's admitted calls and settling each one's result.
-
-:func:`execute` runs the slots in the groups :func:`~toolwire.loop._schedule.schedule` makes;
-:func:`run_call` sends one call through the layers of :mod:`toolwire.loop._execution` and
-:func:`settle_events` emits its outcome and records what it brought (sources, trust).
-"""
+"""Settling a call's result: the size limits, the untrusted-content backstop, and the events,
+sources and trust of a call that got its result (:func:`settle_events`)."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
-import time
-import types
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
-from ..events import (
-    ArgumentsAdjusted,
-    Event,
-    ToolApproved,
-    ToolBlockedEvent,
-    ToolCompleted,
-    ToolDeferred,
-    ToolDenied,
-    ToolFailed,
-    ToolProgress,
-    ToolStarted,
-)
-from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
-from ..tools._context import FILTERED_SERVICE, ToolContext
-from ..tools._errors import (
-    AdjustArguments,
-    ApprovalRequired,
-    ArgumentsInvalid,
-    CallDeferred,
-    ToolFatal,
-)
-from ..tools._result import ToolBlocked, ToolResult, ToolStatus
+from ..events import Event, ToolBlockedEvent, ToolCompleted, ToolDenied, ToolFailed
+from ..tools._context import ToolContext
+from ..tools._result import ToolResult, ToolStatus
 from ..tools._truncate import truncate_result
-from ._cancel import answer_cancelled
-from ._codec import redact_arguments
-from ._execution import (
-    Attempt,
-    LedgerRow,
-    record_start,
-    with_backstop,
-    with_ledger,
-    with_retries,
-)
-from ._records import pending_snapshot
-from ._run import Approve, DeferredRequest, Deny, Outcome, Supply
-from ._schedule import schedule
-from ._state import CallSlot, RunState
+from ._execution import with_backstop
+from ._run import Outcome
+from ._state import CallSlot, RunState, Turn
 
 if TYPE_CHECKING:
     from ..tools import Tool
-    from ._protocol import LoopView
-
-_NO_SETTINGS: Any = object()
-_NO_ARGUMENTS: Mapping[str, Any] = types.MappingProxyType({})
+    from ._view import LoopView
 
 
-async def execute(view: LoopView, state: RunState, round: int, slots: list[CallSlot]) -> None:
-    """Run admitted calls: serially, or up to ``[loop] concurrency`` at once with sequential
-    tools as barriers. Every slot has a result afterwards, also when cancelled."""
-    if not slots:
-        return
-    messages = tuple(state.messages)
-    if state.base_system:  # the caller's words, as a tool reading the conversation expects
-        messages = (SystemMessage(state.base_system), *messages)
-    limit = view.config.loop.concurrency
-    state.turn.direct_execution = view.pipeline.direct_execution
-    state.turn.message_id = _answer_id(state.messages)
-    running: set[asyncio.Task[None]] = set()
-    try:
-        for group in schedule(slots, limit=limit, sequential=_sequential):
-            if not group.concurrent:
-                await run_call(view, state, round, group.items[0], messages)
-                continue
-            for slot in group.items:
-                while len(running) >= limit:
-                    running = await _reap(running, asyncio.FIRST_COMPLETED)
-                call = run_call(view, state, round, slot, messages)
-                running.add(asyncio.ensure_future(call))
-            while running:
-                running = await _reap(running, asyncio.ALL_COMPLETED)
-    except asyncio.CancelledError:
-        assert state.control.cancelled_flag is not None
-        state.control.cancelled_flag.set()
-        for task in running:
-            task.cancel()
-        if running:
-            await asyncio.gather(*running, return_exceptions=True)
-        answer_cancelled(slots)
-        raise
-    finally:
-        for slot in slots:
-            if slot.result is None and slot.deferred is None:  # the host itself failed
-                slot.answer(
-                    "not_run",
-                    ToolResult.error("Tool execution failed: the host could not run this call."),
-                )
-
-
-def _answer_id(messages: list[Message]) -> str | None:
-    """The provider's id of the last answer (the one whose calls run now)."""
-    for message in reversed(messages):
-        if isinstance(message, AssistantMessage):
-            return message.response_id
-    return None
-
-
-def _sequential(slot: CallSlot) -> bool:
-    assert slot.tool is not None
-    return slot.tool.policy.sequential
-
-
-async def _reap(tasks: set[asyncio.Task[None]], when: str) -> set[asyncio.Task[None]]:
-    """Wait for tasks (``FIRST_COMPLETED`` or ``ALL_COMPLETED``); the ones still running."""
-    done, pending = await asyncio.wait(tasks, return_when=when)
-    for task in done:
-        if not task.cancelled():
-            task.exception()  # retrieved: a failure here already answered its call
-    return pending
-
-
-async def run_call(
-    view: LoopView, state: RunState, round: int, slot: CallSlot, messages: tuple[Message, ...]
-) -> None:
-    """Execute one admitted call and settle its result: ``ToolStarted``, the ledger's rows,
-    retries and one attempt each, the decisions raised from inside the call, the size limits,
-    then the outcome's events. A call of a turn in which another was fatal does not start."""
-    tool = slot.tool
-    assert tool is not None
-    if state.turn.fatal is not None:
-        slot.answer("not_run", ToolResult.error(f"Not run: {state.turn.fatal}."))
-        return
-    arguments = slot.arguments if slot.arguments is not None else {}
-    call_id = slot.call.id
-    run_id = state.run_id
-    view.emit(
-        state,
-        ToolStarted(
-            run_id=run_id,
-            round=round,
-            call_id=call_id,
-            name=tool.name,
-            arguments=redact_arguments(arguments, tool.sensitive_arguments),
-        ),
-    )
-    running = Running(view, state, round, slot, tool, messages)
-    send: Callable[[], Awaitable[tuple[ToolResult, Outcome]]] = running.send
-    if tool.returns_untrusted_content:
-        send = _backstop(view, state, round, tool, call_id, running.context, send)
-    ledger = view.ledger
-    started_row = False
-    try:
-        if ledger is None:  # no rows to build or write: the retries are the outermost layer
-            started = time.perf_counter()
-            try:
-                result, outcome = await send()
-            finally:
-                slot.duration = time.perf_counter() - started
-        else:
-            row = LedgerRow(
-                run_id=run_id,
-                round=round,
-                call_id=call_id,
-                tool=tool.name,
-                arguments=arguments,
-                idempotent=tool.policy.idempotent,
-            )
-            if not row.idempotent:
-                refused = record_start(ledger, row, pending_snapshot(state))
-                if refused is not None:
-                    slot.answer("not_run", refused)
-                    settle_events(view, state, round, slot, tool.name)
-                    return
-                state.ledger_written = state.turn.turn_started = started_row = True
-            result, outcome = await with_ledger(ledger, row, slot, send)
-    except (ApprovalRequired, CallDeferred) as exc:
-        slot.arguments = running.arguments
-        defer(view, state, round, slot, _raised_request(slot, tool, exc, round, started_row))
-        return
-    slot.arguments = running.arguments
-    if isinstance(result.exception, ToolFatal):
-        state.turn.fatal = (
-            f"the run stopped when {tool.name} (call {call_id}) failed: {result.exception.message}"
-        )
-    slot.answer(outcome, limit_size(view, tool, result))
-    settle_events(view, state, round, slot, tool.name)
-
-
-def _raised_request(
-    slot: CallSlot,
-    tool: Tool,
-    exc: ApprovalRequired | CallDeferred,
-    round: int,
-    started: bool,
-) -> DeferredRequest:
-    """The request a call that deferred itself while it ran waits on."""
-    approval = isinstance(exc, ApprovalRequired)
-    return DeferredRequest(
-        call_id=slot.call.id,
-        tool=tool.name,
-        arguments=slot.arguments or {},
-        reason="approval" if approval else "deferred",
-        detail=f"{tool.name} {'asks for approval' if approval else 'was deferred'}: {exc.reason}",
-        round=round,
-        started=started,
-    )
-
-
-class Running:
-    """One call while it runs: its arguments, context and attempt, built again when a decision
-    raised from inside the call changes them (a middleware's adjusted arguments, an approval).
-    """
-
-    __slots__ = (
-        "arguments",
-        "attempt",
-        "context",
-        "messages",
-        "round",
-        "slot",
-        "state",
-        "tool",
-        "view",
-    )
-
-    _MAX_ADJUSTMENTS = 8
-
-    def __init__(
-        self,
-        view: LoopView,
-        state: RunState,
-        round: int,
-        slot: CallSlot,
-        tool: Tool,
-        messages: tuple[Message, ...],
-    ) -> None:
-        self.view, self.state, self.round, self.slot, self.tool = view, state, round, slot, tool
-        self.messages = messages
-        self.arguments: Mapping[str, Any] = slot.arguments if slot.arguments is not None else {}
-        self._prepare()
-
-    def _prepare(self) -> None:
-        view, state, tool, call_id = self.view, self.state, self.tool, self.slot.call.id
-        self.context = tool_context(view, state, self.round, tool, self.slot, self.messages)
-        self.attempt = attempt_of(view, state, tool, call_id, self.arguments, self.context)
-
-    async def send(self) -> tuple[ToolResult, Outcome]:
-        """Attempts with their retries, until the call has a result; an ``ApprovalRequired``
-        the approver does not decide, or a ``CallDeferred``, propagates (the call defers)."""
-        view = self.view
-        adjustments = 0
-        while True:
-            try:
-                return await with_retries(
-                    self.attempt,
-                    self.slot,
-                    backoff=view.retry_backoff,
-                    backoff_max=view.retry_backoff_max,
-                )
-            except AdjustArguments as exc:
-                adjustments += 1
-                if adjustments > self._MAX_ADJUSTMENTS:
-                    return ToolResult.error(
-                        f"Not run: the arguments of {self.tool.name} were adjusted "
-                        f"{self._MAX_ADJUSTMENTS} times without the call running; a middleware "
-                        "adjusts them again on every attempt."
-                    ), "not_run"
-                refused = self.adjust(exc.arguments, exc.reason or "adjusted by a middleware")
-                if refused is not None:
-                    return refused, "invalid_arguments"
-            except ApprovalRequired as exc:
-                answered = await self.approve(exc)
-                if answered is not None:
-                    return answered
-
-    def adjust(self, arguments: Mapping[str, Any], reason: str) -> ToolResult | None:
-        """Run the call with ``arguments`` from now on, validated (``ArgumentsAdjusted``); the
-        error result when the tool's schema refuses them."""
-        tool = self.tool
-        try:
-            cleaned = tool.validate(arguments)
-        except ArgumentsInvalid as exc:
-            named = exc if exc.tool else ArgumentsInvalid(exc.problems, tool=tool.name)
-            return ToolResult.error(
-                f"Not run: the arguments as adjusted ({reason}) were refused. {named}",
-                exception=exc,
-            )
-        sensitive = tool.sensitive_arguments
-        self.view.emit(
-            self.state,
-            ArgumentsAdjusted(
-                run_id=self.state.run_id,
-                round=self.round,
-                call_id=self.slot.call.id,
-                name=tool.name,
-                before=redact_arguments(self.arguments, sensitive),
-                after=redact_arguments(cleaned, sensitive),
-                reason=reason,
-            ),
-        )
-        self.arguments = cleaned
-        self._prepare()
-        return None
-
-    async def approve(self, exc: ApprovalRequired) -> tuple[ToolResult, Outcome] | None:
-        """Ask the run's approver about a call that asked for approval while it ran: its
-        answer, or None once approved (the call runs again, approved); undecided, ``exc``
-        propagates."""
-        state, tool, slot = self.state, self.tool, self.slot
-        request = DeferredRequest(
-            call_id=slot.call.id,
-            tool=tool.name,
-            arguments=self.arguments,
-            reason="approval",
-            detail=f"{tool.name} asks for approval: {exc.reason}",
-            round=self.round,
-        )
-        decision = await state.control.ask(request)
-        if decision is None:
-            raise exc
-        if isinstance(decision, Deny):
-            return ToolResult.denied(decision.message), "denied"
-        if isinstance(decision, Supply):
-            return decision.result, "supplied"
-        if not isinstance(decision, Approve):
-            raise TypeError(
-                f"the approval callback returned {decision!r}; expected Approve, Deny, Supply "
-                "or None"
-            )
-        if decision.arguments is not None:
-            refused = self.adjust(decision.arguments, "edited on approval")
-            if refused is not None:
-                return refused, "invalid_arguments"
-        slot.approved = True
-        approved(self.view, state, self.round, slot, tool, self.arguments, decision)
-        self._prepare()
-        return None
-
-
-def approved(
+def backstop(
     view: LoopView,
     state: RunState,
-    round: int,
-    slot: CallSlot,
-    tool: Tool,
-    arguments: Mapping[str, Any],
-    decision: Approve,
-) -> None:
-    """Emit ``ToolApproved`` for a call the approver or a ``resume`` approved."""
-    view.emit(
-        state,
-        ToolApproved(
-            run_id=state.run_id,
-            round=round,
-            call_id=slot.call.id,
-            name=tool.name,
-            arguments=redact_arguments(arguments, tool.sensitive_arguments),
-            edited=decision.arguments is not None,
-        ),
-    )
-
-
-def defer(
-    view: LoopView, state: RunState, round: int, slot: CallSlot, request: DeferredRequest
-) -> None:
-    """Leave the call waiting for a decision on ``request`` (``ToolDeferred``)."""
-    slot.defer(request)
-    state.forget(slot)
-    view.emit(
-        state,
-        ToolDeferred(
-            run_id=state.run_id,
-            round=round,
-            call_id=slot.call.id,
-            name=request.tool,
-            reason=request.detail,
-        ),
-    )
-
-
-def _backstop(
-    view: LoopView,
-    state: RunState,
-    round: int,
+    turn: Turn,
     tool: Tool,
     call_id: str,
     context: ToolContext,
@@ -404,158 +40,12 @@ def _backstop(
         )
         if n
     ]
-    key = (round, call_id)
+    key = (turn.round, call_id)
     return lambda: with_backstop(
         send,
         context,
         filtered=lambda: key in state.filtered_calls,
         max_bytes=min(limits),
-    )
-
-
-def tool_context(
-    view: LoopView,
-    state: RunState,
-    round: int,
-    tool: Tool,
-    slot: CallSlot,
-    messages: tuple[Message, ...],
-) -> ToolContext:
-    """The :class:`ToolContext` a call runs with: its run, settings, services, progress and
-    what the call is (its id, its arguments as received, its conversation and message)."""
-    run_id = state.run_id
-    name = tool.name
-    call = slot.call
-    call_id = call.id
-
-    emit = emitter(view, state)
-
-    def progress(message: str, fraction: float | None = None) -> None:
-        emit(
-            ToolProgress(
-                run_id=run_id,
-                round=round,
-                call_id=call_id,
-                name=name,
-                message=message,
-                fraction=fraction,
-            )
-        )
-
-    plugin = tool.plugin
-    settings = state.control.settings.get(plugin, _NO_SETTINGS)
-    if settings is _NO_SETTINGS:
-        try:
-            settings = view.host.plugin_settings(plugin)
-        except Exception:
-            settings = None
-        state.control.settings[plugin] = settings
-    return ToolContext(
-        tool=tool,
-        call_id=call_id,
-        run_id=run_id,
-        round=round,
-        messages=messages,
-        settings=settings,
-        provider_trust=view.trust,
-        services=run_services(view, state),
-        progress=progress,
-        cancelled=state.control.cancelled_flag,
-        # The JSON of the parsed arguments is written only if the tool reads raw_arguments.
-        raw_arguments=call.raw_arguments,
-        call_arguments=(call.arguments or _NO_ARGUMENTS) if call.raw_arguments is None else None,
-        conversation_id=state.conversation_id(),
-        message_id=state.turn.message_id,
-        values=state.control.values,
-        approved=slot.approved,
-    )
-
-
-def emitter(view: LoopView, state: RunState) -> Callable[[Event], None]:
-    """Record an event in this run from the run's thread, or from a tool's worker thread (a
-    plain function runs in one): there it is handed to the run's event loop."""
-
-    def emit(event: Event) -> None:
-        if threading.get_ident() == view.thread:
-            view.emit(state, event)
-        elif view.event_loop is not None:
-            view.event_loop.call_soon_threadsafe(view.emit, state, event)
-
-    return emit
-
-
-def run_services(view: LoopView, state: RunState) -> Mapping[str, Any]:
-    """The host's services plus ``emit``, which records an event in this run (a tool's
-    untrusted-content warning belongs to the run, not only to observers)."""
-    if state.control.services is None:
-        state.control.services = types.MappingProxyType(
-            {
-                **view.services,
-                "emit": emitter(view, state),
-                FILTERED_SERVICE: lambda round, call_id: state.filtered_calls.add((round, call_id)),
-            }
-        )
-    return state.control.services
-
-
-def attempt_of(
-    view: LoopView,
-    state: RunState,
-    tool: Tool,
-    call_id: str,
-    arguments: Mapping[str, Any],
-    context: ToolContext,
-) -> Attempt:
-    """One attempt at the call: the execution hook under the tool's timeout and the run's
-    deadline. When the only implementations of ``toolwire_execute_tool`` are the built-in
-    ones, they are done inline (same behaviour, without the hook machinery on every call).
-    """
-    timeout = tool.policy.timeout
-    setting = None
-    if timeout is None:  # the tool's own timeout wins
-        timeout, setting = view.config.loop.tool_timeout, "[loop] tool_timeout"
-    deadline_bound = False
-    if state.control.deadline is not None:
-        remaining = state.control.deadline - asyncio.get_running_loop().time()
-        if timeout is None or remaining < timeout:
-            timeout, deadline_bound = max(remaining, 0.0), True
-    direct = state.turn.direct_execution
-    refusal_reason = view.pipeline.refusal_reason
-    hook = view.host.hook
-
-    def send() -> Awaitable[Any] | None:
-        if direct is None:
-            call = ToolCall(id=call_id, name=tool.name, arguments=arguments)
-            awaitable: Awaitable[Any] | None = hook.toolwire_execute_tool(
-                call=call, context=context
-            )
-            return awaitable
-        if direct:  # the default policy middleware, inline
-            reason = refusal_reason(tool) or view.pipeline.access_reason(tool, arguments)
-            if reason is not None:
-                raise ToolBlocked(reason)
-        return tool.invoke_validated(arguments, context)
-
-    if not deadline_bound:
-        return Attempt(
-            tool=tool,
-            send=send,
-            timeout=timeout,
-            timeout_setting=setting,
-            coarse=view.coarse if setting is not None else None,
-            cancel=state.control.cancel,
-        )
-
-    def on_deadline() -> None:
-        state.turn.deadline_hit = True
-
-    return Attempt(
-        tool=tool,
-        send=send,
-        timeout=timeout,
-        deadline_bound=True,
-        cancel=state.control.cancel,
-        on_deadline=on_deadline,
     )
 
 
@@ -569,11 +59,12 @@ def limit_size(view: LoopView, tool: Tool, result: ToolResult) -> ToolResult:
     return truncate_result(result, limit)
 
 
-def settle_events(view: LoopView, state: RunState, round: int, slot: CallSlot, name: str) -> None:
+def settle_events(view: LoopView, state: RunState, turn: Turn, slot: CallSlot, name: str) -> None:
     """Events, sources, trust and duplicate bookkeeping of a call that got its result."""
     result = slot.result
     assert result is not None
     run_id = state.run_id
+    round = turn.round
     call_id = slot.call.id
     status = result.status
     event: Event
@@ -593,8 +84,6 @@ def settle_events(view: LoopView, state: RunState, round: int, slot: CallSlot, n
         event = ToolDenied(run_id=run_id, round=round, call_id=call_id, name=name, result=result)
     if not result.is_ok:
         state.forget(slot)
-    needed = result.required_trust
-    if needed is not None and needed.strictest(state.required_trust) != state.required_trust:
-        state.required_trust = needed.strictest(state.required_trust)
-        state.trust_origin = f"{name} call {call_id}"
+    if result.required_trust is not None:
+        state.require(result.required_trust, f"{name} call {call_id}")
     view.emit(state, event)

@@ -1,5 +1,6 @@
-"""The state of a run while it goes: what becomes the run, its controls, the turn's flags, and
-each call's slot."""
+"""The state of a run while it goes (:class:`RunState`), how it is steered (:class:`RunControl`),
+one turn of it (:class:`Turn`), each call's slot (:class:`CallSlot`), and how a run ends
+(:class:`End`)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,17 @@ import attrs
 from .._request import conversation_key
 from .._trust import TrustLevel
 from ..events import Event
-from ..messages import Message, SystemMessage, ToolCall, Usage
+from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, Usage
+from ..tools._errors import ToolFatal
 from ..tools._result import Source, ToolResult
 from ._ids import taken_ids
+from ._lifecycle import CallEvent, CallState, step
 from ._run import Decision, DeferredRequest, Outcome, Run, RunOptions, StopReason, ToolCallRecord
 
 if TYPE_CHECKING:
     from .._selection import Selection
     from ..tools import Tool
+    from ._offer import Offer
 
 
 _NO_VALUES: Mapping[str, Any] = types.MappingProxyType({})
@@ -30,10 +34,22 @@ Approver: TypeAlias = Callable[[DeferredRequest], Decision | Awaitable[Decision 
 """Decides a call that needs approval while the run goes on; None defers it (ends the run)."""
 
 
+@attrs.frozen
+class End:
+    """How a run ends: its stop reason, the detail for people, and the exception behind an
+    ``error``. Stages return it; only the driver writes it into the run."""
+
+    reason: StopReason
+    detail: str | None = None
+    error: BaseException | None = attrs.field(default=None, eq=False, repr=False)
+
+
 class CallSlot:
-    """The working state of one call of the current turn."""
+    """The working state of one call of a turn: where it is in its life (:attr:`state`, moved
+    only along :data:`~toolwire.loop._lifecycle.TRANSITIONS`), what it runs as, its answer."""
 
     __slots__ = (
+        "answers",
         "approved",
         "arguments",
         "attempts",
@@ -44,6 +60,8 @@ class CallSlot:
         "outcome",
         "request",
         "result",
+        "row",
+        "state",
         "tool",
     )
 
@@ -59,17 +77,48 @@ class CallSlot:
         self.duration: float | None = None
         self.key: str | None = None
         self.approved = False  # a person (or the approver) approved this call
+        self.answers: DeferredRequest | None = None  # the request an approval answered
+        self.row = 0  # the attempt its ledger row started as (0: no started row)
+        self.state = CallState.PROPOSED
 
-    def answer(self, outcome: Outcome, result: ToolResult) -> None:
-        """Give the call its result (a call that waited for a decision waits no more)."""
+    def answer(self, event: str, outcome: Outcome, result: ToolResult) -> None:
+        """Give the call its result on ``event`` (a call that waited for a decision waits no
+        more)."""
+        step(self, event)
         self.outcome = outcome
         self.result = result
         self.deferred = None
 
-    def defer(self, request: DeferredRequest) -> None:
+    def defer(self, event: str, request: DeferredRequest) -> None:
         """Leave the call without a result until the caller decides ``request``."""
+        step(self, event)
         self.outcome = "deferred"
         self.deferred = request
+
+    def approve(self, request: DeferredRequest, call: ToolCall) -> None:
+        """A decision on ``request`` approved the call: it is admitted again as ``call`` (its
+        approved arguments) and waits no more."""
+        step(self, CallEvent.APPROVE)
+        self.answers = request
+        self.request = call
+        self.outcome = None
+        self.deferred = None
+        self.tool = None
+        self.arguments = None
+
+    def as_recorded(self, record: ToolCallRecord, tool: Tool | None) -> None:
+        """The call as a stored run answered it (its life ended before this process)."""
+        self.tool = tool
+        self.arguments = record.arguments
+        self.attempts = record.attempts
+        self.duration = record.duration
+        self.outcome = record.outcome
+        self.result = record.result
+        self.state = CallState.ANSWERED
+
+    def next_request(self) -> int:
+        """The attempt of the next request this call waits on."""
+        return self.answers.attempt + 1 if self.answers is not None else 1
 
     def record(self, round: int) -> ToolCallRecord:
         return ToolCallRecord(
@@ -84,35 +133,74 @@ class CallSlot:
         )
 
 
+@attrs.frozen(kw_only=True)
+class Checkpoint:
+    """What to store with the first ``started`` row of a turn: the run as it stood when the turn
+    began (``used`` calls counted), or a resume's own recovery snapshot."""
+
+    used: int
+    recovery: Run | None = None
+
+
+class Turn:
+    """One turn of a run: its round, what was offered, the model's answer and a slot per call.
+
+    Made for each round (``message`` and ``slots`` once the answer has calls) and for the
+    unfinished turn a resume answers; the stages take it instead of a round number and an offer.
+    """
+
+    __slots__ = ("checkpoint", "limits", "message", "offer", "round", "slots", "wrote_rows")
+
+    def __init__(
+        self,
+        round: int,
+        offer: Offer,
+        message: AssistantMessage | None = None,
+        slots: list[CallSlot] | None = None,
+    ) -> None:
+        self.round = round
+        self.offer = offer
+        self.message = message
+        self.slots: list[CallSlot] = slots if slots is not None else []
+        self.checkpoint: Checkpoint | None = None  # stored with the turn's first started row
+        self.wrote_rows = False  # a started row was written (flush the settled ones at the end)
+        self.limits: set[str] = set()  # "max_tool_calls", "deadline": what stopped a call
+
+    def fatal(self) -> str | None:
+        """Why the run stops after this turn, when one of its calls raised ``ToolFatal``."""
+        for slot in self.slots:
+            result = slot.result
+            if result is not None and isinstance(result.exception, ToolFatal):
+                name = slot.tool.name if slot.tool is not None else slot.call.name
+                return (
+                    f"the run stopped when {name} (call {slot.call.id}) failed: "
+                    f"{result.exception.message}"
+                )
+        return None
+
+
+@attrs.frozen(kw_only=True)
 class RunControl:
-    """How one run is steered while it goes: its deadline, cancellation, approver, event sink,
-    and what its tools are given (services, plugin settings)."""
+    """How one run is steered, set as it starts: its deadline, cancellation, approver, event
+    sink, and what its tools are given (the application's values, the run's services)."""
 
-    __slots__ = (
-        "approval",
-        "cancel",
-        "cancelled_flag",
-        "deadline",
-        "services",
-        "settings",
-        "sink",
-        "values",
-    )
-
-    def __init__(self) -> None:
-        self.deadline: float | None = None  # on the event loop's clock
-        self.approval: Approver | None = None
-        self.cancel: asyncio.Event | None = None  # the caller's cancel event
-        self.cancelled_flag: asyncio.Event | None = None  # set when the run is being cancelled
-        self.sink: Callable[[Event], None] | None = None  # a stream's queue
-        self.services: Mapping[str, Any] | None = None  # the tools' services, with the emitter
-        self.settings: dict[str | None, Any] = {}  # plugin settings, looked up once per plugin
-        self.values: Mapping[str, Any] = _NO_VALUES  # the app's run(context={...})
+    approval: Approver | None = None
+    cancel: asyncio.Event | None = None  # the caller's cancel event
+    values: Mapping[str, Any] = _NO_VALUES  # the app's run(context={...})
+    sink: Callable[[Event], None] | None = None  # a stream's queue
+    deadline: float | None = None  # on the event loop's clock
+    cancelled: asyncio.Event | None = None  # set when the run is being cancelled
+    services: Mapping[str, Any] = _NO_VALUES  # the tools' services, with the run's emitter
 
     @property
     def cancel_requested(self) -> bool:
         """The caller set the run's cancel event."""
         return self.cancel is not None and self.cancel.is_set()
+
+    @property
+    def cancelling(self) -> bool:
+        """The run is being cancelled (the caller asked, or its task was cancelled)."""
+        return self.cancel_requested or (self.cancelled is not None and self.cancelled.is_set())
 
     async def ask(self, request: DeferredRequest) -> Any:
         """The approver's decision on ``request`` (None without an approver: defer it)."""
@@ -128,101 +216,115 @@ class RunControl:
         return self.deadline is not None and asyncio.get_running_loop().time() >= self.deadline
 
 
-class TurnState:
-    """The flags of the current turn (and of the round it belongs to)."""
+@attrs.frozen
+class Spending:
+    """What a run's requests spent: their tokens, their cost at ``[prices]``, and how many
+    reported tokens but had no price."""
 
-    __slots__ = (
-        "budget_hit",
-        "call_names",
-        "deadline_hit",
-        "direct_execution",
-        "fatal",
-        "forced_choice_used",
-        "message_id",
-        "recovery",
-        "snapshot_pending",
-        "snapshot_used",
-        "turn_started",
-    )
+    usage: Usage = attrs.field(factory=Usage)
+    cost: float = 0.0  # of the requests with a price
+    unpriced: int = 0
 
-    def __init__(self) -> None:
-        self.snapshot_pending = False  # write a snapshot with the turn's first ledger row
-        self.snapshot_used = 0  # the run's counted calls when the turn began (for that snapshot)
-        self.turn_started = False  # the turn wrote a started row (flush its settled rows)
-        self.forced_choice_used = False  # a forced tool choice applies to the first round only
-        self.budget_hit = False  # admission announced ``[loop] max_tool_calls``
-        self.deadline_hit = False  # the run's deadline stopped a call
-        self.call_names: dict[str, str] = {}  # streamed call id → tool name (for redaction)
-        self.direct_execution: bool | None = None  # Pipeline.direct_execution, for this turn
-        self.recovery: Run | None = None  # a resume's snapshot, for its first started row
-        self.fatal: str | None = None  # a call's ToolFatal: the run stops after this turn
-        self.message_id: str | None = None  # the provider's id of the answer being executed
+    def plus(self, usage: Usage | None, cost: float | None) -> Spending:
+        """This spending and one more request's (``cost`` None: its model has no price)."""
+        if usage is None and cost is None:
+            return self
+        return Spending(
+            self.usage + usage if usage is not None else self.usage,
+            self.cost + cost if cost is not None else self.cost,
+            self.unpriced + int(cost is None and usage is not None and usage.reported),
+        )
+
+    @property
+    def spent(self) -> float | None:
+        """The cost so far (None when a request that used tokens had no price)."""
+        return None if self.unpriced else self.cost
+
+
+@attrs.frozen
+class TrustNeed:
+    """The trust level later providers of a run must have, and what required it (None: not
+    known, for a run restored from its record)."""
+
+    level: TrustLevel
+    origin: str | None = None
+
+
+def tighten(
+    need: TrustNeed | None, level: TrustLevel | str | None, origin: str
+) -> TrustNeed | None:
+    """``need``, or ``level`` required by ``origin`` when that is stricter."""
+    if level is None:
+        return need
+    level = TrustLevel.parse(level)
+    if need is None:
+        return TrustNeed(level, origin)
+    joined = level.strictest(need.level)
+    return need if joined == need.level else TrustNeed(joined, origin)
 
 
 class RunState:
-    """What a run accumulates, turned into a :class:`Run` at the end; it holds the run's
-    :class:`RunControl` and the current turn's :class:`TurnState`."""
+    """What a run accumulates, turned into a :class:`Run` at the end.
+
+    Written by the stages through a few operations (a message, a record, an event, a source,
+    the counters); its :attr:`end` is written by the driver alone.
+    """
 
     __slots__ = (
-        "base_system",
         "call_ids",
         "control",
         "conversation",
-        "cost",
         "deferred",
-        "detail",
-        "error",
+        "end",
         "events",
         "filtered_calls",
-        "ledger_written",
         "messages",
         "options",
         "output",
         "records",
-        "required_trust",
         "rounds",
         "run_id",
         "seen",
         "selection",
         "sources",
-        "stop",
+        "spending",
         "text",
-        "trust_origin",
-        "turn",
-        "unpriced",
-        "usage",
+        "trust",
         "used",
     )
 
-    def __init__(self, run_id: str, options: RunOptions, messages: list[Message]) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        options: RunOptions,
+        messages: list[Message],
+        selection: Selection | None = None,
+    ) -> None:
         self.run_id = run_id
         self.options = options
-        self.base_system: str | None = options.system_prompt
+        self.selection = selection  # the run's candidate tools (config and options), taken once
+        self.control = RunControl()
         self.messages = messages
         self.records: list[ToolCallRecord] = []
         self.events: list[Event] = []
         self.sources: dict[str, Source] = {}
         self.rounds = 0
         self.used = 0
-        self.required_trust: TrustLevel | None = None
-        self.trust_origin: str | None = None
-        self.usage = Usage()
-        self.cost = 0.0  # of the requests with a price
-        self.unpriced = 0  # requests that reported usage and had no price
+        self.trust: TrustNeed | None = None
+        self.spending = Spending()
         self.output: Any = None  # the typed answer, once the model gave a valid one
         self.seen: dict[str, str] = {}  # duplicate key → the call id that made it
-        self.stop: StopReason | None = None
-        self.detail: str | None = None
-        self.error: BaseException | None = None
         self.deferred: list[DeferredRequest] = []
         self.text = ""
-        self.ledger_written = False  # this run wrote started rows (its snapshot must be final)
+        self.end: End | None = None
         self.filtered_calls: set[tuple[int, str]] = set()  # (round, call id) that filtered
         self.call_ids: set[str] | None = None  # ids of the calls of the turns so far
-        self.control = RunControl()
-        self.turn = TurnState()
         self.conversation: str | None = None
-        self.selection: Selection | None = None  # the run's candidate tools, taken once
+
+    @property
+    def base_system(self) -> str | None:
+        """The run's base system prompt."""
+        return self.options.system_prompt
 
     def conversation_id(self) -> str:
         """The conversation's key (``OfferRequest.conversation_key``'s rule), taken once."""
@@ -237,11 +339,6 @@ class RunState:
             self.call_ids = set(taken_ids(self.messages))
         return self.call_ids
 
-    def finish(self, reason: StopReason, detail: str | None = None) -> None:
-        if self.stop is None:
-            self.stop = reason
-            self.detail = detail
-
     def remember(self, slot: CallSlot, key: str | None) -> None:
         """Record the admitted call's duplicate key (forgotten again if it does not succeed)."""
         if key is not None:
@@ -254,23 +351,24 @@ class RunState:
             del self.seen[slot.key]
         slot.key = None
 
-    def add_usage(self, usage: Usage | None) -> None:
-        if usage is not None:
-            self.usage = self.usage + usage
+    def require(self, level: TrustLevel | str | None, origin: str) -> None:
+        """Tighten the trust later providers of the run must have (``origin`` required it)."""
+        self.trust = tighten(self.trust, level, origin)
 
     def charge(self, usage: Usage | None, cost: float | None) -> None:
         """Add what a request (or a run started as a tool) spent: its usage, and its cost
         (None: its model has no price)."""
-        self.add_usage(usage)
-        if cost is not None:
-            self.cost += cost
-        elif usage is not None and usage.reported:
-            self.unpriced += 1
+        self.spending = self.spending.plus(usage, cost)
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens of the run's requests so far."""
+        return self.spending.usage
 
     @property
     def spent(self) -> float | None:
         """The run's cost so far (None when a request that used tokens had no price)."""
-        return None if self.unpriced else self.cost
+        return self.spending.spent
 
     def build(
         self, *, stop: StopReason | None = None, events: bool = True, used: int | None = None
@@ -280,22 +378,23 @@ class RunState:
         messages: tuple[Message, ...] = tuple(self.messages)
         if self.base_system:
             messages = (SystemMessage(self.base_system), *messages)
+        end = self.end
         return Run(
             id=self.run_id,
             messages=messages,
-            stop_reason=stop or self.stop or "interrupted",
-            detail=self.detail if stop is None else None,
+            stop_reason=stop or (end.reason if end is not None else "interrupted"),
+            detail=end.detail if stop is None and end is not None else None,
             text=self.text,
             tool_calls=tuple(self.records),
             sources=tuple(self.sources.values()),
             events=tuple(self.events) if events else (),
             deferred=tuple(self.deferred),
-            required_trust=self.required_trust,
+            required_trust=self.trust.level if self.trust is not None else None,
             usage=self.usage,
             cost=self.spent,
             output=self.output,
             rounds=self.rounds,
             tool_calls_used=self.used if used is None else used,
-            options=attrs.evolve(self.options, system_prompt=self.base_system),
-            error=self.error,
+            options=self.options,
+            error=end.error if end is not None else None,
         )

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+import attrs
+
 from ..events import Event
 from ._run import Run
 from ._state import RunState
@@ -23,7 +25,7 @@ class RunStream:
         self._loop = loop
         self._state = state
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        state.control.sink = self._queue.put_nowait
+        state.control = attrs.evolve(state.control, sink=self._queue.put_nowait)
         self._task: asyncio.Task[Run] | None = None
         self._finished = False
         self.run: Run | None = None
@@ -50,7 +52,7 @@ class RunStream:
 
     async def _main(self) -> Run:
         try:
-            return await self._loop._drive(self._state, resumed=False, decisions=None)
+            return await self._loop._drive(self._state)
         finally:
             self.run = self._loop.last_run
             self._queue.put_nowait(None)

@@ -1,8 +1,8 @@
 """A turn: the calls of one answer of the model admitted, executed and closed.
 
-:func:`turn` answers a fresh turn (:func:`~toolwire.loop._resume_turn.resume_turn` the
-unfinished turn of a stored run); both go through :func:`answer_turn`, and :func:`close_turn`
-records the results and decides whether the run stops after it.
+:func:`answer_turn` answers the calls of a fresh turn and of the unfinished turn of a resumed
+run (:func:`~toolwire.loop._resume_turn.resume_turn`); :func:`close_turn` records the results
+and says whether the run ends after the turn.
 """
 
 from __future__ import annotations
@@ -11,140 +11,156 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..events import LimitReached
-from ..messages import AssistantMessage, TextPart, UserMessage, UserPart
+from ..messages import AssistantMessage, TextPart, ToolResultMessage, UserMessage, UserPart
 from ..tools._result import ToolResult
-from ._approval import admit_call
+from ._admit import admit_call
 from ._budget import over_budget
 from ._cancel import answer_cancelled
-from ._records import store
-from ._resume import rebuild_results
+from ._execute import execute
+from ._lifecycle import CallEvent, store
 from ._run import RAN
-from ._settle import execute
-from ._state import CallSlot, RunState
+from ._state import CallSlot, Checkpoint, End, RunState, Turn
 
 if TYPE_CHECKING:
-    from ._offer import Offer
-    from ._protocol import LoopView
+    from ._view import LoopView
 
 
-async def turn(
+async def take_turn(
     view: LoopView,
     state: RunState,
-    round: int,
+    turn: Turn,
     slots: list[CallSlot],
-    offer: Offer,
     to_admit: Sequence[CallSlot] | None = None,
-) -> None:
+) -> End | None:
     """Answer every call of the model's last answer (``slots``): admit and run ``to_admit``
     (default: every slot; the others are answered already), unless the answer spent the run's
-    budget (``[limits]``): then none runs, and the run stops."""
-    last = state.messages[-1]
-    assert isinstance(last, AssistantMessage)
+    budget (``[limits]``): then none runs, and the run ends. Returns the end of the run when
+    the turn ends it."""
+    turn.message = state.messages[-1]  # type: ignore[assignment]
+    turn.slots = slots
     over = over_budget(view, state)
     if over is not None:
-        stop_turn(view, state, round, slots, over.detail)
-        state.finish("budget", over.detail)
-        return
-    state.turn.snapshot_used = state.used
-    state.turn.snapshot_pending = view.ledger is not None
+        stop_turn(view, state, turn, over.detail)
+        return End("budget", over.detail)
+    if view.ledger is not None:
+        turn.checkpoint = Checkpoint(used=state.used)
     admit = slots if to_admit is None else to_admit
-    await answer_turn(view, state, round, offer, last, slots, [(s, False) for s in admit])
+    return await answer_turn(view, state, turn, [(s, False) for s in admit])
 
 
 async def answer_turn(
-    view: LoopView,
-    state: RunState,
-    round: int,
-    offer: Offer,
-    turn: AssistantMessage,
-    slots: list[CallSlot],
-    to_admit: Sequence[tuple[CallSlot, bool]],
-) -> None:
+    view: LoopView, state: RunState, turn: Turn, to_admit: Sequence[tuple[CallSlot, bool]]
+) -> End | None:
     """Admit then execute the calls ``to_admit`` (each with whether it is approved already);
-    afterwards every call of ``slots`` has its answer, also when the run is cancelled."""
+    afterwards every call of the turn has its answer, also when the run is cancelled. Returns
+    the end of the run when the turn ends it."""
+    end: End | None = None
     try:
         fail: str | None = None
         for slot, approved in to_admit:
             if fail is not None:
-                slot.answer("not_run", _not_run(fail))
+                slot.answer(CallEvent.STOP, "not_run", _not_run(fail))
                 continue
-            fail = await admit_call(view, state, round, slot, offer, count=True, approved=approved)
+            fail = await admit_call(view, state, turn, slot, count=True, approved=approved)
         if fail is not None:
             for slot, _ in to_admit:
                 if slot.result is None:
-                    slot.answer("not_run", _not_run(fail))
-            state.finish("fail_policy", fail)
+                    slot.answer(CallEvent.STOP, "not_run", _not_run(fail))
+            end = End("fail_policy", fail)
         else:
             await execute(
                 view,
                 state,
-                round,
+                turn,
                 [s for s, _ in to_admit if s.result is None and s.deferred is None],
             )
     except BaseException:
-        answer_cancelled(slots)
+        answer_cancelled(turn.slots)
         raise
     finally:
-        close_turn(view, state, round, slots, turn)
+        close_turn(view, state, turn)
+    return end or turn_end(view, state, turn)
 
 
 def _not_run(reason: str) -> ToolResult:
     return ToolResult.error(f"Not run: the run stopped before this call ({reason}).")
 
 
-def stop_turn(
-    view: LoopView, state: RunState, round: int, slots: list[CallSlot], reason: str
-) -> None:
-    """Answer every call of the model's last answer as not run (the run stops before any runs,
-    for ``reason``) and close the turn."""
-    last = state.messages[-1]
-    assert isinstance(last, AssistantMessage)
-    for slot in slots:
+def stop_turn(view: LoopView, state: RunState, turn: Turn, reason: str) -> None:
+    """Answer every call of the turn that has no answer as not run (the run stops for
+    ``reason``) and close the turn."""
+    for slot in turn.slots:
         if slot.result is None:
-            slot.answer("not_run", _not_run(reason))
-    close_turn(view, state, round, slots, last)
+            slot.answer(CallEvent.STOP, "not_run", _not_run(reason))
+    close_turn(view, state, turn)
 
 
-def close_turn(
-    view: LoopView, state: RunState, round: int, slots: list[CallSlot], turn: AssistantMessage
-) -> None:
-    """Record the turn's calls and results; finish the run when a call was fatal to it, or
-    when the turn left it deferred, cancelled, out of tool calls or past its deadline."""
-    fatal = state.turn.fatal
-    for slot in slots:
+def close_turn(view: LoopView, state: RunState, turn: Turn) -> None:
+    """Record the turn's calls and results (a call fatal to the run leaves the ones that did
+    not start answered as not run), and charge the run what the runs its calls started as
+    tools spent."""
+    fatal = turn.fatal()
+    for slot in turn.slots:
         if fatal is not None and slot.result is None:  # the run ends: nothing waits on it
-            slot.answer("not_run", ToolResult.error(f"Not run: {fatal}."))
-        state.records.append(slot.record(round))
+            slot.answer(CallEvent.STOP, "not_run", ToolResult.error(f"Not run: {fatal}."))
+        state.records.append(slot.record(turn.round))
         if slot.deferred is not None:
             state.deferred.append(slot.deferred)
         spent = slot.result
         if slot.outcome == "executed" and spent is not None and spent.usage is not None:
             state.charge(spent.usage, spent.cost)  # a run started as a tool
-    rebuild_results(state, turn, round)
-    if not any(slot.deferred is not None for slot in slots):
-        message = follow_up(slots)
+    assert turn.message is not None
+    rebuild_results(state, turn.message, turn.round)
+    if not any(slot.deferred is not None for slot in turn.slots):
+        message = follow_up(turn.slots)
         if message is not None:
             state.messages.append(message)
-    if state.turn.turn_started and view.ledger is not None:
-        state.turn.turn_started = False
+    if turn.wrote_rows and view.ledger is not None:
+        turn.wrote_rows = False
         store(view, state, None)  # the turn's side effects are settled: say so now
+
+
+def turn_end(view: LoopView, state: RunState, turn: Turn) -> End | None:
+    """Whether the run ends after a closed turn, and why (None: it goes on): a call was fatal
+    to it, or the turn left it deferred, cancelled, out of tool calls or past its deadline."""
+    fatal = turn.fatal()
     if fatal is not None:
-        state.finish("tool_fatal", fatal)
-    elif state.deferred:
+        return End("tool_fatal", fatal)
+    if state.deferred:
         listed = ", ".join(f"{d.tool} ({d.call_id}: {d.reason})" for d in state.deferred)
-        state.finish("deferred", f"waiting for a decision on: {listed}")
-    elif state.control.cancel_requested or (
-        state.control.cancelled_flag is not None and state.control.cancelled_flag.is_set()
-    ):
-        state.finish("cancelled", "the run was cancelled")
-    elif state.turn.budget_hit:
-        state.finish(
+        return End("deferred", f"waiting for a decision on: {listed}")
+    if state.control.cancelling:
+        return End("cancelled", "the run was cancelled")
+    if "max_tool_calls" in turn.limits:
+        return End(
             "max_tool_calls",
             f"the run reached its limit of {view.config.loop.max_tool_calls} tool call(s) "
             "([loop] max_tool_calls)",
         )
-    elif state.turn.deadline_hit:
-        deadline_reached(view, state)
+    if "deadline" in turn.limits:
+        return deadline_reached(view, state)
+    return None
+
+
+def rebuild_results(state: RunState, turn: AssistantMessage, round: int) -> None:
+    """Put the turn's results after it, in call order (deferred calls have none yet)."""
+    messages = state.messages
+    index = len(messages)
+    while index > 0 and isinstance(messages[index - 1], ToolResultMessage):
+        index -= 1
+    del messages[index:]
+    results = {r.call.id: r for r in state.records if r.round == round}
+    for call in turn.tool_calls:
+        record = results.get(call.id)
+        if record is not None and record.result is not None:
+            messages.append(
+                ToolResultMessage(
+                    call_id=call.id,
+                    name=call.name,
+                    result=record.result,
+                    by_host=record.outcome not in RAN,
+                )
+            )
 
 
 def follow_up(slots: list[CallSlot]) -> UserMessage | None:
@@ -159,19 +175,13 @@ def follow_up(slots: list[CallSlot]) -> UserMessage | None:
     return UserMessage(tuple(parts)) if parts else None
 
 
-def deadline_reached(view: LoopView, state: RunState) -> None:
-    """Finish the run as past its deadline (``LimitReached`` unless it had stopped already)."""
+def deadline_reached(view: LoopView, state: RunState) -> End:
+    """The run ends past its deadline (``LimitReached`` announces it)."""
     seconds = view.config.loop.deadline_seconds or 0
-    if state.stop is None:
-        view.emit(
-            state,
-            LimitReached(
-                run_id=state.run_id,
-                round=state.rounds or None,
-                limit="deadline",
-                value=seconds,
-            ),
-        )
-    state.finish(
-        "deadline", f"the run's deadline of {seconds:g} s passed ([loop] deadline_seconds)"
+    view.emit(
+        state,
+        LimitReached(
+            run_id=state.run_id, round=state.rounds or None, limit="deadline", value=seconds
+        ),
     )
+    return End("deadline", f"the run's deadline of {seconds:g} s passed ([loop] deadline_seconds)")

@@ -6,7 +6,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._contain import describe
+from .._redact import scrub
+
 if TYPE_CHECKING:
+    from ._model import Tool
     from ._result import ToolResult
 
 
@@ -137,3 +141,93 @@ def decision_result(exc: Retry | ToolFatal, tool: str) -> ToolResult:
     return ToolResult.error(
         f"Tool {tool} failed, and the run stops: {exc.message}", retryable=False, exception=exc
     )
+
+
+class RunCancelled(Exception):
+    """The run's cancel event was set while a tool ran: the call stops."""
+
+
+class InjectionMissing(Exception):
+    """The host has no value for an injected parameter: a host configuration problem."""
+
+
+def result_for(
+    exc: BaseException,
+    tool: Tool,
+    arguments: Mapping[str, Any] | None = None,
+    *,
+    by_tool: bool = False,
+    timeout: float | None = None,
+    deadline_bound: bool = False,
+    timeout_setting: str | None = None,
+) -> ToolResult:
+    """The result the model gets for a call of ``tool`` that raised ``exc``: the one place where
+    an exception becomes a result.
+
+    A policy's block (``ToolBlocked``), arguments the tool refused, a ``Retry`` or ``ToolFatal``
+    decision, the run's cancellation, a timeout (with ``timeout``: the tool's own, the default
+    bound named by ``timeout_setting``, or what was left of the run's deadline), a service the
+    host lacks, or a failure. ``by_tool``: the tool's own code raised it (not a middleware or the
+    host), so the failure is logged and may pass (``retryable``). The values of the tool's
+    sensitive ``arguments`` are taken out of the message. A :class:`CallInterrupt` never gets
+    here: it is a decision the caller applies.
+    """
+    import asyncio  # loaded already: a call ran
+
+    from ._result import ToolBlocked, ToolResult
+
+    name = tool.name
+    if isinstance(exc, ToolBlocked):
+        return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
+    if isinstance(exc, ArgumentsInvalid):
+        named = exc if exc.tool else ArgumentsInvalid(exc.problems, tool=name)
+        return ToolResult.error(str(named), exception=exc)
+    if isinstance(exc, Retry | ToolFatal):
+        return decision_result(exc, name)
+    if isinstance(exc, RunCancelled | asyncio.CancelledError):
+        return ToolResult.error(f"Cancelled: the run was cancelled while {name} ran.")
+    if isinstance(exc, TimeoutError) and timeout is not None:
+        return ToolResult.error(_timed_out(name, timeout, deadline_bound, timeout_setting))
+    if isinstance(exc, InjectionMissing):
+        return ToolResult.error(f"Tool execution failed: {exc}", exception=exc)
+    if not by_tool:
+        return ToolResult.error(f"Tool execution failed: {describe(exc)}", exception=exc)
+    message = scrub(f"{type(exc).__name__}: {exc}", arguments, tool.sensitive_arguments)
+    _log_failure(tool, exc, arguments)
+    # A raised exception is often passing (a network blip, a locked file): the model may try
+    # again, and the host does when the tool's max_retries allow it.
+    return ToolResult.error(f"Tool execution failed: {message}", retryable=True, exception=exc)
+
+
+def _timed_out(name: str, timeout: float, deadline_bound: bool, setting: str | None) -> str:
+    if deadline_bound:
+        return f"Tool {name} was stopped: the run's deadline passed while it ran."
+    if setting is not None:
+        return (
+            f"Tool {name} timed out after {timeout:g} s, the default bound for tools that set "
+            f"no timeout of their own ({setting})."
+        )
+    return f"Tool {name} timed out after {timeout:g} s."
+
+
+def _log_failure(tool: Tool, exc: BaseException, arguments: Mapping[str, Any] | None) -> None:
+    """Log the tool's exception with its traceback (``toolwire.tools``), redacted like the
+    result: a sensitive argument may appear in the message or a frame's source line."""
+    import logging
+
+    log = logging.getLogger("toolwire.tools")
+    if not log.isEnabledFor(logging.ERROR):
+        return
+    import traceback
+
+    text = "".join(traceback.format_exception(exc))
+    log.error(
+        "tool %s raised:\n%s", tool.name, scrub(text, arguments, tool.sensitive_arguments).rstrip()
+    )
+
+
+def not_executed(name: str) -> ToolResult:
+    """The result of a call no implementation of ``toolwire_execute_tool`` ran."""
+    from ._result import ToolResult
+
+    return ToolResult.error(f"No implementation of toolwire_execute_tool ran the tool {name!r}.")

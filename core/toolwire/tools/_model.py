@@ -26,13 +26,12 @@ from ._docstrings import ParsedDocstring, parse_docstring
 from ._errors import (
     ArgumentsInvalid,
     CallInterrupt,
-    Retry,
+    InjectionMissing,
     ToolDefinitionError,
-    ToolFatal,
-    decision_result,
+    result_for,
 )
 from ._names import validate_tool_name
-from ._result import ToolBlocked, ToolResult
+from ._result import ToolResult
 from ._schemacheck import check_parameter_schema
 from ._spec import FunctionSpec
 from ._typeschema import (
@@ -550,7 +549,7 @@ def _injected(tool: Tool, param: _Param, context: ToolContext) -> Any:
     if found is not _UNSET or param.default is not _EMPTY:
         return found
     offered = ", ".join(sorted(context.services)) or "none"
-    raise _InjectionMissing(
+    raise InjectionMissing(
         f"tool {tool.name} needs the host service {key!r} (parameter {param.name}), which this "
         f"host does not provide (services: {offered})"
     )
@@ -558,7 +557,7 @@ def _injected(tool: Tool, param: _Param, context: ToolContext) -> Any:
 
 def _service_of_type(tool: Tool, param: _Param, services: Mapping[str, Any]) -> Any:
     """The one service that is an instance of the parameter's type, else ``_UNSET``; two or more
-    are an :class:`_InjectionMissing` naming them (a name must choose). Built-in types
+    are an :class:`InjectionMissing` naming them (a name must choose). Built-in types
     (``str``, ``dict`` …) say nothing about which service is meant, so they go by name only."""
     base, _ = strip_annotated(param.annotation)
     if not isinstance(base, type) or base.__module__ == "builtins":
@@ -567,7 +566,7 @@ def _service_of_type(tool: Tool, param: _Param, services: Mapping[str, Any]) -> 
     if len(matches) == 1:
         return services[matches[0]]
     if matches:
-        raise _InjectionMissing(
+        raise InjectionMissing(
             f"tool {tool.name}, parameter {param.name}: several host services are "
             f"{base.__name__} ({', '.join(sorted(matches))}); name the parameter after one of "
             f"them or mark it Injected with Inject(key)"
@@ -603,7 +602,7 @@ def missing_service(
             continue
         try:
             found = _service_of_type(tool, param, services)
-        except _InjectionMissing as exc:
+        except InjectionMissing as exc:
             return str(exc)
         if found is not _UNSET or param.default is not _EMPTY:
             continue
@@ -614,10 +613,6 @@ def missing_service(
             f"no enabled plugin and no Host.load(services=...) provides; services: {offered}"
         )
     return None
-
-
-class _InjectionMissing(Exception):
-    """The host has no value for an injected parameter: a host configuration problem."""
 
 
 class _SchemaRunner:
@@ -1106,17 +1101,8 @@ class Tool:
             )
         try:
             value = await runner.run(self, arguments, context)
-        except ToolBlocked as exc:
-            return ToolResult.blocked(exc.message, retryable=exc.retryable, exception=exc)
-        except ArgumentsInvalid as exc:
-            named = exc if exc.tool else ArgumentsInvalid(exc.problems, tool=self.name)
-            return ToolResult.error(str(named), exception=exc)
-        except _InjectionMissing as exc:
-            return ToolResult.error(f"Tool execution failed: {exc}", exception=exc)
         except CallInterrupt:
             raise  # a decision (approval, deferral, adjustment) the loop applies
-        except (Retry, ToolFatal) as exc:
-            return decision_result(exc, self.name)
         except BaseException as exc:
             # SystemExit, KeyboardInterrupt or GeneratorExit from a tool is the tool's failure:
             # caught here, before it can pass through a generator-based middleware. A real Ctrl-C
@@ -1125,13 +1111,7 @@ class Tool:
 
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            message = self._redact(f"{type(exc).__name__}: {exc}", arguments)
-            self._log_failure(exc, arguments)
-            # A raised exception is often passing (a network blip, a locked file): the model may
-            # try again, and the host does when the tool's max_retries allow it.
-            return ToolResult.error(
-                f"Tool execution failed: {message}", retryable=True, exception=exc
-            )
+            return result_for(exc, self, arguments, by_tool=True)
         try:
             return _to_result(value)
         except Exception as exc:
@@ -1140,29 +1120,6 @@ class Tool:
                 f"be sent as JSON ({type(exc).__name__}: {exc})",
                 exception=exc,
             )
-
-    def _log_failure(self, exc: BaseException, arguments: Any) -> None:
-        """Log the tool's exception with its traceback (``toolwire.tools``), redacted like the
-        result: a sensitive argument may appear in the message or a frame's source line."""
-        import logging
-        import traceback
-
-        log = logging.getLogger("toolwire.tools")
-        if not log.isEnabledFor(logging.ERROR):
-            return
-        text = "".join(traceback.format_exception(exc))
-        log.error("tool %s raised:\n%s", self.name, self._redact(text, arguments).rstrip())
-
-    def _redact(self, text: str, arguments: Any) -> str:
-        if not self.sensitive_arguments or not isinstance(arguments, Mapping):
-            return text
-        for name in self.sensitive_arguments:
-            value = arguments.get(name)
-            if isinstance(value, str | int | float) and not isinstance(value, bool):
-                secret = str(value)
-                if len(secret) >= 4:
-                    text = text.replace(secret, "[redacted]")
-        return text
 
 
 _JSON_SCALARS = frozenset({int, float, bool})

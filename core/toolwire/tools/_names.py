@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from ._errors import ToolDefinitionError
+
+if TYPE_CHECKING:
+    from ._model import Tool
 
 MAX_TOOL_NAME_LENGTH = 64
 """The longest tool name OpenAI and Anthropic accept."""
@@ -164,10 +168,33 @@ def match_tool_name(name: str, offered: Iterable[str]) -> str | None:
     """
     if not isinstance(name, str) or not name:
         return None
-    wanted = name.casefold()
-    found = {
-        candidate
-        for candidate in offered
-        if candidate.casefold() == wanted or wire_spelling(candidate).casefold() == wanted
-    }
+    found = set(_spelled(name, offered))
     return found.pop() if len(found) == 1 else None
+
+
+def _spelled(name: str, names: Iterable[str]) -> Iterable[str]:
+    """The names that ``name`` spells differently: in another case, or as the wire alias."""
+    wanted = name.casefold()
+    for candidate in names:
+        if candidate.casefold() == wanted or wire_spelling(candidate).casefold() == wanted:
+            yield candidate
+
+
+def sensitive_arguments(tools: Mapping[str, Tool], *names: str | None) -> frozenset[str]:
+    """The sensitive arguments of the tools ``names`` stand for, together: for each name, the
+    tool registered under it, or else every registered tool it spells differently (another case,
+    a wire alias; see :func:`match_tool_name`). A name that means no tool adds nothing.
+
+    Redaction goes by this, not by the exact name, so a model that writes ``Login`` for
+    ``login`` has its ``password`` redacted like any call of ``login``.
+    """
+    found: frozenset[str] = frozenset()
+    for name in names:
+        if not name:
+            continue
+        tool = tools.get(name)
+        meant = [tool] if tool is not None else [tools[n] for n in _spelled(name, tools)]
+        for each in meant:
+            if each.sensitive_arguments:
+                found = found | each.sensitive_arguments
+    return found

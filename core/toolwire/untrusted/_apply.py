@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._contain import bounded, is_cancellation, raised_by
+from .._contain import bounded, describe, is_cancellation, raised_by
 from ..tools._context import FILTERED_SERVICE
 from ._builtin import default_filter
 from ._records import FilterContext, FilteredText, FilterOutcome
@@ -20,11 +20,6 @@ if TYPE_CHECKING:
 
 class _FilterUnusable(Exception):
     """The filter hook raised, answered nothing, or answered something unusable."""
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _checked(answer: Any, count: int) -> tuple[FilteredText, ...]:
@@ -133,7 +128,7 @@ async def filter_untrusted(
         # cancellation of the run still propagates.
         if is_cancellation(exc):
             raise
-        reason = str(exc) if isinstance(exc, _FilterUnusable) else f"it raised {_describe(exc)}"
+        reason = str(exc) if isinstance(exc, _FilterUnusable) else f"it raised {describe(exc)}"
         report = (
             f"{_origin(filter_context)}: the untrusted-content filter could not run ({reason}); "
             "the content was passed on unfiltered"
@@ -286,7 +281,7 @@ def _plugin_failed(host: Any, context: ToolContext | None, exc: BaseException) -
             plugin=raised_by(exc, caller.get_hookimpls()) or "",
             hook="toolwire_filter_untrusted",
             error=f"the result of {context.tool.name} call {context.call_id} was passed on "
-            f"unfiltered: {_describe(exc)}",
+            f"unfiltered: {describe(exc)}",
         )
     )
 

@@ -9,11 +9,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
 import pytest
 
 from toolwire.config import LedgerConfig
 from toolwire.loop import CallClaimed, Ledger, LedgerError, Run
-from toolwire.loop._ledger_store import SCHEMA_VERSION
+from toolwire.loop._ledger_store import SCHEMA_VERSION, RunClaimed, StartedRow
 from toolwire.messages import ToolResultMessage, UserMessage
 from toolwire.tools import ToolResult
 
@@ -87,7 +88,8 @@ def test_a_call_started_elsewhere_is_refused_and_nothing_is_committed(
 
 def test_a_call_that_never_settled_is_taken_over_once(open_ledger: OpenLedger) -> None:
     crashed = open_ledger()
-    _start(crashed, "c1")  # and its process ends
+    _start(crashed, "c1")
+    crashed.close()  # as its process ending does: it holds the call no more
     one, two = open_ledger(), open_ledger()
     assert not one.entries("run_1", 1)["c1"].settled
     assert not two.entries("run_1", 1)["c1"].settled
@@ -99,6 +101,125 @@ def test_a_call_that_never_settled_is_taken_over_once(open_ledger: OpenLedger) -
     _settle(one, "c1", "charged")
     one.flush()
     assert open_ledger().entries("run_1", 1)["c1"].result == ToolResult.ok("charged")
+
+
+def test_a_call_its_owner_runs_is_running_and_is_not_taken_over(
+    open_ledger: OpenLedger,
+) -> None:
+    owner, other = open_ledger(), open_ledger()
+    _start(owner, "c1")
+    [entry] = other.entries("run_1", 1).values()
+    assert (entry.running, entry.interrupted, entry.attempt) == (True, False, 1)
+    with pytest.raises(CallClaimed, match=r"already started \(attempt 1\)"):
+        _start(other, "c1")
+    _settle(owner, "c1", "charged")
+    owner.flush()  # settled: its owner lets it go
+    entry = other.entries("run_1", 1)["c1"]
+    assert (entry.settled, entry.running) == (True, False)
+
+
+@pytest.mark.parametrize(("lease", "running"), [(3600.0, True), (-1.0, False)])
+def test_an_owner_on_another_machine_holds_a_call_while_its_lease_lasts(
+    open_ledger: OpenLedger, lease: float, running: bool
+) -> None:
+    """Nothing tells whether a process elsewhere lives but the lease it keeps renewing."""
+    ledger = open_ledger()
+    now = time.time()
+    row = StartedRow(
+        run_id="run_1",
+        round=1,
+        call_id="c1",
+        tool="charge",
+        arguments='{"amount": 7}',
+        idempotent=False,
+        at=now,
+        owner="worker-9/other-boot.1/4242/777",
+        lease=now + lease,
+    )
+    assert ledger.store.start(row, [], None, takeover=None) == (1, None)
+    entry = open_ledger().entries("run_1", 1)["c1"]
+    assert (entry.running, entry.owner) == (running, "worker-9/other-boot.1/4242/777")
+    taker = open_ledger()
+    taker.entries("run_1", 1)
+    if running:
+        with pytest.raises(CallClaimed):
+            _start(taker, "c1")
+    else:
+        assert taker.started("run_1", 1, "c1", "charge", {}, idempotent=False, after=1) == 2
+
+
+def test_a_former_owner_cannot_settle_a_call_taken_over(open_ledger: OpenLedger) -> None:
+    first = open_ledger()
+    _start(first, "c1")
+    first.close()
+    second = open_ledger()
+    second.entries("run_1", 1)
+    _start(second, "c1")  # attempt 2
+    first.settled("run_1", 1, "c1", "charge", {}, ToolResult.ok("late"), idempotent=False)
+    first.flush()
+    entry = open_ledger().entries("run_1", 1)["c1"]
+    assert (entry.settled, entry.attempt, entry.running) == (False, 2, True)
+    _settle(second, "c1", "charged")
+    second.flush()
+    assert open_ledger().entries("run_1", 1)["c1"].result == ToolResult.ok("charged")
+
+
+def test_a_call_that_asked_while_it_ran_waits_and_starts_again_from_there(
+    open_ledger: OpenLedger,
+) -> None:
+    ledger = open_ledger()
+    _start(ledger, "c1")
+    ledger.waiting("run_1", 1, "c1", "charge", {"amount": 7})
+    assert open_ledger().entries("run_1", 1)["c1"].running  # until committed, it is held
+    ledger.flush()
+    other = open_ledger()
+    entry = other.entries("run_1", 1)["c1"]
+    assert (entry.deferred, entry.running, entry.settled, entry.interrupted) == (
+        True,
+        False,
+        False,
+        False,
+    )
+    with pytest.raises(CallClaimed, match="may not start again"):
+        other.started("run_1", 1, "c1", "charge", {}, idempotent=False, after=2)
+    with pytest.raises(CallClaimed):
+        other.started("run_1", 1, "c1", "charge", {}, idempotent=False, after=0)
+    assert other.started("run_1", 1, "c1", "charge", {}, idempotent=False, after=1) == 2
+
+
+def test_a_running_call_keeps_its_lease_alive(ledger_config: LedgerConfig) -> None:
+    """The lease keeper renews a held call's lease each third of it (waited for by watching
+    the row, for at most a minute)."""
+    ledger = Ledger(Ledger.open(ledger_config).store, lease_seconds=0.9)
+    _start(ledger, "c1")
+    [first] = ledger.store.calls("run_1", 1)
+    deadline = time.monotonic() + 60
+    while ledger.store.calls("run_1", 1)[0].lease == first.lease:
+        assert time.monotonic() < deadline, "the lease was never renewed"
+        time.sleep(0.05)
+    assert ledger.store.calls("run_1", 1)[0].lease > first.lease  # type: ignore[operator]
+    ledger.close()
+
+
+def test_a_run_written_by_another_process_since_it_was_read_is_not_overwritten(
+    open_ledger: OpenLedger,
+) -> None:
+    """Two processes resuming one run: the view of the one that writes second is refused, and
+    how its calls ended is kept all the same."""
+    first = Run(id="run_1", messages=(UserMessage("hi"),), stop_reason="deferred")
+    open_ledger().save_run(first)
+    one, two = open_ledger(), open_ledger()
+    assert one.load_run("run_1") == two.load_run("run_1")
+    one.save_run(attrs.evolve(first, stop_reason="answered", text="by one"))
+    _start(two, "c1")
+    _settle(two, "c1", "charged by two")
+    with pytest.raises(RunClaimed, match=r"run 'run_1' was written by another process"):
+        two.save_run(attrs.evolve(first, stop_reason="answered", text="by two"))
+    reader = open_ledger()
+    assert reader.load_run("run_1") == attrs.evolve(
+        first, stop_reason="answered", text="by one"
+    ).to_json(events=False)
+    assert reader.entries("run_1", 1)["c1"].result == ToolResult.ok("charged by two")
 
 
 def test_a_run_record_reads_back_as_the_runs_json(open_ledger: OpenLedger) -> None:

@@ -1,8 +1,8 @@
 """Tools of the resume crash tests; each appends its name to ``effects.log`` in a work directory.
 
-``charge`` needs approval and is not idempotent; ``wait`` is idempotent. While
+``charge`` needs approval and is not idempotent; ``wait`` is idempotent. When
 ``block-<name>`` exists in the work directory, that tool writes ``<name>.started`` and waits
-until the process is killed.
+until the file is removed (or the process is killed).
 """
 
 from __future__ import annotations
@@ -35,14 +35,32 @@ def make_config(workdir: Path, url: str | None = None) -> Config:
     return Config(ledger=LedgerConfig(path=str(workdir / "ledger.sqlite3"), url=url))
 
 
+def approve_in_a_child(
+    workdir: Path, marker: str, url: str | None = None
+) -> subprocess.Popen[bytes]:
+    """Approve the deferred charge in a child process, returned once ``marker`` exists."""
+    command = [sys.executable, str(CHILD), str(workdir), *([url] if url else [])]
+    from waiting import until  # the test's side only: the child imports this module too
+
+    child = subprocess.Popen(command, stderr=subprocess.PIPE)
+    assert child.stderr is not None
+    try:
+        until((workdir / marker).exists, child, what=marker)
+    except BaseException:
+        child.kill()
+        child.wait()
+        child.stderr.close()
+        raise
+    return child
+
+
 def approve_in_a_child_killed_at(workdir: Path, marker: str, url: str | None = None) -> None:
     """Approve the deferred charge in a child process; kill it with -9 once ``marker`` exists."""
-    command = [sys.executable, str(CHILD), str(workdir), *([url] if url else [])]
-    from waiting import running, until  # the test's side only: the child imports this module too
-
-    with running(command, stderr=subprocess.PIPE) as child:
-        until((workdir / marker).exists, child, what=marker)
-        child.kill()
+    child = approve_in_a_child(workdir, marker, url)
+    child.kill()
+    child.wait()
+    assert child.stderr is not None
+    child.stderr.close()
     assert child.returncode == -9
 
 
@@ -52,9 +70,11 @@ def plugin(workdir: Path) -> Any:
     async def effect(name: str) -> None:
         with (workdir / "effects.log").open("a") as log:
             log.write(name + "\n")
-        if (workdir / f"block-{name}").exists():
+        block = workdir / f"block-{name}"
+        if block.exists():
             (workdir / f"{name}.started").write_text("yes")
-            await asyncio.sleep(3600)
+            while block.exists():  # noqa: ASYNC110 (the test, another process, removes it)
+                await asyncio.sleep(0.02)
 
     @toolwire.tool(requires_approval=True)
     async def charge(amount: int) -> str:

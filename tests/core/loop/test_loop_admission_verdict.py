@@ -226,4 +226,6 @@ def test_the_approval_request_carries_the_validated_arguments() -> None:
         "detail": "side effects",
         "round": 1,
         "started": False,
+        "attempt": 1,
+        "starts": 0,
     }

@@ -1,4 +1,5 @@
-"""The execution layers of one call: capture, one attempt, retries and the ledger rows."""
+"""The execution layers of one call: the one map from an exception to a result, one attempt,
+retries and the ledger rows."""
 
 from __future__ import annotations
 
@@ -8,20 +9,13 @@ from typing import Any
 
 import pytest
 
-from toolwire.loop._cancel import RunCancelled
-from toolwire.loop._execution import (
-    Attempt,
-    LedgerRow,
-    attempt,
-    capture,
-    record_start,
-    with_ledger,
-    with_retries,
-)
+from toolwire.loop._execution import Attempt, attempt, with_retries
 from toolwire.loop._ledger import Ledger
+from toolwire.loop._lifecycle import LedgerRow, record_start, with_ledger
 from toolwire.loop._state import CallSlot
 from toolwire.messages import ToolCall
 from toolwire.tools import Tool
+from toolwire.tools._errors import RunCancelled, result_for
 from toolwire.tools._result import ToolBlocked, ToolResult, ToolStatus
 
 TOOL = Tool.from_schema("slow", "A slow tool.", {"type": "object"}, lambda a: "ok", max_retries=2)
@@ -29,7 +23,6 @@ TOOL = Tool.from_schema("slow", "A slow tool.", {"type": "object"}, lambda a: "o
 E, B = ToolStatus.ERROR, ToolStatus.BLOCKED
 CANCELLED = "Cancelled: the run was cancelled while slow ran."
 DEADLINE = "Tool slow was stopped: the run's deadline passed while it ran."
-LEDGER = "Not run: the tool-effect ledger '/x.db' cannot record the call (OSError: disk full)."
 FAILED = "Tool execution failed: "
 CAPTURED = [
     ("blocked", ToolBlocked("no network"), {}, B, "no network"),
@@ -40,16 +33,17 @@ CAPTURED = [
     ("own timeout", TimeoutError("db"), {}, E, FAILED + "TimeoutError: db"),
     ("failure", ValueError("bad"), {}, E, FAILED + "ValueError: bad"),
     ("bare failure", KeyError(), {}, E, FAILED + "KeyError"),
-    ("ledger", OSError("disk full"), {"stage": "ledger", "ledger": "/x.db"}, E, LEDGER),
+    ("the tool's failure", KeyError(), {"by_tool": True}, E, FAILED + "KeyError: "),
 ]
 
 
 @pytest.mark.parametrize(
     ("exc", "options", "status", "text"), [c[1:] for c in CAPTURED], ids=[c[0] for c in CAPTURED]
 )
-def test_capture(exc: BaseException, options: Any, status: ToolStatus, text: str) -> None:
-    result = capture(exc, "slow", **options)
+def test_result_for(exc: BaseException, options: Any, status: ToolStatus, text: str) -> None:
+    result = result_for(exc, TOOL, **options)
     assert (result.status, result.content) == (status, text)
+    assert result.retryable is options.get("by_tool", False)
 
 
 def _slot() -> CallSlot:
@@ -115,7 +109,7 @@ async def test_a_run_cancelled_during_retries_answers_cancelled() -> None:
 async def test_the_ledger_settles_what_ran(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.db")
     row = LedgerRow(run_id="r1", round=1, call_id="c1", tool="slow", arguments={}, idempotent=False)
-    assert record_start(ledger, row, None) is None
+    assert record_start(ledger, row, None) == 1  # the first attempt
 
     async def send() -> tuple[ToolResult, Any]:
         return ToolResult.ok("done"), "executed"

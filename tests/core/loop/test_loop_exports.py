@@ -24,6 +24,7 @@ EXPECTED = {
     "Outcome",
     "Run",
     "RunEvents",
+    "RunInProgress",
     "RunLoop",
     "RunOptions",
     "RunStream",

@@ -12,6 +12,7 @@ from loop_support import make_host, scripted_loop
 import toolwire
 from toolwire.loop import Approve, Ledger, LedgerError, Run
 from toolwire.loop._journal import LedgerCorrupt, RunJournal
+from toolwire.loop._ledger_store import SCHEMA_VERSION
 from toolwire.messages import ToolResultMessage, UserMessage
 from toolwire.testing import tool_call
 from toolwire.tools import ToolResult
@@ -111,11 +112,63 @@ async def test_a_ledger_file_of_schema_1_is_migrated_and_still_resumes(tmp_path:
     loaded = loop.load(deferred.id)
     assert loaded.to_json(events=False) == deferred.to_json(events=False)
     with sqlite3.connect(old) as db:
-        assert db.execute("PRAGMA user_version").fetchone() == (2,)
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert tables == {"calls", "runs", "run_items"}
         assert db.execute("SELECT attempt FROM calls").fetchall() == [(1,)]
     done = await loop.resume(loaded, {loaded.deferred[0].call_id: Approve()})
+    assert done.stop_reason == "answered"
+    assert log.count("send bob") == 1
+
+
+SCHEMA_2_CALLS = """
+CREATE TABLE calls (
+    run_id TEXT NOT NULL, round INTEGER NOT NULL, call_id TEXT NOT NULL, tool TEXT NOT NULL,
+    arguments TEXT NOT NULL, idempotent INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('started', 'settled')), result TEXT,
+    started REAL NOT NULL, settled REAL, attempt INTEGER NOT NULL DEFAULT 1,
+    PRIMARY KEY (run_id, round, call_id)
+);
+"""
+
+
+async def test_a_ledger_file_of_schema_2_is_migrated_and_its_interrupted_call_asks_again(
+    tmp_path: Path,
+) -> None:
+    """A schema 2 file (calls without owners) left by a process killed while the approved
+    ``send`` ran: migrated in place, the call is interrupted (no owner holds it) and runs
+    again on a decision given on that request."""
+    log: list[str] = []
+    loop, _ = scripted_loop(make_host(tmp_path, _tools(log)), SCRIPT)
+    deferred = await loop.run("take notes")
+    [request] = deferred.deferred
+    assert loop.ledger is not None
+    loop.ledger.close()
+    path = tmp_path / "ledger.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE calls")
+        db.executescript(SCHEMA_2_CALLS)
+        db.execute("ALTER TABLE runs DROP COLUMN version")
+        db.execute(
+            "INSERT INTO calls VALUES (?, 6, ?, 'send', '{\"to\": \"bob\"}', 0, 'started', "
+            "NULL, 1, NULL, 1)",
+            (deferred.id, request.call_id),
+        )
+        db.execute("PRAGMA user_version = 2")
+    loop, _ = scripted_loop(make_host(tmp_path, _tools(log)), SCRIPT)
+    loaded = loop.load(deferred.id)
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert db.execute("SELECT state, attempt, owner, lease FROM calls").fetchall() == [
+            ("started", 1, None, None)
+        ]
+    [interrupted] = loaded.deferred
+    assert (interrupted.reason, interrupted.attempt) == ("interrupted", 2)
+    assert interrupted.detail.startswith("approved, send started at ")
+    stale = await loop.resume(deferred, {request.call_id: Approve()})
+    assert stale.stop_reason == "deferred"
+    assert log.count("send bob") == 0
+    done = await loop.resume(loaded, {request.call_id: Approve()})
     assert done.stop_reason == "answered"
     assert log.count("send bob") == 1
 

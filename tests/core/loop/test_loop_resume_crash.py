@@ -127,3 +127,62 @@ async def test_a_resume_stores_what_to_recover_from_before_the_call_starts(
     done = await loop.resume(run, {run.deferred[0].call_id: Approve()})
     assert done.stop_reason == "answered"
     assert seen == [("interrupted", "started")]
+
+
+async def test_a_decision_from_before_the_crash_given_by_run_id_asks_again(
+    tmp_path: Path,
+) -> None:
+    """A caller that keeps its decision and gives it again by run id after the crash: it was
+    taken on the approval request, not on the interrupted one, so the call waits again."""
+    before = await _deferred_run(tmp_path)
+    [approval] = before.deferred
+    assert approval.attempt == 1
+    (tmp_path / "block-charge").write_text("")
+    approve_in_a_child_killed_at(tmp_path, "charge.started")
+    (tmp_path / "block-charge").unlink()
+
+    loop = _loop(tmp_path)
+    for decision in (Approve(), Deny("no"), Approve(attempt=1)):
+        again = await loop.resume(RUN_ID, {approval.call_id: decision})
+        assert effects(tmp_path) == ["charge"]
+        assert again.stop_reason == "deferred"
+        [request] = again.deferred
+        assert (request.call_id, request.reason, request.attempt) == (
+            approval.call_id,
+            "interrupted",
+            2,
+        )
+        assert_no_orphans(again)
+
+    # A decision naming the interrupted request runs the call again, knowingly.
+    done = await loop.resume(RUN_ID, {approval.call_id: Approve(attempt=2)})
+    assert effects(tmp_path) == ["charge", "charge", "wait"]
+    assert done.stop_reason == "answered"
+    assert_no_orphans(done, allow_deferred=False)
+
+
+async def test_a_run_given_from_before_two_crashes_does_not_take_the_request_back(
+    tmp_path: Path,
+) -> None:
+    """The call was approved, killed, approved again on its interrupted request, killed again:
+    it waits on a third request. A resume with the run from before both crashes goes on from
+    the ledger's record, so that third request stands, and a decision kept for the second one
+    does not run the call a third time."""
+    before = await _deferred_run(tmp_path)
+    call_id = before.deferred[0].call_id
+    (tmp_path / "block-charge").write_text("")
+    approve_in_a_child_killed_at(tmp_path, "charge.started")
+    (tmp_path / "charge.started").unlink()
+    approve_in_a_child_killed_at(tmp_path, "charge.started")  # on the interrupted request
+    (tmp_path / "block-charge").unlink()
+    assert effects(tmp_path) == ["charge", "charge"]
+
+    loop = _loop(tmp_path)
+    assert [d.attempt for d in loop.load(RUN_ID).deferred] == [3]
+    again = await loop.resume(before, {call_id: Deny("no")})
+    assert [(d.reason, d.attempt) for d in again.deferred] == [("interrupted", 3)]
+    assert [d.attempt for d in loop.load(RUN_ID).deferred] == [3]
+    kept = await loop.resume(RUN_ID, {call_id: Approve(attempt=2)})
+    assert kept.stop_reason == "deferred"
+    assert effects(tmp_path) == ["charge", "charge"]
+    assert_no_orphans(kept)

@@ -52,12 +52,14 @@ def _config(server: FakeOpenAIChatServer, trace: Path, stream: bool) -> Any:
     )
 
 
+@pytest.mark.parametrize("name", ["login", "Login"])
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 async def test_the_trace_holds_every_request_body_with_secrets_redacted(
-    tmp_path: Path, stream: bool
+    tmp_path: Path, stream: bool, name: str
 ) -> None:
+    """Also when the model changed the case of the tool's name (the call runs as ``login``)."""
     trace = tmp_path / "trace.jsonl"
-    script = [tool_call("login", {"user": "ada", "password": PASSWORD}), "Logged in."]
+    script = [tool_call(name, {"user": "ada", "password": PASSWORD}), "Logged in."]
     async with FakeOpenAIChatServer(script) as server:
         host = Host.load(_config(server, trace, stream), plugins=[openai_plugin, LoginPlugin()])
         async with host:

@@ -291,11 +291,13 @@ async def test_a_provider_failure_marks_the_chat_span(telemetry: Any, tmp_path: 
     assert requests.attributes["error.type"] == "error"
 
 
+@pytest.mark.parametrize("name", ["login", "Login"])
 async def test_capture_on_records_content_with_sensitive_arguments_and_key_redacted(
-    telemetry: Any, tmp_path: Path
+    telemetry: Any, tmp_path: Path, name: str
 ) -> None:
+    """Also when the model changed the case of the tool's name (the call runs as ``login``)."""
     script = [
-        [tool_call("login", {"user": "ada", "password": SECRET}), tool_call("explode")],
+        [tool_call(name, {"user": "ada", "password": SECRET}), tool_call("explode")],
         f"Logged in. Your key is {API_KEY}.",
     ]
     async with FakeOpenAIChatServer(script, api_key=API_KEY) as server:
@@ -318,7 +320,7 @@ async def test_capture_on_records_content_with_sensitive_arguments_and_key_redac
     )
     assert SECRET not in everything
     assert API_KEY not in everything
-    (login_span,) = _by_name(spans, "execute_tool login")
+    (login_span,) = _by_name(spans, f"execute_tool {name}")  # named by the first event
     assert json.loads(login_span.attributes["gen_ai.tool.call.arguments"]) == {
         "user": "ada",
         "password": "[redacted]",

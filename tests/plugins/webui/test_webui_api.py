@@ -375,10 +375,12 @@ async def test_stop_while_the_model_streams_a_call_ends_the_turn_with_the_call_n
     assert called == answered
 
 
+@pytest.mark.parametrize("name", ["log_in", "Log_In"])
 async def test_a_sensitive_argument_is_never_shown_and_survives_an_edit(
-    chat: Any, client: aiohttp.ClientSession, views: Any
+    chat: Any, client: aiohttp.ClientSession, views: Any, name: str
 ):
-    server, _ = await chat([tool_call("log_in", {"user": "ann", "password": "s3cret-42"}), "In."])
+    """Also when the model changed the case of the tool's name (the call runs as ``log_in``)."""
+    server, _ = await chat([tool_call(name, {"user": "ann", "password": "s3cret-42"}), "In."])
     headers = await session_for(client, server)
     cid = await new_conversation(client, server, headers)
     url = f"{server.url}api/conversations/{cid}/"

@@ -1,4 +1,4 @@
-"""A run's state as it starts or is restored, and the run as the ledger stores it."""
+"""A run's state as it starts (its arguments checked) or is restored from a stored run."""
 
 from __future__ import annotations
 
@@ -6,10 +6,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from ..adapters._base import NamedToolChoice, ToolChoice
-from ..events import PluginFailed
 from ..messages import (
     AssistantMessage,
     Message,
@@ -21,15 +18,13 @@ from ..messages import (
 )
 from ..output import OutputSpec
 from ._admission import duplicate_key
-from ._execution import describe
 from ._offer import Selection
 from ._run import Run, RunOptions
-from ._state import RunState
+from ._state import RunState, Spending, TrustNeed
 
 if TYPE_CHECKING:
     from ..config import Config
     from ..tools import Tool
-    from ._protocol import LoopView
 
 _ANY_TOOL_CHOICE = ("auto", "none", "required")
 
@@ -77,12 +72,14 @@ def new_state(
         stream=stream,
         output=OutputSpec.for_run(output, config),
     )
-    Selection.from_config(config, tool_names, profile)  # refuses an unknown profile now
-    state = RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages)
+    selection = Selection.from_config(config, tool_names, profile)  # refuses an unknown profile
+    state = RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages, selection)
     inherited = strictest_result(messages)  # a continued conversation keeps its requirement
     if inherited is not None:
-        state.required_trust = required_trust(messages)
-        state.trust_origin = f"{inherited.name} call {inherited.call_id} of the conversation"
+        state.require(
+            required_trust(messages),
+            f"{inherited.name} call {inherited.call_id} of the conversation",
+        )
     return state
 
 
@@ -118,24 +115,25 @@ def _tool_choice(value: ToolChoice | str) -> ToolChoice:
     )
 
 
-def restore(registered: Mapping[str, Tool], run: Run) -> RunState:
+def restore(config: Config, registered: Mapping[str, Tool], run: Run) -> RunState:
     """The state of a stored run, to go on with it (its duplicate keys rebuilt)."""
     messages = list(run.messages)
     if messages and isinstance(messages[0], SystemMessage):
         messages.pop(0)
-    state = RunState(run.id, run.options, messages)
-    state.base_system = run.options.system_prompt
+    options = run.options
+    selection = Selection.from_config(config, options.tools, options.profile)
+    state = RunState(run.id, options, messages, selection)
     state.records = list(run.tool_calls)
     state.events = list(run.events)
     state.sources = {s.url: s for s in run.sources}
     state.rounds = run.rounds
     state.used = run.tool_calls_used
-    state.required_trust = run.required_trust
-    state.usage = run.usage
-    state.cost = run.cost or 0.0
-    state.unpriced = int(run.cost is None and run.usage.reported)
+    if run.required_trust is not None:
+        state.trust = TrustNeed(run.required_trust)
+    state.spending = Spending(
+        run.usage, run.cost or 0.0, int(run.cost is None and run.usage.reported)
+    )
     state.deferred = list(run.deferred)
-    state.turn.forced_choice_used = run.rounds > 0
     for record in run.tool_calls:
         if (
             record.outcome == "executed"
@@ -149,40 +147,3 @@ def restore(registered: Mapping[str, Tool], run: Run) -> RunState:
                 key = duplicate_key(tool, record.arguments)
                 state.seen.setdefault(key, record.call.id)
     return state
-
-
-def pending_snapshot(state: RunState) -> Run | None:
-    """The run as it stands, once per turn, to store with the turn's first ledger row (a
-    resume's own recovery snapshot when it has one)."""
-    if not state.turn.snapshot_pending:
-        return None
-    state.turn.snapshot_pending = False
-    used = state.turn.snapshot_used
-    recovery = state.turn.recovery
-    if recovery is not None:
-        return attrs.evolve(recovery, tool_calls_used=used)
-    return state.build(stop="interrupted", events=False, used=used)
-
-
-def store(view: LoopView, state: RunState, run: Run | None) -> None:
-    """Store the run's final snapshot (None: only the pending settled rows); a ledger that
-    fails is reported as a ``PluginFailed`` and never costs the run its result."""
-    ledger = view.ledger
-    if ledger is None:
-        return
-    try:
-        if run is None:
-            ledger.flush()
-        else:
-            ledger.save_run(run)
-    except Exception as exc:
-        view.emit(
-            state,
-            PluginFailed(
-                run_id=state.run_id,
-                round=state.rounds or None,
-                plugin="toolwire.ledger",
-                hook="ledger",
-                error=f"the run could not be stored in {ledger.location!r}: {describe(exc)}",
-            ),
-        )

@@ -1,0 +1,121 @@
+"""Admission's verdict applied to a slot: refused, admitted, deferred or put to the approver.
+
+:func:`admit_call` asks :func:`~toolwire.loop._admission.admit` (pure) and applies what it
+returns; :func:`decide` asks the run's approver and applies the decision
+(:func:`~toolwire.loop._decision.apply_decision`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..messages import ToolCall
+from ._admission import AdmissionContext, Admitted, NeedsDecision, Refused, admit
+from ._decision import answer_for_caller, apply_decision, approved, defer
+from ._lifecycle import CallEvent, step
+from ._reconcile import edited_call
+from ._state import CallSlot, RunState, Turn
+
+if TYPE_CHECKING:
+    from ._view import LoopView
+
+
+async def admit_call(
+    view: LoopView,
+    state: RunState,
+    turn: Turn,
+    slot: CallSlot,
+    *,
+    count: bool = True,
+    approved: bool = False,
+) -> str | None:
+    """Admit one call through :func:`admit` and apply the verdict; returns a reason when a
+    ``fail`` policy stops the run.
+
+    On return the slot is answered (refused), deferred, or admitted (``tool`` and
+    ``arguments`` set, no result yet). A call the approver approves (as asked, or with edited
+    arguments) is admitted again, as approved; a call that waits for a decision counts only
+    once approved.
+    """
+    while True:
+        verdict = admit(
+            slot.request, turn.offer, admission_context(view, state, turn, count, approved)
+        )
+        for event in verdict.events:
+            view.emit(state, event)
+        if verdict.counted:
+            state.used += 1
+        if isinstance(verdict, Refused):
+            refuse(turn, slot, verdict)
+            return verdict.fail
+        slot.tool = verdict.tool
+        slot.arguments = verdict.arguments
+        if isinstance(verdict, Admitted):
+            step(slot, CallEvent.ADMIT)
+            if verdict.key is not None:
+                state.remember(slot, verdict.key)
+            slot.approved = slot.approved or approved
+            return None
+        if verdict.reason == "external":
+            defer(view, state, turn, slot, verdict.request)
+            return None
+        edited = await decide(view, state, turn, slot, verdict)
+        if edited is None:
+            return None
+        slot.approve(verdict.request, edited)
+        count, approved = True, True  # not counted while it waited
+
+
+def admission_context(
+    view: LoopView, state: RunState, turn: Turn, count: bool, approved: bool
+) -> AdmissionContext:
+    """What admission reads about the run, taken now."""
+    pipeline = view.pipeline
+    control = state.control
+    return AdmissionContext(
+        run_id=state.run_id,
+        round=turn.round,
+        loop=view.config.loop,
+        used=state.used,
+        budget_hit="max_tool_calls" in turn.limits,
+        cancel_requested=count and control.cancel is not None and control.cancel.is_set(),
+        deadline_passed=count and control.deadline is not None and control.deadline_passed(),
+        seen=state.seen,
+        refusal_reason=pipeline.refusal_reason,
+        approval_reason=pipeline.approval_reason,
+        count=count,
+        approved=approved,
+        tools=view.host.tools,
+    )
+
+
+def refuse(turn: Turn, slot: CallSlot, verdict: Refused) -> None:
+    """Answer a refused call with the verdict's result; note the limit it hit."""
+    if verdict.tool is not None:
+        slot.tool = verdict.tool
+    if verdict.arguments is not None:
+        slot.arguments = verdict.arguments
+    if verdict.budget_hit:
+        turn.limits.add("max_tool_calls")
+    if verdict.deadline_hit:
+        turn.limits.add("deadline")
+    slot.answer(CallEvent.REFUSE, verdict.outcome, verdict.result)
+
+
+async def decide(
+    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, verdict: NeedsDecision
+) -> ToolCall | None:
+    """Ask the run's approver about a call ``[policy]`` wants approved and apply the answer;
+    returns the call to admit again, as approved (with the arguments approved)."""
+    step(slot, CallEvent.DEFER)  # it waits while the approver decides
+    applied = apply_decision(verdict.request, await state.control.ask(verdict.request))
+    name = verdict.tool.name
+    if applied.kind in ("wait", "stale"):
+        defer(view, state, turn, slot, verdict.request)
+        return None
+    if applied.kind != "approve":
+        answer_for_caller(view, state, turn, slot, name, applied)
+        return None
+    assert applied.arguments is not None
+    approved(view, state, turn, slot, verdict.tool, applied)
+    return edited_call(slot.request, name, applied.arguments)
