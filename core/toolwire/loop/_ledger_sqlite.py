@@ -96,13 +96,19 @@ _TAKE_OVER = (
 )
 
 # A run's record is written over only from the version the writer knows (or any, when it
-# knows none): one process's view of a run at a time.
+# knows none): one process's view of a run at a time. A writer that knows the version
+# updates from it and knows the next one without reading it back (the common case: every
+# write of a run after its first).
 _RUN = (
     "INSERT INTO runs (run_id, head, messages, tool_calls, sources, updated, version) "
     "VALUES (?, ?, ?, ?, ?, ?, 1) ON CONFLICT (run_id) DO UPDATE SET head = excluded.head, "
     "messages = excluded.messages, tool_calls = excluded.tool_calls, "
     "sources = excluded.sources, updated = excluded.updated, version = runs.version + 1 "
-    "WHERE ? IS NULL OR runs.version = ? RETURNING version"
+    "RETURNING version"
+)
+_RUN_FROM = (
+    "UPDATE runs SET head = ?, messages = ?, tool_calls = ?, sources = ?, updated = ?, "
+    "version = version + 1 WHERE run_id = ? AND version = ?"
 )
 
 _RENEW = (
@@ -262,11 +268,15 @@ def _write(
         return None
     run_id = record.run_id
     expected = record.expected
-    stored = db.execute(
-        _RUN, (run_id, record.head, *record.lengths, time.time(), expected, expected)
-    ).fetchone()
-    if stored is None:
-        assert expected is not None
+    if expected is None:
+        version: int = db.execute(
+            _RUN, (run_id, record.head, *record.lengths, time.time())
+        ).fetchone()[0]
+    elif db.execute(
+        _RUN_FROM, (record.head, *record.lengths, time.time(), run_id, expected)
+    ).rowcount:
+        version = expected + 1
+    else:
         raise run_claimed(run_id, expected)
     for kind in record.truncate:
         length = record.lengths[KINDS.index(kind)]
@@ -279,7 +289,6 @@ def _write(
             "INSERT OR REPLACE INTO run_items (run_id, kind, seq, item) VALUES (?, ?, ?, ?)",
             [(run_id, kind, seq, item) for kind, seq, item in record.rows],
         )
-    version: int = stored[0]
     return version
 
 
