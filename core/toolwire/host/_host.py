@@ -558,7 +558,10 @@ def _loop_plugin(pm: pluggy.PluginManager, impls: Sequence[Any]) -> str:
 
 
 def _short_repr(value: object) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # a plugin's object whose repr fails is still named
+        return f"a {type(value).__name__} object"
     return text if len(text) <= 80 else f"{text[:77]}..."
 
 

@@ -98,6 +98,11 @@ class Events:
         return None
 
 
+class Unprintable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no")
+
+
 def providing(loop_class: Any, name: str = "agent_mode") -> Any:
     made: list[Any] = []
 
@@ -184,6 +189,10 @@ def test_two_plugins_providing_the_loop_are_named(tmp_path: Path) -> None:
     ("hook", "message"),
     [
         (lambda host: 42, r"plugin 'bad_loop' returned 42 from toolwire_loop; expected a loop"),
+        (
+            lambda host: Unprintable(),
+            r"plugin 'bad_loop' returned a Unprintable object from toolwire_loop; expected a loop",
+        ),
         (
             lambda host: 1 / 0,
             r"plugin 'bad_loop' failed to provide the loop \(toolwire_loop\): ZeroDivisionError",
