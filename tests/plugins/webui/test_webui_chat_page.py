@@ -87,6 +87,14 @@ def shots(look: tuple[int, str]) -> Any:
 
 async def ask(page: Any, server: Any, text: str) -> None:
     await page.goto(server.url)
+    await send(page, text)
+
+
+async def send(page: Any, text: str) -> None:
+    """Type ``text`` and send it once the page takes a message: while a turn is still ending
+    (its answer shown, its end not yet read) the send button is disabled and Enter does
+    nothing."""
+    await page.wait_for_selector("#send:not([disabled])")
     await page.fill("#prompt", text)
     await page.press("#prompt", "Enter")
 
@@ -378,8 +386,7 @@ async def test_tool_choice_retry_regenerate_and_a_cancelled_call(chat: Any, page
     assert provider.bodies[0]["tool_choice"] == "none"
     assert await page.input_value("#tool-choice") == "auto"  # for one message only
     # A provider error ends the turn with a Retry button.
-    await page.fill("#prompt", "And now?")
-    await page.press("#prompt", "Enter")
+    await send(page, "And now?")
     error = page.locator(".note.error")
     await error.wait_for()
     assert "bad day" in (await error.text_content() or "")
@@ -393,8 +400,7 @@ async def test_tool_choice_retry_regenerate_and_a_cancelled_call(chat: Any, page
     assert await page.locator("text=Recovered.").count() == 0
     assert provider.bodies[3]["messages"][-1] == {"role": "user", "content": "And now?"}
     # A stopped call is labelled cancelled, not failed.
-    await page.fill("#prompt", "Wait a long time.")
-    await page.press("#prompt", "Enter")
+    await send(page, "Wait a long time.")
     await page.wait_for_selector('.card[data-status="running"]')
     await page.click("#stop")
     card = page.locator('.card[data-status="cancelled"]')
@@ -444,8 +450,7 @@ async def test_axe_finds_no_serious_accessibility_violation(chat: Any, page: Any
     )
     await ask(page, server, "Read the page and sum it up.")
     await page.wait_for_selector(".answer-sources")
-    await page.fill("#prompt", "Now write a note.")
-    await page.press("#prompt", "Enter")
+    await send(page, "Now write a note.")
     await page.wait_for_selector('.card[data-status="awaiting"]')
     await page.locator(".card-toggle").first.click()  # an open card with its result too
     source = axe_source()

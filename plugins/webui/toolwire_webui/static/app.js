@@ -285,7 +285,7 @@ class Card {
     this.endedAt = null;
     this.chevron = el("span", { class: "chevron", text: "▸", "aria-hidden": "true" });
     this.state = el("span", { class: "card-state", text: this.provider ? "the provider runs it" : "arguments…" });
-    this.time = el("span", { class: "card-time", "aria-label": "elapsed time" });
+    this.time = el("span", { class: "card-time", role: "timer", "aria-label": "elapsed time" });
     const bodyId = `card-body-${number}`;
     this.toggleButton = el("button", { type: "button", class: "card-toggle", "aria-expanded": "false", "aria-controls": bodyId }, this.chevron);
     if (item.icon) this.toggleButton.append(el("span", { class: "card-icon", text: item.icon, "aria-hidden": "true" }));
