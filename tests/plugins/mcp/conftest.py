@@ -189,26 +189,9 @@ def toolwire_cli() -> Callable[..., subprocess.CompletedProcess[str]]:
 
 async def run_json(config: Path, prompt: str) -> dict[str, Any]:
     """``toolwire run --json PROMPT`` in a child process (the fake provider's key set)."""
-    import asyncio
+    from cli_run import toolwire_run
 
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "toolwire",
-        "--config",
-        str(config),
-        "run",
-        "--json",
-        prompt,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "FAKE_PROVIDER_KEY": "sk-test"},
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 180)
-    assert process.returncode == 0, err.decode()
-    data: dict[str, Any] = json.loads(out)
-    return data
+    return await toolwire_run(config, prompt)
 
 
 @pytest.fixture
