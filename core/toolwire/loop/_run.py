@@ -14,7 +14,7 @@ from ..messages import Message, ToolCall, Usage
 from ..output import OutputSpec
 from ..tools._convert import unstructure_result
 from ..tools._errors import Retry, check_attempt
-from ..tools._names import sensitive_arguments
+from ..tools._names import call_sensitive, flat_sensitive, sensitive_arguments
 from ..tools._result import Source, ToolResult, ToolStatus
 from ._codec import (
     CallRedactor,
@@ -121,15 +121,14 @@ class ToolCallRecord:
 
     def to_json(self, redact: Redactor | None = None) -> dict[str, Any]:
         """The record as JSON (artifacts left out, sensitive arguments redacted with ``redact``,
-        asked for the tool that ran and for the name the model wrote)."""
+        asked for the tool that ran and for the name the model wrote; in a bridge call,
+        ``tool_call``, inside its arguments)."""
         arguments = self.arguments
         sensitive: frozenset[str] = frozenset()
         if redact is not None:
-            sensitive = redact(self.call.name)
-            if self.tool is not None and self.tool != self.call.name:
-                sensitive = sensitive | redact(self.tool)
+            sensitive = call_sensitive(self.call.name, self.call.arguments, redact, self.tool)
         if arguments is not None:
-            arguments = redact_arguments(arguments, sensitive)
+            arguments = redact_arguments(arguments, flat_sensitive(sensitive))
         return {
             "call": call_to_json(self.call, sensitive),
             "round": self.round,
@@ -450,13 +449,12 @@ class Run:
 
 def _call_redactor(run: Run, redact: Redactor) -> CallRedactor:
     """What to redact in each call of ``run``'s messages: by the name the model wrote, and by the
-    tool the call ran as or waits for (the records know it after a name was repaired)."""
+    tool the call ran as or waits for (the records know it after a name was repaired, or a
+    bridge call was taken as a call of the tool it names)."""
     resolved = {r.call.id: r.tool for r in run.tool_calls if r.tool and r.tool != r.call.name}
     resolved.update((d.call_id, d.tool) for d in run.deferred)
 
     def sensitive(call: ToolCall) -> frozenset[str]:
-        found = redact(call.name)
-        tool = resolved.get(call.id)
-        return found | redact(tool) if tool is not None and tool != call.name else found
+        return call_sensitive(call.name, call.arguments, redact, resolved.get(call.id))
 
     return sensitive
