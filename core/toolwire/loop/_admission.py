@@ -107,7 +107,12 @@ def every_sensitive(tools: Mapping[str, Tool]) -> frozenset[str]:
 
 
 def _available(offer: Offer) -> str:
-    return ", ".join(offer.names) if offer.names else "none in this round"
+    listed = ", ".join(offer.names) if offer.names else "none in this round"
+    reachable = sorted(offer.reachable)
+    if reachable:
+        more = f" and {len(reachable) - 60} more" if len(reachable) > 60 else ""
+        listed += f"; through {CALL_TOOL}: {', '.join(reachable[:60])}{more}"
+    return listed
 
 
 @attrs.frozen(kw_only=True)

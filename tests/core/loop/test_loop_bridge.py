@@ -163,6 +163,7 @@ async def test_a_bridge_call_of_an_unknown_tool_or_bad_arguments_is_refused_as_t
     run = await loop.run("ACME?")
     unknown, invalid = result_texts(run)
     assert unknown.startswith("Unknown tool 'fax_machine'")
+    assert "through tool_call: bank_login, stock_price, wire_money" in unknown
     assert "Invalid arguments for tool stock_price" in invalid
     assert [r.outcome for r in run.tool_calls] == ["unknown_tool", "invalid_arguments"]
 
