@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import re
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import attrs
@@ -59,14 +59,13 @@ class Arranged:
 
 
 class SearchTools:
-    """What the catalogue keeps between rounds: the sizes of specs and the ``tool_search``
-    built for one set of deferred tools (the same object while that set holds, so a kept offer
-    stays the same)."""
+    """What the catalogue keeps between rounds: the sizes of specs and the ``tool_search`` and
+    ``tool_call`` built for one set of deferred tools (the same objects while that set holds, so
+    a kept offer stays the same)."""
 
     def __init__(self) -> None:
         self._sizes: dict[int, tuple[FunctionSpec, int]] = {}
-        self._search: tuple[tuple[str, ...], Tool, FunctionSpec] | None = None
-        self._bridge: tuple[tuple[str, ...], Tool, FunctionSpec] | None = None
+        self._tools: dict[Callable[..., Tool], tuple[tuple[str, ...], Tool, FunctionSpec]] = {}
         self._words: dict[int, tuple[FunctionSpec, frozenset[str], frozenset[str]]] = {}
         # The last arrangement and what it was made from: a kept offer's functions and tools
         # (the same objects round after round), the last user text and the promotions.
@@ -97,22 +96,24 @@ class SearchTools:
 
     def search_for(self, deferred: Sequence[FunctionSpec]) -> tuple[Tool, FunctionSpec]:
         """The ``tool_search`` tool over ``deferred`` and its spec."""
-        key = tuple(spec.name for spec in deferred)
-        if self._search is not None and self._search[0] == key:
-            return self._search[1], self._search[2]
-        tool = search_tool(deferred)
-        spec = attrs.evolve(tool.function_spec(), tool=tool)
-        self._search = (key, tool, spec)
-        return tool, spec
+        return self._built(search_tool, deferred)
 
     def bridge_for(self, deferred: Sequence[FunctionSpec]) -> tuple[Tool, FunctionSpec]:
         """The ``tool_call`` bridge to ``deferred`` and its spec."""
+        return self._built(bridge_tool, deferred)
+
+    def _built(
+        self, make: Callable[[Sequence[FunctionSpec]], Tool], deferred: Sequence[FunctionSpec]
+    ) -> tuple[Tool, FunctionSpec]:
+        """The built-in tool ``make`` makes for ``deferred``, and its spec: the same objects
+        while the deferred set is the same."""
         key = tuple(spec.name for spec in deferred)
-        if self._bridge is not None and self._bridge[0] == key:
-            return self._bridge[1], self._bridge[2]
-        tool = bridge_tool(deferred)
+        kept = self._tools.get(make)
+        if kept is not None and kept[0] == key:
+            return kept[1], kept[2]
+        tool = make(deferred)
         spec = attrs.evolve(tool.function_spec(), tool=tool)
-        self._bridge = (key, tool, spec)
+        self._tools[make] = (key, tool, spec)
         return tool, spec
 
 
