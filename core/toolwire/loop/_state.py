@@ -190,8 +190,9 @@ class Turn:
 
 @attrs.frozen(kw_only=True)
 class RunControl:
-    """How one run is steered, set as it starts: its deadline, cancellation, approver, event
-    sink, and what its tools are given (the application's values, the run's services)."""
+    """How one run is steered, set as it starts: its deadline, cancellation, approver, external
+    handler, event sink, and what its tools are given (the application's values, the run's
+    services)."""
 
     approval: Approver | None = None
     external: ExternalHandler | None = None  # answers external and deferred calls inline
