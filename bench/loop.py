@@ -42,8 +42,8 @@ rendering (``cached``, the default) and with both cleared before every round (``
 every round cost before they were kept).
 
 Large catalogues: the same run with 1000 tools and ``[tools] max_direct = 20`` (the 20 tools
-most relevant to the prompt and ``tool_search`` go to the model), per round, against all 1000
-offered; the budget is to cost less than the full offer, not more.
+most relevant to the prompt, ``tool_search`` and ``tool_call`` go to the model), per round,
+against all 1000 offered; the budget is to cost less than the full offer, not more.
 
 Run: ``python bench/loop.py`` (``--quick`` for fewer repetitions, ``--catalogue`` for the large
 catalogue alone).
@@ -364,7 +364,8 @@ def _offer_runner(
         tools=ToolsConfig(max_direct=max_direct),
     )
     host = Host.load(config=config, plugins=[Bench()])
-    sent = offered if max_direct is None else max_direct + 1  # the direct ones and tool_search
+    # the direct ones, tool_search and tool_call
+    sent = offered if max_direct is None else max_direct + 2
     loop: Any = None
 
     class InProcess(OpenAIChatAdapter):

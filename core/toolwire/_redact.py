@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REDACTED",
+    "Inside",
     "redact_arguments",
     "redact_body",
     "redact_json",
@@ -34,6 +35,7 @@ __all__ = [
     "redacted_call",
     "redacted_message",
     "scrub",
+    "sensitive_values_in",
 ]
 
 REDACTED: Final = "[redacted]"
@@ -104,11 +106,52 @@ def scrub(text: str, arguments: Any, sensitive: Iterable[str]) -> str:
     return text
 
 
+class Inside(str):
+    """A name to redact that stands for sensitive arguments inside an object argument: the
+    argument ``self`` (a ``str``, the outer name) holds arguments of another call, whose
+    ``names`` are sensitive (a bridge call's ``arguments``, see ``toolwire.tools._names``).
+    Only those values are redacted in it; when it is not an object (JSON text), all of it."""
+
+    names: frozenset[str]
+
+    def __new__(cls, outer: str, names: frozenset[str]) -> Inside:
+        made = super().__new__(cls, outer)
+        made.names = names
+        return made
+
+
 def redact_arguments(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> Mapping[str, Any]:
-    """``arguments`` with the value of every sensitive argument replaced by ``"[redacted]"``."""
+    """``arguments`` with the value of every sensitive argument replaced by ``"[redacted]"``
+    (for an :class:`Inside` name, the sensitive values inside that argument)."""
     if not sensitive or sensitive.isdisjoint(arguments):
         return arguments
-    return {k: (REDACTED if k in sensitive else v) for k, v in arguments.items()}
+    inside = {str(s): s.names for s in sensitive if isinstance(s, Inside)}
+    if not inside:
+        return {k: (REDACTED if k in sensitive else v) for k, v in arguments.items()}
+    return {
+        k: v if k not in sensitive else _inside(v, inside[k]) if k in inside else REDACTED
+        for k, v in arguments.items()
+    }
+
+
+def _inside(value: Any, names: frozenset[str]) -> Any:
+    if isinstance(value, Mapping):
+        return redact_arguments(value, names)
+    return REDACTED if value is not None else None
+
+
+def sensitive_values_in(arguments: Mapping[str, Any], sensitive: frozenset[str]) -> list[Any]:
+    """The values of the ``sensitive`` arguments of ``arguments`` (inside an :class:`Inside`
+    argument, those of its names; all of it when it is not an object)."""
+    found: list[Any] = []
+    for name in sensitive & arguments.keys():
+        value = arguments[name]
+        entry = next(s for s in sensitive if s == name)
+        if isinstance(entry, Inside) and isinstance(value, Mapping):
+            found.extend(sensitive_values_in(value, entry.names))
+        else:
+            found.append(value)
+    return found
 
 
 Call = TypeVar("Call", bound="ToolCall")

@@ -344,7 +344,8 @@ class ToolStarted(Event):
     """A call is being answered (arguments with sensitive values redacted).
 
     ``answer`` says how: ``run`` (the tool runs), ``supplied`` (the caller supplied its
-    result) or ``denied`` (a person declined it). Every ``ToolStarted`` is followed by one of
+    result), ``denied`` (a person declined it) or ``retry`` (the caller's ``Retry`` tells the
+    model to call again). Every ``ToolStarted`` is followed by one of
     ``ToolCompleted``, ``ToolFailed``, ``ToolBlockedEvent`` or ``ToolDenied`` for the same
     call, or by ``ToolDeferred`` when the call defers itself while it runs.
     """
@@ -352,7 +353,7 @@ class ToolStarted(Event):
     call_id: str
     name: str
     arguments: Mapping[str, Any] = attrs.field(factory=dict)
-    answer: Literal["run", "supplied", "denied"] = "run"
+    answer: Literal["run", "supplied", "denied", "retry"] = "run"
 
 
 @attrs.frozen(kw_only=True)

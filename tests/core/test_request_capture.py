@@ -16,8 +16,8 @@ from toolwire.testing import FakeOpenAIChatServer
 R = "[redacted]"
 
 
-def _names(tool: str) -> frozenset[str]:
-    return frozenset({"password", "pin"}) if tool == "login" else frozenset()
+def _names(call: ToolCall) -> frozenset[str]:
+    return frozenset({"password", "pin"}) if call.name == "login" else frozenset()
 
 
 def test_sensitive_values_come_from_sensitive_arguments_only() -> None:

@@ -60,6 +60,7 @@ from ..loop._codec import REDACTED, redact_arguments
 from ..loop._run import Approve, Decision, DeferredRequest, Deny, Run
 from ..loop._state import Approver
 from ..messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
+from ..tools._errors import Retry
 from ..tools._result import Source, ToolResult, ToolStatus
 from ._markdown import LineStyler, has_markdown
 from ._text import inert
@@ -77,6 +78,7 @@ RESULT_LIMIT = 64 * 1024
 _BAR_WIDTH = 20
 _MIN_BAR_WIDTH = 6
 _CATCH_UP_TURNS = 100
+_SEND_BACK = "The user sent this call back: call the tool differently, or answer without it."
 _SGR_CODE = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -943,7 +945,8 @@ class ApprovalPrompter:
     start and ``v`` opens all of them in ``$PAGER`` (``less``). ``y`` runs the call, ``n``
     denies it (with an optional message for the model), ``e`` edits its arguments as indented
     JSON in ``$VISUAL`` / ``$EDITOR`` (one line typed at the prompt without one), checked against
-    the tool's schema before the call runs, ``a`` runs it and allows such calls from now on (in
+    the tool's schema before the call runs, ``s`` sends it back to the model with what to do
+    instead (a :class:`~toolwire.Retry`), ``a`` runs it and allows such calls from now on (in
     this conversation or always, by tool, MCP server or side effect; needs ``grants``). End of
     input defers the call (the run ends with it deferred).
 
@@ -1031,7 +1034,7 @@ class ApprovalPrompter:
         if long:
             out.write(f"  … {len(lines) - room} more lines: [v] shows every line\n")
         out.flush()
-        choices = "[y]es / [n]o / [e]dit"
+        choices = "[y]es / [n]o / [e]dit / [s]end back"
         if long:
             choices += " / [v]iew all"
         if self.grants is not None and tool is not None:
@@ -1047,6 +1050,9 @@ class ApprovalPrompter:
             if choice in ("n", "no"):
                 message = await self._ask("Message for the model (empty for the default): ")
                 return Deny(message) if message else Deny()
+            if choice in ("s", "send back"):
+                message = await self._ask("What should the model do instead? ")
+                return Retry(message) if message else Retry(_SEND_BACK)
             if choice in ("v", "view"):
                 await page("\n".join([f"{request.tool} arguments:", *lines]) + "\n", out)
                 continue

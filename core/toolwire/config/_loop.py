@@ -87,8 +87,9 @@ class LoopConfig:
         True,
         help="`false`: the host runs no local tool. Every call the model makes is admitted "
         "(parsed, validated, checked for duplicates) and the run ends `deferred`, each call with "
-        "its arguments and reason `external`; answer them with `Supply(result)` on `resume`. "
-        "Provider-run tools (web search at the provider) are not affected",
+        "its arguments and reason `external`; answer them with `Supply(result)` on `resume`, "
+        "or as they come with `run(…, external=…)`. Provider-run tools (web search at the "
+        "provider) are not affected",
     )
     compact_at: float = setting(
         0.85,

@@ -454,9 +454,15 @@ class Host:
 
         return asyncio.run(main())
 
-    async def resume(self, run: Run, decisions: Mapping[str, Decision]) -> Run:
-        """Continue a run that ended with deferred calls, with a decision per call id."""
-        return await self.new_loop().resume(run, decisions)
+    async def resume(
+        self, run: Run | str, decisions: Mapping[str, Decision] | None = None, **options: Any
+    ) -> Run:
+        """Continue a run that ended with deferred calls, with a decision per call id.
+
+        Options are those of :meth:`toolwire.loop.ToolCallingLoop.resume` (``approval``,
+        ``external``, ``cancel``, ``context``).
+        """
+        return await self.new_loop().resume(run, decisions, **options)
 
     def stream(self, prompt: str | Sequence[Message], **options: Any) -> RunEvents:
         """Run a conversation, yielding every event as it happens (the run is the stream's

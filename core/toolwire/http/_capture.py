@@ -13,19 +13,20 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .._redact import redact_body
+from .._redact import redact_body, sensitive_values_in
 from ..messages import AssistantMessage, Message, ToolCall
 
 __all__ = ["redact_body", "sensitive_values"]
 
 
 def sensitive_values(
-    messages: Iterable[Message], sensitive: Callable[[str], frozenset[str]]
+    messages: Iterable[Message], sensitive: Callable[[ToolCall], frozenset[str]]
 ) -> frozenset[str]:
     """The values of every sensitive argument of the calls in ``messages``, as text.
 
     :param messages: the conversation of one request.
-    :param sensitive: the names of a tool's sensitive arguments, by tool name.
+    :param sensitive: the names of a call's sensitive arguments (an
+        :class:`~toolwire._redact.Inside` name for those inside an argument).
     :returns: each string value, and the JSON text of each number, found under a sensitive
         argument (at any depth of it); booleans and nulls say nothing worth hiding.
     """
@@ -36,11 +37,11 @@ def sensitive_values(
         for part in message.parts:
             if not isinstance(part, ToolCall) or not part.arguments:
                 continue
-            names = sensitive(part.name)
+            names = sensitive(part)
             if not names:
                 continue
-            for name in names & part.arguments.keys():
-                _collect(part.arguments[name], found)
+            for value in sensitive_values_in(part.arguments, names):
+                _collect(value, found)
     return frozenset(found)
 
 

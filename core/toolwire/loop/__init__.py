@@ -3,6 +3,7 @@
 from typing import TYPE_CHECKING
 
 from .._lazy import lazy_getattr
+from ..tools._errors import Retry
 from ._call import call_tool
 from ._contract import RunEvents, RunLoop, UnknownRun
 from ._ledger import Ledger, LedgerEntry, default_ledger_path, ledger_path
@@ -23,7 +24,7 @@ from ._run import (
     Supply,
     ToolCallRecord,
 )
-from ._state import Approver
+from ._state import Approver, ExternalHandler
 from ._stream import RunStream
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ __all__ = [
     "DeferReason",
     "DeferredRequest",
     "Deny",
+    "ExternalHandler",
     "Ledger",
     "LedgerEntry",
     "LedgerError",
@@ -53,6 +55,7 @@ __all__ = [
     "NotOffered",
     "Offer",
     "Outcome",
+    "Retry",
     "Run",
     "RunEvents",
     "RunInProgress",

@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import attrs
 
 from .._json.relaxed import parse_arguments
-from .._redact import redacted_call
+from .._redact import Inside, redacted_call
 from ..events import DuplicateSuppressed, Event, InvalidArguments, LimitReached, UnknownTool
+from ..messages import ToolCall
 from ..tools._errors import ArgumentsInvalid
-from ..tools._names import match_tool_name, sensitive_arguments
+from ..tools._names import CALL_TOOL, call_sensitive, match_tool_name, sensitive_arguments
 from ..tools._result import ToolResult
 from ._run import DeferredRequest, Outcome
 
 if TYPE_CHECKING:
     from ..config import LoopConfig
-    from ..messages import ToolCall
     from ..tools import Tool
     from ._offer import Offer
 
@@ -56,7 +56,7 @@ def duplicate_key(tool: Tool, arguments: Mapping[str, Any]) -> str:
 def _shown(ctx: AdmissionContext, call: ToolCall) -> str:
     """The arguments of a refused call as the model sent them, for its refusal: the values of
     the sensitive arguments of the tool it names (whatever its spelling) left out."""
-    call = redacted_call(call, sensitive_of(ctx.tools, ctx.loop, call.name))
+    call = redacted_call(call, sensitive_of_call(ctx.tools, ctx.loop, call))
     if call.arguments is not None:
         text = json.dumps(call.arguments, ensure_ascii=False, default=str)
     else:
@@ -72,6 +72,9 @@ def sensitive_of(tools: Mapping[str, Tool], loop: LoopConfig, name: str) -> froz
     tool = tools.get(name)
     if tool is not None:  # the usual case: the name as registered
         return tool.sensitive_arguments
+    if name == CALL_TOOL:  # a bridge call, the tool it calls not known here: any tool's
+        every = every_sensitive(tools)
+        return frozenset({Inside("arguments", every)}) if every else frozenset()
     found = sensitive_arguments(tools, name)
     policy = loop.unknown_tool
     if policy.startswith("rewrite:"):
@@ -79,8 +82,37 @@ def sensitive_of(tools: Mapping[str, Tool], loop: LoopConfig, name: str) -> froz
     return found
 
 
+def sensitive_of_call(
+    tools: Mapping[str, Tool], loop: LoopConfig, call: ToolCall
+) -> frozenset[str]:
+    """:func:`sensitive_of` for a whole call: a bridge call (``tool_call``) by the tool it
+    names, inside its ``arguments``."""
+    if call.name != CALL_TOOL:
+        return sensitive_of(tools, loop, call.name)
+    return call_sensitive(
+        call.name,
+        call.arguments,
+        lambda name: sensitive_of(tools, loop, name) if name != CALL_TOOL else frozenset(),
+        every=lambda: every_sensitive(tools),
+    )
+
+
+def every_sensitive(tools: Mapping[str, Tool]) -> frozenset[str]:
+    """The sensitive arguments of every tool, together."""
+    found: frozenset[str] = frozenset()
+    for tool in tools.values():
+        if tool.sensitive_arguments:
+            found = found | tool.sensitive_arguments
+    return found
+
+
 def _available(offer: Offer) -> str:
-    return ", ".join(offer.names) if offer.names else "none in this round"
+    listed = ", ".join(offer.names) if offer.names else "none in this round"
+    reachable = sorted(offer.reachable)
+    if reachable:
+        more = f" and {len(reachable) - 60} more" if len(reachable) > 60 else ""
+        listed += f"; through {CALL_TOOL}: {', '.join(reachable[:60])}{more}"
+    return listed
 
 
 @attrs.frozen(kw_only=True)
@@ -263,6 +295,8 @@ def check_tool(
         )
     policy = ctx.loop.unknown_tool
     tool = offer.tools.get(name)
+    if tool is None:
+        tool = offer.reachable.get(name)  # a deferred tool, through the bridge or by name
     if tool is not None:
         return tool, ()
     if policy != "fail":
@@ -285,6 +319,50 @@ def check_tool(
     return Refused(
         outcome="unknown_tool", result=ToolResult.error(message), fail=fail, events=(event,)
     )
+
+
+def check_bridge(
+    ctx: AdmissionContext, call: ToolCall, offer: Offer
+) -> tuple[ToolCall, tuple[Event, ...]] | Refused:
+    """A call of the bridge ``tool_call(name, arguments)`` as the call of the deferred (or
+    offered) tool it names, with those arguments (JSON text is parsed like any call's); every
+    other call as it is. A bridge call that names no tool, names itself, or has arguments that
+    are not an object is refused, saying what it takes."""
+    bridge = offer.tools.get(CALL_TOOL)
+    if call.name != CALL_TOOL or bridge is None or not offer.reachable:
+        return call, ()
+    parsed = check_parse(ctx, call, bridge)
+    if isinstance(parsed, Refused):
+        return parsed
+    given, events = parsed
+    target = given.get("name")
+    inner = given.get("arguments")
+    problem = None
+    if not isinstance(target, str) or not target or target == CALL_TOOL:
+        problem = f"'name' must be the name of another tool; got {_value(target)}"
+    elif inner is not None and not isinstance(inner, Mapping | str):
+        problem = f"'arguments' must be an object of {target}'s arguments; got {_value(inner)}"
+    if problem is not None:
+        listed = ", ".join(sorted(offer.reachable))
+        return _refuse_arguments(
+            ctx,
+            call,
+            name=CALL_TOOL,
+            reason=problem,
+            message=f"Invalid arguments for tool {CALL_TOOL}: {problem}. It calls: {listed}.",
+            stop_detail=f"a call of {CALL_TOOL} named no tool to call",
+            tool=bridge,
+            events=events,
+        )
+    assert isinstance(target, str)
+    if isinstance(inner, str):
+        return ToolCall(id=call.id, name=target, raw_arguments=inner), events
+    return ToolCall(id=call.id, name=target, arguments=dict(inner or {})), events
+
+
+def _value(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 80 else text[:80] + "…"
 
 
 def check_parse(
@@ -450,10 +528,15 @@ def admit(call: ToolCall, offer: Offer, ctx: AdmissionContext) -> Verdict:
         if limited is not None:
             return limited
         counted = True
+    bridged = check_bridge(ctx, call, offer)
+    if isinstance(bridged, Refused):
+        return attrs.evolve(bridged, counted=counted)
+    call, unwrapped = bridged
     checked = check_tool(ctx, call, offer)
     if isinstance(checked, Refused):
-        return attrs.evolve(checked, counted=counted)
+        return attrs.evolve(checked, events=(*unwrapped, *checked.events), counted=counted)
     tool, events = checked
+    events = (*unwrapped, *events)
     parsed = check_parse(ctx, call, tool)
     if isinstance(parsed, Refused):
         return attrs.evolve(parsed, events=(*events, *parsed.events), counted=counted)

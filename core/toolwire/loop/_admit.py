@@ -1,8 +1,8 @@
 """Admission's verdict applied to a slot: refused, admitted, deferred or put to the approver.
 
 :func:`admit_call` asks :func:`~toolwire.loop._admission.admit` (pure) and applies what it
-returns; :func:`decide` asks the run's approver and applies the decision
-(:func:`~toolwire.loop._decision.apply_decision`).
+returns; :func:`decide` asks the run's approver (or its external handler) and applies the
+decision (:func:`~toolwire.loop._decision.apply_decision`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from ..messages import ToolCall
 from ._admission import AdmissionContext, Admitted, NeedsDecision, Refused, admit
-from ._decision import answer_for_caller, apply_decision, approved, defer
+from ._decision import answer_for_caller, apply_decision, approved, defer, external_decision
 from ._lifecycle import CallEvent, step
 from ._reconcile import edited_call
 from ._state import CallSlot, RunState, Turn
@@ -55,9 +55,6 @@ async def admit_call(
             if verdict.key is not None:
                 state.remember(slot, verdict.key)
             slot.approved = slot.approved or approved
-            return None
-        if verdict.reason == "external":
-            defer(view, state, turn, slot, verdict.request)
             return None
         edited = await decide(view, state, turn, slot, verdict)
         if edited is None:
@@ -105,16 +102,24 @@ def refuse(turn: Turn, slot: CallSlot, verdict: Refused) -> None:
 async def decide(
     view: LoopView, state: RunState, turn: Turn, slot: CallSlot, verdict: NeedsDecision
 ) -> ToolCall | None:
-    """Ask the run's approver about a call ``[policy]`` wants approved and apply the answer;
-    returns the call to admit again, as approved (with the arguments approved)."""
+    """Ask about a call admission did not let run and apply the answer: the run's approver
+    about one ``[policy]`` wants approved, its external handler about a call the host does not
+    run (``external``); returns the call to admit again, as approved (with the arguments
+    approved)."""
     step(slot, CallEvent.DEFER)  # it waits while the approver decides
-    applied = apply_decision(verdict.request, await state.control.ask(verdict.request))
+    request = verdict.request
+    external = verdict.reason == "external"
+    if external:
+        decision = await external_decision(state.control, request, verdict.tool)
+    else:
+        decision = await state.control.ask(request)
+    applied = apply_decision(request, decision)
     name = verdict.tool.name
     if applied.kind in ("wait", "stale"):
-        defer(view, state, turn, slot, verdict.request)
+        defer(view, state, turn, slot, request)
         return None
     if applied.kind != "approve":
-        answer_for_caller(view, state, turn, slot, name, applied)
+        answer_for_caller(view, state, turn, slot, name, applied, inline=external)
         return None
     assert applied.arguments is not None
     approved(view, state, turn, slot, verdict.tool, applied)

@@ -3,22 +3,29 @@ the rest.
 
 When ``[tools] max_direct`` or ``max_direct_bytes`` is exceeded, or tools are set ``deferred``
 in ``[tools.exposure]``, the round offers the tools most relevant to the last user message (its
-words against each tool's name and description) and a built-in ``tool_search`` over the rest.
-What ``tool_search`` finds is promoted: the conversation holds its results, so every later round
-(also after a resume, or in a run continuing the conversation) offers those tools directly.
+words against each tool's name and description), a built-in ``tool_search`` over the rest, and
+the built-in bridge ``tool_call(name, arguments)``, through which the model calls a deferred
+tool at once: right after ``tool_search`` gave its parameters, or by a name ``tool_call`` lists,
+without searching. Admission takes a bridge call as a call of the tool it names
+(:attr:`Arranged.reachable`), so every check applies to that tool. What ``tool_search`` finds is
+also promoted: the conversation holds its results, so every later round (also after a resume, or
+in a run continuing the conversation) offers those tools directly.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+import types
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import attrs
 
 from ..messages import AssistantMessage, Message, ToolResultMessage, UserMessage
+from ..tools._names import CALL_TOOL as CALL_TOOL_NAME
 from ..tools._names import SEARCH_TOOL as SEARCH_TOOL_NAME
+from ..tools._result import ToolResult
 from ..tools._spec import FunctionSpec
 
 if TYPE_CHECKING:
@@ -27,8 +34,13 @@ if TYPE_CHECKING:
 
 SEARCH_TOOL: Final = SEARCH_TOOL_NAME
 """The name of the built-in search over deferred tools."""
+CALL_TOOL: Final = CALL_TOOL_NAME
+"""The name of the built-in bridge to deferred tools."""
 
 _MAX_FOUND = 5
+_MAX_LISTED = 60  # deferred names tool_call's description lists (the rest: tool_search)
+
+NOTHING_REACHABLE: Mapping[str, Tool] = types.MappingProxyType({})
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -42,16 +54,18 @@ class Arranged:
     deferred: tuple[str, ...] = ()
     reason: str = ""
     promoted: tuple[str, ...] = ()
+    reachable: Mapping[str, Tool] = NOTHING_REACHABLE
+    """The deferred tools by function name: not offered, called through ``tool_call``."""
 
 
 class SearchTools:
-    """What the catalogue keeps between rounds: the sizes of specs and the ``tool_search``
-    built for one set of deferred tools (the same object while that set holds, so a kept offer
-    stays the same)."""
+    """What the catalogue keeps between rounds: the sizes of specs and the ``tool_search`` and
+    ``tool_call`` built for one set of deferred tools (the same objects while that set holds, so
+    a kept offer stays the same)."""
 
     def __init__(self) -> None:
         self._sizes: dict[int, tuple[FunctionSpec, int]] = {}
-        self._search: tuple[tuple[str, ...], Tool, FunctionSpec] | None = None
+        self._tools: dict[Callable[..., Tool], tuple[tuple[str, ...], Tool, FunctionSpec]] = {}
         self._words: dict[int, tuple[FunctionSpec, frozenset[str], frozenset[str]]] = {}
         # The last arrangement and what it was made from: a kept offer's functions and tools
         # (the same objects round after round), the last user text and the promotions.
@@ -82,12 +96,24 @@ class SearchTools:
 
     def search_for(self, deferred: Sequence[FunctionSpec]) -> tuple[Tool, FunctionSpec]:
         """The ``tool_search`` tool over ``deferred`` and its spec."""
+        return self._built(search_tool, deferred)
+
+    def bridge_for(self, deferred: Sequence[FunctionSpec]) -> tuple[Tool, FunctionSpec]:
+        """The ``tool_call`` bridge to ``deferred`` and its spec."""
+        return self._built(bridge_tool, deferred)
+
+    def _built(
+        self, make: Callable[[Sequence[FunctionSpec]], Tool], deferred: Sequence[FunctionSpec]
+    ) -> tuple[Tool, FunctionSpec]:
+        """The built-in tool ``make`` makes for ``deferred``, and its spec: the same objects
+        while the deferred set is the same."""
         key = tuple(spec.name for spec in deferred)
-        if self._search is not None and self._search[0] == key:
-            return self._search[1], self._search[2]
-        tool = search_tool(deferred)
+        kept = self._tools.get(make)
+        if kept is not None and kept[0] == key:
+            return kept[1], kept[2]
+        tool = make(deferred)
         spec = attrs.evolve(tool.function_spec(), tool=tool)
-        self._search = (key, tool, spec)
+        self._tools[make] = (key, tool, spec)
         return tool, spec
 
 
@@ -155,7 +181,7 @@ def arrange(
     ``tool_search`` (see the module's docstring). Without anything deferred, ``functions`` and
     ``tools`` come back as they are."""
     unchanged = Arranged(functions=tuple(functions), tools=tools)
-    if not budgeted(config) or SEARCH_TOOL in tools:
+    if not budgeted(config) or SEARCH_TOOL in tools or CALL_TOOL in tools:
         return unchanged
     found, latest = promotions(messages)
     text = last_user_text(messages)
@@ -195,24 +221,21 @@ def _arranged(
     if not deferred:
         return unchanged
     search, search_spec = kept.search_for(deferred)
-    offered = sorted([*promoted, *direct, search_spec], key=lambda spec: spec.name)
+    bridge, bridge_spec = kept.bridge_for(deferred)
+    offered = sorted([*promoted, *direct, search_spec, bridge_spec], key=lambda spec: spec.name)
     reasons = []
     if over:
         reasons.append(_budget_text(config))
     if marked:
         reasons.append("[tools.exposure] sets them deferred")
+    built = {SEARCH_TOOL: search, CALL_TOOL: bridge}
     return Arranged(
         functions=tuple(offered),
-        tools=_by_name(offered, tools, search),
+        tools={s.name: built[s.name] if s.name in built else tools[s.name] for s in offered},
         deferred=tuple(spec.name for spec in deferred),
         reason="; ".join(reasons),
+        reachable=types.MappingProxyType({spec.name: tools[spec.name] for spec in deferred}),
     )
-
-
-def _by_name(
-    offered: Sequence[FunctionSpec], tools: Mapping[str, Tool], search: Tool
-) -> dict[str, Tool]:
-    return {spec.name: search if spec.name == SEARCH_TOOL else tools[spec.name] for spec in offered}
 
 
 def _budget_text(config: ToolsConfig) -> str:
@@ -274,16 +297,57 @@ def search_tool(deferred: Sequence[FunctionSpec]) -> Tool:
                 "note": "No tool matches these words; try other words for what the tool does.",
             }
         return {
-            "tools": [{"name": spec.name, "description": spec.description} for spec in hits],
-            "note": "These tools are offered to you from your next turn on; call them then.",
+            "tools": [
+                {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "parameters": spec.parameters,
+                }
+                for spec in hits
+            ],
+            "note": (
+                f"Call them now through {CALL_TOOL} (their name and arguments), or directly "
+                "from your next turn on, when they are offered."
+            ),
         }
 
     return tool(
         name=SEARCH_TOOL,
         description=(
             f"Find tools by what they do. {len(catalogue)} more tools are available than are "
-            "offered now; the ones found are offered from the next turn on."
+            f"offered now; the ones found can be called at once through {CALL_TOOL}, and are "
+            "offered from the next turn on."
         ),
         side_effects="read_only",
         idempotent=True,
     )(tool_search)
+
+
+def bridge_tool(deferred: Sequence[FunctionSpec]) -> Tool:
+    """The built-in ``tool_call``: a call of a deferred tool by name. Admission takes each of
+    its calls as a call of the tool it names, so its own function only answers a call that
+    reached it anyway (there is none: it says so)."""
+    from ..tools import tool
+
+    names = [spec.name for spec in deferred]
+    listed = ", ".join(names[:_MAX_LISTED])
+    if len(names) > _MAX_LISTED:
+        listed += f" and {len(names) - _MAX_LISTED} more ({SEARCH_TOOL} finds them)"
+
+    def tool_call(
+        name: Annotated[str, "The name of the tool to call."],
+        arguments: Annotated[
+            dict[str, Any] | None, "Its arguments, as its parameters (from tool_search) say."
+        ] = None,
+    ) -> ToolResult:
+        return ToolResult.error(f"{CALL_TOOL} calls another tool: name one ({listed}).")
+
+    return tool(
+        name=CALL_TOOL,
+        description=(
+            "Call a tool that is not offered directly, now: give its name and its arguments. "
+            f"Use {SEARCH_TOOL} first to learn a tool's parameters. Tools it calls: {listed}."
+        ),
+        side_effects="read_only",
+        idempotent=True,
+    )(tool_call)

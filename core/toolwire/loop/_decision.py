@@ -2,8 +2,9 @@
 events of a call that waits (:func:`defer`), is approved (:func:`approved`) or is answered by
 the caller instead of the tool (:func:`answer_for_caller`).
 
-A decision comes from the run's approver while the run goes (on a call admission deferred, or
-one that asked for approval while it ran) or from ``resume`` (on a stored run's request). What
+A decision comes from the run's approver or external handler (:func:`external_decision`) while
+the run goes (on a call admission deferred, or one that asked for approval or deferred itself
+while it ran) or from ``resume`` (on a stored run's request). What
 it does to the call is the same; how it is carried out depends on where the call is in its life
 (:mod:`toolwire.loop._lifecycle`): a call that has not started is answered or admitted again, one
 that is running gets its answer or goes on.
@@ -11,6 +12,7 @@ that is running gets its answer or goes on.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -18,11 +20,13 @@ import attrs
 
 from .._redact import redact_arguments
 from ..events import ToolApproved, ToolDeferred, ToolStarted
+from ..tools._errors import Retry, decision_result, result_for
+from ..tools._model import returned_result
 from ..tools._result import ToolResult
 from ._lifecycle import CallEvent
-from ._run import Approve, DeferredRequest, Deny, Supply
+from ._run import Approve, Decision, DeferredRequest, Deny, Supply
 from ._settle import settle_events
-from ._state import CallSlot, RunState, Turn
+from ._state import CallSlot, RunControl, RunState, Turn
 
 if TYPE_CHECKING:
     from ..tools import Tool
@@ -35,15 +39,28 @@ class Applied:
 
     ``wait``: nothing yet (no decision); ``stale``: the decision answers another request of
     the call than the one it waits on (an earlier one: the call was interrupted since), so the
-    call waits again; ``deny`` and ``supply``: the call is answered with ``result`` instead of
-    running; ``approve``: the call runs with ``arguments`` (``edited``: other than those it
-    asked with, validated again before it runs).
+    call waits again; ``deny``, ``supply`` and ``retry``: the call is answered with ``result``
+    instead of running (``retry``: the retryable error of a ``Retry``, which tells the model
+    to call again); ``approve``: the call runs with ``arguments`` (``edited``: other than
+    those it asked with, validated again before it runs).
     """
 
-    kind: Literal["wait", "stale", "deny", "supply", "approve"]
+    kind: Literal["wait", "stale", "deny", "supply", "retry", "approve"]
     result: ToolResult | None = None
     arguments: Mapping[str, Any] | None = None
     edited: bool = False
+
+    @property
+    def outcome(self) -> Literal["denied", "supplied", "retry"]:
+        """The outcome of a call this decision answered (``deny``, ``supply`` or ``retry``)."""
+        return _ANSWERED[self.kind]
+
+
+_ANSWERED: dict[str, Literal["denied", "supplied", "retry"]] = {
+    "deny": "denied",
+    "supply": "supplied",
+    "retry": "retry",
+}
 
 
 WAIT = Applied("wait")
@@ -66,23 +83,71 @@ def apply_decision(request: DeferredRequest, decision: Any) -> Applied:
         return Applied("deny", result=ToolResult.denied(decision.message))
     if isinstance(decision, Supply):
         return Applied("supply", result=decision.result)
+    if isinstance(decision, Retry):
+        return Applied("retry", result=decision_result(decision, request.tool))
     if isinstance(decision, Approve):
         if decision.arguments is None:
             return Applied("approve", arguments=request.arguments)
         return Applied("approve", arguments=decision.arguments, edited=True)
     raise TypeError(
-        f"the approval callback returned {decision!r}; expected Approve, Deny, Supply or None"
+        f"the approval callback returned {decision!r}; expected Approve, Deny, Supply, Retry "
+        "or None"
     )
 
 
+async def external_decision(
+    control: RunControl, request: DeferredRequest, tool: Tool
+) -> Decision | None:
+    """The run's external handler's answer to a call the host does not run (``request``: an
+    external tool's call, or one deferred by ``CallDeferred``), as a decision: its own
+    decision, its result as :class:`Supply`, or None (no handler, or it left the call deferred).
+    Nothing it does ends the run: an exception it raises, a value that is not JSON, or an
+    ``Approve`` of a call the host cannot run answer the call with an error result."""
+    handler = control.external
+    if handler is None:
+        return None
+    try:
+        answer = handler(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+    except Exception as exc:
+        return Supply(result_for(exc, tool, request.arguments, by_tool=True))
+    if answer is None or isinstance(answer, Deny | Supply | Retry):
+        return answer
+    if isinstance(answer, Approve):
+        if request.reason != "external":
+            return answer
+        return Supply(
+            ToolResult.error(
+                f"Not run: the external handler answered Approve() for {tool.name}, which the "
+                "host cannot run (its calls are the caller's to run); it answers with the "
+                "call's result, Deny(message) or Retry(message).",
+                retryable=False,
+            )
+        )
+    return Supply(returned_result(answer, by="the external handler"))
+
+
 def answer_for_caller(
-    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, name: str, applied: Applied
+    view: LoopView,
+    state: RunState,
+    turn: Turn,
+    slot: CallSlot,
+    name: str,
+    applied: Applied,
+    *,
+    inline: bool = False,
 ) -> None:
     """Answer a call that has not started as the caller decided (``ToolStarted`` saying so,
-    then the result's event): denied, or with the result the caller supplied."""
+    then the result's event): denied, with the result the caller supplied, or with a retry
+    prompt. A retry counts against ``[loop] max_tool_calls`` like a call that ran and raised
+    ``Retry`` (it invites the model to call again), and so does a result the external handler
+    supplied while the run goes on (``inline``: the call ran, elsewhere, within the run)."""
     assert applied.result is not None
     slot.tool = slot.tool or view.host.tools.get(name)
-    answer: Literal["denied", "supplied"] = "denied" if applied.kind == "deny" else "supplied"
+    answer = applied.outcome
+    if answer == "retry" or (inline and answer == "supplied"):
+        state.used += 1
     sensitive = slot.tool.sensitive_arguments if slot.tool is not None else frozenset()
     view.emit(
         state,
@@ -95,7 +160,7 @@ def answer_for_caller(
             answer=answer,
         ),
     )
-    slot.answer(CallEvent.ANSWER, answer, applied.result)
+    slot.answer(CallEvent.RETRY if answer == "retry" else CallEvent.ANSWER, answer, applied.result)
     settle_events(view, state, turn, slot, name)
 
 

@@ -25,7 +25,7 @@ from ..tools._context import FILTERED_SERVICE, ToolContext
 from ..tools._errors import AdjustArguments, ApprovalRequired, ArgumentsInvalid, CallDeferred
 from ..tools._result import ToolBlocked, ToolResult
 from ._cancel import answer_cancelled
-from ._decision import apply_decision, approved, defer
+from ._decision import apply_decision, approved, defer, external_decision
 from ._execution import Attempt, with_retries
 from ._lifecycle import CallEvent, Send, ask_running, send_recorded
 from ._run import DeferredRequest, Outcome
@@ -129,7 +129,8 @@ async def run_call(
     except (ApprovalRequired, CallDeferred) as exc:
         slot.arguments = running.arguments
         ask_running(view, state, turn, slot)
-        defer(view, state, turn, slot, _raised_request(slot, tool, exc, turn.round), CallEvent.ASK)
+        request = raised_request(slot, tool, exc, turn.round, running.arguments)
+        defer(view, state, turn, slot, request, CallEvent.ASK)
         return
     if isinstance(sent, ToolResult):  # the ledger refused its start: it did not run
         slot.answer(CallEvent.CLAIMED, "not_run", sent)
@@ -140,15 +141,20 @@ async def run_call(
     settle_events(view, state, turn, slot, tool.name)
 
 
-def _raised_request(
-    slot: CallSlot, tool: Tool, exc: ApprovalRequired | CallDeferred, round: int
+def raised_request(
+    slot: CallSlot,
+    tool: Tool,
+    exc: ApprovalRequired | CallDeferred,
+    round: int,
+    arguments: Mapping[str, Any],
 ) -> DeferredRequest:
-    """The request a call that deferred itself while it ran waits on."""
+    """The request a call that asked for approval or deferred itself while it ran (with
+    ``arguments``) waits on."""
     approval = isinstance(exc, ApprovalRequired)
     return DeferredRequest(
         call_id=slot.call.id,
         tool=tool.name,
-        arguments=slot.arguments or {},
+        arguments=arguments,
         reason="approval" if approval else "deferred",
         detail=f"{tool.name} {'asks for approval' if approval else 'was deferred'}: {exc.reason}",
         round=round,
@@ -200,9 +206,10 @@ class Running:
 
     async def send(self) -> tuple[ToolResult, Outcome]:
         """Attempts with their retries, until the call has a result; an ``ApprovalRequired``
-        the approver does not decide, or a ``CallDeferred``, propagates (the call defers)."""
+        the approver does not decide, or a ``CallDeferred`` the external handler does not
+        answer, propagates (the call defers)."""
         view = self.view
-        adjustments = 0
+        adjustments = approvals = 0
         while True:
             try:
                 return await with_retries(
@@ -222,10 +229,16 @@ class Running:
                 refused = self.adjust(exc.arguments, exc.reason or "adjusted by a middleware")
                 if refused is not None:
                     return refused, "invalid_arguments"
-            except ApprovalRequired as exc:
-                answered = await self.approve(exc)
+            except (ApprovalRequired, CallDeferred) as exc:
+                answered = await self.decide(exc)
                 if answered is not None:
                     return answered
+                approvals += 1  # approved: it runs again, and may not ask forever
+                if approvals > self._MAX_ADJUSTMENTS:
+                    return ToolResult.error(
+                        f"Not run: {self.tool.name} asked for a decision again after each of "
+                        f"{self._MAX_ADJUSTMENTS} approvals."
+                    ), "not_run"
 
     def adjust(self, arguments: Mapping[str, Any], reason: str) -> ToolResult | None:
         """Run the call with ``arguments`` from now on, validated (``ArgumentsAdjusted``); the
@@ -256,26 +269,23 @@ class Running:
         self._prepare()
         return None
 
-    async def approve(self, exc: ApprovalRequired) -> tuple[ToolResult, Outcome] | None:
-        """Ask the run's approver about a call that asked for approval while it ran: its
-        answer, or None once approved (the call runs again, approved); undecided, ``exc``
-        propagates."""
+    async def decide(
+        self, exc: ApprovalRequired | CallDeferred
+    ) -> tuple[ToolResult, Outcome] | None:
+        """Ask about a call that asked for approval (the run's approver) or deferred itself (the
+        run's external handler) while it ran: the answer, or None once approved (the call runs
+        again, approved); undecided, ``exc`` propagates."""
         state, tool, slot = self.state, self.tool, self.slot
-        request = DeferredRequest(
-            call_id=slot.call.id,
-            tool=tool.name,
-            arguments=self.arguments,
-            reason="approval",
-            detail=f"{tool.name} asks for approval: {exc.reason}",
-            round=self.turn.round,
-            attempt=slot.next_request(),
-            starts=slot.row,
-        )
-        applied = apply_decision(request, await state.control.ask(request))
+        request = raised_request(slot, tool, exc, self.turn.round, self.arguments)
+        if isinstance(exc, CallDeferred):
+            decision = await external_decision(state.control, request, tool)
+        else:
+            decision = await state.control.ask(request)
+        applied = apply_decision(request, decision)
         if applied.kind in ("wait", "stale"):
             raise exc
-        if applied.result is not None:  # denied, or answered by the caller
-            return applied.result, "denied" if applied.kind == "deny" else "supplied"
+        if applied.result is not None:  # denied, answered by the caller, or told to retry
+            return applied.result, applied.outcome
         if applied.edited:
             assert applied.arguments is not None
             refused = self.adjust(applied.arguments, "edited on approval")

@@ -51,7 +51,7 @@ class CallState:
     SETTLED: Final = "settled"
     """It ran and has its result."""
     ANSWERED: Final = "answered"
-    """Answered without running: denied or supplied by the caller, or not run."""
+    """Answered without running: denied or supplied by the caller, told to retry, or not run."""
     RECOVERED: Final = "recovered"
     """A resume found it settled in the ledger: its stored result answers it."""
 
@@ -64,6 +64,7 @@ class CallEvent:
     DEFER: Final = "defer"
     APPROVE: Final = "approve"
     ANSWER: Final = "answer"
+    RETRY: Final = "retry"
     START: Final = "start"
     CLAIMED: Final = "claimed"
     SETTLE: Final = "settle"
@@ -111,6 +112,14 @@ TRANSITIONS: tuple[Transition, ...] = (
     ),
     Transition(
         _D,
+        _E.RETRY,
+        _N,
+        _NONE,
+        "`ToolStarted` (`answer`: retry), then `ToolFailed` (a `retryable` error: the model "
+        "is told to call again; counted against `max_tool_calls`)",
+    ),
+    Transition(
+        _D,
         _E.DEFER,
         _D,
         "the run record when the run ends",
@@ -145,7 +154,7 @@ TRANSITIONS: tuple[Transition, ...] = (
         _E.ASK,
         _D,
         "row to `deferred` by its owner at its attempt, with the next write; the lease is let go",
-        "`ToolDeferred` (or the approver answers and it goes on running)",
+        "`ToolDeferred` (or the approver or the external handler answers and it goes on running)",
     ),
     *(
         Transition(

@@ -40,7 +40,7 @@ from ._resume_turn import Resumed, resolve_decisions, resume_turn
 from ._round import run_round
 from ._run import Decision, Run, RunOptions
 from ._setup import new_state, restore
-from ._state import Approver, CallSlot, End, RunControl, RunState, Turn
+from ._state import Approver, CallSlot, End, ExternalHandler, RunControl, RunState, Turn
 from ._stream import RunStream
 from ._view import LoopView
 
@@ -107,6 +107,7 @@ class ToolCallingLoop:
         stream: bool | None = None,
         run_id: str | None = None,
         approval: Approver | None = None,
+        external: ExternalHandler | None = None,
         cancel: asyncio.Event | None = None,
         context: Mapping[str, Any] | None = None,
         output: Any = None,
@@ -125,6 +126,10 @@ class ToolCallingLoop:
         :param stream: ask the adapter to stream (default ``[provider] stream``).
         :param run_id: the run's id (default: a new random id).
         :param approval: decides calls that need approval as they come (return None to defer).
+        :param external: answers the calls the host does not run as they come, so the run goes
+            on: calls of external tools (every call with ``[loop] execute_tools = false``) and
+            calls a tool or a middleware deferred (``CallDeferred``); see
+            :data:`~toolwire.loop.ExternalHandler` (return None to defer).
         :param cancel: set it to stop the run: running tools are cancelled, pending calls
             answered as cancelled, and the run returns with stop reason ``cancelled``.
         :param context: the application's own values for its tools, by name
@@ -135,7 +140,8 @@ class ToolCallingLoop:
             output_retries``) and structured into :attr:`Run.output`.
         :raises ValueError: for an unknown tool name, profile or tool choice, or an output type
             that has no JSON Schema.
-        :raises TypeError: for a ``context`` that is not a mapping with string keys.
+        :raises TypeError: for a ``context`` that is not a mapping with string keys, or an
+            ``external`` handler that cannot be called.
         """
         state = new_state(
             self.config,
@@ -149,7 +155,12 @@ class ToolCallingLoop:
             run_id=run_id,
             output=output,
         )
-        state.control = RunControl(approval=approval, cancel=cancel, values=context_values(context))
+        state.control = RunControl(
+            approval=approval,
+            external=external_handler(external),
+            cancel=cancel,
+            values=context_values(context),
+        )
         return await self._drive(state)
 
     def _prepare_stream(
@@ -157,6 +168,7 @@ class ToolCallingLoop:
     ) -> RunState:
         options = dict(options)
         approval = options.pop("approval", None)
+        external = external_handler(options.pop("external", None))
         cancel = options.pop("cancel", None)
         values = context_values(options.pop("context", None))
         state = new_state(
@@ -173,7 +185,9 @@ class ToolCallingLoop:
         )
         if options:
             raise TypeError(f"stream() got unknown option(s): {', '.join(sorted(options))}")
-        state.control = RunControl(approval=approval, cancel=cancel, values=values)
+        state.control = RunControl(
+            approval=approval, external=external, cancel=cancel, values=values
+        )
         return state
 
     async def resume(
@@ -182,6 +196,7 @@ class ToolCallingLoop:
         decisions: Mapping[str, Decision] | None = None,
         *,
         approval: Approver | None = None,
+        external: ExternalHandler | None = None,
         cancel: asyncio.Event | None = None,
         context: Mapping[str, Any] | None = None,
     ) -> Run:
@@ -190,18 +205,20 @@ class ToolCallingLoop:
         ``run`` is a :class:`Run` or a run id (loaded from the ledger with :meth:`load`, for
         example after the process running it was killed); the run goes on from the ledger's
         record of it when it has one, which may be newer than a :class:`Run` given. Each
-        decision is
-        :class:`Approve` (optionally with edited arguments, admitted again like the model's
-        own), :class:`Deny` (the message goes to the model) or :class:`Supply` (the result
-        given), and answers one request of its call: the one named by its ``attempt``, else the
+        decision is :class:`Approve` (optionally with edited arguments, admitted again like
+        the model's own), :class:`Deny` (the message goes to the model), :class:`Supply` (the
+        result given) or :class:`~toolwire.Retry` (its message goes to the model as a
+        retryable error, as if the tool had raised it, so that it may call again), and answers
+        one request of its call: the one named by its ``attempt``, else the
         one in the given :class:`Run`, else (a run given by id) the call's first. Calls left
         undecided stay deferred. The ledger wins over the decisions: a call it shows settled is
         never run again, whatever the decision (its stored result answers it); one that started
         but never settled is run again when its tool is idempotent, otherwise it waits on a
         fresh request (``reason="interrupted"``) and a decision on an earlier request leaves it
         waiting. A resume stores the run, to recover from, before the first call it starts. The
-        run keeps its trust requirement and counters; the deadline starts again. ``context``
-        gives its tools the application's values, as with :meth:`run`.
+        run keeps its trust requirement and counters; the deadline starts again. ``approval``,
+        ``external`` and ``context`` are as for :meth:`run` (they answer the calls of the
+        rounds that follow; the calls that waited are answered by ``decisions``).
 
         :raises ValueError: for decisions naming unknown call ids (the message lists the
             pending ones) or a request that does not exist yet, an :class:`Approve` of an
@@ -215,7 +232,12 @@ class ToolCallingLoop:
         current = reconcile(stored, entries)
         resolved = resolve_decisions(current, given, decisions or {}, entries)
         state = restore(self.config, self.host.tools, current)
-        state.control = RunControl(approval=approval, cancel=cancel, values=context_values(context))
+        state.control = RunControl(
+            approval=approval,
+            external=external_handler(external),
+            cancel=cancel,
+            values=context_values(context),
+        )
         return await self._drive(state, resolved)
 
     def stream(self, prompt_or_messages: str | Sequence[Message], **options: Any) -> RunStream:
@@ -432,3 +454,13 @@ def context_values(context: Mapping[str, Any] | None) -> Mapping[str, Any]:
     if bad:
         raise TypeError(f"context keys must be strings (names); got {', '.join(bad)}")
     return types.MappingProxyType(dict(context))
+
+
+def external_handler(handler: ExternalHandler | None) -> ExternalHandler | None:
+    """The ``external=`` handler of a run, checked."""
+    if handler is not None and not callable(handler):
+        raise TypeError(
+            f"external= takes a function of a DeferredRequest (sync or async), or None; "
+            f"got {type(handler).__name__}"
+        )
+    return handler

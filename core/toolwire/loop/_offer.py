@@ -26,7 +26,7 @@ from ..events import (
 )
 from ..messages import Message
 from ..tools._spec import FunctionSpec
-from ._catalogue import Arranged, SearchTools, arrange
+from ._catalogue import NOTHING_REACHABLE, Arranged, SearchTools, arrange
 
 if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
@@ -53,11 +53,15 @@ chain (None lets later implementations decide)."""
 @attrs.frozen(kw_only=True)
 class Offer:
     """What one round offers: the functions (sorted by tool name), the tools behind them by
-    function name, and the effective system prompt (base prompt plus tool instructions)."""
+    function name, the effective system prompt (base prompt plus tool instructions), and the
+    deferred tools a call may still reach."""
 
     functions: tuple[FunctionSpec, ...] = ()
     tools: Mapping[str, Tool] = attrs.field(factory=dict)
     system_prompt: str | None = None
+    reachable: Mapping[str, Tool] = NOTHING_REACHABLE
+    """The tools the round defers (large catalogues), by function name: not offered, but
+    called through the ``tool_call`` bridge (or by name)."""
 
     @functools.cached_property
     def names(self) -> tuple[str, ...]:
@@ -154,12 +158,14 @@ class OfferCache:
         functions: tuple[FunctionSpec, ...],
         tools: Mapping[str, Tool],
         base_system_prompt: str | None,
+        reachable: Mapping[str, Tool] = NOTHING_REACHABLE,
     ) -> Offer:
         """The kept offer when it has these very specs, else a new one (kept from now on)."""
         offer = self._offer
         if (
             offer is not None
             and self._offer_prompt == base_system_prompt
+            and offer.reachable is reachable
             and _same(offer.functions, functions)
             and (
                 offer.tools is tools
@@ -176,6 +182,7 @@ class OfferCache:
             functions=functions,
             tools=tools,
             system_prompt=_system_prompt(base_system_prompt, instructions),
+            reachable=reachable,
         )
         self._offer, self._offer_prompt = offer, base_system_prompt
         return offer
@@ -283,6 +290,7 @@ async def _uncached_offer(
         functions=tuple(spec for spec in functions if spec.name not in failed),
         tools=tools,
         system_prompt=_system_prompt(base_system_prompt, instructions),
+        reachable=kept.reachable,
     )
 
 
@@ -354,7 +362,7 @@ async def _cached_offer(
         kept = _arranged(
             host, plan.functions, plan.tools_by_name, messages, cache.search, run_id, round, emit
         )
-        return cache.offer_for(kept.functions, kept.tools, base_system_prompt)
+        return cache.offer_for(kept.functions, kept.tools, base_system_prompt, kept.reachable)
     resolve = _resolver(
         host.hook.toolwire_resolve_function,
         direct=True,
@@ -379,7 +387,7 @@ async def _cached_offer(
         else:
             emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=entry))
     kept = _arranged(host, functions, tools, messages, cache.search, run_id, round, emit)
-    return cache.offer_for(kept.functions, kept.tools, base_system_prompt)
+    return cache.offer_for(kept.functions, kept.tools, base_system_prompt, kept.reachable)
 
 
 def _arranged(

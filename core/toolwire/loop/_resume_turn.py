@@ -20,7 +20,7 @@ from ._decision import answer_for_caller, apply_decision, approved, defer
 from ._lifecycle import CallEvent
 from ._reconcile import edited_call, pending_turn
 from ._round import start_round
-from ._run import Approve, Decision, DeferredRequest, Deny, Run, Supply, ToolCallRecord
+from ._run import DECISIONS, Approve, Decision, DeferredRequest, Run, ToolCallRecord, with_attempt
 from ._settle import settle_events
 from ._state import CallSlot, Checkpoint, End, RunState, Turn
 from ._turn import answer_turn, rebuild_results
@@ -52,7 +52,8 @@ def resolve_decisions(
 
     :raises ValueError: for a run that answered, a decision naming no waiting call (one the
         ledger shows settled is dropped: its result stands), a request that does not exist
-        yet, an :class:`Approve` of an external tool, or something that is not a decision.
+        yet, an :class:`Approve` of an external tool, or something that is not a decision
+        (:data:`~toolwire.loop.Decision`).
     """
     if run.stop_reason == "answered":
         raise ValueError(
@@ -75,9 +76,10 @@ def resolve_decisions(
     named: dict[str, Decision] = {}
     for call_id, decision in decisions.items():
         request = pending[call_id]
-        if not isinstance(decision, Approve | Deny | Supply):
+        if not isinstance(decision, DECISIONS):
             raise ValueError(
-                f"decision for call {call_id!r} is {decision!r}; expected Approve, Deny or Supply"
+                f"decision for call {call_id!r} is {decision!r}; expected Approve, Deny, Supply "
+                "or Retry"
             )
         attempt = decision.attempt or (shown.get(call_id, 1) if given is not None else 1)
         if attempt > request.attempt:
@@ -88,9 +90,9 @@ def resolve_decisions(
         if isinstance(decision, Approve) and request.reason == "external":
             raise ValueError(
                 f"call {call_id!r} is for the external tool {request.tool!r}, which the host "
-                "cannot run: answer it with Supply(result) or Deny(message)"
+                "cannot run: answer it with Supply(result), Deny(message) or Retry(message)"
             )
-        named[call_id] = attrs.evolve(decision, attempt=attempt)
+        named[call_id] = with_attempt(decision, attempt)
     return Resumed(decisions=named, shown={c: shown.get(c, 0) for c in pending})
 
 

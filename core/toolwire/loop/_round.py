@@ -295,7 +295,7 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
             if name is not None and view.sensitive(name):
                 event = attrs.evolve(event, delta="", partial_arguments=None)
         elif isinstance(event, ToolCallCompleted):
-            redacted = redacted_call(event.call, view.sensitive(event.call.name))
+            redacted = redacted_call(event.call, view.sensitive_call(event.call))
             if redacted is not event.call:
                 event = attrs.evolve(event, call=redacted)
         view.emit(state, event)
@@ -357,4 +357,4 @@ def _secrets(view: LoopView, messages: tuple[Message, ...]) -> frozenset[str]:
         return frozenset()
     from ..http._capture import sensitive_values
 
-    return sensitive_values(messages, view.sensitive)
+    return sensitive_values(messages, view.sensitive_call)

@@ -13,7 +13,8 @@ from ..events import Event
 from ..messages import Message, ToolCall, Usage
 from ..output import OutputSpec
 from ..tools._convert import unstructure_result
-from ..tools._names import sensitive_arguments
+from ..tools._errors import Retry, check_attempt
+from ..tools._names import call_sensitive, flat_sensitive, sensitive_arguments
 from ..tools._result import Source, ToolResult, ToolStatus
 from ._codec import (
     CallRedactor,
@@ -76,6 +77,7 @@ Outcome: TypeAlias = Literal[
     "deferred",
     "denied",
     "supplied",
+    "retry",
     "not_run",
     "recovered",
     "provider_executed",
@@ -83,10 +85,10 @@ Outcome: TypeAlias = Literal[
 ]
 """How a call was handled: run (``executed``), refused at admission (``unknown_tool``,
 ``invalid_arguments``, ``duplicate``, ``limit``, ``cancelled``), waiting (``deferred``),
-decided by the caller (``denied``, ``supplied``), never run because the run stopped
-(``not_run``), answered from the ledger after a crash (``recovered``), run by the provider
-(``provider_executed``), or the call of the answer tool that gave a run's typed answer
-(``final_answer``)."""
+decided by the caller (``denied``, ``supplied``, or ``retry``: the model is told to call
+again), never run because the run stopped (``not_run``), answered from the ledger after a crash
+(``recovered``), run by the provider (``provider_executed``), or the call of the answer tool
+that gave a run's typed answer (``final_answer``)."""
 
 RAN: frozenset[Outcome] = frozenset({"executed", "recovered", "supplied"})
 """The outcomes whose result a tool produced (here, before a crash, or the caller's own run of
@@ -119,15 +121,14 @@ class ToolCallRecord:
 
     def to_json(self, redact: Redactor | None = None) -> dict[str, Any]:
         """The record as JSON (artifacts left out, sensitive arguments redacted with ``redact``,
-        asked for the tool that ran and for the name the model wrote)."""
+        asked for the tool that ran and for the name the model wrote; in a bridge call,
+        ``tool_call``, inside its arguments)."""
         arguments = self.arguments
         sensitive: frozenset[str] = frozenset()
         if redact is not None:
-            sensitive = redact(self.call.name)
-            if self.tool is not None and self.tool != self.call.name:
-                sensitive = sensitive | redact(self.tool)
+            sensitive = call_sensitive(self.call.name, self.call.arguments, redact, self.tool)
         if arguments is not None:
-            arguments = redact_arguments(arguments, sensitive)
+            arguments = redact_arguments(arguments, flat_sensitive(sensitive))
         return {
             "call": call_to_json(self.call, sensitive),
             "round": self.round,
@@ -233,14 +234,6 @@ def _optional_arguments(value: Mapping[str, Any] | None) -> Mapping[str, Any] | 
     return dict(value)
 
 
-def _attempt(value: int | None) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"attempt={value!r}: expected the attempt of a request, 1 or more")
-    return value
-
-
 @attrs.frozen
 class Approve:
     """Run the deferred call; with ``arguments``, run it with these instead (they are parsed,
@@ -248,7 +241,7 @@ class Approve:
     it answers (see :data:`Decision`)."""
 
     arguments: Mapping[str, Any] | None = attrs.field(default=None, converter=_optional_arguments)
-    attempt: int | None = attrs.field(default=None, kw_only=True, converter=_attempt)
+    attempt: int | None = attrs.field(default=None, kw_only=True, converter=check_attempt)
 
 
 @attrs.frozen
@@ -257,7 +250,7 @@ class Deny:
     answers (see :data:`Decision`)."""
 
     message: str = "The user denied this tool call."
-    attempt: int | None = attrs.field(default=None, kw_only=True, converter=_attempt)
+    attempt: int | None = attrs.field(default=None, kw_only=True, converter=check_attempt)
 
 
 def _as_result(value: ToolResult | str) -> ToolResult:
@@ -274,13 +267,25 @@ class Supply:
     ``ok`` result with that text). ``attempt``: the request it answers (see :data:`Decision`)."""
 
     result: ToolResult = attrs.field(converter=_as_result)
-    attempt: int | None = attrs.field(default=None, kw_only=True, converter=_attempt)
+    attempt: int | None = attrs.field(default=None, kw_only=True, converter=check_attempt)
 
 
-Decision: TypeAlias = Approve | Deny | Supply
-"""A decision for one deferred call. Each takes ``attempt=``, the request it answers
+Decision: TypeAlias = Approve | Deny | Supply | Retry
+"""A decision for one deferred call: run it (:class:`Approve`), answer it without running it
+(:class:`Deny`, :class:`Supply`), or tell the model to call again (:class:`~toolwire.Retry`,
+answered as if the tool had raised it). Each takes ``attempt=``, the request it answers
 (:attr:`DeferredRequest.attempt`); left out, it answers the request of the :class:`Run` given
 to ``resume``, or the call's first request for a run given by id."""
+
+DECISIONS = (Approve, Deny, Supply, Retry)
+"""The classes of :data:`Decision`, for ``isinstance``."""
+
+
+def with_attempt(decision: Decision, attempt: int) -> Decision:
+    """``decision`` naming the request ``attempt`` it answers."""
+    if isinstance(decision, Retry):
+        return Retry(decision.message, attempt=attempt)
+    return attrs.evolve(decision, attempt=attempt)
 
 
 # -- options and run ---------------------------------------------------------------------------
@@ -444,13 +449,12 @@ class Run:
 
 def _call_redactor(run: Run, redact: Redactor) -> CallRedactor:
     """What to redact in each call of ``run``'s messages: by the name the model wrote, and by the
-    tool the call ran as or waits for (the records know it after a name was repaired)."""
+    tool the call ran as or waits for (the records know it after a name was repaired, or a
+    bridge call was taken as a call of the tool it names)."""
     resolved = {r.call.id: r.tool for r in run.tool_calls if r.tool and r.tool != r.call.name}
     resolved.update((d.call_id, d.tool) for d in run.deferred)
 
     def sensitive(call: ToolCall) -> frozenset[str]:
-        found = redact(call.name)
-        tool = resolved.get(call.id)
-        return found | redact(tool) if tool is not None and tool != call.name else found
+        return call_sensitive(call.name, call.arguments, redact, resolved.get(call.id))
 
     return sensitive

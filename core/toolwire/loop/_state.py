@@ -33,6 +33,15 @@ _NO_VALUES: Mapping[str, Any] = types.MappingProxyType({})
 Approver: TypeAlias = Callable[[DeferredRequest], Decision | Awaitable[Decision | None] | None]
 """Decides a call that needs approval while the run goes on; None defers it (ends the run)."""
 
+ExternalHandler: TypeAlias = Callable[[DeferredRequest], Any]
+"""Answers a call the host does not run itself while the run goes on: a call of an external
+tool (or any call, with ``[loop] execute_tools = false``), or one a tool or a middleware
+deferred (``CallDeferred``). It gets the call's :class:`DeferredRequest` and returns (or, when
+async, resolves to) a decision (``Supply``, ``Deny``, ``Retry``; ``Approve`` runs a deferred
+call again, approved), the call's result (what a tool may return: a ``ToolResult``, a ``str``,
+JSON data), or None to leave the call deferred (the run ends ``deferred``, as without a
+handler). An exception it raises answers the call with an error result."""
+
 
 @attrs.frozen
 class End:
@@ -181,10 +190,12 @@ class Turn:
 
 @attrs.frozen(kw_only=True)
 class RunControl:
-    """How one run is steered, set as it starts: its deadline, cancellation, approver, event
-    sink, and what its tools are given (the application's values, the run's services)."""
+    """How one run is steered, set as it starts: its deadline, cancellation, approver, external
+    handler, event sink, and what its tools are given (the application's values, the run's
+    services)."""
 
     approval: Approver | None = None
+    external: ExternalHandler | None = None  # answers external and deferred calls inline
     cancel: asyncio.Event | None = None  # the caller's cancel event
     values: Mapping[str, Any] = _NO_VALUES  # the app's run(context={...})
     sink: Callable[[Event], None] | None = None  # a stream's queue

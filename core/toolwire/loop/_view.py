@@ -13,7 +13,7 @@ import attrs
 from .._redact import redacted_message
 from ..events import Event, ToolCallArgumentsDelta
 from ..messages import AssistantMessage, ToolCall
-from ._admission import sensitive_of
+from ._admission import sensitive_of, sensitive_of_call
 
 if TYPE_CHECKING:
     from .._trust import TrustLevel
@@ -101,10 +101,15 @@ class LoopView:
         whatever spelling the model used: see :func:`~toolwire.loop._admission.sensitive_of`)."""
         return sensitive_of(self.host.tools, self.config.loop, name)
 
+    def sensitive_call(self, call: ToolCall) -> frozenset[str]:
+        """:meth:`sensitive` for a whole call: a bridge call (``tool_call``) by the tool it
+        names, inside its arguments."""
+        return sensitive_of_call(self.host.tools, self.config.loop, call)
+
     def shown(self, message: AssistantMessage) -> AssistantMessage:
         """The model's answer as events show it: each call's sensitive arguments redacted."""
         return redacted_message(
-            message, lambda p: self.sensitive(p.name) if isinstance(p, ToolCall) else _NONE
+            message, lambda p: self.sensitive_call(p) if isinstance(p, ToolCall) else _NONE
         )
 
     def emit(self, state: RunState, event: Event) -> None:

@@ -110,13 +110,38 @@ class CallDeferred(CallInterrupt):
 
 
 class Retry(Exception):
-    """Raised by a tool or a middleware to tell the model to try again: the call is answered
-    with an error result holding ``message`` (``retryable``), and the host does not repeat
-    the call itself."""
+    """Tell the model to try again: the call is answered with an error result holding
+    ``message`` (``retryable``), and the host does not repeat the call itself.
 
-    def __init__(self, message: str) -> None:
+    Raised by a tool or a middleware while the call runs; or given as the decision on a
+    deferred call (returned by the run's approver or external handler, or passed to
+    ``resume``), where it answers the call the same way instead of running it. As a decision,
+    ``attempt`` names the request it answers, as for ``Approve``, ``Deny`` and ``Supply``.
+    """
+
+    def __init__(self, message: str, *, attempt: int | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.attempt = check_attempt(attempt)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message,), {"attempt": self.attempt})
+
+    def __repr__(self) -> str:
+        attempt = f", attempt={self.attempt}" if self.attempt is not None else ""
+        return f"Retry({self.message!r}{attempt})"
+
+
+def check_attempt(value: int | None) -> int | None:
+    """``value`` as the attempt of a request a decision answers (None: not named).
+
+    :raises ValueError: for anything but None or an integer of 1 or more.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"attempt={value!r}: expected the attempt of a request, 1 or more")
+    return value
 
 
 class ToolFatal(Exception):

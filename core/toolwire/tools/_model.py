@@ -1112,17 +1112,23 @@ class Tool:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             return result_for(exc, self, arguments, by_tool=True)
-        try:
-            return _to_result(value)
-        except Exception as exc:
-            return ToolResult.error(
-                f"Tool execution failed: the tool returned a {type(value).__name__} that cannot "
-                f"be sent as JSON ({type(exc).__name__}: {exc})",
-                exception=exc,
-            )
+        return returned_result(value)
 
 
 _JSON_SCALARS = frozenset({int, float, bool})
+
+
+def returned_result(value: Any, by: str = "the tool") -> ToolResult:
+    """The result a tool's return value makes (see :meth:`Tool.invoke`), or the error saying
+    that ``by`` returned a value that cannot be sent as JSON."""
+    try:
+        return _to_result(value)
+    except Exception as exc:
+        return ToolResult.error(
+            f"Tool execution failed: {by} returned a {type(value).__name__} that cannot be "
+            f"sent as JSON ({type(exc).__name__}: {exc})",
+            exception=exc,
+        )
 
 
 def _to_result(value: Any) -> ToolResult:

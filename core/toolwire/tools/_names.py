@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
+from .._redact import Inside
 from ._errors import ToolDefinitionError
 
 if TYPE_CHECKING:
@@ -19,16 +20,75 @@ SEARCH_TOOL = "tool_search"
 """The name of the host's built-in search over the tools a round defers (large catalogues):
 registered by no plugin, so a plugin's tool of that name is refused."""
 
+CALL_TOOL = "tool_call"
+"""The name of the host's built-in bridge to the tools a round defers: ``tool_call(name,
+arguments)`` is admitted and run as a call of the tool ``name`` with ``arguments``. Reserved
+like :data:`SEARCH_TOOL`."""
+
+_RESERVED = {
+    SEARCH_TOOL: "the host's own search over the tools it defers",
+    CALL_TOOL: "the host's own bridge to the tools it defers",
+}
+
 
 def reserved_name_problem(name: str) -> str | None:
     """Why a plugin may not register a tool named ``name``, or None when it may."""
-    if name != SEARCH_TOOL:
+    what = _RESERVED.get(name)
+    if what is None:
         return None
     return (
-        f"tool name {name!r} is the host's own search over the tools it defers ([tools] "
-        "max_direct, max_direct_bytes, [tools.exposure]); a tool of that name would silently "
-        "switch that off. Rename the tool (for an MCP server's tools, set the server's prefix)"
+        f"tool name {name!r} is {what} ([tools] max_direct, max_direct_bytes, "
+        "[tools.exposure]); a tool of that name would silently switch that off. Rename the tool "
+        "(for an MCP server's tools, set the server's prefix)"
     )
+
+
+def flat_sensitive(sensitive: frozenset[str]) -> frozenset[str]:
+    """``sensitive`` with each :class:`~toolwire._redact.Inside` name replaced by the names it
+    holds: what to redact in the arguments of the call it stands for."""
+    if not any(isinstance(s, Inside) for s in sensitive):
+        return sensitive
+    flat: set[str] = set()
+    for name in sensitive:
+        flat.update(name.names if isinstance(name, Inside) else (name,))
+    return frozenset(flat)
+
+
+def bridged_name(name: str, arguments: Mapping[str, Any] | None) -> str | None:
+    """The tool a call of the bridge (:data:`CALL_TOOL`) names, or None for another call (or a
+    bridge call that names none)."""
+    if name != CALL_TOOL or arguments is None:
+        return None
+    target = arguments.get("name")
+    return target if isinstance(target, str) and target else None
+
+
+def call_sensitive(
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    sensitive: Callable[[str], frozenset[str]],
+    resolved: str | None = None,
+    every: Callable[[], frozenset[str]] | None = None,
+) -> frozenset[str]:
+    """The arguments to redact in a call of ``name`` with ``arguments``: ``sensitive(name)``
+    (and ``sensitive(resolved)``, the tool the call ran as, when it differs); for a bridge
+    call, the sensitive arguments of the tool it calls (``resolved``, and the one it names),
+    inside its ``arguments`` (an :class:`~toolwire._redact.Inside` name). A bridge call whose
+    arguments cannot be read names no tool: ``every()`` (the sensitive arguments of every
+    tool) are redacted inside it then, and its raw text dropped."""
+    found = sensitive(name)
+    if name != CALL_TOOL:
+        if resolved is not None and resolved != name:
+            found = found | sensitive(resolved)
+        return found
+    target = bridged_name(name, arguments)
+    inner: frozenset[str] = frozenset()
+    for each in (target, resolved):
+        if each is not None:
+            inner = inner | sensitive(each)
+    if target is None and resolved is None and every is not None:
+        inner = every()
+    return found | {Inside("arguments", inner)} if inner else found
 
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")

@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolwire import Approve, AssistantMessage, Deny, SideEffect, UserMessage
+from toolwire import Approve, AssistantMessage, Deny, Retry, SideEffect, UserMessage
 from toolwire.chat import Grant, GrantError, Grants, GrantStore, tool_server
 from toolwire.elicitation import eliciting
 from toolwire.loop import Decision, DeferredRequest, Run, RunEvents
@@ -61,7 +61,8 @@ def parse_grant(payload: Any) -> tuple[Grant, bool] | None:
 
 
 def parse_decision(payload: Any) -> Decision:
-    """A page's decision ``{"action": "approve"|"deny", "message"?, "arguments"?}``.
+    """A page's decision ``{"action": "approve"|"deny"|"retry", "message"?, "arguments"?}``
+    (``retry``: the model reads the message and may call again).
 
     :raises DecisionError: naming the field, the value and what would be valid.
     """
@@ -77,14 +78,20 @@ def parse_decision(payload: Any) -> Decision:
             )
         return Approve(arguments=arguments)
     if action == "deny":
-        message = payload.get("message") or "The user denied this tool call."
-        if not isinstance(message, str) or len(message) > _DECISION_MESSAGE_LIMIT:
-            raise DecisionError(
-                f"decision.message must be a text of at most {_DECISION_MESSAGE_LIMIT} "
-                f"characters; got {type(message).__name__} of length {len(str(message))}"
-            )
-        return Deny(message)
-    raise DecisionError(f"decision.action is {action!r}; valid actions: 'approve', 'deny'")
+        return Deny(_decision_message(payload, "The user denied this tool call."))
+    if action == "retry":
+        return Retry(_decision_message(payload, "The user asks you to call it differently."))
+    raise DecisionError(f"decision.action is {action!r}; valid actions: 'approve', 'deny', 'retry'")
+
+
+def _decision_message(payload: Mapping[str, Any], default: str) -> str:
+    message = payload.get("message") or default
+    if not isinstance(message, str) or len(message) > _DECISION_MESSAGE_LIMIT:
+        raise DecisionError(
+            f"decision.message must be a text of at most {_DECISION_MESSAGE_LIMIT} "
+            f"characters; got {type(message).__name__} of length {len(str(message))}"
+        )
+    return message
 
 
 class LiveConversation:
@@ -337,7 +344,13 @@ class LiveConversation:
                 if edited[key] == REDACTED and key in request.arguments:
                     edited[key] = request.arguments[key]
             decision = Approve(arguments=edited)
-        action = "approved" if isinstance(decision, Approve) else "denied"
+        action = (
+            "approved"
+            if isinstance(decision, Approve)
+            else "retry"
+            if isinstance(decision, Retry)
+            else "denied"
+        )
         self._publish(
             [
                 {

@@ -147,7 +147,7 @@ async def test_unknown_call_ids_are_refused_naming_the_pending_ones(tmp_path: Pa
         r"call_1_1, call_1_2",
     ):
         await loop.resume(run, {"call_9": Approve()})
-    with pytest.raises(ValueError, match="expected Approve, Deny or Supply"):
+    with pytest.raises(ValueError, match="expected Approve, Deny, Supply or Retry"):
         await loop.resume(run, {"call_1_1": "yes"})  # type: ignore[dict-item]
 
 

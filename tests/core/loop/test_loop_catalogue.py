@@ -66,7 +66,8 @@ async def test_past_the_count_the_relevant_are_direct_and_the_rest_found_and_pro
     first = _offered(model, 0)
     assert "weather_forecast" in first
     assert "tool_search" in first
-    assert len(first) == 3
+    assert "tool_call" in first
+    assert len(first) == 4
     assert "stock_price" not in first
     deferred = events_of(run, "tools_deferred")[0]
     assert "stock_price" in deferred.tools
@@ -164,5 +165,5 @@ async def test_a_plugin_tool_named_tool_search_is_refused_and_the_budget_holds(t
     finally:
         await host.aclose()
     first = _offered(model, 0)
-    assert len(first) == 3  # two direct, and the host's own tool_search over the rest
+    assert len(first) == 4  # two direct, and the host's own tool_search and tool_call
     assert "tool_search" in first

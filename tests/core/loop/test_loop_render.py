@@ -18,6 +18,7 @@ from toolwire.loop import (
     Approve,
     DeferredRequest,
     Deny,
+    Retry,
     TerminalRenderer,
     run_cli,
 )
@@ -107,6 +108,7 @@ def _request(**arguments: Any) -> DeferredRequest:
         ("y\n", Approve()),
         ("no\nToo risky.\n", Deny("Too risky.")),
         ("n\n\n", Deny()),
+        ("s\nUse staging.\n", Retry("Use staging.")),
         (
             'maybe\ne\nnot json\ne\n[1]\ne\n{"target": "staging"}\n',
             Approve({"target": "staging"}),
@@ -127,14 +129,19 @@ async def test_approval_prompter(
     prompter = ApprovalPrompter(
         io.StringIO(answers), out, sensitive=lambda name: frozenset({"token"})
     )
-    assert await prompter(_request(target="prod", token="s3cr3t")) == decision
+    answer = await prompter(_request(target="prod", token="s3cr3t"))
+    if isinstance(decision, Retry):  # an exception: compared by what it says
+        assert isinstance(answer, Retry)
+        assert answer.message == decision.message
+    else:
+        assert answer == decision
     text = out.getvalue()
     # Every argument is shown whole, the sensitive one redacted.
     assert "deploy needs approval: tool deploy asks for approval\n  target: prod\n" in text
     assert "  token: [redacted]\n" in text
     assert "s3cr3t" not in text
     if "maybe" in answers:
-        assert "Please answer one of [y]es / [n]o / [e]dit" in text
+        assert "Please answer one of [y]es / [n]o / [e]dit / [s]end back" in text
         assert "Not valid JSON" in text
         assert "Expected a JSON object, got list" in text
 

@@ -20,7 +20,7 @@ from loop_support import assert_no_orphans, make_host, scripted_loop
 
 import toolwire
 from toolwire import Host
-from toolwire.loop import Approve, Deny, Run, ToolCallingLoop
+from toolwire.loop import Approve, Deny, Retry, Run, ToolCallingLoop
 from toolwire.testing import ScriptedModel, tool_call
 
 
@@ -142,7 +142,7 @@ async def test_a_decision_from_before_the_crash_given_by_run_id_asks_again(
     (tmp_path / "block-charge").unlink()
 
     loop = _loop(tmp_path)
-    for decision in (Approve(), Deny("no"), Approve(attempt=1)):
+    for decision in (Approve(), Deny("no"), Approve(attempt=1), Retry("again")):
         again = await loop.resume(RUN_ID, {approval.call_id: decision})
         assert effects(tmp_path) == ["charge"]
         assert again.stop_reason == "deferred"

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import toolwire
@@ -130,3 +131,37 @@ def test_show_wire_says_when_the_adapter_sends_no_http_request(
     assert main(["run", "--show-wire", "Hello?"]) == 0
     err = capsys.readouterr().err
     assert "no request body to show: the scripted adapter sends no HTTP request" in err
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+async def test_a_bridge_call_has_the_secrets_of_the_tool_it_calls_redacted(
+    tmp_path: Path, stream: bool
+) -> None:
+    """``login`` deferred ([tools.exposure]) and called through ``tool_call``: its password
+    stands inside the bridge call's ``arguments``, and is redacted there."""
+    trace = tmp_path / "trace.jsonl"
+    bridge = {"name": "login", "arguments": {"user": "ada", "password": PASSWORD}}
+    script = [tool_call("tool_call", bridge), "Logged in."]
+    async with FakeOpenAIChatServer(script) as server:
+        config = _config(server, trace, stream)
+        config = attrs.evolve(
+            config, tools=attrs.evolve(config.tools, exposure={"login": "deferred"})
+        )
+        host = Host.load(config, plugins=[openai_plugin, LoginPlugin()])
+        async with host:
+            run = await host.run("Log in as ada.")
+    assert run.stop_reason == "answered"
+    assert run.tool_calls[0].tool == "login"
+    offered = [t["function"]["name"] for t in server.bodies[0]["tools"]]
+    assert offered == ["tool_call", "tool_search"]
+    assert PASSWORD in json.dumps(server.bodies[1])  # the provider gets its conversation back
+    written = trace.read_text(encoding="utf-8")
+    assert PASSWORD not in written
+    records = [json.loads(line) for line in written.splitlines()]
+    [_, second] = [r for r in records if r["kind"] == "request_body"]
+    call = second["body"]["messages"][1]["tool_calls"][0]["function"]
+    assert call["name"] == "tool_call"
+    assert json.loads(call["arguments"]) == {
+        "name": "login",
+        "arguments": {"user": "ada", "password": "[redacted]"},
+    }

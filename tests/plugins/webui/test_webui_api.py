@@ -186,6 +186,44 @@ async def test_approve_runs_the_call_and_deny_tells_the_model(
     assert "Not b.txt, please." in tool_messages[1]["content"]
 
 
+async def test_retry_sends_the_call_back_and_the_model_calls_again(
+    chat: Any, client: aiohttp.ClientSession, views: Any
+):
+    server, provider = await chat(
+        [
+            tool_call("write_note", {"path": "/etc/motd", "body": "hi"}),
+            tool_call("write_note", {"path": "notes/motd.txt", "body": "hi"}),
+            "Written.",
+        ]
+    )
+    headers = await session_for(client, server)
+    cid = await new_conversation(client, server, headers)
+    url = f"{server.url}api/conversations/{cid}/"
+    async with views(url + "events") as stream:
+        await post(client, url + "messages", headers, {"text": "write a note"})
+        first = await stream.wait_kind("card_awaiting")
+        status, _ = await post(
+            client,
+            url + f"decisions/{first['call_id']}",
+            headers,
+            {"action": "retry", "message": "Write under notes/ instead."},
+        )
+        assert status == 200
+        decided = await stream.wait_kind("card_decided", card=first["card"])
+        assert decided["action"] == "retry"
+        sent_back = await stream.wait_kind("card_result", card=first["card"])
+        assert sent_back["status"] == "error"
+        assert sent_back["text"] == "Write under notes/ instead."
+        second = await stream.wait_for(
+            lambda v: v.get("kind") == "card_awaiting" and v["card"] != first["card"]
+        )
+        assert second["arguments"]["path"] == "notes/motd.txt"
+        await post(client, url + f"decisions/{second['call_id']}", headers, {"action": "approve"})
+        await stream.wait_kind("finished")
+    tool_messages = [m for m in provider.bodies[1]["messages"] if m["role"] == "tool"]
+    assert tool_messages[0]["content"].endswith("Write under notes/ instead.")
+
+
 async def test_stop_cancels_the_running_tool_and_answers_the_call(
     chat: Any, client: aiohttp.ClientSession, views: Any
 ):

@@ -109,6 +109,35 @@ async def test_approve_resumes_the_run_with_edits_and_deny_tells_the_model(
     assert page.errors == []
 
 
+async def test_ask_for_another_call_sends_the_call_back_with_the_message(
+    chat: Any, browser_page: Any
+):
+    page = browser_page
+    server, provider = await chat(
+        [
+            tool_call("write_note", {"path": "/etc/motd", "body": "hi"}),
+            tool_call("write_note", {"path": "notes/motd.txt", "body": "hi"}),
+            "Wrote it under notes/.",
+        ]
+    )
+    await ask(page, server, "Write a note.")
+    first = page.locator('.card[data-status="awaiting"]').first
+    await first.wait_for()
+    await first.locator("input.deny-message").fill("Write under notes/ instead.")
+    await first.locator("button.retry").click()
+    await page.wait_for_selector('.card[data-status="error"] pre.result')
+    sent_back = page.locator('.card[data-status="error"]')
+    assert await sent_back.locator("pre.result").text_content() == "Write under notes/ instead."
+    second = page.locator('.card[data-status="awaiting"]')
+    await second.wait_for()
+    assert await second.locator('.arg-value[data-key="path"]').text_content() == "notes/motd.txt"
+    await second.locator("button.approve").click()
+    await page.wait_for_selector("text=Wrote it under notes/.")
+    tool_messages = [m for m in provider.bodies[1]["messages"] if m["role"] == "tool"]
+    assert tool_messages[0]["content"].endswith("Write under notes/ instead.")
+    assert page.errors == []
+
+
 async def test_stop_cancels_the_turn_and_answers_the_running_call(chat: Any, browser_page: Any):
     page = browser_page
     server, provider = await chat([tool_call("wait_forever", {"seconds": 600}), "never"])

@@ -525,11 +525,12 @@ class Card {
     edit.rows = Math.min(20, Math.max(4, edit.value.split("\n").length + 1));
     const check = el("div", { class: "check", "aria-live": "polite" });
     const format = el("button", { type: "button", class: "format", text: "Format", hidden: true });
-    const reason = el("input", { class: "deny-message", type: "text", placeholder: "Tell the model why (optional)", "aria-label": "Why you deny it (the model reads this)" });
+    const reason = el("input", { class: "deny-message", type: "text", placeholder: "Tell the model why (optional)", "aria-label": "Why you deny it or ask for another call (the model reads this)" });
     const error = el("div", { class: "error", role: "alert" });
     const approve = el("button", { type: "button", class: "approve", text: "Approve" });
     const editButton = el("button", { type: "button", class: "edit", text: "Edit arguments", "aria-expanded": "false" });
     const deny = el("button", { type: "button", class: "deny", text: "Deny" });
+    const retry = el("button", { type: "button", class: "retry", text: "Ask for another call" });
     const validate = () => {
       const found = checkArguments(edit.value, schema);
       check.replaceChildren(el("span", { class: found.problems.length ? "error" : "check-ok", text: found.problems.length ? found.problems.join("\n") : "Valid JSON; it fits the tool's schema." }));
@@ -571,8 +572,9 @@ class Card {
       if (!edit.hidden) { validate(); edit.focus(); }
     });
     deny.addEventListener("click", () => send({ action: "deny", message: reason.value }));
+    retry.addEventListener("click", () => send({ action: "retry", message: reason.value }));
     const parts = [el("p", { text: item.detail || "This call needs your approval." }), edit, check, format, reason,
-      el("div", { class: "buttons" }, approve, editButton, deny)];
+      el("div", { class: "buttons" }, approve, editButton, deny, retry)];
     const choices = item.grants || [];
     if (choices.length) {
       const scope = el("select", { class: "grant-scope", "aria-label": "What to allow from now on" });
@@ -605,7 +607,8 @@ class Card {
       this.chips.append(el("span", { class: "chip edited", text: "edited" }));
       this.note("Approved with arguments you edited.");
     }
-    this.setState(item.action === "approved" ? "running" : "denied", item.edited ? "approved, edited" : item.action);
+    const label = item.edited ? "approved, edited" : item.action === "retry" ? "sent back to the model" : item.action;
+    this.setState(item.action === "denied" ? "denied" : "running", label);
   }
 }
 
