@@ -12,25 +12,12 @@ results and has older turns summarised (``toolwire_summarize_conversation``, ask
 :class:`SummaryRequest`); :class:`Compaction` says what it did.
 """
 
-from ._compact import (
-    Compaction,
-    ContextWindow,
-    SummaryRequest,
-    compact,
-    conversation_tokens,
-    is_summary,
-    transcript,
-)
+from ._compact import SummaryRequest, transcript
 from ._records import ContextRequest, RequestContext
 
 __all__ = [
-    "Compaction",
     "ContextRequest",
-    "ContextWindow",
     "RequestContext",
     "SummaryRequest",
-    "compact",
-    "conversation_tokens",
-    "is_summary",
     "transcript",
 ]

@@ -1,8 +1,8 @@
-"""The tool-calling loop: runs, their records, deferred calls, decisions, and ``toolwire run``."""
+"""The tool-calling loop: runs, their records, deferred calls, decisions and the ledger.
 
-from typing import TYPE_CHECKING
+The terminal front end of ``toolwire run`` lives in :mod:`toolwire.cli`, a layer above.
+"""
 
-from .._lazy import lazy_getattr
 from ._call import call_tool
 from ._contract import RunEvents, RunLoop, UnknownRun
 from ._ledger import Ledger, LedgerEntry, default_ledger_path, ledger_path
@@ -26,19 +26,7 @@ from ._run import (
 from ._state import Approver
 from ._stream import RunStream
 
-if TYPE_CHECKING:
-    from ..cli._render import ApprovalPrompter, TerminalRenderer, render_event, run_cli
-
-# The terminal front end lives in toolwire.cli, a layer above the loop; these names stay here for
-# existing callers and load on first use, so importing the loop never imports the CLI.
-_FROM_CLI = frozenset({"ApprovalPrompter", "TerminalRenderer", "render_event", "run_cli"})
-
-
-__getattr__ = lazy_getattr(globals(), dict.fromkeys(_FROM_CLI, "toolwire.cli._render"))
-
-
 __all__ = [
-    "ApprovalPrompter",
     "Approve",
     "Approver",
     "CallClaimed",
@@ -62,13 +50,10 @@ __all__ = [
     "Selection",
     "StopReason",
     "Supply",
-    "TerminalRenderer",
     "ToolCallRecord",
     "ToolCallingLoop",
     "UnknownRun",
     "call_tool",
     "default_ledger_path",
     "ledger_path",
-    "render_event",
-    "run_cli",
 ]

@@ -8,46 +8,32 @@ Five dialects are rendered from the same ``FunctionSpec`` as the native path: ``
 per provider, between native, prompted and native-with-fallback.
 """
 
-from ._adapter import (
-    PROCESS_FALLBACKS,
-    AutoPromptedAdapter,
-    FallbackMemory,
-    PromptedAdapter,
-    wrap_adapter,
-)
+from ._adapter import PromptedAdapter
 from ._catalogue import render_prompted_tools, with_tool_instructions
 from ._dialect import DIALECTS, Dialect, ToolDialects
 from ._history import (
-    TOOL_RESULTS_HEADER,
     coalesce_tool_results,
     ensure_resolvable_user_turn,
     escape_result_body,
     render_tool_results,
 )
 from ._recover import RecoveredCalls, RecoveredForm, recover_text_calls
-from ._render import render_call
 from ._scanner import ParsedTurn, parse_tool_calls
 
 __all__ = [
-    "AutoPromptedAdapter",
     "DIALECTS",
     "Dialect",
-    "FallbackMemory",
-    "PROCESS_FALLBACKS",
     "ParsedTurn",
     "PromptedAdapter",
     "RecoveredCalls",
     "RecoveredForm",
-    "TOOL_RESULTS_HEADER",
     "ToolDialects",
     "coalesce_tool_results",
     "ensure_resolvable_user_turn",
     "escape_result_body",
     "parse_tool_calls",
     "recover_text_calls",
-    "render_call",
     "render_prompted_tools",
     "render_tool_results",
     "with_tool_instructions",
-    "wrap_adapter",
 ]

@@ -12,15 +12,9 @@ from loop_support import make_host, scripted_loop
 
 import toolwire
 from toolwire import Config, Host, ToolResult
+from toolwire.cli._render import ApprovalPrompter, TerminalRenderer, run_cli
 from toolwire.config import LedgerConfig, ProviderConfig
-from toolwire.loop import (
-    ApprovalPrompter,
-    Approve,
-    DeferredRequest,
-    Deny,
-    TerminalRenderer,
-    run_cli,
-)
+from toolwire.loop import Approve, DeferredRequest, Deny
 from toolwire.messages import AssistantMessage, TextPart
 from toolwire.testing import tool_call
 from toolwire.tools import Source
