@@ -8,7 +8,7 @@ from ._contract import RunEvents, RunLoop, UnknownRun
 from ._ledger import Ledger, LedgerEntry, default_ledger_path, ledger_path
 from ._ledger_store import CallClaimed, LedgerError
 from ._loop import ToolCallingLoop
-from ._offer import NOT_OFFERED, NotOffered, Offer, Selection
+from ._offer import NOT_OFFERED, NotOffered, Selection
 from ._reconcile import RunInProgress
 from ._run import (
     Approve,
@@ -39,7 +39,6 @@ __all__ = [
     "LedgerError",
     "NOT_OFFERED",
     "NotOffered",
-    "Offer",
     "Outcome",
     "Run",
     "RunEvents",

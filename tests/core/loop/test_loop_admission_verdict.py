@@ -9,7 +9,6 @@ import pytest
 
 from toolwire.config import LoopConfig
 from toolwire.events import DuplicateSuppressed, InvalidArguments, LimitReached, UnknownTool
-from toolwire.loop import Offer
 from toolwire.loop._admission import (
     AdmissionContext,
     Admitted,
@@ -18,6 +17,7 @@ from toolwire.loop._admission import (
     admit,
     duplicate_key,
 )
+from toolwire.loop._offer import Offer
 from toolwire.messages import ToolCall
 from toolwire.tools import Tool
 
