@@ -4,8 +4,9 @@ Five dialects are rendered from the same ``FunctionSpec`` as the native path: ``
 (``<tool_call>{"name": …, "arguments": {…}}</tool_call>``), ``xml``
 (``<name><arg>value</arg></name>``), ``ptype`` (``name("a", 5)``), ``python``
 (``name('a', 5, flag=True)``) and ``typescript`` (``name("a", undefined, true)``).
-:class:`ToolDialects` gives single tools a dialect of their own. :func:`wrap_adapter` chooses,
-per provider, between native, prompted and native-with-fallback.
+:class:`ToolDialects` gives single tools a dialect of their own. :class:`PromptedAdapter` wraps
+an adapter of a model without tool calling; the host chooses, per provider, between native,
+prompted and native-with-fallback (``[provider] native_tools``).
 """
 
 from ._adapter import PromptedAdapter
