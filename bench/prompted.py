@@ -34,17 +34,11 @@ import timeit
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from toolwire.prompted import (
-    DIALECTS,
-    ToolDialects,
-    parse_tool_calls,
-    render_call,
-    render_prompted_tools,
-)
+from toolwire.prompted import DIALECTS, ToolDialects, parse_tool_calls, render_prompted_tools
 from toolwire.prompted._catalogue import catalogue_text, protocol_text
+from toolwire.prompted._render import render_call
 from toolwire.prompted._scanner import TurnScanner
-from toolwire.tools import tool
-from toolwire.tools._spec import FunctionSpec
+from toolwire.tools import FunctionSpec, tool
 
 PTYPE_TARGET = 0.6
 TURN_SIZE = 2048

@@ -1,10 +1,9 @@
 """toolwire: a plugin-based host for LLM tool calling.
 
-The names here are the public API for people running the host, tool authors and adapter authors.
-Adapter authors also use :mod:`toolwire.adapters`; everyone may use :mod:`toolwire.config`,
-:mod:`toolwire.events`, :mod:`toolwire.messages`, :mod:`toolwire.tools` and :mod:`toolwire.testing`;
-plugins that keep a SQLite file several processes open use :mod:`toolwire.sqlite`, and plugins
-whose settings classes should be cheap to define use :mod:`toolwire.fieldwise`.
+The names here are the ones most code needs: running the host, writing tools, answering hooks.
+A name that also has a public module of its own (:mod:`toolwire.tools`, :mod:`toolwire.loop`,
+:mod:`toolwire.messages`, :mod:`toolwire.config`, …) is the same object there. docs/api.md lists
+every public module and name; a module whose name starts with ``_`` is private.
 """
 
 from typing import TYPE_CHECKING

@@ -6,3 +6,4 @@ PROJECT_NAME = "toolwire"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+"""Marks a plugin's function as the implementation of the toolwire hook of the same name."""

@@ -13,8 +13,9 @@ from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
 import attrs
 
 from ._json.scan import ArgumentScanner
-from .messages import AssistantMessage, Message, ToolCall, Usage
+from .messages import AssistantMessage, Message, ToolCall
 from .tools._result import ToolResult
+from .usage import Usage
 
 
 @attrs.frozen(kw_only=True)

@@ -436,3 +436,22 @@ def toolwire_event(event: Event) -> None:
             if event.kind == "tool_started":
                 print("running", event.name)
     """
+
+
+__all__ = [
+    "toolwire_batch_executors",
+    "toolwire_cli_commands",
+    "toolwire_configure",
+    "toolwire_event",
+    "toolwire_execute_tool",
+    "toolwire_filter_untrusted",
+    "toolwire_loop",
+    "toolwire_provider_adapters",
+    "toolwire_request_context",
+    "toolwire_resolve_function",
+    "toolwire_services",
+    "toolwire_settings_class",
+    "toolwire_summarize_conversation",
+    "toolwire_system_prompt_instructions",
+    "toolwire_tools",
+]

@@ -69,7 +69,9 @@ class OpaquePart:
 
 
 AssistantPart: TypeAlias = TextPart | ThinkingPart | OpaquePart | ToolCall
+"""A part of the model's turn: text, thinking, a provider's opaque item or a tool call."""
 UserPart: TypeAlias = TextPart | OpaquePart
+"""A part of a user's message: text or a provider's opaque item."""
 
 
 @attrs.frozen
@@ -146,6 +148,7 @@ class ToolResultMessage:
 
 
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage
+"""Any message of a conversation."""
 
 
 def required_trust(messages: Iterable[Message]) -> TrustLevel | None:
@@ -183,7 +186,6 @@ __all__ = [
     "ThinkingPart",
     "ToolCall",
     "ToolResultMessage",
-    "Usage",
     "UserMessage",
     "UserPart",
     "required_trust",

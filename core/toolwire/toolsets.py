@@ -23,7 +23,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from .tools import Tool, ToolDefinitionError, validate_tool_name
+from .tools import Tool, ToolDefinitionError
+from .tools._names import validate_tool_name
 
 __all__ = [
     "ApprovalRequiredToolset",

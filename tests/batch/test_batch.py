@@ -16,7 +16,8 @@ from batch_tools import KILL_SCRIPT, write_config
 from waiting import HANG, running, until
 
 from toolwire import Host
-from toolwire.batch import BatchPlan, run_batch, scan_output
+from toolwire.batch import BatchPlan, run_batch
+from toolwire.batch._output import scan_output
 from toolwire.cli import main
 
 

@@ -17,10 +17,10 @@ from toolwire.batch import (
     BatchExecutorError,
     BatchJob,
     BatchPlan,
-    executor_classes,
     run_batch,
     run_job,
 )
+from toolwire.batch._executor import executor_classes
 from toolwire.config import ConfigError, load_config
 
 

@@ -8,7 +8,8 @@ import pytest
 
 import toolwire
 from toolwire import Host
-from toolwire.chat import Grant, GrantError, GrantStore, count_message, estimate_tokens
+from toolwire.chat import Grant, GrantError, GrantStore, count_message
+from toolwire.usage import estimate_tokens
 
 
 def test_the_estimate_counts_words_marks_and_unspaced_scripts() -> None:

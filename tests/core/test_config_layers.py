@@ -10,7 +10,8 @@ import pytest
 
 from toolwire import Host
 from toolwire.cli import main
-from toolwire.config import ConfigError, effective_settings, load_config
+from toolwire.config import ConfigError, load_config
+from toolwire.config._show import effective_settings
 
 
 @pytest.fixture

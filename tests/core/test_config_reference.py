@@ -11,11 +11,11 @@ from pathlib import Path
 import attrs
 import pytest
 
-import toolwire.config
 from toolwire.cli import main
-from toolwire.config import Config, ConfigError, config_from_dict, effective_settings
+from toolwire.config import Config, ConfigError, config_from_dict
 from toolwire.config._fields import declared, number
 from toolwire.config._reference import TABLES, default_text, documented, update_document
+from toolwire.config._show import effective_settings
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "user-guide.md"
 
@@ -137,21 +137,3 @@ def test_a_marker_naming_no_section_is_refused(tmp_path: Path) -> None:
     with contextlib.redirect_stderr(err):
         assert main(["config", "reference", "--update", str(page)]) == 1
     assert "[nope]: no such section" in err.getvalue()
-
-
-def test_the_facade_keeps_every_name() -> None:
-    assert toolwire.config.__all__ == sorted(toolwire.config.__all__)
-    for name in (
-        *toolwire.config.__all__,
-        "CONFIG_ENV",
-        "CONFIG_FILE_NAME",
-        "PLUGINS_ENV",
-        "SYSTEM_CONFIG_ENV",
-        "SYSTEM_CONFIG_FILE",
-        "ToolDialectName",
-        "check_provider",
-        "system_config_file",
-        "user_config_file",
-        "without_password",
-    ):
-        assert getattr(toolwire.config, name) is not None

@@ -1,4 +1,4 @@
-"""``toolwire.fieldwise`` does what the methods attrs generates do: same text, equality, hash."""
+"""``toolwire._fieldwise`` does what the methods attrs generates do: same text, equality, hash."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from toolwire._fieldwise import record_eq, record_hash, record_repr
 from toolwire.config import Config, LoopConfig, ToolsConfig
-from toolwire.fieldwise import record_eq, record_hash, record_repr
 from toolwire.host._discovery import PluginInfo
 from toolwire.tools import Source, ToolResult
 

@@ -15,7 +15,6 @@ from toolwire._lazy import lazy_getattr
     [
         ("toolwire", "Toolbox"),
         ("toolwire.tools", "lint_tool"),
-        ("toolwire.loop", "TerminalRenderer"),
         ("toolwire.testing", "FakeOpenAIChatServer"),
     ],
 )
@@ -33,7 +32,7 @@ def test_relative_and_absolute_module_names() -> None:
     namespace: dict[str, object] = {"__name__": "toolwire.tools"}
     getattr_ = lazy_getattr(namespace, {"Page": "._paging", "Event": "toolwire.events"})
     from toolwire.events import Event
-    from toolwire.tools._paging import Page
+    from toolwire.tools import Page
 
     assert getattr_("Page") is Page
     assert getattr_("Event") is Event

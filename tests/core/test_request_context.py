@@ -120,22 +120,6 @@ def test_request_context_checks_its_fields() -> None:
     assert RequestContext(text="x", required_trust="low").required_trust == TrustLevel.LOW
 
 
-def test_the_context_module_exports_its_records_and_compaction() -> None:
-    import toolwire.context
-
-    assert toolwire.context.__all__ == [
-        "Compaction",
-        "ContextRequest",
-        "ContextWindow",
-        "RequestContext",
-        "SummaryRequest",
-        "compact",
-        "conversation_tokens",
-        "is_summary",
-        "transcript",
-    ]
-
-
 def test_the_query_is_the_latest_user_message() -> None:
     from toolwire.messages import AssistantMessage
 

@@ -14,7 +14,8 @@ from loop_support import make_host, scripted_loop, tools_plugin
 
 import toolwire
 from toolwire import Approve, Config, Host, Surface
-from toolwire.cli._commands import main, render_init_config
+from toolwire.cli import main
+from toolwire.cli._commands import render_init_config
 from toolwire.config import ConfigError, PolicyConfig, config_from_dict
 from toolwire.loop import Selection
 

@@ -7,7 +7,8 @@ import json
 
 import toolwire
 from toolwire import ToolResult
-from toolwire.cli._render import ARGUMENT_LIMIT, TerminalRenderer, inert
+from toolwire.cli import inert
+from toolwire.cli._render import ARGUMENT_LIMIT, TerminalRenderer
 from toolwire.events import (
     ContentFiltered,
     Event,

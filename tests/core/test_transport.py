@@ -16,18 +16,20 @@ from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.adapters import ModelRequest, ProviderError, ToolsNotSupportedError
-from toolwire.adapters._errors import is_tools_unsupported_message, tools_not_supported
-from toolwire.adapters._streaming import CallAssembler, parse_arguments
+from toolwire.adapters import (
+    ANTHROPIC_KEY_HEADER,
+    CallAssembler,
+    ModelRequest,
+    ProviderError,
+    ToolsNotSupportedError,
+    parse_arguments,
+    tools_not_supported,
+)
+from toolwire.adapters._errors import is_tools_unsupported_message
 from toolwire.config import ProviderConfig
 from toolwire.events import Event, ProviderRetry, ToolCallArgumentsDelta, ToolCallCompleted
 from toolwire.http._sse import SSEEvent
-from toolwire.http._transport import (
-    ANTHROPIC_KEY_HEADER,
-    ProviderRequest,
-    Transport,
-    provider_message,
-)
+from toolwire.http._transport import ProviderRequest, Transport, provider_message
 
 KEY = "sk-test-0123456789-very-secret"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

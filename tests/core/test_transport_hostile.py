@@ -12,11 +12,11 @@ import pytest
 from aiohttp import web
 
 from toolwire._redact import REDACTED, redact_json, redact_raw, redact_text
-from toolwire.adapters import ProviderError
+from toolwire.adapters import ANTHROPIC_KEY_HEADER, ProviderError
 from toolwire.config import ProviderConfig
 from toolwire.events import Event
 from toolwire.http._sse import SSEDecoder, SSEEvent, SSELimitExceeded
-from toolwire.http._transport import ANTHROPIC_KEY_HEADER, ProviderRequest, Transport
+from toolwire.http._transport import ProviderRequest, Transport
 
 KEY = "sk-hostile-0123456789-secret"
 ESCAPED_KEY = "".join(f"\\u{ord(c):04x}" for c in KEY)  # the key as JSON escapes

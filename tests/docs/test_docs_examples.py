@@ -51,7 +51,7 @@ def test_tool_author_guide_example_defines_a_described_tool() -> None:
     assert forecast.policy.idempotent
 
 
-def test_tool_author_guide_settings_class_has_the_field_wise_methods() -> None:
+def test_tool_author_guide_settings_class_is_structured_from_the_config() -> None:
     [code] = [
         b for b in _python_blocks(ROOT / "docs" / "tool-authors.md") if "WeatherSettings" in b
     ]
@@ -177,7 +177,7 @@ async def test_path_arguments_example_is_checked(
 async def test_the_run_json_example_shows_what_a_run_writes(tmp_path: Path) -> None:
     import typing
 
-    from toolwire.loop._run import Outcome
+    from toolwire.loop import Outcome
     from toolwire.testing import ScriptedModel
 
     guide = (ROOT / "docs" / "user-guide.md").read_text(encoding="utf-8")

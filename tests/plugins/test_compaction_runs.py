@@ -15,7 +15,7 @@ import toolwire_gemini._plugin
 import toolwire_openai._plugin
 from toolwire import Host
 from toolwire._defaults.summary import INSTRUCTIONS
-from toolwire.context import is_summary
+from toolwire.context._compact import is_summary
 from toolwire.events import ContextCompacted, PluginFailed
 from toolwire.messages import AssistantMessage, ToolResultMessage, UserMessage
 from toolwire.testing import (

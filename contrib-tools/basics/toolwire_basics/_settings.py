@@ -7,8 +7,6 @@ from typing import Literal
 
 import attrs
 
-from toolwire.fieldwise import record_eq, record_hash, record_repr
-
 
 @attrs.frozen(kw_only=True)
 class BasicsSettings:
@@ -19,9 +17,5 @@ class BasicsSettings:
     ``convert_units``), which keeps prompts short for small local models; ``always`` offers
     every tool in every round.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     offer: Literal["relevant", "always"] = "relevant"

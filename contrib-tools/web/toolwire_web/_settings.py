@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from toolwire import TrustLevel
-from toolwire.fieldwise import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     from toolwire.net import RetrievalPolicy
@@ -157,10 +156,6 @@ class WebSettings:
         when it is offered and again before each search; its results require the same of every
         later provider of the conversation.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     private_hosts: tuple[str, ...] = ()
     private_hosts_trust: str = attrs.field(default="self_hosted", validator=_trust)

@@ -24,7 +24,7 @@ from ._base import (
     ToolsNotSupportedError,
 )
 from ._choice import check_tool_choice
-from ._errors import is_tools_unsupported_message, tools_not_supported
+from ._errors import tools_not_supported
 from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
 from ._names import (
     WIRE_NAME,
@@ -42,7 +42,6 @@ from ._streaming import (
     new_call_id,
     parse_arguments,
     provider_call_events,
-    provider_result_event,
     unique_call_ids,
     wire_call_id,
     wire_call_ids,
@@ -72,11 +71,9 @@ __all__ = [
     "check_tool_choice",
     "event_object",
     "extra_fields",
-    "is_tools_unsupported_message",
     "new_call_id",
     "parse_arguments",
     "provider_call_events",
-    "provider_result_event",
     "provider_tools",
     "tools_not_supported",
     "unique_call_ids",

@@ -34,6 +34,7 @@ class NamedToolChoice:
 
 
 ToolChoice: TypeAlias = Literal["auto", "none", "required"] | NamedToolChoice
+"""Whether the model may, must not or must call a tool, or which one it must call."""
 
 
 @attrs.frozen(kw_only=True)

@@ -6,21 +6,12 @@
 """
 
 from ._engine import BatchInputError, BatchProgress, BatchSummary, run_batch
-from ._executor import (
-    LOCAL_EXECUTOR,
-    BatchExecutor,
-    BatchExecutorError,
-    BatchPlan,
-    LocalExecutor,
-    create_executor,
-    executor_classes,
-)
-from ._job import Approvals, JobSettings, error_record, run_job, status_of
-from ._jobs import BadLine, BatchJob, batch_key, job_run_id, parse_job, read_jobs
-from ._output import BatchOutputError, OutputState, OutputWriter, scan_output
+from ._executor import BatchExecutor, BatchExecutorError, BatchPlan, LocalExecutor
+from ._job import JobSettings, error_record, run_job
+from ._jobs import BadLine, BatchJob
+from ._output import BatchOutputError
 
 __all__ = [
-    "Approvals",
     "BadLine",
     "BatchExecutor",
     "BatchExecutorError",
@@ -31,19 +22,8 @@ __all__ = [
     "BatchProgress",
     "BatchSummary",
     "JobSettings",
-    "LOCAL_EXECUTOR",
     "LocalExecutor",
-    "OutputState",
-    "OutputWriter",
-    "batch_key",
-    "create_executor",
     "error_record",
-    "executor_classes",
-    "job_run_id",
-    "parse_job",
-    "read_jobs",
     "run_batch",
     "run_job",
-    "scan_output",
-    "status_of",
 ]

@@ -10,20 +10,10 @@ message being written.
   with it take.
 """
 
-from ._grants import (
-    GRANTS_FILE_ENV,
-    Grant,
-    GrantError,
-    Grants,
-    GrantScope,
-    GrantStore,
-    default_grants_file,
-    tool_server,
-)
-from ._tokens import MessageCount, count_message, estimate_tokens
+from ._grants import Grant, GrantError, Grants, GrantScope, GrantStore, tool_server
+from ._tokens import MessageCount, count_message
 
 __all__ = [
-    "GRANTS_FILE_ENV",
     "Grant",
     "GrantError",
     "GrantScope",
@@ -31,7 +21,5 @@ __all__ = [
     "Grants",
     "MessageCount",
     "count_message",
-    "default_grants_file",
-    "estimate_tokens",
     "tool_server",
 ]

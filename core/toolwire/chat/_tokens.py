@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ..usage import estimate_tokens as estimate_tokens
+from ..usage import estimate_tokens
 
 if TYPE_CHECKING:
     from ..host._host import Host

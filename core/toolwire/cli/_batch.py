@@ -127,7 +127,6 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     import contextlib
 
     from ..batch import (
-        Approvals,
         BatchExecutorError,
         BatchInputError,
         BatchOutputError,
@@ -135,6 +134,7 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
         JobSettings,
         run_batch,
     )
+    from ..batch._job import Approvals
     from ..config import load_config
     from ..host._host import Host
 

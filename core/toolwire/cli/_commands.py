@@ -417,7 +417,8 @@ def _print_json(data: Any, out: TextIO) -> None:
 
 def _config_show(args: argparse.Namespace, out: TextIO) -> int:
     """``toolwire config show``: the merged config, one setting a line with its origin."""
-    from ..config import effective_settings, load_config
+    from ..config import load_config
+    from ..config._show import effective_settings
 
     config = load_config(args.config)
     settings = effective_settings(config)
@@ -775,7 +776,8 @@ def run_config(config: Config, args: argparse.Namespace) -> Config:
     """
     import attrs
 
-    from ..config import ConfigError, ProviderConfig, check_provider, structure_section
+    from ..config import ConfigError, ProviderConfig, structure_section
+    from ..config._provider import check_provider
 
     if args.provider is not None:
         config = config.with_provider(args.provider)

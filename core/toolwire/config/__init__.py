@@ -14,22 +14,12 @@ from __future__ import annotations
 
 from ._convert import structure_section
 from ._errors import ConfigError
-from ._layers import CONFIG_ENV as CONFIG_ENV
-from ._layers import CONFIG_FILE_NAME as CONFIG_FILE_NAME
-from ._layers import PLUGINS_ENV as PLUGINS_ENV
-from ._layers import SYSTEM_CONFIG_ENV as SYSTEM_CONFIG_ENV
-from ._layers import SYSTEM_CONFIG_FILE as SYSTEM_CONFIG_FILE
-from ._layers import find_config_file, load_config
-from ._layers import system_config_file as system_config_file
-from ._layers import user_config_file as user_config_file
+from ._layers import load_config
 from ._loop import LoopConfig
 from ._policy import PolicyConfig
 from ._provider import ProviderConfig
-from ._provider import ToolDialectName as ToolDialectName
-from ._provider import check_provider as check_provider
 from ._root import Config
 from ._run import LimitsConfig, RunConfig
-from ._secrets import without_password as without_password
 from ._sections import (
     ArtifactsConfig,
     BatchConfig,
@@ -40,7 +30,6 @@ from ._sections import (
     TraceConfig,
     TrustConfig,
 )
-from ._show import effective_settings
 from ._structure import config_from_dict
 from ._tools import ProfileConfig, SurfaceConfig, ToolsConfig
 
@@ -64,8 +53,6 @@ __all__ = [
     "TraceConfig",
     "TrustConfig",
     "config_from_dict",
-    "effective_settings",
-    "find_config_file",
     "load_config",
     "structure_section",
 ]

@@ -7,7 +7,7 @@ from typing import Literal
 
 import attrs
 
-from ..fieldwise import record_eq, record_hash, record_repr
+from .._fieldwise import record_eq, record_hash, record_repr
 from ._fields import WEEK, setting, whole
 
 _SECONDS = (0.001, WEEK)

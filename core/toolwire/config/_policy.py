@@ -8,8 +8,8 @@ from typing import Any
 import attrs
 
 from .._effects import SideEffect
+from .._fieldwise import record_eq, record_hash, record_repr
 from .._surface import GUARDED_EFFECTS
-from ..fieldwise import record_eq, record_hash, record_repr
 from ._fields import each_item, setting, whole
 
 

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 import attrs
 
+from .._fieldwise import record_eq, record_hash, record_repr
 from .._trust import TrustLevel
-from ..fieldwise import record_eq, record_hash, record_repr
 from ._errors import ConfigError, where
 from ._fields import WEEK, Refusal, check_section, each_item, setting, trust_level_problem, whole
 

@@ -7,8 +7,8 @@ from typing import Any, TypeVar
 
 import attrs
 
+from .._fieldwise import record_eq, record_hash, record_repr
 from .._surface import Surface
-from ..fieldwise import record_eq, record_hash, record_repr
 from ..usage import ModelPrice
 from ._convert import structure_section
 from ._errors import LAYERED, ConfigError, attributed

@@ -7,7 +7,7 @@ from typing import Any
 
 import attrs
 
-from ..fieldwise import record_eq, record_hash, record_repr
+from .._fieldwise import record_eq, record_hash, record_repr
 from ._fields import setting, whole
 
 _TOKENS = "a whole number of tokens"

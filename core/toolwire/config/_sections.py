@@ -8,8 +8,8 @@ from collections.abc import Mapping
 
 import attrs
 
+from .._fieldwise import record_eq, record_hash, record_repr
 from .._trust import DEFAULT_LEVELS
-from ..fieldwise import record_eq, record_hash, record_repr
 from ._fields import WEEK, Refusal, setting, whole
 from ._secrets import without_password
 

@@ -7,30 +7,17 @@ sources require from this and every later provider of the run. The loop asks onc
 after the round's offer is resolved, so a plugin can contribute only when its own tool is not
 offered (a model without tool calling, the tool switched off, a provider trusted too little).
 
-When a conversation nears ``[provider] context_tokens``, :func:`compact` clears old tool
-results and has older turns summarised (``toolwire_summarize_conversation``, asked with a
-:class:`SummaryRequest`); :class:`Compaction` says what it did.
+When a conversation nears ``[provider] context_tokens``, the loop clears old tool results and
+has older turns summarised: ``toolwire_summarize_conversation`` is asked with a
+:class:`SummaryRequest`, and :func:`transcript` writes turns out as plain text for a summary.
 """
 
-from ._compact import (
-    Compaction,
-    ContextWindow,
-    SummaryRequest,
-    compact,
-    conversation_tokens,
-    is_summary,
-    transcript,
-)
+from ._compact import SummaryRequest, transcript
 from ._records import ContextRequest, RequestContext
 
 __all__ = [
-    "Compaction",
     "ContextRequest",
-    "ContextWindow",
     "RequestContext",
     "SummaryRequest",
-    "compact",
-    "conversation_tokens",
-    "is_summary",
     "transcript",
 ]

@@ -14,7 +14,7 @@ import attrs
 import pluggy
 
 from .._contain import describe
-from ..fieldwise import record_eq, record_repr
+from .._fieldwise import record_eq, record_repr
 from ._entrypoints import PluginEntryPoint, entry_points_of
 
 ENTRY_POINT_GROUP = "toolwire.plugins"

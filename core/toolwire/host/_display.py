@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from ..fieldwise import record_eq, record_hash, record_repr
+from .._fieldwise import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     from ..config import I18nConfig

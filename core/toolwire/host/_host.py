@@ -409,7 +409,7 @@ class Host:
                 f"adapters: {known} (install and enable the plugin that provides it)"
             )
         adapter = adapter_cls(provider, self.transport)
-        from ..prompted import wrap_adapter
+        from ..prompted._adapter import wrap_adapter
 
         return wrap_adapter(adapter, provider)
 

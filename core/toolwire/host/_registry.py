@@ -57,8 +57,8 @@ class Registry:
 
     def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
         """Register ``tool`` directly; a name already taken is a :class:`ToolDefinitionError`."""
-        from ..tools import ToolDefinitionError, validate_tool_name
-        from ..tools._names import reserved_name_problem
+        from ..tools import ToolDefinitionError
+        from ..tools._names import reserved_name_problem, validate_tool_name
 
         validate_tool_name(tool.name)
         reserved = reserved_name_problem(tool.name)
@@ -116,8 +116,8 @@ class Registry:
     ) -> Exception | None:
         """Why ``tool`` cannot be registered by ``plugin``, or None when it can."""
         # The tool model is imported once tools are collected, not for commands that list none.
-        from ..tools import Tool, ToolDefinitionError, validate_tool_name
-        from ..tools._names import reserved_name_problem
+        from ..tools import Tool, ToolDefinitionError
+        from ..tools._names import reserved_name_problem, validate_tool_name
 
         if not isinstance(tool, Tool):
             return TypeError(f"returned {tool!r}, which is not a toolwire.Tool")

@@ -1,15 +1,14 @@
-"""The tool-calling loop: runs, their records, deferred calls, decisions, and ``toolwire run``."""
+"""The tool-calling loop: runs, their records, deferred calls, decisions and the ledger.
 
-from typing import TYPE_CHECKING
+The terminal front end of ``toolwire run`` lives in :mod:`toolwire.cli`, a layer above.
+"""
 
-from .._lazy import lazy_getattr
-from ..tools._errors import Retry
 from ._call import call_tool
 from ._contract import RunEvents, RunLoop, UnknownRun
 from ._ledger import Ledger, LedgerEntry, default_ledger_path, ledger_path
 from ._ledger_store import CallClaimed, LedgerError
 from ._loop import ToolCallingLoop
-from ._offer import NOT_OFFERED, NotOffered, Offer, Selection
+from ._offer import NOT_OFFERED, NotOffered, Selection
 from ._reconcile import RunInProgress
 from ._run import (
     Approve,
@@ -27,19 +26,7 @@ from ._run import (
 from ._state import Approver, ExternalHandler
 from ._stream import RunStream
 
-if TYPE_CHECKING:
-    from ..cli._render import ApprovalPrompter, TerminalRenderer, render_event, run_cli
-
-# The terminal front end lives in toolwire.cli, a layer above the loop; these names stay here for
-# existing callers and load on first use, so importing the loop never imports the CLI.
-_FROM_CLI = frozenset({"ApprovalPrompter", "TerminalRenderer", "render_event", "run_cli"})
-
-
-__getattr__ = lazy_getattr(globals(), dict.fromkeys(_FROM_CLI, "toolwire.cli._render"))
-
-
 __all__ = [
-    "ApprovalPrompter",
     "Approve",
     "Approver",
     "CallClaimed",
@@ -53,9 +40,7 @@ __all__ = [
     "LedgerError",
     "NOT_OFFERED",
     "NotOffered",
-    "Offer",
     "Outcome",
-    "Retry",
     "Run",
     "RunEvents",
     "RunInProgress",
@@ -65,13 +50,10 @@ __all__ = [
     "Selection",
     "StopReason",
     "Supply",
-    "TerminalRenderer",
     "ToolCallRecord",
     "ToolCallingLoop",
     "UnknownRun",
     "call_tool",
     "default_ledger_path",
     "ledger_path",
-    "render_event",
-    "run_cli",
 ]

@@ -24,11 +24,11 @@ from ..messages import (
     ThinkingPart,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
     UserPart,
 )
 from ..tools._result import Source, ToolResult, ToolStatus
+from ..usage import Usage
 from ..utf8 import utf8_json
 
 Redactor = Callable[[str], frozenset[str]]

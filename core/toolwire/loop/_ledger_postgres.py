@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..config import without_password
+from ..config._secrets import without_password
 from ._journal import KINDS, RunRecord, assemble
 from ._ledger_sqlite import call_row, claimed, settle_values, wait_values
 from ._ledger_store import (

@@ -10,12 +10,13 @@ import attrs
 from .._trust import TrustLevel
 from ..adapters._base import NamedToolChoice, ToolChoice
 from ..events import Event
-from ..messages import Message, ToolCall, Usage
+from ..messages import Message, ToolCall
 from ..output import OutputSpec
 from ..tools._convert import unstructure_result
 from ..tools._errors import Retry, check_attempt
 from ..tools._names import call_sensitive, flat_sensitive, sensitive_arguments
 from ..tools._result import Source, ToolResult, ToolStatus
+from ..usage import Usage
 from ._codec import (
     CallRedactor,
     Redactor,
@@ -157,6 +158,8 @@ class ToolCallRecord:
 
 
 DeferReason: TypeAlias = Literal["approval", "deferred", "external", "interrupted"]
+"""Why a call waits: for a person's approval, a tool's later answer, an outside handler, or
+after an interrupted run."""
 
 
 @attrs.frozen(kw_only=True)

@@ -15,9 +15,10 @@ import attrs
 from .._request import conversation_key
 from .._trust import TrustLevel
 from ..events import Event
-from ..messages import AssistantMessage, Message, SystemMessage, ToolCall, Usage
+from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ..tools._errors import ToolFatal
 from ..tools._result import Source, ToolResult
+from ..usage import Usage
 from ._ids import taken_ids
 from ._lifecycle import CallEvent, CallState, step
 from ._run import Decision, DeferredRequest, Outcome, Run, RunOptions, StopReason, ToolCallRecord

@@ -11,6 +11,7 @@ from yarl import URL
 from .._version import __version__
 
 DEFAULT_PORTS = frozenset({80, 443, 8080, 8443})
+"""The ports :class:`RetrievalPolicy` allows unless told otherwise."""
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024
 DEFAULT_USER_AGENT = f"toolwire/{__version__}"
 

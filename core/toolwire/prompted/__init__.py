@@ -4,50 +4,37 @@ Five dialects are rendered from the same ``FunctionSpec`` as the native path: ``
 (``<tool_call>{"name": …, "arguments": {…}}</tool_call>``), ``xml``
 (``<name><arg>value</arg></name>``), ``ptype`` (``name("a", 5)``), ``python``
 (``name('a', 5, flag=True)``) and ``typescript`` (``name("a", undefined, true)``).
-:class:`ToolDialects` gives single tools a dialect of their own. :func:`wrap_adapter` chooses,
-per provider, between native, prompted and native-with-fallback.
+:class:`ToolDialects` gives single tools a dialect of their own. :class:`PromptedAdapter` wraps
+an adapter of a model without tool calling; the host chooses, per provider, between native,
+prompted and native-with-fallback (``[provider] native_tools``).
 """
 
-from ._adapter import (
-    PROCESS_FALLBACKS,
-    AutoPromptedAdapter,
-    FallbackMemory,
-    PromptedAdapter,
-    wrap_adapter,
-)
+from ._adapter import PromptedAdapter
 from ._catalogue import render_prompted_tools, with_tool_instructions
 from ._dialect import DIALECTS, Dialect, ToolDialects
 from ._history import (
-    TOOL_RESULTS_HEADER,
     coalesce_tool_results,
     ensure_resolvable_user_turn,
     escape_result_body,
     render_tool_results,
 )
 from ._recover import RecoveredCalls, RecoveredForm, recover_text_calls
-from ._render import render_call
 from ._scanner import ParsedTurn, parse_tool_calls
 
 __all__ = [
-    "AutoPromptedAdapter",
     "DIALECTS",
     "Dialect",
-    "FallbackMemory",
-    "PROCESS_FALLBACKS",
     "ParsedTurn",
     "PromptedAdapter",
     "RecoveredCalls",
     "RecoveredForm",
-    "TOOL_RESULTS_HEADER",
     "ToolDialects",
     "coalesce_tool_results",
     "ensure_resolvable_user_turn",
     "escape_result_body",
     "parse_tool_calls",
     "recover_text_calls",
-    "render_call",
     "render_prompted_tools",
     "render_tool_results",
     "with_tool_instructions",
-    "wrap_adapter",
 ]

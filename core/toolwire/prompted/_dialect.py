@@ -9,6 +9,7 @@ from typing import Final, Literal, TypeAlias
 import attrs
 
 Dialect: TypeAlias = Literal["json", "xml", "ptype", "python", "typescript"]
+"""The name of a way to write tool calls in text (see :data:`DIALECTS`)."""
 
 DIALECTS: Final[tuple[Dialect, ...]] = ("json", "xml", "ptype", "python", "typescript")
 """Every dialect: ``json`` (``<tool_call>{…}</tool_call>``), ``xml``

@@ -29,7 +29,7 @@ from ._model import (
     schema_for,
     tool,
 )
-from ._names import provider_name_problems, tool_name_problems, validate_tool_name
+from ._names import tool_name_problems
 from ._result import Source, ToolBlocked, ToolResult, ToolStatus
 from ._spec import FunctionSpec
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from ._strict import StrictProjection, strict_projection
     from ._toolbox import Toolbox
     from ._truncate import truncate_result
-    from ._validation import describe_schema, json_type_of
+    from ._validation import json_type_of
 
 # Used when a tool is linted, paged, projected, cut, cached, normalised or written as a toolbox,
 # not when a function is declared: loaded on first use, so `toolwire plugins` and `toolwire tools
@@ -59,7 +59,6 @@ _LAZY = {
     "StrictProjection": "._strict",
     "strict_projection": "._strict",
     "truncate_result": "._truncate",
-    "describe_schema": "._validation",
     "json_type_of": "._validation",
 }
 
@@ -97,16 +96,13 @@ __all__ = [
     "ToolStatus",
     "Toolbox",
     "cached_resolver",
-    "describe_schema",
     "json_type_of",
     "lint_tool",
     "normalize_schema",
-    "provider_name_problems",
     "run_in_thread",
     "schema_for",
     "strict_projection",
     "tool",
     "tool_name_problems",
     "truncate_result",
-    "validate_tool_name",
 ]

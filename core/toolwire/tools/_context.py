@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias, TypeVar
 
 import attrs
 
+from .._fieldwise import record_eq, record_hash, record_repr
 from .._trust import TrustLevel
-from ..fieldwise import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     import asyncio

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias, TypeVar, 
 import attrs
 
 from .._effects import READ_ONLY_EFFECTS, RISK_ORDER, SideEffect
+from .._fieldwise import record_eq, record_hash, record_repr
 from .._trust import TrustLevel
-from ..fieldwise import record_eq, record_hash, record_repr
 from ._context import Inject, ToolContext
 from ._docstrings import ParsedDocstring, parse_docstring
 from ._errors import (

@@ -9,8 +9,8 @@ from typing import Any
 
 import attrs
 
+from .._fieldwise import record_eq, record_hash, record_repr
 from .._trust import TrustLevel
-from ..fieldwise import record_eq, record_hash, record_repr
 from ..usage import Usage
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..fieldwise import record_eq, record_hash, record_repr
+from .._fieldwise import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     from ._model import Tool

@@ -46,9 +46,9 @@ from toolwire.messages import (
     ThinkingPart,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
+from toolwire.usage import Usage
 
 from ._server_tools import is_result_block, message_results, result_of_block
 from ._strict import StrictMode, strict_mode, strict_problems, wants_strict

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 import toolwire
-from toolwire.fieldwise import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     from toolwire.adapters import ProviderAdapter
@@ -33,10 +32,6 @@ class GeminiSettings:
     :param validated: tool choice ``auto`` is sent as ``VALIDATED``: the model answers in text or
         with calls held to their schemas.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     api_version: str = "v1beta"
     schemas: Literal["auto", "openapi", "json-schema"] = "auto"

@@ -45,9 +45,9 @@ from toolwire.messages import (
     ThinkingPart,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
+from toolwire.usage import Usage
 
 from ._schema import project_schema
 

@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from toolwire.fieldwise import record_repr
-
 if TYPE_CHECKING:
     from toolwire.tools import ToolPolicy
 
@@ -49,8 +47,6 @@ class LangchainSettings:
     Compared by identity: the host structures one per host, and the tools made for that host
     belong to it alone.
     """
-
-    __repr__ = record_repr
 
     tools: Any = attrs.field(default=(), converter=_references)
     arguments: dict[str, dict[str, Any]] = attrs.field(factory=dict)

@@ -24,7 +24,6 @@ from toolwire.messages import (
     SystemMessage,
     TextPart,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
 from toolwire.prompted import (
@@ -35,6 +34,7 @@ from toolwire.prompted import (
     with_tool_instructions,
 )
 from toolwire.tools import FunctionSpec
+from toolwire.usage import Usage
 
 from ._copies import Copies
 from ._grammar import Choice, tool_grammar

@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from toolwire.fieldwise import record_repr
-
 if TYPE_CHECKING:
     from toolwire.tools import ToolPolicy
 
@@ -56,8 +54,6 @@ class LlmToolsSettings:
     Compared by identity: the host structures one per host, and the toolboxes made for that
     host, with their threads, belong to it alone.
     """
-
-    __repr__ = record_repr
 
     packages: Any = attrs.field(default=None, converter=_optional_names)
     include: Any = attrs.field(default=None, converter=_optional_names)

@@ -23,7 +23,8 @@ from toolwire.adapters import (
     wire_request,
 )
 from toolwire.events import Event, ProviderRetry, ToolCallRecovered
-from toolwire.messages import AssistantMessage, ToolCall, Usage
+from toolwire.messages import AssistantMessage, ToolCall
+from toolwire.usage import Usage
 
 if TYPE_CHECKING:
     from toolwire.output import OutputSpec

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 import toolwire
-from toolwire.fieldwise import record_eq, record_hash, record_repr
 
 if TYPE_CHECKING:
     from toolwire.adapters import ProviderAdapter
@@ -26,10 +25,6 @@ class OpenAISettings:
         decides the defaults of what the request carries and how it is shaped for the server's
         chat template; unset, they are judged from the host of ``[provider] base_url``.
     """
-
-    __repr__ = record_repr
-    __eq__ = record_eq
-    __hash__ = record_hash
 
     profile: ServerName | None = None
 

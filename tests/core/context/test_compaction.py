@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.context import ContextWindow, compact, conversation_tokens, is_summary
+from toolwire.context._compact import ContextWindow, compact, conversation_tokens, is_summary
 from toolwire.messages import (
     AssistantMessage,
     Message,

@@ -22,7 +22,8 @@ from loop_support import (
 
 import toolwire
 from toolwire import ToolContext, ToolResult
-from toolwire.loop import Approve, DeferredRequest, Deny, Retry, Run, Supply
+from toolwire import Retry
+from toolwire.loop import Approve, DeferredRequest, Deny, Run, Supply
 from toolwire.messages import ToolResultMessage
 from toolwire.testing import tool_call
 

@@ -9,14 +9,13 @@ from typing import Any
 
 import pytest
 
+from toolwire.loop import Ledger
 from toolwire.loop._execution import Attempt, attempt, with_retries
-from toolwire.loop._ledger import Ledger
 from toolwire.loop._lifecycle import LedgerRow, record_start, with_ledger
 from toolwire.loop._state import CallSlot
 from toolwire.messages import ToolCall
-from toolwire.tools import Tool
+from toolwire.tools import Tool, ToolBlocked, ToolResult, ToolStatus
 from toolwire.tools._errors import RunCancelled, result_for
-from toolwire.tools._result import ToolBlocked, ToolResult, ToolStatus
 
 TOOL = Tool.from_schema("slow", "A slow tool.", {"type": "object"}, lambda a: "ok", max_retries=2)
 

@@ -11,17 +11,10 @@ import pytest
 from loop_support import make_host, scripted_loop
 
 import toolwire
-from toolwire import Config, Host, ToolResult
+from toolwire import Config, Host, Retry, ToolResult
+from toolwire.cli._render import ApprovalPrompter, TerminalRenderer, run_cli
 from toolwire.config import LedgerConfig, ProviderConfig
-from toolwire.loop import (
-    ApprovalPrompter,
-    Approve,
-    DeferredRequest,
-    Deny,
-    Retry,
-    TerminalRenderer,
-    run_cli,
-)
+from toolwire.loop import Approve, DeferredRequest, Deny
 from toolwire.messages import AssistantMessage, TextPart
 from toolwire.testing import tool_call
 from toolwire.tools import Source

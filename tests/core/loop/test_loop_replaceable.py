@@ -14,8 +14,7 @@ from loop_support import make_host, plugin
 import toolwire
 from toolwire import HostError
 from toolwire.adapters import ModelRequest
-from toolwire.batch._job import JobSettings, run_job
-from toolwire.batch._jobs import BatchJob
+from toolwire.batch import BatchJob, JobSettings, run_job
 from toolwire.cli._render import run_cli
 from toolwire.config import ProviderConfig
 from toolwire.events import Event, RunFinished

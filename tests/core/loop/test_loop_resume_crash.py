@@ -20,7 +20,8 @@ from loop_support import assert_no_orphans, make_host, scripted_loop
 
 import toolwire
 from toolwire import Host
-from toolwire.loop import Approve, Deny, Retry, Run, ToolCallingLoop
+from toolwire import Retry
+from toolwire.loop import Approve, Deny, Run, ToolCallingLoop
 from toolwire.testing import ScriptedModel, tool_call
 
 

@@ -28,11 +28,11 @@ from toolwire.messages import (
     TextPart,
     ToolCall,
     ToolResultMessage,
-    Usage,
     UserMessage,
 )
 from toolwire.testing import ScriptedModel, tool_call
 from toolwire.tools import Source
+from toolwire.usage import Usage
 
 
 @toolwire.tool

@@ -14,8 +14,8 @@ from loop_support import make_host
 
 import toolwire
 from toolwire._json.fast import json_bytes, json_text
+from toolwire.cli._render import run_cli
 from toolwire.config import LoopConfig, ProviderConfig
-from toolwire.loop import run_cli
 
 
 @toolwire.tool(side_effects="read_only", idempotent=True, allow_duplicates=True)

@@ -1,31 +1,9 @@
-"""toolwire.net's public surface, and that ``import toolwire`` leaves it (and aiohttp) unloaded."""
+"""``import toolwire`` leaves toolwire.net (and aiohttp) unloaded; loopback authorities."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-
-import toolwire.net
-
-
-def test_exported_names() -> None:
-    assert toolwire.net.__all__ == [
-        "DEFAULT_PORTS",
-        "NegotiateTokens",
-        "RetrievalBlocked",
-        "RetrievalError",
-        "RetrievalPolicy",
-        "Retrieved",
-        "SignInUnavailable",
-        "fetch",
-        "is_loopback",
-        "loopback_authorities",
-        "loopback_origins",
-        "open_session",
-    ]
-    assert sorted(toolwire.net.__all__) == toolwire.net.__all__
-    public = {name for name in vars(toolwire.net) if not name.startswith("_")}
-    assert public == set(toolwire.net.__all__)
 
 
 def test_import_toolwire_does_not_import_the_net_package() -> None:

@@ -17,7 +17,7 @@ from toolwire.adapters import (
 from toolwire.config import ProviderConfig
 from toolwire.events import TextDelta
 from toolwire.messages import AssistantMessage, TextPart, ToolResultMessage
-from toolwire.tools._spec import FunctionSpec
+from toolwire.tools import FunctionSpec
 
 Reply = str | Callable[[ModelRequest], "str | Awaitable[str]"]
 

@@ -26,14 +26,9 @@ from toolwire.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from toolwire.prompted import (
-    TOOL_RESULTS_HEADER,
-    AutoPromptedAdapter,
-    FallbackMemory,
-    PromptedAdapter,
-    render_prompted_tools,
-    wrap_adapter,
-)
+from toolwire.prompted import PromptedAdapter, render_prompted_tools
+from toolwire.prompted._adapter import AutoPromptedAdapter, FallbackMemory, wrap_adapter
+from toolwire.prompted._history import TOOL_RESULTS_HEADER
 
 TWO_CALLS = (
     "I will look both up.\n"

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 from prompted_support import FUNCTIONS, ids
 
-from toolwire.prompted import parse_tool_calls
-from toolwire.prompted._dialect import Dialect
+from toolwire.prompted import Dialect, parse_tool_calls
 
 Valid = tuple[str, dict[str, Any]]
 Invalid = tuple[str, None, str]  # name, None, a fragment of the reason

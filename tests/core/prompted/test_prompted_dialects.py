@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from prompted_support import FETCH, FUNCTIONS, SEARCH, ids
 
-from toolwire.prompted import parse_tool_calls, render_call, render_prompted_tools
+from toolwire.prompted import parse_tool_calls, render_prompted_tools
+from toolwire.prompted._render import render_call
 from toolwire.prompted._typescript import MAX_CHARS, MAX_DEPTH, read_call
 from toolwire.tools import FunctionSpec
 

@@ -10,7 +10,8 @@ from typing import Any
 from prompted_support import TextModel
 
 from toolwire.config import config_from_dict
-from toolwire.prompted import PromptedAdapter, ToolDialects, wrap_adapter
+from toolwire.prompted import PromptedAdapter, ToolDialects
+from toolwire.prompted._adapter import wrap_adapter
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 

@@ -15,8 +15,9 @@ from toolwire.adapters import ModelRequest
 from toolwire.config import LedgerConfig, ProviderConfig
 from toolwire.events import ProviderRetry, TextDelta, ToolCallCompleted
 from toolwire.messages import UserMessage
-from toolwire.prompted import DIALECTS, TOOL_RESULTS_HEADER, render_call
-from toolwire.prompted._dialect import Dialect
+from toolwire.prompted import DIALECTS, Dialect
+from toolwire.prompted._history import TOOL_RESULTS_HEADER
+from toolwire.prompted._render import render_call
 from toolwire.tools import FunctionSpec
 
 # The search tool's offer, for writing its calls as a model would (typescript needs the order).

@@ -9,7 +9,7 @@ from prompted_support import FETCH, FUNCTIONS, SEARCH
 
 from toolwire.adapters import NamedToolChoice
 from toolwire.prompted import DIALECTS, render_prompted_tools, with_tool_instructions
-from toolwire.tools._spec import FunctionSpec
+from toolwire.tools import FunctionSpec
 
 NESTED = FunctionSpec(
     name="create_event",

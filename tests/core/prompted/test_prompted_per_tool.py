@@ -25,16 +25,15 @@ from toolwire.messages import (
 )
 from toolwire.prompted import (
     DIALECTS,
-    TOOL_RESULTS_HEADER,
     PromptedAdapter,
     ToolDialects,
     coalesce_tool_results,
     escape_result_body,
     parse_tool_calls,
-    render_call,
     render_prompted_tools,
 )
-from toolwire.prompted._history import restore_result_body
+from toolwire.prompted._history import TOOL_RESULTS_HEADER, restore_result_body
+from toolwire.prompted._render import render_call
 from toolwire.prompted._scanner import CallPiece, TurnScanner
 from toolwire.tools import FunctionSpec
 

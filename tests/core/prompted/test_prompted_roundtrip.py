@@ -11,9 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prompted_support import ids
 
-from toolwire.prompted import DIALECTS, parse_tool_calls, render_call
+from toolwire.prompted import DIALECTS, parse_tool_calls
+from toolwire.prompted._render import render_call
 from toolwire.prompted._scanner import CallPiece, TextPiece, TurnScanner
-from toolwire.tools._spec import FunctionSpec
+from toolwire.tools import FunctionSpec
 
 NAMES = st.builds(
     lambda first, rest: first + rest,

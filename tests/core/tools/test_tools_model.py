@@ -7,7 +7,6 @@ from typing import Annotated, Any
 import attrs
 import pytest
 
-import toolwire.tools
 from toolwire import OfferRequest, TrustLevel, UserMessage
 from toolwire.tools import (
     Activation,
@@ -27,23 +26,6 @@ from toolwire.tools import (
     tool,
     truncate_result,
 )
-
-EXPECTED_NAMES = [
-    "Activation", "AdjustArguments", "ApprovalRequired", "ArgumentsInvalid", "CallDeferred",
-    "CallInterrupt", "FunctionSpec", "Inject", "Injected", "LintFinding", "Page", "PageNumber",
-    "Paging", "Resolver", "Retry", "SideEffect", "Source", "StrictProjection", "Tool",
-    "ToolBlocked", "ToolContext", "ToolDefinitionError", "ToolFatal", "ToolOptions", "ToolPolicy",
-    "ToolResult",
-    "ToolStatus", "Toolbox", "cached_resolver", "describe_schema", "json_type_of", "lint_tool",
-    "normalize_schema", "provider_name_problems", "run_in_thread", "schema_for",
-    "strict_projection", "tool",
-    "tool_name_problems", "truncate_result", "validate_tool_name",
-]  # fmt: skip
-
-
-def test_exported_names_are_exactly_the_intended_ones():
-    assert toolwire.tools.__all__ == EXPECTED_NAMES
-    assert sorted(EXPECTED_NAMES) == EXPECTED_NAMES
 
 
 def test_importing_the_package_does_not_load_the_validator_or_converter():

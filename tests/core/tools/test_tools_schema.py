@@ -21,8 +21,8 @@ from toolwire.tools import (
     ToolDefinitionError,
     tool,
     tool_name_problems,
-    validate_tool_name,
 )
+from toolwire.tools._names import validate_tool_name
 
 
 def props(t: Tool) -> Mapping[str, Any]:

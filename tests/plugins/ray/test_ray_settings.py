@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from toolwire import Host
-from toolwire.batch import executor_classes
+from toolwire.batch._executor import executor_classes
 from toolwire.config import ConfigError, config_from_dict
 
 
@@ -62,7 +62,7 @@ def test_enabling_the_plugin_does_not_import_ray(tmp_path: Path) -> None:
     code = (
         "import sys; from toolwire import Host; from toolwire.config import config_from_dict; "
         "h = Host.load(config_from_dict({'plugins': {'enable': ['ray']}})); h.tools; "
-        "from toolwire.batch import executor_classes; executor_classes(h); "
+        "from toolwire.batch._executor import executor_classes; executor_classes(h); "
         "print('ray' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
