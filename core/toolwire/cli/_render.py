@@ -1265,6 +1265,10 @@ def run_cli(
         finally:
             await host.aclose()
 
+    if host.tools:
+        from ..tools._validation import load_compiler
+
+        load_compiler()  # at start-up, not in the round of the first call
     try:
         run = asyncio.run(main())
     except (ValueError, TypeError) as exc:
