@@ -487,7 +487,7 @@ def test_the_command_collects_less_often_while_runs_go_and_leaves_the_collector_
 ) -> None:
     import gc
 
-    from toolwire.cli import _batch
+    from toolwire.cli import _batch, _collector
 
     seen: list[tuple[tuple[int, int, int], int]] = []
     show = _batch.ProgressLine.show
@@ -503,6 +503,6 @@ def test_the_command_collects_less_often_while_runs_go_and_leaves_the_collector_
     out = workdir / "out.jsonl"
     assert main(["--config", str(config), "batch", str(jobs), "--out", str(out)]) == 0
     assert len(seen) == 4  # at the start, then after each record
-    assert all(t[0] == _batch.BATCH_GC_THRESHOLD and frozen > 0 for t, frozen in seen)
+    assert all(t[0] == _collector.YOUNG_THRESHOLD and frozen > 0 for t, frozen in seen)
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0

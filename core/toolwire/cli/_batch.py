@@ -23,9 +23,6 @@ EXIT_USAGE = 2
 PLAIN_PROGRESS_EVERY = 1.0
 """Seconds between progress lines when stderr is not a terminal."""
 
-BATCH_GC_THRESHOLD = 10_000
-"""Allocations between collections of the youngest generation while a batch runs."""
-
 
 def add_batch_parser(sub: Any) -> None:
     """Add ``batch`` to the ``toolwire`` sub-commands."""
@@ -128,7 +125,6 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     input lines were refused, 2 when the setup is unusable."""
     import asyncio
     import contextlib
-    import gc
 
     from ..batch import (
         Approvals,
@@ -141,6 +137,7 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     )
     from ..config import load_config
     from ..host._host import Host
+    from ._collector import collector_for_runs
 
     config = batch_config(load_config(args.config), args)
     host = Host.load(config, surface="batch")
@@ -170,15 +167,8 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
         progress.clear()
         err.write(f"toolwire: {args.input}:{bad.line}: skipped: {bad.error}\n")
 
-    collecting = gc.get_threshold()
-
     def started(counts: BatchProgress) -> None:
-        # What start-up built (modules, classes, the host, the adapter) lives as long as the
-        # process: frozen, the collector's passes skip it. Runs in flight make and drop
-        # containers by the thousand: collecting the young ones every 700 allocations (the
-        # default) took about a twentieth of a batch's time.
-        gc.freeze()
-        gc.set_threshold(BATCH_GC_THRESHOLD, *collecting[1:])
+        settle()  # the input read and the adapter made: start-up is over
         progress.show(counts)
 
     async def main() -> BatchSummary:
@@ -199,7 +189,7 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     try:
         # stdout is the summary's alone: whatever a library prints meanwhile (Ray reports dead
         # workers on stdout) goes to stderr with the progress.
-        with contextlib.redirect_stdout(err):
+        with contextlib.redirect_stdout(err), collector_for_runs() as settle:
             summary = asyncio.run(main())
     except (BatchInputError, BatchOutputError, BatchExecutorError) as exc:
         progress.clear()
@@ -209,9 +199,6 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
         progress.clear()
         err.write("toolwire: interrupted; run the same command again to go on\n")
         return EXIT_FAILED
-    finally:  # as it was, for a process that goes on (tests call the command in process)
-        gc.set_threshold(*collecting)
-        gc.unfreeze()
     progress.finish()
     if summary.dropped_partial:
         err.write(f"toolwire: {args.out}: dropped a half-written last line from an earlier run\n")

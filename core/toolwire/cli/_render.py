@@ -61,6 +61,7 @@ from ..loop._run import Approve, Decision, DeferredRequest, Deny, Run
 from ..loop._state import Approver
 from ..messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
 from ..tools._result import Source, ToolResult, ToolStatus
+from ._collector import collector_for_runs
 from ._markdown import LineStyler, has_markdown
 from ._text import inert
 
@@ -1270,7 +1271,9 @@ def run_cli(
 
         load_compiler()  # at start-up, not in the round of the first call
     try:
-        run = asyncio.run(main())
+        with collector_for_runs() as settle:
+            settle()
+            run = asyncio.run(main())
     except (ValueError, TypeError) as exc:
         stderr.write(f"toolwire: {exc}\n")
         return 2
