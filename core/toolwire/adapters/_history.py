@@ -38,9 +38,9 @@ class RenderedHistory(Generic[R]):
     new ones appended; a request whose messages start with the messages of the run's last
     request (the same objects, or equal ones: messages are values) continues from that
     request's fold, any other one (a conversation compacted or edited) is folded from its
-    start. Folds of the most recently
-    asked runs are kept (:data:`KEPT_RUNS`), so runs that share an adapter do not push each
-    other out; a run beyond them is folded from its start, as without this.
+    start. Folds of the most recently asked runs are kept (:data:`KEPT_RUNS`), so runs that
+    share an adapter do not push each other out; a run beyond them is folded from its start,
+    as without this.
 
     What a fold returns is shared with the next request's fold (a list is copied before it
     grows): it must not be changed after it is returned.
