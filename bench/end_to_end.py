@@ -502,6 +502,7 @@ class Setup:
                 f"stream = {'true' if stream else 'false'}\n"
                 f"[loop]\nmax_rounds = {rounds + 5}\nmax_tool_calls = {rounds + 5}\n"
                 '[tools.basics]\noffer = "always"\n'
+                '[surfaces.batch]\nallow = ["calculator"]\n'
                 f'[ledger]\npath = "{self.work / "ledger.sqlite3"}"\n',
                 encoding="utf-8",
             )

@@ -408,6 +408,7 @@ def _batch(
         '[plugins]\nenable = ["basics"]\n'
         f'[provider]\nadapter = "scripted"\noptions = {{ latency = {BATCH_LATENCY} }}\n'
         '[tools.basics]\noffer = "always"\n'
+        '[surfaces.batch]\nallow = ["calculator"]\n'
         f'[ledger]\npath = "{work / "batch-ledger.sqlite3"}"\n',
         encoding="utf-8",
     )

@@ -47,6 +47,9 @@ class Event:
 
 
 def _kind_of(cls: type) -> str:
+    kind = _KINDS.get(cls)
+    if kind is not None:
+        return kind
     name = cls.__name__
     out = [name[0].lower()]
     for ch in name[1:]:
@@ -55,7 +58,12 @@ def _kind_of(cls: type) -> str:
             out.append(ch.lower())
         else:
             out.append(ch)
-    return "".join(out)
+    kind = _KINDS[cls] = "".join(out)
+    return kind
+
+
+_KINDS: dict[type, str] = {}
+"""Each event class's kind, worked out once (a run's JSON names the kind of every event)."""
 
 
 # -- run and round -----------------------------------------------------------------------------

@@ -481,3 +481,29 @@ def test_ctrl_c_stops_the_batch_and_the_same_command_goes_on(workdir: Path) -> N
     assert (summary["total"], summary["done"], summary["resumed"]) == (2, 2, 2)
     charged = (workdir / "effects.log").read_text().splitlines()
     assert sorted(charged) == ["job 0", "job 1", "job 2", "job 3"]
+
+
+def test_the_command_collects_less_often_while_runs_go_and_leaves_the_collector_as_it_was(
+    workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from toolwire.cli import _batch, _collector
+
+    seen: list[tuple[tuple[int, int, int], int]] = []
+    show = _batch.ProgressLine.show
+
+    def noting(self: Any, counts: Any) -> None:
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+        show(self, counts)
+
+    monkeypatch.setattr(_batch.ProgressLine, "show", noting)
+    before = gc.get_threshold()
+    config = write_config(workdir)
+    jobs = _jsonl(workdir / "in.jsonl", [{"id": str(i), "prompt": "hi"} for i in range(3)])
+    out = workdir / "out.jsonl"
+    assert main(["--config", str(config), "batch", str(jobs), "--out", str(out)]) == 0
+    assert len(seen) == 4  # at the start, then after each record
+    assert all(t[0] == _collector.YOUNG_THRESHOLD and frozen > 0 for t, frozen in seen)
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from toolwire import Host
 from toolwire.batch import BatchPlan, run_batch
 from toolwire.config import config_from_dict
@@ -46,3 +48,44 @@ async def test_the_adapter_is_made_before_the_first_run(tmp_path: Path) -> None:
     assert summary.done == 3
     assert made_at_start == [[None]]
     assert made == [None]
+
+
+async def test_the_schema_compiler_is_loaded_before_the_first_run_when_tools_are_offered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import toolwire.tools._validation as validation
+
+    loaded: list[str] = []
+    load = validation.load_compiler
+
+    def counting() -> None:
+        loaded.append("compiler")
+        load()
+
+    monkeypatch.setattr(validation, "load_compiler", counting)
+    config = config_from_dict(
+        {
+            "plugins": {"enable": ["basics"]},
+            "provider": {"adapter": "scripted"},  # it calls every offered tool, then answers
+            "tools": {"basics": {"offer": "always"}},
+            "ledger": {"path": str(tmp_path / "ledger.sqlite3")},
+        }
+    )
+    host = Host.load(config)
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"id": "1", "prompt": "6 * 7?"}) + "\n", encoding="utf-8")
+    loaded_at_start: list[list[str]] = []
+    try:
+        summary = await run_batch(
+            host,
+            source,
+            tmp_path / "out.jsonl",
+            plan=BatchPlan(concurrency=1),
+            on_start=lambda progress: loaded_at_start.append(list(loaded)),
+        )
+    finally:
+        await host.aclose()
+    assert summary.done == 1
+    assert loaded_at_start == [["compiler"]]
+    record = json.loads((tmp_path / "out.jsonl").read_text(encoding="utf-8"))
+    assert "calculator" in [call["tool"] for call in record["tool_calls"]]

@@ -8,8 +8,9 @@ arguments; :func:`event_object` and :func:`wire_objects` refuse malformed wire d
 :class:`ProviderError`. :func:`wire_request` gives each tool name an API refuses a stable alias, and
 :func:`canonical_message` (and :class:`CallAssembler`) read the answer's calls back under the
 canonical names; :class:`RenderedTools` keeps an adapter's rendered ``tools`` array (and the
-aliases) while the loop offers the same functions, and :class:`RenderedMessages` the wire form
-of each message, so a round renders only the messages new to it. Test an adapter with the
+aliases) while the loop offers the same functions, :class:`RenderedMessages` the wire form of
+each message, so a round renders only the messages new to it, and :class:`RenderedHistory` each
+run's history on the wire, so a round folds in only its new messages. Test an adapter with the
 conformance suite in :mod:`toolwire.testing.conformance`.
 """
 
@@ -25,6 +26,7 @@ from ._base import (
 )
 from ._choice import check_tool_choice
 from ._errors import tools_not_supported
+from ._history import RenderedHistory
 from ._http import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader, HTTPProviderAdapter
 from ._names import (
     WIRE_NAME,
@@ -60,6 +62,7 @@ __all__ = [
     "NamedToolChoice",
     "ProviderAdapter",
     "ProviderError",
+    "RenderedHistory",
     "RenderedMessages",
     "RenderedTools",
     "ToolChoice",

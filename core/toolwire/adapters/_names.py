@@ -9,10 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
 from ..tools._names import wire_spelling
+from ._history import RenderedHistory
 
 if TYPE_CHECKING:
     from ..messages import AssistantMessage, Message
@@ -48,6 +49,7 @@ class ToolNames:
 
     __slots__ = (
         "_accepted",
+        "_history",
         "_max_length",
         "_pattern",
         "_spell",
@@ -68,6 +70,7 @@ class ToolNames:
         self._max_length = max_length
         self._spell = spell or wire_spelling
         self._accepted: dict[str, bool] = {}
+        self._history: RenderedHistory[bool] | None = None
         self._to_wire: dict[str, str] = {}
         self._to_canonical: dict[str, str] = {}
         unique = list(dict.fromkeys(names))
@@ -133,6 +136,16 @@ class ToolNames:
             return name
         return self._alias(name)
 
+    def refused_in(self, run_id: str, messages: Sequence[Message]) -> bool:
+        """True when a call or result in ``messages`` (the conversation of the run ``run_id``
+        now) names a tool the API refuses; each request of a run looks only at the messages new
+        to it."""
+        history = self._history
+        if history is None:
+            accepts = self.accepts
+            history = self._history = RenderedHistory(lambda: _RefusedNames(accepts))
+        return history.get(run_id, messages)
+
     def copy(self) -> ToolNames:
         """An independent copy, for another request that offers the same names (aliases that
         :meth:`wire` adds to one never show in the other)."""
@@ -143,6 +156,7 @@ class ToolNames:
             self._spell,
         )
         other._accepted = self._accepted  # the same rule: the answers hold for both
+        other._history = self._history
         other._to_wire = dict(self._to_wire)
         other._to_canonical = dict(self._to_canonical)
         other._taken = set(self._taken)
@@ -213,7 +227,7 @@ def wire_request(
     if names is None:
         names = ToolNames.for_request(request, pattern=pattern, max_length=max_length, spell=spell)
     messages = request.messages
-    history = _names_refused(messages, names.accepts)
+    history = names.refused_in(request.run_id, messages)
     if not names.aliases and not history:
         return request
     if given is not None:
@@ -244,19 +258,34 @@ def wire_request(
     )
 
 
-def _names_refused(messages: Iterable[Message], accepts: Callable[[str], bool]) -> bool:
-    """True when a call or result in ``messages`` names a tool the API refuses (a plain loop:
-    it looks at every message of the conversation in every request)."""
-    from ..messages import AssistantMessage, ToolCall, ToolResultMessage
+class _RefusedNames:
+    """Whether a call or result of a conversation names a tool the API refuses, message by
+    message (a :class:`~._history.HistoryFold`)."""
 
-    for message in messages:
+    __slots__ = ("_accepts", "found")
+
+    def __init__(self, accepts: Callable[[str], bool], found: bool = False) -> None:
+        self._accepts = accepts
+        self.found = found
+
+    def feed(self, message: Message) -> None:
+        if self.found:
+            return
+        from ..messages import AssistantMessage, ToolCall, ToolResultMessage
+
+        accepts = self._accepts
         if isinstance(message, AssistantMessage):
-            for part in message.parts:
-                if isinstance(part, ToolCall) and not accepts(part.name):
-                    return True
-        elif isinstance(message, ToolResultMessage) and not accepts(message.name):
-            return True
-    return False
+            self.found = any(
+                isinstance(part, ToolCall) and not accepts(part.name) for part in message.parts
+            )
+        elif isinstance(message, ToolResultMessage):
+            self.found = not accepts(message.name)
+
+    def copy(self) -> _RefusedNames:
+        return _RefusedNames(self._accepts, self.found)
+
+    def result(self) -> bool:
+        return self.found
 
 
 def canonical_message(message: AssistantMessage, request: ModelRequest) -> AssistantMessage:

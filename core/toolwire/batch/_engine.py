@@ -156,7 +156,7 @@ async def run_batch(
         for item in bad:
             on_bad_line(item)
     if jobs and executor == LOCAL_EXECUTOR:
-        await _ready_adapter(host)
+        await _ready(host)
     progress = BatchProgress(total=len(jobs), skipped=skipped, bad=len(bad))
     if on_start is not None:
         on_start(progress)
@@ -212,15 +212,18 @@ async def run_batch(
     )
 
 
-async def _ready_adapter(host: Host) -> None:
-    """Make the host's adapter, which the in-process runs share, before the first run starts:
-    its imports and transport take a few hundred milliseconds, which would otherwise hold up
-    every run of the first wave (and count in the batch's rate). A provider that cannot be made
-    is left for each run to report."""
+async def _ready(host: Host) -> None:
+    """Make the host's adapter, which the in-process runs share, and load the schema compiler
+    before the first run starts: their imports and the transport take a few hundred
+    milliseconds, which would otherwise hold up every run of the first wave (and count in the
+    batch's rate). A provider that cannot be made is left for each run to report."""
     from ..host._host import HostError
+    from ..tools._validation import load_compiler
 
     with contextlib.suppress(HostError):
         await host.get_adapter()
+    if host.tools:
+        load_compiler()
 
 
 def _prepare(

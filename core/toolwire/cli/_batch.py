@@ -137,6 +137,7 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     from ..batch._job import Approvals
     from ..config import load_config
     from ..host._host import Host
+    from ._collector import collector_for_runs
 
     config = batch_config(load_config(args.config), args)
     host = Host.load(config, surface="batch")
@@ -166,6 +167,10 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
         progress.clear()
         err.write(f"toolwire: {args.input}:{bad.line}: skipped: {bad.error}\n")
 
+    def started(counts: BatchProgress) -> None:
+        settle()  # the input read and the adapter made: start-up is over
+        progress.show(counts)
+
     async def main() -> BatchSummary:
         try:
             return await run_batch(
@@ -175,7 +180,7 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
                 plan=plan,
                 executor=config.batch.executor,
                 on_bad_line=bad_line,
-                on_start=progress.show,
+                on_start=started,
                 on_record=lambda record, counts: progress.show(counts),
             )
         finally:
@@ -184,7 +189,7 @@ def run_batch_command(args: argparse.Namespace, out: TextIO, err: TextIO) -> int
     try:
         # stdout is the summary's alone: whatever a library prints meanwhile (Ray reports dead
         # workers on stdout) goes to stderr with the progress.
-        with contextlib.redirect_stdout(err):
+        with contextlib.redirect_stdout(err), collector_for_runs() as settle:
             summary = asyncio.run(main())
     except (BatchInputError, BatchOutputError, BatchExecutorError) as exc:
         progress.clear()

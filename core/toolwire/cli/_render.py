@@ -62,6 +62,7 @@ from ..loop._state import Approver
 from ..messages import AssistantMessage, Message, ToolCall, ToolResultMessage, UserMessage
 from ..tools._errors import Retry
 from ..tools._result import Source, ToolResult, ToolStatus
+from ._collector import collector_for_runs
 from ._markdown import LineStyler, has_markdown
 from ._text import inert
 
@@ -1271,8 +1272,14 @@ def run_cli(
         finally:
             await host.aclose()
 
+    if host.tools:
+        from ..tools._validation import load_compiler
+
+        load_compiler()  # at start-up, not in the round of the first call
     try:
-        run = asyncio.run(main())
+        with collector_for_runs() as settle:
+            settle()
+            run = asyncio.run(main())
     except (ValueError, TypeError) as exc:
         stderr.write(f"toolwire: {exc}\n")
         return 2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 import pluggy
@@ -487,15 +487,17 @@ class Host:
                 f"plugin {self._loop_plugin!r} failed to provide the loop (toolwire_loop): "
                 f"{describe_exception(exc)}"
             ) from exc
-        from ..loop import RunLoop
+        if type(loop) not in _LOOP_CLASSES:
+            from ..loop import RunLoop
 
-        if not isinstance(loop, RunLoop):
-            raise HostError(
-                f"plugin {self._loop_plugin!r} returned {_short_repr(loop)} from toolwire_loop; "
-                "expected a loop with run, resume, stream, load and last_run "
-                "(toolwire.loop.RunLoop)"
-            )
-        return loop
+            if not isinstance(loop, RunLoop):
+                raise HostError(
+                    f"plugin {self._loop_plugin!r} returned {_short_repr(loop)} from "
+                    "toolwire_loop; expected a loop with run, resume, stream, load and last_run "
+                    "(toolwire.loop.RunLoop)"
+                )
+            _LOOP_CLASSES.add(type(loop))
+        return cast("RunLoop", loop)
 
     def on_close(self, callback: Callable[[], Awaitable[None]]) -> None:
         """Have :meth:`aclose` await ``callback`` (latest first): plugins close what they keep in
@@ -561,6 +563,11 @@ def _loop_plugin(pm: pluggy.PluginManager, impls: Sequence[Any]) -> str:
             "(toolwire_loop); enable only one of them"
         )
     return provided[0] if provided else LOOP_DEFAULT
+
+
+_LOOP_CLASSES: set[type] = set()
+"""The loop classes a loop was found to be a :class:`~toolwire.loop.RunLoop` of: checking an
+object against the protocol looks up each of its methods, which a batch did for every run."""
 
 
 def _short_repr(value: object) -> str:

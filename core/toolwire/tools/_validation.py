@@ -8,6 +8,7 @@ what would be valid, and whether the argument may be left out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
@@ -96,6 +97,17 @@ def _for_fastjsonschema(node: Any) -> Any:
         if missing:
             out["properties"] = {**declared, **missing}
     return out
+
+
+def load_compiler() -> None:
+    """Import the schema compiler and RE2 now rather than at the first call of a tool (tens of
+    milliseconds between them): for a command about to run conversations with tools, so that
+    its first round costs what the others do. Without google-re2 nothing happens here; the first
+    call reports it."""
+    import fastjsonschema  # noqa: F401
+
+    with contextlib.suppress(ImportError):
+        import re2  # noqa: F401
 
 
 def compiled_validator(schema: JSONSchema, *, all_errors: bool = False) -> Validate:

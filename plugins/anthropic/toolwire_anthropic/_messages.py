@@ -22,6 +22,7 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    RenderedHistory,
     RenderedMessages,
     RenderedTools,
     canonical_message,
@@ -203,29 +204,58 @@ def _render_messages(
 ) -> tuple[str | None, list[dict[str, Any]]]:
     """``(system, messages)``, each message rendered by ``render`` (:func:`_wire`, or a
     :class:`RenderedMessages` of it)."""
-    system: list[str] = []
-    out: list[dict[str, Any]] = []
-    results: list[dict[str, Any]] = []
-    wire_ids = wire_call_ids(messages)
+    fold = _Messages(render)
     for message in messages:
+        fold.feed(message)
+    return fold.result()
+
+
+class _Messages:
+    """``(system, messages)`` built one message at a time, so a run's next request adds only
+    its new messages (a fold of :class:`RenderedHistory`)."""
+
+    __slots__ = ("_out", "_render", "_results", "_system", "_wire_ids")
+
+    def __init__(self, render: Callable[[Message, Any], dict[str, Any] | None]) -> None:
+        self._render = render
+        self._system: list[str] = []
+        self._out: list[dict[str, Any]] = []
+        self._results: list[dict[str, Any]] = []
+        self._wire_ids: dict[str, str] = {}
+
+    def feed(self, message: Message) -> None:
         if isinstance(message, ToolResultMessage):
-            block = render(message, wire_ids.get(message.call_id, message.call_id))
+            block = self._render(message, self._wire_ids.get(message.call_id, message.call_id))
             if block is not None:
-                results.append(block)
-            continue
-        if results:
-            out.append({"role": "user", "content": results})
-            results = []
+                self._results.append(block)
+            return
+        if self._results:
+            self._out.append({"role": "user", "content": self._results})
+            self._results = []
         if isinstance(message, SystemMessage):
             if message.content:
-                system.append(message.content)
-            continue
-        rendered = render(message, None)
+                self._system.append(message.content)
+            return
+        if isinstance(message, AssistantMessage):
+            self._wire_ids.update(wire_call_ids((message,)))
+        rendered = self._render(message, None)
         if rendered is not None:
-            out.append(rendered)
-    if results:
-        out.append({"role": "user", "content": results})
-    return ("\n\n".join(system) if system else None), out
+            self._out.append(rendered)
+
+    def copy(self) -> _Messages:
+        other = _Messages(self._render)
+        other._system = list(self._system)
+        other._out = list(self._out)
+        other._results = list(self._results)
+        other._wire_ids = dict(self._wire_ids)
+        return other
+
+    def result(self) -> tuple[str | None, list[dict[str, Any]]]:
+        """A new list (a request may add to it), of the kept renderings."""
+        out = list(self._out)
+        if self._results:
+            out.append({"role": "user", "content": list(self._results)})
+        return ("\n\n".join(self._system) if self._system else None), out
 
 
 def _check_tool_choice(request: ModelRequest) -> None:
@@ -628,6 +658,12 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
         return RenderedMessages(_wire)
 
     @functools.cached_property
+    def _history(self) -> RenderedHistory[tuple[str | None, list[dict[str, Any]]]]:
+        """Each run's ``(system, messages)`` up to its last request."""
+        render = self._messages.get
+        return RenderedHistory(lambda: _Messages(render))
+
+    @functools.cached_property
     def _tools(self) -> RenderedTools:
         strict = strict_mode(self.config, ANTHROPIC_BASE_URL)
         return RenderedTools(lambda functions: render_tools(functions, strict=strict))
@@ -664,7 +700,7 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
             request,
             self.config,
             tools=wire.tools if wire is not None else None,
-            rendered=_render_messages(request.messages, self._messages.get),
+            rendered=self._history.get(request.run_id, request.messages),
         )
         key_env = self.key_env
         headers = {"anthropic-version": ANTHROPIC_VERSION}

@@ -16,6 +16,7 @@ from toolwire.adapters import (
     HTTPProviderAdapter,
     ModelRequest,
     ProviderError,
+    RenderedHistory,
     RenderedMessages,
     RenderedTools,
     canonical_message,
@@ -31,7 +32,7 @@ from ._wire import (
     GOOGLE_KEY_HEADER,
     MAX_NAME_LENGTH,
     GenerateStream,
-    _contents,
+    _Contents,
     _wire,
     gemini_spelling,
     parse_response,
@@ -92,6 +93,12 @@ class GeminiAdapter(HTTPProviderAdapter):
     def _messages(self) -> RenderedMessages[Any]:
         """Each message's rendering, kept while the message lives."""
         return RenderedMessages(_wire)
+
+    @functools.cached_property
+    def _history(self) -> RenderedHistory[tuple[dict[str, Any] | None, list[dict[str, Any]]]]:
+        """Each run's ``(systemInstruction, contents)`` up to its last request."""
+        render, role = self._messages.get, self.settings.result_role
+        return RenderedHistory(lambda: _Contents(render, result_role=role))
 
     @functools.cached_property
     def _tools(self) -> RenderedTools:
@@ -178,9 +185,7 @@ class GeminiAdapter(HTTPProviderAdapter):
             request,
             self.config,
             tools=wire.tools if wire is not None else None,
-            contents=_contents(
-                request.messages, self._messages.get, result_role=settings.result_role
-            ),
+            contents=self._history.get(request.run_id, request.messages),
             result_role=settings.result_role,
             validated=settings.validated,
             schemas=settings.schemas,

@@ -334,47 +334,92 @@ def _contents(
     messages: Sequence[Message], render: Callable[[Message, Any], Any], *, result_role: ResultRole
 ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """``(systemInstruction, contents)``, each message rendered by ``render`` (:func:`_wire`,
-    or a :class:`RenderedMessages` of it). The rendered parts are never changed here: a turn
-    that gathers the parts of several messages gets a list of its own."""
-    system: list[str] = []
-    contents: list[dict[str, Any]] = []
-    wire_ids: dict[str, str | None] = {}
-    order: dict[str, int] = {}
-    results: list[ToolResultMessage] = []
-
-    def add(role: str, parts: list[dict[str, Any]]) -> None:
-        if not parts:
-            return  # Gemini refuses a turn without parts
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"] = [*contents[-1]["parts"], *parts]
-        else:
-            contents.append({"role": role, "parts": parts})
-
-    def flush() -> None:
-        if not results:
-            return
-        ordered = sorted(results, key=lambda m: order.get(m.call_id, len(order)))
-        add(result_role, [render(m, wire_ids.get(m.call_id)) for m in ordered])
-        results.clear()
-
+    or a :class:`RenderedMessages` of it)."""
+    fold = _Contents(render, result_role=result_role)
     for message in messages:
+        fold.feed(message)
+    return fold.result()
+
+
+class _Contents:
+    """``(systemInstruction, contents)`` built one message at a time, so a run's next request
+    adds only its new messages (a fold of :class:`RenderedHistory`). The rendered parts and the
+    turns already built are never changed: a turn that gathers the parts of several messages is
+    a new turn with a list of its own."""
+
+    __slots__ = (
+        "_contents",
+        "_order",
+        "_render",
+        "_result_role",
+        "_results",
+        "_system",
+        "_wire_ids",
+    )
+
+    def __init__(self, render: Callable[[Message, Any], Any], *, result_role: ResultRole) -> None:
+        self._render = render
+        self._result_role = result_role
+        self._system: list[str] = []
+        self._contents: list[dict[str, Any]] = []
+        self._wire_ids: dict[str, str | None] = {}
+        self._order: dict[str, int] = {}
+        self._results: list[ToolResultMessage] = []
+
+    def feed(self, message: Message) -> None:
         if isinstance(message, ToolResultMessage):
-            results.append(message)
-            continue
-        flush()
+            self._results.append(message)
+            return
+        self._flush(self._contents)
         if isinstance(message, SystemMessage):
             if message.content:
-                system.append(message.content)
+                self._system.append(message.content)
         elif isinstance(message, UserMessage):
-            add("user", render(message, None))
+            _add(self._contents, "user", self._render(message, None))
         elif isinstance(message, AssistantMessage):
-            turn: _ModelTurn = render(message, None)
-            order = turn.order
-            wire_ids.update(turn.call_ids)
-            add("model", turn.parts)
-    flush()
-    instruction = {"parts": [{"text": "\n\n".join(system)}]} if system else None
-    return instruction, contents
+            turn: _ModelTurn = self._render(message, None)
+            self._order = turn.order
+            self._wire_ids.update(turn.call_ids)
+            _add(self._contents, "model", turn.parts)
+
+    def _flush(self, contents: list[dict[str, Any]]) -> None:
+        """Add the pending results to ``contents`` as one turn, in the order of their calls."""
+        if not self._results:
+            return
+        order = self._order
+        ordered = sorted(self._results, key=lambda m: order.get(m.call_id, len(order)))
+        parts = [self._render(m, self._wire_ids.get(m.call_id)) for m in ordered]
+        _add(contents, self._result_role, parts)
+        if contents is self._contents:
+            self._results = []
+
+    def copy(self) -> _Contents:
+        other = _Contents(self._render, result_role=self._result_role)
+        other._system = list(self._system)
+        other._contents = list(self._contents)
+        other._wire_ids = dict(self._wire_ids)
+        other._order = self._order
+        other._results = list(self._results)
+        return other
+
+    def result(self) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+        """A new list (a request may add to it), of the kept turns."""
+        contents = list(self._contents)
+        self._flush(contents)
+        system = self._system
+        instruction = {"parts": [{"text": "\n\n".join(system)}]} if system else None
+        return instruction, contents
+
+
+def _add(contents: list[dict[str, Any]], role: str, parts: list[dict[str, Any]]) -> None:
+    """Append a turn of ``parts``, or a new turn in place of the last one when it has the same
+    role (the kept turn is left as it is)."""
+    if not parts:
+        return  # Gemini refuses a turn without parts
+    if contents and contents[-1]["role"] == role:
+        contents[-1] = {"role": role, "parts": [*contents[-1]["parts"], *parts]}
+    else:
+        contents.append({"role": role, "parts": parts})
 
 
 def _user_parts(message: UserMessage) -> list[dict[str, Any]]:

@@ -20,6 +20,7 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    RenderedHistory,
     RenderedMessages,
     ToolChoice,
     event_object,
@@ -194,26 +195,59 @@ def _chat_messages(
     """The ``messages`` array, each message rendered by ``render`` (:func:`_message`, or a
     :class:`RenderedMessages` of it); with ``results_as_user``, a round's results folded into
     one user turn."""
-    out: list[dict[str, Any]] = []
-    wire_ids = wire_call_ids(messages)
-    pending: list[ToolResultMessage] = []
+    fold = _ChatMessages(render, results_as_user=results_as_user)
     for message in messages:
-        if results_as_user:
+        fold.feed(message)
+    return fold.result()
+
+
+class _ChatMessages:
+    """The ``messages`` array built one message at a time, so a run's next request adds only
+    its new messages (a fold of :class:`RenderedHistory`)."""
+
+    __slots__ = ("_out", "_pending", "_render", "_results_as_user", "_wire_ids")
+
+    def __init__(
+        self,
+        render: Callable[[Message, Any], dict[str, Any] | None],
+        *,
+        results_as_user: bool,
+    ) -> None:
+        self._render = render
+        self._results_as_user = results_as_user
+        self._out: list[dict[str, Any]] = []
+        self._pending: list[ToolResultMessage] = []
+        self._wire_ids: dict[str, str] = {}
+
+    def feed(self, message: Message) -> None:
+        if isinstance(message, AssistantMessage):
+            self._wire_ids.update(wire_call_ids((message,)))
+        if self._results_as_user:
             if isinstance(message, ToolResultMessage):
-                pending.append(message)
-                continue
-            if pending:
-                out.append(_results_turn(pending, wire_ids))
-                pending = []
+                self._pending.append(message)
+                return
+            if self._pending:
+                self._out.append(_results_turn(self._pending, self._wire_ids))
+                self._pending = []
         wire_id = None
         if isinstance(message, ToolResultMessage):
-            wire_id = wire_ids.get(message.call_id, message.call_id)
-        rendered = render(message, wire_id)
+            wire_id = self._wire_ids.get(message.call_id, message.call_id)
+        rendered = self._render(message, wire_id)
         if rendered is not None:
-            out.append(rendered)
-    if pending:
-        out.append(_results_turn(pending, wire_ids))
-    return out
+            self._out.append(rendered)
+
+    def copy(self) -> _ChatMessages:
+        other = _ChatMessages(self._render, results_as_user=self._results_as_user)
+        other._out = list(self._out)
+        other._pending = list(self._pending)
+        other._wire_ids = dict(self._wire_ids)
+        return other
+
+    def result(self) -> list[dict[str, Any]]:
+        """A new list (a request may add to it), of the kept renderings."""
+        if self._pending:
+            return [*self._out, _results_turn(self._pending, self._wire_ids)]
+        return list(self._out)
 
 
 def _results_turn(
@@ -567,6 +601,12 @@ class OpenAIChatAdapter(OpenAIAdapter):
         """Each message's rendering, kept while the message lives."""
         return RenderedMessages(_message)
 
+    @functools.cached_property
+    def _history(self) -> RenderedHistory[list[dict[str, Any]]]:
+        """Each run's ``messages`` array up to its last request."""
+        render, as_user = self._messages.get, self.profile.results_as_user
+        return RenderedHistory(lambda: _ChatMessages(render, results_as_user=as_user))
+
     def wire_tools(
         self, functions: Sequence[FunctionSpec], *, binds_strict: bool
     ) -> list[dict[str, Any]]:
@@ -587,9 +627,7 @@ class OpenAIChatAdapter(OpenAIAdapter):
     def request_body(
         self, request: ModelRequest, tools: list[dict[str, Any]] | None
     ) -> dict[str, Any]:
-        messages = _chat_messages(
-            request.messages, self._messages.get, results_as_user=self.profile.results_as_user
-        )
+        messages = self._history.get(request.run_id, request.messages)
         return render_chat_request(
             request, self.config, profile=self.profile, tools=tools, messages=messages
         )

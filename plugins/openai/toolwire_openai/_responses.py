@@ -21,6 +21,7 @@ from toolwire.adapters import (
     ModelRequest,
     NamedToolChoice,
     ProviderError,
+    RenderedHistory,
     RenderedMessages,
     event_object,
     extra_fields,
@@ -196,18 +197,49 @@ def _responses_input(
 ) -> tuple[str | None, list[dict[str, Any]]]:
     """``(instructions, input)``, each message's items rendered by ``render`` (:func:`_items`,
     or a :class:`RenderedMessages` of it)."""
-    instructions: str | None = None
-    items: list[dict[str, Any]] = []
-    wire_ids = wire_call_ids(messages)
-    for position, message in enumerate(messages):
-        if position == 0 and isinstance(message, SystemMessage):
-            instructions = message.content
-            continue
+    fold = _Input(render)
+    for message in messages:
+        fold.feed(message)
+    return fold.result()
+
+
+class _Input:
+    """``(instructions, input)`` built one message at a time, so a run's next request adds only
+    its new messages (a fold of :class:`RenderedHistory`)."""
+
+    __slots__ = ("_fed", "_instructions", "_items", "_render", "_wire_ids")
+
+    def __init__(self, render: Callable[[Message, Any], list[dict[str, Any]]]) -> None:
+        self._render = render
+        self._fed = 0
+        self._instructions: str | None = None
+        self._items: list[dict[str, Any]] = []
+        self._wire_ids: dict[str, str] = {}
+
+    def feed(self, message: Message) -> None:
+        first = self._fed == 0
+        self._fed += 1
+        if first and isinstance(message, SystemMessage):
+            self._instructions = message.content
+            return
         wire_id = None
-        if isinstance(message, ToolResultMessage):
-            wire_id = wire_ids.get(message.call_id, message.call_id)
-        items.extend(render(message, wire_id))
-    return instructions, items
+        if isinstance(message, AssistantMessage):
+            self._wire_ids.update(wire_call_ids((message,)))
+        elif isinstance(message, ToolResultMessage):
+            wire_id = self._wire_ids.get(message.call_id, message.call_id)
+        self._items.extend(self._render(message, wire_id))
+
+    def copy(self) -> _Input:
+        other = _Input(self._render)
+        other._fed = self._fed
+        other._instructions = self._instructions
+        other._items = list(self._items)
+        other._wire_ids = dict(self._wire_ids)
+        return other
+
+    def result(self) -> tuple[str | None, list[dict[str, Any]]]:
+        """A new list (a request may add to it), of the kept renderings."""
+        return self._instructions, list(self._items)
 
 
 def _tool_choice(choice: Any) -> Any:
@@ -570,6 +602,12 @@ class OpenAIResponsesAdapter(OpenAIAdapter):
         """Each message's input items, kept while the message lives."""
         return RenderedMessages(_items)
 
+    @functools.cached_property
+    def _history(self) -> RenderedHistory[tuple[str | None, list[dict[str, Any]]]]:
+        """Each run's ``(instructions, input)`` up to its last request."""
+        render = self._messages.get
+        return RenderedHistory(lambda: _Input(render))
+
     def wire_tools(
         self, functions: Sequence[FunctionSpec], *, binds_strict: bool
     ) -> list[dict[str, Any]]:
@@ -578,7 +616,7 @@ class OpenAIResponsesAdapter(OpenAIAdapter):
     def request_body(
         self, request: ModelRequest, tools: list[dict[str, Any]] | None
     ) -> dict[str, Any]:
-        rendered = _responses_input(request.messages, self._messages.get)
+        rendered = self._history.get(request.run_id, request.messages)
         return render_responses_request(
             request, self.config, profile=self.profile, tools=tools, rendered_input=rendered
         )
