@@ -4,7 +4,8 @@ last write."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import operator
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -62,8 +63,9 @@ class RunJournal:
     def __init__(self) -> None:
         self._written: dict[str, tuple[tuple[Any, ...], ...]] = {}
 
-    def record(self, run: Run) -> RunRecord:
-        """The write that brings the stored run up to ``run`` (nothing is remembered yet)."""
+    def record(self, run: Run, expected: int | None = None) -> RunRecord:
+        """The write that brings the stored run up to ``run``, following its stored version
+        ``expected`` (see :attr:`RunRecord.expected`; nothing is remembered yet)."""
         lists = (run.messages, run.tool_calls, run.sources)
         old = self._written.get(run.id)
         rows: list[Row] = []
@@ -80,7 +82,7 @@ class RunJournal:
             rows.extend(
                 (kind, seq, stored_json(encode(items[seq]))) for seq in range(start, len(items))
             )
-        head = attrs.evolve(run, messages=(), tool_calls=(), sources=(), events=())
+        head = Run(messages=(), **dict(zip(_HEAD_NAMES, _head_values(run), strict=True)))
         return RunRecord(
             run_id=run.id,
             head=stored_json(head.to_json(events=False)),
@@ -88,6 +90,7 @@ class RunJournal:
             rows=tuple(rows),
             truncate=tuple(truncate),
             lists=lists,
+            expected=expected,
         )
 
     def remember(self, record: RunRecord) -> None:
@@ -101,6 +104,16 @@ class RunJournal:
     def forget(self, run_id: str) -> None:
         """The run ended: its next write (a resume) stores it whole."""
         self._written.pop(run_id, None)
+
+
+# A head is the run without its lists (their items are rows of their own; the head's are left
+# empty) and without its events (never stored): an ``attrs.evolve`` of it, with the fields
+# looked up once rather than on every write.
+_HEAD_FIELDS = [a for a in attrs.fields(Run) if a.init and a.name not in (*KINDS, "events")]
+_HEAD_NAMES = tuple(a.alias or a.name for a in _HEAD_FIELDS)
+_head_values: Callable[[Run], tuple[Any, ...]] = operator.attrgetter(
+    *(a.name for a in _HEAD_FIELDS)
+)
 
 
 _ENCODERS: tuple[Any, ...] = (

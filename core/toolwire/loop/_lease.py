@@ -70,27 +70,35 @@ class Owner:
         return cls(parts[0], parts[1], int(parts[2]), parts[3])
 
 
-_me: tuple[int, Owner, str] | None = None
+_me: tuple[Owner, str] | None = None
 
 
 def this_process() -> Owner:
     """This process as an owner (worked out again in a forked child)."""
-    return _this()[1]
+    return (_me or _this())[0]
 
 
-def this_owner() -> tuple[int, str]:
-    """This process's pid, and the process as a row's owner is written."""
-    me = _this()
-    return me[0], me[2]
+def this_owner() -> str:
+    """This process as a row's owner is written (worked out once per process: it is asked for
+    every call with side effects)."""
+    return (_me or _this())[1]
 
 
-def _this() -> tuple[int, Owner, str]:
+def _this() -> tuple[Owner, str]:
     global _me
     pid = os.getpid()
-    if _me is None or _me[0] != pid:
-        owner = Owner(socket.gethostname() or "localhost", _machine(), pid, _started(pid))
-        _me = (pid, owner, str(owner))
+    owner = Owner(socket.gethostname() or "localhost", _machine(), pid, _started(pid))
+    _me = (owner, str(owner))
     return _me
+
+
+def _forget_me() -> None:
+    global _me
+    _me = None
+
+
+if hasattr(os, "register_at_fork"):  # a forked child is another owner (not on Windows)
+    os.register_at_fork(after_in_child=_forget_me)
 
 
 def _read(path: str) -> str:

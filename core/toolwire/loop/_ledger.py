@@ -9,7 +9,7 @@ import time
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import attrs
 
@@ -80,8 +80,7 @@ class LedgerEntry:
 _Key = tuple[str, int, str]
 
 
-@attrs.frozen
-class _Started:
+class _Started(NamedTuple):
     """A call this ledger started and holds: its arguments as committed (JSON), its attempt and
     the owner it was started as."""
 
@@ -144,7 +143,7 @@ class Ledger:
         self._started: dict[_Key, _Started] = {}  # calls started here whose end is not committed
         self._journal = RunJournal()
         self._takeover: dict[_Key, Takeover] = {}
-        self._watched = 0  # the process (pid) whose lease keeper renews this ledger's leases
+        self._watched: str | None = None  # the owner (process) whose keeper renews the leases
         self._versions: dict[str, int] = {}  # each run's stored version this ledger last saw
 
     @classmethod
@@ -208,7 +207,7 @@ class Ledger:
             written over since (nothing is committed then).
         """
         key = (run_id, round, call_id)
-        takeover = self._takeover.get(key)
+        takeover = self._takeover.get(key) if self._takeover else None
         if after is not None and (takeover is None or takeover.attempt != after):
             takeover = None
             if after > 0:
@@ -217,30 +216,33 @@ class Ledger:
                     f"again: the decision allowing it answered a request made after start "
                     f"{after}, and the ledger read no such row nobody runs; it does not run twice"
                 )
-        pid, owner = this_owner()
+        owner = this_owner()
         now = time.time()
         row = StartedRow(
-            run_id=run_id,
-            round=round,
-            call_id=call_id,
-            tool=tool,
-            arguments=stored_json(arguments),
-            idempotent=idempotent,
-            at=now,
-            owner=owner,
-            lease=now + self.lease_seconds,
+            run_id,
+            round,
+            call_id,
+            tool,
+            stored_json(arguments),
+            idempotent,
+            now,
+            owner,
+            now + self.lease_seconds,
         )
         with self._lock:
-            record = self._record(snapshot)
-            pending = self._pending_rows()
+            record = self._record(snapshot) if snapshot is not None else None
+            pending = self._pending_rows() if self._pending else ()
             started, version = self.store.start(row, pending, record, takeover=takeover)
-            self._takeover.pop(key, None)
-            self._committed()
+            if self._takeover:
+                self._takeover.pop(key, None)
+            if pending:
+                self._committed()
             self._started[key] = _Started(row.arguments, started, owner)
-            self._stored(record, version)
-        if self._watched != pid:
+            if record is not None:
+                self._stored(record, version)
+        if self._watched != owner:  # the first start in this process (or in a forked child)
             KEEPER.watch(self)
-            self._watched = pid
+            self._watched = owner
         return started
 
     def settled(
@@ -256,7 +258,11 @@ class Ledger:
     ) -> None:
         """Record the outcome of a call that ran (committed with the next write; encoded then,
         the arguments of a call that has its ``started`` row as they were committed there)."""
-        self._end("settled", run_id, round, call_id, tool, arguments, result, idempotent)
+        started = self._started.get((run_id, round, call_id))
+        at = time.time()
+        self._pending.append(
+            ("settled", run_id, round, call_id, tool, arguments, started, idempotent, result, at)
+        )
 
     def waiting(
         self, run_id: str, round: int, call_id: str, tool: str, arguments: Mapping[str, Any]
@@ -264,25 +270,12 @@ class Ledger:
         """Record that a call that started asked for a decision before it took effect (its row
         becomes ``deferred``, committed with the next write): it is not running any more, and
         an approval starts it again. Nothing for a call this ledger did not start."""
-        if (run_id, round, call_id) in self._started:
-            self._end("deferred", run_id, round, call_id, tool, arguments, None, False)
-
-    def _end(
-        self,
-        state: Literal["settled", "deferred"],
-        run_id: str,
-        round: int,
-        call_id: str,
-        tool: str,
-        arguments: Mapping[str, Any],
-        result: ToolResult | None,
-        idempotent: bool,
-    ) -> None:
         started = self._started.get((run_id, round, call_id))
-        at = time.time()
-        self._pending.append(
-            (state, run_id, round, call_id, tool, arguments, started, idempotent, result, at)
-        )
+        if started is not None:
+            at = time.time()
+            self._pending.append(
+                ("deferred", run_id, round, call_id, tool, arguments, started, False, None, at)
+            )
 
     def discard(self, run_id: str) -> None:
         """Drop the pending rows of a run that ended without needing them."""
@@ -327,9 +320,7 @@ class Ledger:
         """The write of ``snapshot`` (None: none), following the version of it last seen."""
         if snapshot is None:
             return None
-        record = self._journal.record(snapshot)
-        expected = self._versions.get(snapshot.id)
-        return attrs.evolve(record, expected=expected) if expected is not None else record
+        return self._journal.record(snapshot, self._versions.get(snapshot.id))
 
     def _stored(self, record: RunRecord | None, version: int | None) -> None:
         if record is not None and version is not None:
@@ -339,17 +330,17 @@ class Ledger:
     def _pending_rows(self) -> list[SettledRow]:
         return [
             SettledRow(
-                run_id=run_id,
-                round=round,
-                call_id=call_id,
-                tool=tool,
-                arguments=stored_json(arguments) if started is None else started.arguments,
-                idempotent=idempotent,
-                result=stored_json(result_to_json(result)) if result is not None else None,
-                at=at,
-                attempt=started.attempt if started is not None else 1,
-                owner=started.owner if started is not None else None,
-                state=state,
+                run_id,
+                round,
+                call_id,
+                tool,
+                stored_json(arguments) if started is None else started.arguments,
+                idempotent,
+                stored_json(result_to_json(result)) if result is not None else None,
+                at,
+                started.attempt if started is not None else 1,
+                started.owner if started is not None else None,
+                state,
             )
             for state, run_id, round, call_id, tool, arguments, started, idempotent, result, at in (
                 self._pending
@@ -383,7 +374,7 @@ class Ledger:
     def renew(self) -> None:
         """Extend the leases of the calls this ledger holds (the lease keeper's heartbeat)."""
         with self._lock:
-            _, owner = this_owner()
+            owner = this_owner()
             calls = [(*key, s.attempt) for key, s in self._started.items() if s.owner == owner]
             if calls:
                 self.store.renew(calls, owner, time.time() + self.lease_seconds)

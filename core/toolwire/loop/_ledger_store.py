@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 import attrs
 
@@ -39,10 +39,10 @@ def run_claimed(run_id: str, expected: int) -> RunClaimed:
     )
 
 
-@attrs.frozen(kw_only=True)
-class StartedRow:
+class StartedRow(NamedTuple):
     """A ``started`` row: a call about to run (``arguments`` as JSON), by ``owner`` (a process,
-    see :class:`~toolwire.loop._lease.Owner`) whose lease lasts until ``lease``."""
+    see :class:`~toolwire.loop._lease.Owner`) whose lease lasts until ``lease``. (A tuple: one
+    is made for every call with side effects.)"""
 
     run_id: str
     round: int
@@ -55,11 +55,11 @@ class StartedRow:
     lease: float
 
 
-@attrs.frozen(kw_only=True)
-class SettledRow:
+class SettledRow(NamedTuple):
     """What a call that ran ends as: ``settled`` with its result (both as JSON), or ``deferred``
     (it asked for a decision while it ran; ``result`` None). A call that has a ``started`` row
-    ends so only from that row: the same ``attempt`` by the same ``owner``."""
+    ends so only from that row: the same ``attempt`` by the same ``owner``. (A tuple: one is
+    made for every call that ran.)"""
 
     run_id: str
     round: int

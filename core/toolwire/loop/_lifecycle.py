@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import attrs
 
@@ -214,9 +214,9 @@ def transition_table() -> str:
 # -- the ledger writes of start, settle and ask ------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
-class LedgerRow:
-    """The identity of a call's rows in the tool-effect ledger."""
+class LedgerRow(NamedTuple):
+    """The identity of a call's rows in the tool-effect ledger (a tuple: one is made for every
+    call the ledger records)."""
 
     run_id: str
     round: int
@@ -253,12 +253,7 @@ async def send_recorded(
         finally:
             slot.duration = time.perf_counter() - started
     row = LedgerRow(
-        run_id=state.run_id,
-        round=turn.round,
-        call_id=slot.call.id,
-        tool=tool.name,
-        arguments=arguments,
-        idempotent=tool.policy.idempotent,
+        state.run_id, turn.round, slot.call.id, tool.name, arguments, tool.policy.idempotent
     )
     if not row.idempotent:
         after = slot.answers.starts if slot.answers is not None else 0
