@@ -3,7 +3,7 @@
 :func:`fit_context` sizes the request the round would send (the conversation, the system prompt
 with the tools' instructions, the tools' definitions), scaled by what the provider reported for
 the last request, and compacts the run's conversation when it nears the window
-(:func:`toolwire.context.compact`).
+(:func:`toolwire.context._compact.compact`).
 """
 
 from __future__ import annotations
