@@ -235,7 +235,7 @@ def _into(amount: Quantity, source: Unit, into_unit: str) -> Unit:
             continue
         if target != source and target.dimension == source.dimension:
             return target
-    target = find_unit(into_unit)
+    target = find_unit(into_unit, source.dimension)
     if target == source:
         raise UnitError(
             f"the unit {into_unit!r} (into_unit) is the one the quantity {amount.unit!r} is "
