@@ -47,6 +47,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 QUESTION = "What is 17.5% of 2480?"
 RSS_TARGET_MB = 600.0
+CPU_TARGET_S = 10.0
 THREADS = (1, 2)
 
 
@@ -261,7 +262,8 @@ async def _ask_all(
                 }
             )
             print(
-                f"{'ok ' if rows[-1]['correct'] else 'BAD'} {question.text!r} -> {answer[:90]!r}"
+                f"{'ok ' if rows[-1]['correct'] else 'BAD'} {rows[-1]['cpu_seconds']:4.1f}s CPU "
+                f"{question.text!r} -> {answer[:90]!r}"
                 f" {[(c['name'], c['arguments'], c['ok']) for c in calls]}",
                 file=sys.stderr,
                 flush=True,
@@ -293,7 +295,8 @@ def _report(rows: list[dict[str, Any]], crutches: bool) -> None:
         f"all: tool choice {chose}/{total} ({chose / total:.0%}), correct answers {right}/{total} "
         f"({right / total:.0%}); {seconds / total:.1f} s a question, 9 in 10 within "
         f"{slowest[int(0.9 * (total - 1))]:.1f} s, the slowest {slowest[-1]:.1f} s; CPU "
-        f"{sum(cpu) / total:.1f} s a question, the most {cpu[-1]:.1f} s; peak RSS "
+        f"{sum(cpu) / total:.1f} s a question, the most {cpu[-1]:.1f} s, "
+        f"{sum(c > CPU_TARGET_S for c in cpu)} over {CPU_TARGET_S:.0f} s; peak RSS "
         f"{_peak_rss_mb():.0f} MB (load average {os.getloadavg()[0]:.1f})"
     )
 
