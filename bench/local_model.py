@@ -309,9 +309,9 @@ def main() -> int:
         "--questions",
         nargs="?",
         const="dev",
-        choices=["dev", "test", "project"],
-        help="ask a question set: the development half (the default), the test half, or the "
-        "project's own list",
+        choices=["dev", "test", "fresh", "project"],
+        help="ask a question set: the development half (the default), the test half, a fresh "
+        "held-out set (bench/question_set.py --fresh SEED), or the project's own list",
     )
     parser.add_argument(
         "--sample", type=int, metavar="SEED", help="ask a seeded half of the chosen questions"

@@ -94,9 +94,7 @@ async def test_an_unknown_unit_to_convert_into_lists_the_amounts_kind_only() -> 
     # Every unit of every kind is some 370 tokens a model reads again at each retry.
     result = await convert_units.invoke({"quantity": "350 f", "into_unit": "can you help"})
     assert result.is_failure
-    assert result.content == (
-        "Unknown unit 'can you help'. Units of temperature: °C, °F, K, °R"
-    )
+    assert result.content == "Unknown unit 'can you help'. Units of temperature: °C, °F, K, °R"
     with pytest.raises(UnitError) as info:
         convert(1, "km", "furlongs")
     assert str(info.value).endswith(f"Units of length: {units_of('length')}")
