@@ -14,7 +14,7 @@ import attrs
 
 from ._repeats import RepeatStop
 from ._settings import LlamaCppError, LlamaCppSettings
-from ._states import PromptStates, shared_prefix
+from ._states import PromptStates
 
 if TYPE_CHECKING:
     import llama_cpp
@@ -222,7 +222,9 @@ class LoadedModel:
                 f"{llama.n_ctx()} (n_ctx of the llamacpp adapter): raise n_ctx or shorten the "
                 "conversation"
             )
-        self.prompt_states.prepare(llama, tokens[: shared_prefix(system, tokens)])
+        # The system prompt's tokens, as they start the whole prompt.
+        head = tokens[: llama_cpp.Llama.longest_token_prefix(system, tokens)]
+        self.prompt_states.prepare(llama, head)
         produced = [len(tokens)]
 
         def stop_when_cancelled(input_ids: Any, logits: Any) -> bool:

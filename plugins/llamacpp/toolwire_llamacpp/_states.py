@@ -13,16 +13,6 @@ if TYPE_CHECKING:
     import llama_cpp
 
 
-def shared_prefix(left: Sequence[int], right: Sequence[int]) -> int:
-    """How many tokens ``left`` and ``right`` share from their start."""
-    count = 0
-    for a, b in zip(left, right, strict=False):
-        if a != b:
-            break
-        count += 1
-    return count
-
-
 class PromptStates:
     """The context's state right after each of the last ``limit`` system prompts evaluated.
 
@@ -45,8 +35,11 @@ class PromptStates:
         """Make the context start with ``head``: kept there, restored, or evaluated and saved."""
         if self.limit < 1 or not head:
             return
+        import llama_cpp
+
         key = tuple(head)
-        shared = shared_prefix(llama.input_ids[: llama.n_tokens].tolist(), key)
+        current = llama.input_ids[: llama.n_tokens].tolist()
+        shared = int(llama_cpp.Llama.longest_token_prefix(current, key))
         if shared == len(key):
             if key in self._saved:
                 self._saved.move_to_end(key)
