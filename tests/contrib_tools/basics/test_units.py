@@ -95,6 +95,11 @@ async def test_an_unknown_unit_to_convert_into_lists_the_amounts_kind_only() -> 
     result = await convert_units.invoke({"quantity": "350 f", "into_unit": "can you help"})
     assert result.is_failure
     assert result.content == "Unknown unit 'can you help'. Units of temperature: °C, °F, K, °R"
+    # An unknown unit of the amount, converted into a known one: that one's kind.
+    result = await convert_units.invoke({"quantity": "30 miles an hour", "into_unit": "km/h"})
+    assert result.content is not None
+    assert result.content.startswith("Unknown unit 'miles an hour'. Did you mean")
+    assert result.content.endswith(f"Units of speed: {units_of('speed')}")
     with pytest.raises(UnitError) as info:
         convert(1, "km", "furlongs")
     assert str(info.value).endswith(f"Units of length: {units_of('length')}")
