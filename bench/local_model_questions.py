@@ -147,7 +147,7 @@ def check_of(spec: dict[str, Any]) -> tuple[Check, str]:
 
 
 def from_file(half: str) -> list[Question]:
-    """The questions of one half of the generated set (``dev`` or ``test``)."""
+    """The questions of one half of the generated set (``dev`` or ``test``), or of ``fresh``."""
     from question_set import load
 
     out = []

@@ -2,9 +2,12 @@
 
 ``bench/local_model.py --questions dev`` asks the development half, ``--questions test`` the
 test half (measured once, at the end of a round of work; the figures the README gives are the
-test half's). The halves are files, ``bench/questions/dev.json`` and ``bench/questions/test.json``,
-written once by ``python bench/question_set.py --write`` from the templates below with a fixed
-seed, and committed: work on the development half never changes what the test half holds.
+test half's). ``python bench/question_set.py --fresh SEED`` draws a held-out set anew from the
+same templates with another seed (``bench/questions/fresh.json``, without the halves' questions;
+``--questions fresh`` asks it): the test half, once looked at, measures less each round. The
+halves are files, ``bench/questions/dev.json`` and ``bench/questions/test.json``, written once
+by ``python bench/question_set.py --write`` from the templates below with a fixed seed, and
+committed: work on the development half never changes what the test half holds.
 
 Each template is a shape of question (a tip on a bill, a count of things at a price, a time in
 one place asked for in another with the place first or last, a unit written as a symbol or a
@@ -1023,10 +1026,18 @@ def split(questions: Sequence[dict[str, Any]], seed: int = SEED) -> dict[str, li
     return halves
 
 
+def fresh(seed: int) -> list[dict[str, Any]]:
+    """A held-out set drawn anew: the test half of the set ``seed`` generates, without any
+    question the committed halves hold (the same templates, other numbers, places and words)."""
+    known = {q["text"].lower() for half in HALVES for q in load(half)}
+    drawn = split(generate(seed), seed)["test"]
+    return [q for q in drawn if q["text"].lower() not in known]
+
+
 def load(half: str) -> list[dict[str, Any]]:
-    """The questions of one half (``dev`` or ``test``) as written to its file."""
-    if half not in HALVES:
-        raise ValueError(f"no half {half!r}; the halves are {', '.join(HALVES)}")
+    """The questions of one half (``dev`` or ``test``, or the ``fresh`` set) as written."""
+    if half not in (*HALVES, "fresh"):
+        raise ValueError(f"no half {half!r}; the halves are {', '.join(HALVES)}, and fresh")
     data: list[dict[str, Any]] = json.loads((FOLDER / f"{half}.json").read_text("utf-8"))
     return data
 
@@ -1035,7 +1046,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write the two halves' files")
     parser.add_argument("--count", action="store_true", help="print the questions per shape")
+    parser.add_argument(
+        "--fresh",
+        type=int,
+        metavar="SEED",
+        help="write questions/fresh.json: a held-out set drawn with another seed",
+    )
     args = parser.parse_args()
+    if args.fresh is not None:
+        if args.fresh == SEED:
+            parser.error(f"--fresh needs a seed other than the set's own ({SEED})")
+        items = fresh(args.fresh)
+        path = FOLDER / "fresh.json"
+        path.write_text(json.dumps(items, indent=1, ensure_ascii=False) + "\n", "utf-8")
+        print(f"wrote {len(items)} questions drawn with seed {args.fresh} to {path}")
+        return 0
     questions = generate()
     halves = split(questions)
     if args.write:

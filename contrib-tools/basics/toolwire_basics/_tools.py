@@ -201,7 +201,7 @@ def convert_units(
 
     try:
         amount = parse_quantity(quantity)
-        source = find_unit(amount.unit)
+        source = find_unit(amount.unit, _kind_of(into_unit))
         target = _into(amount, source, into_unit)
         result, source, target = convert(amount.value, source.symbol, target.symbol)
     except UnitError as exc:
@@ -215,6 +215,19 @@ def convert_units(
         f"{left} {left_name} ({source.symbol}) = {right} {right_name} ({target.symbol})",
         artifacts={"value": result, "unit": target.symbol},
     )
+
+
+def _kind_of(into_unit: str) -> str | None:
+    """The dimension of the unit ``into_unit`` names, if it names one: an unknown unit of the
+    quantity is then refused with the units of that kind only."""
+    from ._units import UnitError, asked_unit, find_unit
+
+    for name in (into_unit, asked_unit(into_unit)):
+        try:
+            return find_unit(name).dimension if name else None
+        except UnitError:
+            continue
+    return None
 
 
 def _into(amount: Quantity, source: Unit, into_unit: str) -> Unit:
@@ -235,7 +248,7 @@ def _into(amount: Quantity, source: Unit, into_unit: str) -> Unit:
             continue
         if target != source and target.dimension == source.dimension:
             return target
-    target = find_unit(into_unit)
+    target = find_unit(into_unit, source.dimension)
     if target == source:
         raise UnitError(
             f"the unit {into_unit!r} (into_unit) is the one the quantity {amount.unit!r} is "

@@ -372,14 +372,17 @@ def _by_symbol() -> dict[str, Unit]:
     return {unit.symbol: unit for unit in units()}
 
 
-def find_unit(name: str) -> Unit:
+def find_unit(name: str, kind: str | None = None) -> Unit:
     """The unit called ``name`` (symbol, name, plural or alias; case matters only where it must).
+
+    ``kind`` is the dimension the unit must share with another (the unit converted from): an
+    unknown name's refusal then lists that dimension's units only, not every unit.
 
     :raises UnitError: for an unknown or ambiguous name, with close matches and the valid units.
     """
     key = _normalise(name)
     if not key:
-        raise UnitError(f"the unit is empty; {_dimension_overview()}")
+        raise UnitError(f"the unit is empty; {_known_units(kind)}")
     exact, folded_names = _index()
     if key in exact:
         return exact[key]
@@ -398,7 +401,7 @@ def find_unit(name: str) -> Unit:
     spoken = _as_spoken(key)
     if spoken != key:
         try:
-            return find_unit(spoken)
+            return find_unit(spoken, kind)
         except UnitError:
             pass
     import difflib
@@ -407,7 +410,7 @@ def find_unit(name: str) -> Unit:
     suggestion = ""
     if close:
         suggestion = " Did you mean " + " or ".join(repr(c) for c in close) + "?"
-    raise UnitError(f"unknown unit {name!r}.{suggestion} {_dimension_overview()}")
+    raise UnitError(f"unknown unit {name!r}.{suggestion} {_known_units(kind)}")
 
 
 def convert(value: float, from_unit: str, to_unit: str) -> tuple[float, Unit, Unit]:
@@ -420,7 +423,7 @@ def convert(value: float, from_unit: str, to_unit: str) -> tuple[float, Unit, Un
     if not math.isfinite(value):
         raise UnitError(f"the value {value!r} is not a finite number; give a number such as 12.5")
     source = find_unit(from_unit)
-    target = find_unit(to_unit)
+    target = find_unit(to_unit, source.dimension)
     if source.dimension != target.dimension:
         raise UnitError(
             f"cannot convert {source.plural_name} ({source.dimension}) to {target.plural_name} "
@@ -452,7 +455,10 @@ def _describe(units: Iterable[Unit]) -> str:
     return ", ".join(f"{unit.symbol!r} ({unit.name})" for unit in units)
 
 
-def _dimension_overview() -> str:
+def _known_units(kind: str | None) -> str:
+    """The units a refusal lists: those of ``kind``, or every dimension's."""
+    if kind is not None:
+        return f"Units of {kind}: {units_of(kind)}"
     parts = [f"{dimension}: {units_of(dimension)}" for dimension in dimensions()]
     return "Known units — " + "; ".join(parts)
 

@@ -37,7 +37,7 @@ from toolwire.tools import FunctionSpec
 from toolwire.usage import Usage
 
 from ._copies import Copies
-from ._grammar import Choice, tool_grammar
+from ._grammar import Choice, ToolGrammar, tool_grammar
 from ._runtime import ChatTurn, LoadedModel, Piece
 from ._settings import LlamaCppSettings, check_runtime, resolve_model_path
 from ._stream import OutputReader
@@ -109,15 +109,15 @@ class LlamaCppAdapter(ProviderAdapter):
         statement = self.statement(request, choice)
         if statement is not None:
             return self.stated(request, emit, statement)
+        asked, shown = request, offered
         if self.answers_unaided(request, choice):
             # Every call of this turn was refused: the answer comes from what the model knows,
             # asked as if no tool had been offered (told of refusals, a small model tells the
             # user that the tool does not exist).
-            turns = self.conversation(_up_to_last_user(request), ())
-        else:
-            turns = self.conversation(request, offered)
+            asked, shown = _up_to_last_user(request), ()
+        turns = self.conversation(asked, shown)
         functions = offered if choice != "none" else ()
-        grammar = None
+        grammar: ToolGrammar | None = None
         if offered and self.settings.constrain:
             copies = None
             if self.settings.copy_arguments:
@@ -132,15 +132,19 @@ class LlamaCppAdapter(ProviderAdapter):
                 copies=copies,
                 distinct_copies=self.settings.distinct_copies,
                 refused=_refused_calls(request.messages) if self.settings.vary_retries else None,
-            ).text
+            )
         call_id = _free_call_id(request)
         reader = OutputReader(request, emit, call_id)
         last = Piece(text="")
         async for piece in self.model.generate(
             turns,
-            grammar=grammar,
-            max_tokens=self.settings.max_tokens,
+            grammar=grammar.text if grammar is not None else None,
+            max_tokens=self.token_limit(asked, shown),
             temperature=self.settings.temperature,
+            # A call is held to its schema by the grammar; only an answer can run on.
+            repeat_window=(
+                self.settings.repeat_window if grammar is None or grammar.allows_answer else None
+            ),
         ):
             if piece.text:
                 reader.feed(piece.text)
@@ -263,6 +267,24 @@ class LlamaCppAdapter(ProviderAdapter):
         text = " ".join(" ".join(r.model_text().split()) for r in reversed(results))
         return text or None
 
+    def answer_prompted(self, request: ModelRequest, functions: Sequence[FunctionSpec]) -> bool:
+        """True when :meth:`conversation` asks for the answer with ``answer_prompt``: no tools
+        shown and no system prompt of the conversation's own."""
+        messages = request.messages
+        return (
+            bool(self.settings.answer_prompt)
+            and not functions
+            and not (messages and isinstance(messages[0], SystemMessage))
+        )
+
+    def token_limit(self, request: ModelRequest, functions: Sequence[FunctionSpec]) -> int:
+        """``max_tokens``, or ``answer_max_tokens`` when lower for an answer asked with
+        ``answer_prompt``."""
+        cap = self.settings.answer_max_tokens
+        if cap is not None and self.answer_prompted(request, functions):
+            return min(self.settings.max_tokens, cap)
+        return self.settings.max_tokens
+
     def conversation(
         self, request: ModelRequest, functions: Sequence[FunctionSpec]
     ) -> list[ChatTurn]:
@@ -279,12 +301,10 @@ class LlamaCppAdapter(ProviderAdapter):
                 messages[0] = SystemMessage(prompt)
             else:
                 messages.insert(0, SystemMessage(prompt))
-        elif self.settings.answer_prompt and not (
-            messages and isinstance(messages[0], SystemMessage)
-        ):
+        elif self.answer_prompted(request, functions):
             # A plain answer, with no system prompt of the user's: a short one with two
             # examples keeps a small model to one sentence in the question's language.
-            messages.insert(0, SystemMessage(self.settings.answer_prompt))
+            messages.insert(0, SystemMessage(self.settings.answer_prompt or ""))
         converted = ensure_resolvable_user_turn(
             coalesce_tool_results(messages, "json", request.functions)
         )

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
+from ._repeats import RepeatStop
 from ._settings import LlamaCppError, LlamaCppSettings
+from ._states import PromptStates
 
 if TYPE_CHECKING:
     import llama_cpp
@@ -60,6 +62,7 @@ class LoadedModel:
         self._template: Any = None
         self._stop: list[str] = []
         self._grammars: dict[str, Any] = {}
+        self.prompt_states = PromptStates(settings.prompt_states)
         self._closed = False
 
     @property
@@ -143,8 +146,13 @@ class LoadedModel:
         grammar: str | None,
         max_tokens: int,
         temperature: float,
+        repeat_window: int | None = None,
     ) -> AsyncIterator[Piece]:
         """Generate the assistant's reply to ``turns``, piece by piece.
+
+        With ``repeat_window``, the generation stops once it writes again a run of that many
+        pieces it wrote before, and the text from that run on is dropped (see
+        :class:`RepeatStop`; the last ``repeat_window`` pieces are held back until then).
 
         Cancelling the consuming task stops the generation before its next token; the worker is
         free again once the current token is done.
@@ -158,7 +166,9 @@ class LoadedModel:
 
         def work() -> None:
             try:
-                self._generate(turns, grammar, max_tokens, temperature, cancelled, put)
+                self._generate(
+                    turns, grammar, max_tokens, temperature, repeat_window, cancelled, put
+                )
             except BaseException as exc:  # handed to the consuming task, which re-raises it
                 put(exc)
             finally:
@@ -191,6 +201,7 @@ class LoadedModel:
         grammar: str | None,
         max_tokens: int,
         temperature: float,
+        repeat_window: int | None,
         cancelled: threading.Event,
         put: Any,
     ) -> None:
@@ -200,6 +211,9 @@ class LoadedModel:
         assert llama is not None
         if cancelled.is_set():
             return
+        system = (
+            self._prompt_tokens(turns[:1]) if len(turns) > 1 and turns[0].role == "system" else []
+        )
         tokens = self._prompt_tokens(turns)
         room = llama.n_ctx() - len(tokens)
         if room < 16:
@@ -208,6 +222,9 @@ class LoadedModel:
                 f"{llama.n_ctx()} (n_ctx of the llamacpp adapter): raise n_ctx or shorten the "
                 "conversation"
             )
+        # The system prompt's tokens, as they start the whole prompt.
+        head = tokens[: llama_cpp.Llama.longest_token_prefix(system, tokens)]
+        self.prompt_states.prepare(llama, head)
         produced = [len(tokens)]
 
         def stop_when_cancelled(input_ids: Any, logits: Any) -> bool:
@@ -231,16 +248,25 @@ class LoadedModel:
                 stream=True,
             ),
         )
+        repeats = RepeatStop(repeat_window) if repeat_window is not None else None
         finish: str | None = None
         for chunk in stream:
             choice = chunk["choices"][0]
             finish = choice.get("finish_reason") or finish
-            if choice["text"]:
-                put(Piece(text=choice["text"]))
-            if cancelled.is_set():
+            text = choice["text"]
+            if text and repeats is not None:
+                text = repeats.feed(text)
+            if text:
+                put(Piece(text=text))
+            if cancelled.is_set() or (repeats is not None and repeats.repeated):
                 break
         if cancelled.is_set():
             finish = "cancelled"
+        elif repeats is not None:
+            if repeats.repeated:
+                finish = "stop"
+            elif held := repeats.flush():
+                put(Piece(text=held))
         put(
             Piece(
                 text="",
@@ -262,5 +288,6 @@ class LoadedModel:
     def _free(self) -> None:
         llama, self._llama = self._llama, None
         self._grammars.clear()
+        self.prompt_states.clear()
         if llama is not None:
             llama.close()

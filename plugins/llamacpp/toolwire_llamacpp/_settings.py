@@ -79,6 +79,19 @@ class LlamaCppSettings:
     ``answer_step`` ``result``: when ``call_policy`` ``alternate`` asks for an answer after
     results that all succeeded, the answer states those results as the tools wrote them;
     ``model`` lets the model word it (and misread it).
+    ``prompt_states``: how many evaluated system prompts the model keeps the state of (0:
+    none): a request offered the same tools as one of the last few restores the state after its
+    system prompt instead of evaluating the prompt again (700 tokens are some 5 s of CPU for the
+    135M model on one core; a state holds about 23 kB a token).
+    ``answer_max_tokens`` caps an answer asked for with ``answer_prompt`` (None: only
+    ``max_tokens``): the prompt asks for one short sentence, and a small model that explains a
+    sum step by step instead runs on to ``max_tokens`` without reaching it (right answers were
+    at most 32 tokens long). An answer cut there ends with finish reason ``length``.
+    ``repeat_window``: a reply that may be an answer stops once it writes again a run of that
+    many tokens it wrote before, and keeps only the text before that run (None: never). Greedy
+    decoding of a small model that starts to loop (``= 103.18 dollars bill + 18% tip = 103.18
+    …``) repeats the loop up to ``max_tokens``; the last ``repeat_window`` tokens of such a
+    reply stream once the next ones show no loop.
     ``answer_prompt`` is the system prompt of a request that offers no tools when the
     conversation has none of its own (None: the model's template decides); the default asks
     for one short sentence in English, with two examples. ``chat_format`` ``auto`` uses the
@@ -105,6 +118,9 @@ class LlamaCppSettings:
     vary_retries: bool = True
     retry_refused: int = attrs.field(default=1, validator=_not_negative)
     answer_step: Literal["result", "model"] = "result"
+    prompt_states: int = attrs.field(default=4, validator=_not_negative)
+    answer_max_tokens: int | None = attrs.field(default=64, validator=_positive)
+    repeat_window: int | None = attrs.field(default=16, validator=_positive)
     chat_format: Literal["auto", "chatml"] = "auto"
     answer_prompt: str | None = ANSWER_PROMPT
 

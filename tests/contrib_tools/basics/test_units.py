@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire_basics import UnitError, convert_units
-from toolwire_basics._units import convert, dimensions, find_unit, units
+from toolwire_basics._units import convert, dimensions, find_unit, units, units_of
 
 
 @pytest.mark.parametrize(
@@ -88,6 +88,22 @@ def test_the_overview_names_every_dimension() -> None:
         find_unit("parsec")
     for dimension in dimensions():
         assert f"{dimension}:" in str(info.value)
+
+
+async def test_an_unknown_unit_to_convert_into_lists_the_amounts_kind_only() -> None:
+    # Every unit of every kind is some 370 tokens a model reads again at each retry.
+    result = await convert_units.invoke({"quantity": "350 f", "into_unit": "can you help"})
+    assert result.is_failure
+    assert result.content == "Unknown unit 'can you help'. Units of temperature: °C, °F, K, °R"
+    # An unknown unit of the amount, converted into a known one: that one's kind.
+    result = await convert_units.invoke({"quantity": "30 miles an hour", "into_unit": "km/h"})
+    assert result.content is not None
+    assert result.content.startswith("Unknown unit 'miles an hour'. Did you mean")
+    assert result.content.endswith(f"Units of speed: {units_of('speed')}")
+    with pytest.raises(UnitError) as info:
+        convert(1, "km", "furlongs")
+    assert str(info.value).endswith(f"Units of length: {units_of('length')}")
+    assert "mass:" not in str(info.value)
 
 
 async def test_tool_result_names_both_units() -> None:

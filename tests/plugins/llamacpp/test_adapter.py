@@ -287,6 +287,36 @@ def test_a_plain_answer_gets_the_answer_prompt_unless_the_user_gave_one(
     assert [t.role for t in bare.conversation(plain, ())] == ["user"]
 
 
+def test_an_answer_asked_with_the_answer_prompt_gets_the_answer_cap(
+    runtime: None, fake_model: Path
+) -> None:
+    cls = LlamaCppAdapter.configured(LlamaCppSettings(max_tokens=300, answer_max_tokens=40))
+    adapter = cls(ProviderConfig(adapter="llamacpp", model=str(fake_model)))
+    plain = ModelRequest(run_id="r", round=1, messages=(UserMessage("hi"),))
+    assert adapter.token_limit(plain, ()) == 40
+    # Tools in the prompt, or a system prompt of the conversation's own: max_tokens alone.
+    assert adapter.token_limit(_request(UserMessage("hi")), (CALC,)) == 300
+    own = ModelRequest(
+        run_id="r", round=1, messages=(SystemMessage("Be terse."), UserMessage("hi"))
+    )
+    assert adapter.token_limit(own, ()) == 300
+    # The answer after refusals only is asked with the answer prompt.
+    refused = _request(UserMessage("hi"), _CALL, _result(ok=False), _CALL, _result(ok=False))
+    assert adapter.token_limit(_up_to_last_user(refused), ()) == 40
+    for settings in (
+        LlamaCppSettings(max_tokens=300, answer_max_tokens=None),
+        LlamaCppSettings(max_tokens=300, answer_prompt=None),
+    ):
+        other = LlamaCppAdapter.configured(settings)(
+            ProviderConfig(adapter="llamacpp", model=str(fake_model))
+        )
+        assert other.token_limit(plain, ()) == 300
+    low = LlamaCppAdapter.configured(LlamaCppSettings(max_tokens=20, answer_max_tokens=40))
+    assert (
+        low(ProviderConfig(adapter="llamacpp", model=str(fake_model))).token_limit(plain, ()) == 20
+    )
+
+
 def test_the_model_words_the_answer_when_asked(runtime: None, fake_model: Path) -> None:
     cls = LlamaCppAdapter.configured(LlamaCppSettings(answer_step="model"))
     adapter = cls(ProviderConfig(adapter="llamacpp", model=str(fake_model)))

@@ -29,8 +29,8 @@ from toolwire.events import (
     ToolCallStarted,
     ToolCompleted,
 )
-from toolwire.messages import AssistantMessage, ToolResultMessage, UserMessage
-from toolwire_llamacpp import LlamaCppAdapter, LlamaCppError
+from toolwire.messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
+from toolwire_llamacpp import LlamaCppAdapter, LlamaCppError, LlamaCppSettings
 
 MAX_ROUNDS = 6
 
@@ -152,3 +152,91 @@ async def test_closed_adapter_frees_the_model(model_file: Path) -> None:
     assert adapter.model._llama is None
     with pytest.raises(LlamaCppError, match="closed"):
         await adapter.complete(_plain("Hi", stream=False), lambda event: None)
+
+
+# Greedy decoding of the tiny model loops on this one: "103 dollars bill + 18% tip = 103.18
+# dollars bill + 18% tip = 103.18 …" up to the token limit.
+LOOPING = "103 dollars bill + 18% tip total"
+
+
+def _settled(settings: LlamaCppSettings) -> LlamaCppAdapter:
+    return LlamaCppAdapter.configured(settings)(ProviderConfig(adapter="llamacpp"))
+
+
+async def test_a_reply_that_loops_stops_before_its_second_turn(model_file: Path) -> None:
+    free = _settled(LlamaCppSettings(max_tokens=160, answer_max_tokens=None, repeat_window=None))
+    try:
+        looped = await free.complete(_plain(LOOPING, stream=False), lambda event: None)
+    finally:
+        await free.aclose()
+    assert looped.finish_reason == "length"
+
+    events: list[Event] = []
+    guarded = _settled(LlamaCppSettings(max_tokens=160, answer_max_tokens=None))
+    try:
+        stopped = await guarded.complete(_plain(LOOPING), events.append)
+    finally:
+        await guarded.aclose()
+    assert stopped.finish_reason == "stop"
+    assert stopped.usage is not None
+    assert stopped.usage.output_tokens is not None
+    assert stopped.usage.output_tokens < 80
+    # What is kept is the looping reply's start, up to where it began to repeat itself.
+    assert stopped.text.strip()
+    assert looped.text.startswith(stopped.text)
+    assert looped.text.count(stopped.text.strip()[-12:]) > 2
+    assert stopped.text.count(stopped.text.strip()[-12:]) == 1
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == stopped.text
+
+
+async def test_an_answer_asked_for_in_one_sentence_is_cut_at_the_answer_cap(
+    model_file: Path,
+) -> None:
+    # The tiny model explains this one step by step, well past one sentence.
+    question = "Our lunch bill is 132.49 dollars and I want to leave 18%. How much tip is that?"
+    adapter = _settled(LlamaCppSettings(max_tokens=512, answer_max_tokens=24))
+    try:
+        message = await adapter.complete(_plain(question, stream=False), lambda event: None)
+    finally:
+        await adapter.aclose()
+    assert message.finish_reason == "length"
+    assert message.usage is not None
+    assert message.usage.output_tokens is not None
+    assert message.usage.output_tokens <= 24
+
+
+async def test_a_system_prompt_evaluated_before_is_restored_with_the_same_replies(
+    model_file: Path,
+) -> None:
+    geography = "You know geography well. Answer in one sentence. " * 6
+    cooking = "You answer questions about cooking, tersely. " * 6
+    asked = [
+        (geography, "What is the capital of France?"),
+        (cooking, "How do I boil an egg?"),
+        (geography, "What is the capital of Spain?"),
+        (cooking, "What is bread made of?"),
+    ]
+    replies: dict[int, list[str]] = {}
+    for kept in (0, 4):
+        adapter = _settled(LlamaCppSettings(max_tokens=12, prompt_states=kept))
+        try:
+            replies[kept] = [
+                (
+                    await adapter.complete(
+                        ModelRequest(
+                            run_id="r",
+                            round=1,
+                            messages=(SystemMessage(system), UserMessage(question)),
+                        ),
+                        lambda event: None,
+                    )
+                ).text
+                for system, question in asked
+            ]
+            states = adapter.model.prompt_states
+            # Each system prompt after the first time it was asked comes from a saved state.
+            assert (states.restored, len(states)) == ((2, 2) if kept else (0, 0))
+        finally:
+            await adapter.aclose()
+    assert replies[4] == replies[0]
+    assert all(replies[0])
