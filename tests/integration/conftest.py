@@ -63,8 +63,10 @@ class Env:
 
 def pip_environment(pip_cache: Path) -> dict[str, str]:
     """The environment of the pip runs: pip keeps the wheels it builds in its cache, and the
-    samples' wheels must not pile up in the user's."""
-    return {**os.environ, "PIP_CACHE_DIR": str(pip_cache)}
+    samples' wheels must not pile up in the user's. A user's ``PIP_NO_CACHE_DIR`` is dropped:
+    the cache here is the test's own, and with it set ``pip cache`` refuses to run."""
+    kept = {k: v for k, v in os.environ.items() if k != "PIP_NO_CACHE_DIR"}
+    return {**kept, "PIP_CACHE_DIR": str(pip_cache)}
 
 
 def _run(cmd: Sequence[str | Path], *, pip_cache: Path) -> None:

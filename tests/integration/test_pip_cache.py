@@ -24,6 +24,8 @@ def _pip(*args: str, env: dict[str, str] | None = None) -> str:
 
 
 def _user_cache_wheels() -> set[str]:
+    if os.environ.get("PIP_NO_CACHE_DIR"):
+        return set()  # the user's pip keeps no cache: `pip cache` refuses to run
     listed = _pip("cache", "list", "--format", "abspath")
     return {line for line in listed.splitlines() if "toolwire_sample" in line}
 

@@ -123,13 +123,57 @@ def server_schema(schema: Any) -> Any:
 def bounded_strings(schema: Any, length: int) -> Any:
     """``schema`` with a ``maxLength`` of ``length`` on every string that sets none: a server
     that generates call arguments without a token limit (llama-cpp-python under ``auto``) then
-    cannot write one string until the context is full. Only the schema sent is bounded; the
-    host validates against the tool's own."""
+    cannot write one string until the context is full. llama-cpp-python's grammar reads a
+    string's ``pattern`` and ignores its ``maxLength``, so a pattern's open repetitions are
+    bounded by the string's length too (:func:`bounded_pattern`). Only the schema sent is
+    bounded; the host validates against the tool's own."""
     if isinstance(schema, Mapping):
         changed = {key: bounded_strings(value, length) for key, value in schema.items()}
         if schema.get("type") == "string" and "maxLength" not in schema and "enum" not in schema:
             changed["maxLength"] = length
+        pattern, most = changed.get("pattern"), changed.get("maxLength")
+        if isinstance(pattern, str) and isinstance(most, int) and not isinstance(most, bool):
+            changed["pattern"] = bounded_pattern(pattern, most)
         return changed
     if isinstance(schema, list):
         return [bounded_strings(item, length) for item in schema]
     return schema
+
+
+def bounded_pattern(pattern: str, most: int) -> str:
+    """``pattern`` (in the subset :func:`server_pattern` writes) with every open repetition
+    (``*``, ``+``, ``{m,}``) held to ``most``: the strings of at most ``most`` characters that it
+    matches are the same, and a grammar built from it cannot run on without end."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    in_class = False
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            # A `]` first in a class (after an optional `^`) is a character of it.
+            start = i + 2 if pattern.startswith("^", i + 1) else i + 1
+            if pattern.startswith("]", start):
+                out.append(pattern[i : start + 1])
+                i = start + 1
+                continue
+        elif ch == "*":
+            ch = f"{{0,{most}}}"
+        elif ch == "+":
+            ch = f"{{1,{most}}}"
+        elif ch == "{":
+            end = pattern.find("}", i)
+            low = pattern[i + 1 : end - 1] if end > 0 and pattern[end - 1] == "," else ""
+            if low.isdigit() and int(low) <= most:
+                out.append(f"{{{low},{most}}}")
+                i = end + 1
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)

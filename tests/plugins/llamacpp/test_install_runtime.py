@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import importlib.util
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -128,3 +130,51 @@ def test_a_kept_wheel_is_installed_without_a_compiler_or_a_build(tmp_path: Path)
     )
     assert again.returncode == 0, again.stderr
     assert f"llama-cpp-python {VERSION} is already installed: nothing to build." in again.stdout
+
+
+_PARENT = """cmake_minimum_required(VERSION 3.21)
+project(parent NONE)
+set(LLAMA_BUILD_COMMON ON CACHE BOOL "" FORCE)
+add_subdirectory(llama.cpp)
+"""
+_LLAMA_CPP = """cmake_minimum_required(VERSION 3.14)
+project("llama.cpp" NONE)
+option(LLAMA_BUILD_COMMON "" OFF)
+if (LLAMA_BUILD_COMMON)
+    message(STATUS "common: built")
+else()
+    message(STATUS "common: left out")
+endif()
+"""
+
+
+def _configure(source: Path, build: Path, cmake_args: str) -> str:
+    # Split at spaces, as scikit-build-core splits CMAKE_ARGS.
+    result = subprocess.run(
+        ["cmake", "-S", str(source), "-B", str(build), *cmake_args.split()],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=HANG,
+    )
+    return result.stdout
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="no cmake")
+def test_the_build_leaves_out_common_though_the_parent_project_forces_it(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("install_runtime", SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    # llama-cpp-python's CMakeLists.txt, in small: it forces the option on before adding llama.cpp.
+    source = tmp_path / "source"
+    (source / "llama.cpp").mkdir(parents=True)
+    (source / "CMakeLists.txt").write_text(_PARENT)
+    (source / "llama.cpp" / "CMakeLists.txt").write_text(_LLAMA_CPP)
+    forced = _configure(source, tmp_path / "forced", "-DLLAMA_BUILD_COMMON=OFF")
+    assert "common: built" in forced  # a -D cannot undo the parent's FORCE
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    output = _configure(source, tmp_path / "build", script.cmake_args(scratch))
+    assert "common: left out" in output

@@ -10,7 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolwire_openai._patterns import server_pattern, server_schema
+from toolwire_openai._patterns import (
+    bounded_pattern,
+    bounded_strings,
+    server_pattern,
+    server_schema,
+)
 
 PATTERNS = [
     r"^[^0-9]*$",
@@ -34,6 +39,24 @@ def test_an_anchored_pattern_is_written_in_the_subset_meaning_the_same(
     assert "(?" not in rewritten
     assert "\\s" not in rewritten
     assert (re.fullmatch(rewritten, text) is not None) == (re.search(pattern, text) is not None)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@given(text=st.text(alphabet="ab09 .,-@c\t", max_size=8))
+def test_a_bounded_pattern_matches_the_same_strings_up_to_its_bound(
+    pattern: str, text: str
+) -> None:
+    rewritten = server_pattern(pattern)
+    assert rewritten is not None
+    bounded = bounded_pattern(rewritten, 8)
+    assert "*" not in bounded.replace("\\*", "")
+    assert (re.fullmatch(bounded, text) is not None) == (re.fullmatch(rewritten, text) is not None)
+
+
+def test_a_bounded_pattern_leaves_classes_escapes_and_closed_counts_alone() -> None:
+    assert (
+        bounded_pattern(r"^[]*+]+a\*\+b{2}c{1,3}d{2,}$", 9) == r"^[]*+]{1,9}a\*\+b{2}c{1,3}d{2,9}$"
+    )
 
 
 @pytest.mark.parametrize(
@@ -78,3 +101,18 @@ def test_the_basics_schemas_build_llama_cpp_python_grammars_once_rewritten() -> 
         LlamaGrammar.from_json_schema(json.dumps(server_schema(parameters)), verbose=False)
     # As written, the unanchored patterns made the server drop these schemas.
     assert refused == ["calculator", "convert_time", "convert_units"]
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python is not installed"
+)
+def test_a_patterned_string_is_bounded_in_the_grammar_the_server_builds() -> None:
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    import toolwire_basics._tools as basics
+
+    # llama-cpp-python builds a string's grammar from its pattern alone, maxLength ignored:
+    # `^[^0-9]*$` let the server write `into_unit` until its context was full.
+    sent = bounded_strings(server_schema(basics.convert_units.function_spec().parameters), 200)
+    assert sent["properties"]["into_unit"]["pattern"] == "^[^0-9]{0,200}$"
+    LlamaGrammar.from_json_schema(json.dumps(sent), verbose=False)

@@ -30,6 +30,7 @@ def add(
 def spell(
     word: Annotated[str, {"pattern": r"\b[a-z]+\s*\w"}, "A word."],
     initial: Annotated[str, {"pattern": r"^\w$"}, "Its first letter."] = "",
+    ending: Annotated[str, {"pattern": r"^[a-z]*$"}, "Its last letters."] = "",
 ) -> ToolResult:
     """Spell a word."""
     return ToolResult.ok(" ".join(word))
@@ -160,6 +161,8 @@ async def test_llama_cpp_python_requests_fit_its_template() -> None:
     assert properties["initial"]["pattern"] == "^[a-zA-Z0-9_]$"
     # It writes arguments without a token limit: strings are bounded in the schema it gets.
     assert properties["word"]["maxLength"] == 200
+    # Its grammar reads a pattern and ignores maxLength: the pattern's repetitions are bounded.
+    assert properties["ending"]["pattern"] == "^[a-z]{0,200}$"
     # The result goes back in a user turn the template can read, and the answer is asked for
     # with `none` (under `auto` this server can only call or say nothing).
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]
