@@ -258,6 +258,28 @@ def test_fallback_refused_answers_and_compaction_are_told_in_one_line() -> None:
     ]
 
 
+def test_a_tool_choice_sent_as_another_is_told_in_both_forms() -> None:
+    from toolwire.cli._render import render_event
+    from toolwire.events import ToolChoiceDegraded
+
+    event = ToolChoiceDegraded(
+        run_id="r",
+        round=1,
+        requested="required",
+        sent="auto",
+        detail="tool_choice 'required' is not one the openai-chat adapter can express here "
+        "(it takes auto, none); sent as 'auto'",
+    )
+    compact = io.StringIO()
+    render_event(event, compact)
+    assert compact.getvalue() == f"  … {event.detail}\n"
+    shown = io.StringIO()
+    renderer = TerminalRenderer(shown, live=False)
+    renderer.on_run_started(RunStarted(run_id="r", api="openai-chat"))
+    renderer.visit(event)
+    assert event.detail in shown.getvalue()
+
+
 def test_a_sub_runs_calls_are_lines_inside_the_card_of_the_call_that_started_it() -> None:
     from toolwire.events import ParentCall
 

@@ -48,6 +48,7 @@ from ..events import (
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
+    ToolChoiceDegraded,
     ToolCompleted,
     ToolDeferred,
     ToolDenied,
@@ -179,6 +180,9 @@ class _Notice(EventVisitor[str | None]):
     def on_content_filtered(self, event: ContentFiltered) -> str:
         return f"⚠ content filter: {event.report}"
 
+    def on_tool_choice_degraded(self, event: ToolChoiceDegraded) -> str:
+        return f"… {event.detail}"
+
     def on_run_finished(self, event: RunFinished) -> str | None:
         if event.stop_reason == "answered":
             return None
@@ -192,7 +196,6 @@ class _Notice(EventVisitor[str | None]):
     on_tool_resolution_corrected = on_event
     on_tools_deferred = on_event
     on_tools_promoted = on_event
-    on_tool_choice_degraded = on_event
     on_request_sent = on_event
     on_request_body = on_event
     on_response_received = on_event
@@ -567,7 +570,7 @@ class TerminalRenderer(EventVisitor[None]):
     on_tool_resolution_corrected = _ignore
     on_tools_deferred = _ignore
     on_tools_promoted = _ignore
-    on_tool_choice_degraded = _ignore
+    on_tool_choice_degraded = on_event
     on_request_body = _ignore
     on_tool_call_recovered = _ignore
     on_tool_approved = _ignore
