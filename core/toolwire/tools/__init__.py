@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ._normalize import normalize_schema
     from ._page_number import PageNumber
     from ._paging import Page, Paging
+    from ._patterns import LinearPattern, PatternError, linear_pattern
     from ._strict import StrictProjection, strict_projection
     from ._toolbox import Toolbox
     from ._truncate import truncate_result
@@ -56,6 +57,9 @@ _LAZY = {
     "Page": "._paging",
     "PageNumber": "._page_number",
     "Paging": "._paging",
+    "LinearPattern": "._patterns",
+    "PatternError": "._patterns",
+    "linear_pattern": "._patterns",
     "StrictProjection": "._strict",
     "strict_projection": "._strict",
     "truncate_result": "._truncate",
@@ -76,10 +80,12 @@ __all__ = [
     "FunctionSpec",
     "Inject",
     "Injected",
+    "LinearPattern",
     "LintFinding",
     "Page",
     "PageNumber",
     "Paging",
+    "PatternError",
     "Resolver",
     "Retry",
     "SideEffect",
@@ -97,6 +103,7 @@ __all__ = [
     "Toolbox",
     "cached_resolver",
     "json_type_of",
+    "linear_pattern",
     "lint_tool",
     "normalize_schema",
     "run_in_thread",

@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeAlias
 
 import attrs
 
-from toolwire.tools import FunctionSpec
+from toolwire.tools import FunctionSpec, PatternError, linear_pattern
 
 from ._copies import Copies
 
@@ -821,17 +821,17 @@ class _Builder:
 
 
 def _pattern_test(pattern: Any) -> Callable[[str], bool] | None:
-    """A test of a string against a schema's ``pattern`` (searched, as JSON Schema says);
-    always true without one, None when Python cannot read it (no copy is then offered)."""
+    """A test of a string against a schema's ``pattern`` (searched, as JSON Schema says, in time
+    linear in the text: the pattern comes from a tool, the text from the question); always true
+    without one, None when RE2 cannot run it (no copy is then offered)."""
     if pattern is None:
         return lambda text: True
     if not isinstance(pattern, str):
         return None
     try:
-        compiled = re.compile(pattern)
-    except re.error:
+        return linear_pattern(pattern).search
+    except PatternError:
         return None
-    return lambda text: compiled.search(text) is not None
 
 
 def _fits_string(text: str, low: int, high: int | None, matches: Callable[[str], bool]) -> bool:

@@ -663,3 +663,16 @@ def test_a_tools_only_copied_string_cannot_take_a_refused_value() -> None:
     assert (
         tool_grammar([CALC], "required", copies=copies, refused={"other": [{}]}).text == unchanged
     )
+
+
+def test_a_tools_pattern_is_run_on_the_question_in_linear_time() -> None:
+    """The pattern comes from a tool (an MCP server's, say), the text from the question: a
+    backtracking engine would take 2**64 steps here."""
+    from toolwire_llamacpp._grammar import _pattern_test
+
+    test = _pattern_test("^(a+)+$")
+    assert test is not None
+    assert not test("a" * 64 + "!")
+    assert test("a" * 64)
+    # An expression RE2 cannot run offers no copy rather than a backtracking one.
+    assert _pattern_test("^(?=a)a$") is None
