@@ -127,6 +127,7 @@ def test_repair_names_are_the_documented_ones() -> None:
         "single-quoted strings",
         "trailing commas",
         "template quote tokens",
+        "trailing text after the object",
     )
 
 
