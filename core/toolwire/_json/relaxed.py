@@ -42,7 +42,7 @@ REPAIRS: Final[tuple[Repair, ...]] = (
 """Every repair :func:`parse_arguments` may make, in the order it considers them."""
 
 _MAX_DEPTH: Final = 200
-_MAX_TRAILING: Final = 4096
+_MAX_TRAILING: Final = 2048
 """The most text after the arguments object that ``trailing_text`` drops."""
 
 _FENCE: Final = re.compile(
@@ -61,7 +61,6 @@ _BAD_SINGLE_QUOTED_ESCAPE: Final = re.compile(
     r"\\(?:u(?![0-9a-fA-F]{4})|[^\"'\\/bfnrtu])", re.DOTALL
 )
 _SINGLE_TO_DOUBLE: Final = re.compile(r'\\(.)|"', re.DOTALL)
-_DECODER: Final = json.JSONDecoder()
 _LITERALS: Final = (("true", True), ("false", False), ("null", None))
 # Some chat templates (Gemma 4's) write a string as <|"|>text<|"|>, and a server whose parser
 # missed the call passes those tokens on. Inside such a string a quote token followed by what
@@ -133,11 +132,11 @@ def parse_arguments(text: str, *, trailing_text: bool = False) -> ParsedArgument
     objects, Python literals, comments, raw control characters in strings.
 
     With ``trailing_text``, text after a complete leading object is dropped (the repair
-    ``"trailing text after the object"``), as a server that does not hold a model to its
-    grammar lets it write on past the arguments; at most 4096 characters. The leading object is the one kept: when what
-    follows holds a second complete JSON value (right after the object, or at any ``{`` of the
-    text after it), the arguments are refused, as that may be another call; two objects are
-    never merged and a later one is never taken.
+    ``"trailing text after the object"``, at most 2048 characters), as a server that does not
+    hold a model to its grammar lets it write on past the arguments. The leading object is the
+    one kept: when what follows holds a second complete value (right after the object, or at
+    any ``{`` after it, read with these same repairs), the arguments are refused, as that may be
+    another call; two objects are never merged and a later one is never taken.
 
     :param text: the arguments exactly as the model produced them.
     :param trailing_text: whether text after the leading object may be dropped.
@@ -287,9 +286,12 @@ class _RelaxedParser:
             )
         start = self.pos
         while start >= 0:
+            # Complete as these repairs read JSON: {b: 2} is as much a second object as {"b": 2}.
+            probe = _RelaxedParser(text, full=text, base=0, source=self.source, repairs=[])
+            probe.pos = start
             try:
-                _DECODER.raw_decode(text, start)
-            except (ValueError, RecursionError):
+                probe.parse_value()
+            except (ArgumentsSyntaxError, RecursionError):
                 start = text.find("{", start + 1)
                 continue
             self.pos = start

@@ -374,6 +374,7 @@ def check_parse(
         return call.arguments, ()
     raw = call.raw_arguments if call.raw_arguments is not None else ""
     try:
+        # A server that does not hold the model to the arguments' grammar lets it write on.
         parsed = parse_arguments(raw, trailing_text=True)
     except (ValueError, TypeError) as exc:
         reason = getattr(exc, "reason", None) or str(exc)
