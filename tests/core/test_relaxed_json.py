@@ -127,6 +127,7 @@ def test_repair_names_are_the_documented_ones() -> None:
         "single-quoted strings",
         "trailing commas",
         "template quote tokens",
+        "trailing text after the object",
     )
 
 
@@ -188,6 +189,64 @@ def test_refusals_name_position_and_expectation(text: str, position: int, messag
     assert f"(char {position})" in str(caught.value)
     assert caught.value.expected
     assert isinstance(caught.value, ValueError)
+
+
+# -- trailing text (native call admission) -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "arguments", "repairs"),
+    [
+        ('{"a": 1}\n{\n  "description": "x \\uao", "maxLength": \n{"} ', {"a": 1}, ()),
+        ('{ "a": 1 }\nfunctions.add:\n{"b": "\\u<#f>"}', {"a": 1}, ()),
+        ('{"a": 1} and some prose', {"a": 1}, ()),
+        ('{"a": 1}}', {"a": 1}, ()),
+        ("{a: 1,} then {b: 2", {"a": 1}, ("unquoted keys", "trailing commas")),
+        ('"{\\"a\\": 1} more"', {"a": 1}, ("object encoded as a JSON string",)),
+    ],
+)
+def test_text_after_the_leading_object_is_dropped_when_asked(
+    text: str, arguments: dict[str, Any], repairs: tuple[str, ...]
+) -> None:
+    with pytest.raises(ArgumentsSyntaxError):
+        parse_arguments(text)
+    parsed = parse_arguments(text, trailing_text=True)
+    assert parsed.arguments == arguments
+    assert parsed.repairs == (*repairs, "trailing text after the object")
+
+
+@pytest.mark.parametrize(
+    ("text", "position"),
+    [
+        ('{"a": 1}{"a": 2}', 8),
+        ('{"a": 1}\n{"b": 2} and more', 9),
+        ('{"a": 1}\nfunctions.add:\n{"a": 2}', 24),
+        ('{"a": 1} noise {broken\n{"a": 2}', 23),
+        ('{"a": 1} [1, 2]', 9),
+        ('{"a": 1} "text"', 9),
+        ('{"a": 1} 42', 9),
+        ("{a: 1} then {b: 'x',}", 12),
+    ],
+)
+def test_a_second_complete_value_after_the_object_is_refused(text: str, position: int) -> None:
+    # Never merged with the first, never taken instead of it, never dropped: it may be a call.
+    with pytest.raises(ArgumentsSyntaxError, match="a later one is not taken") as caught:
+        parse_arguments(text, trailing_text=True)
+    assert caught.value.position == position
+
+
+def test_trailing_text_is_dropped_up_to_a_bound() -> None:
+    text = '{"a": 1}' + "x" * 2048
+    assert parse_arguments(text, trailing_text=True).arguments == {"a": 1}
+    with pytest.raises(ArgumentsSyntaxError, match="2049 characters of text follow") as caught:
+        parse_arguments(text + "x", trailing_text=True)
+    assert caught.value.position == 8
+
+
+def test_trailing_text_never_rescues_a_broken_leading_object() -> None:
+    for text in ('{"a": 1', '{"a": "\\uq"} tail', 'tail {"a": 1}', "[1] tail"):
+        with pytest.raises(ArgumentsSyntaxError):
+            parse_arguments(text, trailing_text=True)
 
 
 def test_error_reports_line_and_column() -> None:

@@ -25,6 +25,7 @@ Repair = Literal[
     "single-quoted strings",
     "trailing commas",
     "template quote tokens",
+    "trailing text after the object",
 ]
 
 REPAIRS: Final[tuple[Repair, ...]] = (
@@ -36,10 +37,13 @@ REPAIRS: Final[tuple[Repair, ...]] = (
     "single-quoted strings",
     "trailing commas",
     "template quote tokens",
+    "trailing text after the object",
 )
 """Every repair :func:`parse_arguments` may make, in the order it considers them."""
 
 _MAX_DEPTH: Final = 200
+_MAX_TRAILING: Final = 2048
+"""The most text after the arguments object that ``trailing_text`` drops."""
 
 _FENCE: Final = re.compile(
     r"\s*```[ \t]*[A-Za-z0-9_+.-]*[ \t]*(?:\r?\n|(?=[{\"']))(?P<body>.*?)\s*```\s*",
@@ -116,7 +120,7 @@ class ArgumentsSyntaxError(ValueError):
         super().__init__(f"invalid tool arguments {self.reason}")
 
 
-def parse_arguments(text: str) -> ParsedArguments:
+def parse_arguments(text: str, *, trailing_text: bool = False) -> ParsedArguments:
     """Parse tool-call argument text into an object, repairing only well-known model mistakes.
 
     Valid JSON objects are returned as they are. Otherwise these repairs, and only these, are
@@ -127,7 +131,15 @@ def parse_arguments(text: str) -> ParsedArguments:
     else is refused: a truncated object, a top level that is not an object, two concatenated
     objects, Python literals, comments, raw control characters in strings.
 
+    With ``trailing_text``, text after a complete leading object is dropped (the repair
+    ``"trailing text after the object"``, at most 2048 characters), as a server that does not
+    hold a model to its grammar lets it write on past the arguments. The leading object is the
+    one kept: when what follows holds a second complete value (right after the object, or at
+    any ``{`` after it, read with these same repairs), the arguments are refused, as that may be
+    another call; two objects are never merged and a later one is never taken.
+
     :param text: the arguments exactly as the model produced them.
+    :param trailing_text: whether text after the leading object may be dropped.
     :returns: the arguments and the repairs made.
     :raises ArgumentsSyntaxError: naming the position, what was expected and what was found.
     :raises TypeError: if ``text`` is not a str.
@@ -135,7 +147,9 @@ def parse_arguments(text: str) -> ParsedArguments:
     if not isinstance(text, str):
         raise TypeError(f"parse_arguments() takes str, got {type(text).__name__}")
     repairs: list[Repair] = []
-    arguments = _parse(text, repairs, full=text, base=0, source="text", nested=False)
+    arguments = _parse(
+        text, repairs, full=text, base=0, source="text", nested=False, trailing=trailing_text
+    )
     return ParsedArguments(arguments, tuple(dict.fromkeys(repairs)))
 
 
@@ -144,7 +158,14 @@ def _reject_constant(name: str) -> Any:
 
 
 def _parse(
-    text: str, repairs: list[Repair], *, full: str, base: int, source: str, nested: bool
+    text: str,
+    repairs: list[Repair],
+    *,
+    full: str,
+    base: int,
+    source: str,
+    nested: bool,
+    trailing: bool,
 ) -> dict[str, Any]:
     if not text.strip(" \t\n\r"):
         repairs.append("empty text")
@@ -157,15 +178,29 @@ def _parse(
             repairs.append("markdown code fence")
             start = fence.start("body")
             return _parse(
-                fence["body"], repairs, full=full, base=base + start, source=source, nested=True
+                fence["body"],
+                repairs,
+                full=full,
+                base=base + start,
+                source=source,
+                nested=True,
+                trailing=trailing,
             )
         parser = _RelaxedParser(text, full=full, base=base, source=source, repairs=repairs)
-        value = parser.parse_document(allow_string=source == "text")
+        value = parser.parse_document(allow_string=source == "text", trailing=trailing)
     if isinstance(value, dict):
         return value
     if isinstance(value, str) and source == "text":
         repairs.append("object encoded as a JSON string")
-        return _parse(value, repairs, full=value, base=0, source="decoded string", nested=True)
+        return _parse(
+            value,
+            repairs,
+            full=value,
+            base=0,
+            source="decoded string",
+            nested=True,
+            trailing=trailing,
+        )
     position = base + _WHITESPACE.match(text).end()  # type: ignore[union-attr]
     raise ArgumentsSyntaxError(
         f"expected '{{' (tool arguments must be a JSON object), got {_kind(value)}",
@@ -208,7 +243,7 @@ class _RelaxedParser:
         self.pos = 0
         self.depth = 0
 
-    def parse_document(self, *, allow_string: bool) -> Any:
+    def parse_document(self, *, allow_string: bool, trailing: bool = False) -> Any:
         text = self.text
         self.skip_leaked_quote_tokens()
         ch = text[self.pos : self.pos + 1]
@@ -224,6 +259,9 @@ class _RelaxedParser:
             self.fail("the arguments are nested too deeply", "less nesting")
         self.skip_leaked_quote_tokens()
         if self.pos < len(text):
+            if trailing and isinstance(value, dict):
+                self.drop_trailing_text()
+                return value
             if text[self.pos] in "{[":
                 self.fail(
                     "a second value follows the arguments object "
@@ -235,6 +273,35 @@ class _RelaxedParser:
                 "the end of the text",
             )
         return value
+
+    def drop_trailing_text(self) -> None:
+        """Text after the leading object is dropped, unless a second complete JSON value starts
+        right after it or at any ``{`` in it: that may be another call, and is refused."""
+        text = self.text
+        if len(text) - self.pos > _MAX_TRAILING:
+            self.fail(
+                f"{len(text) - self.pos} characters of text follow the arguments object "
+                f"(at most {_MAX_TRAILING} are dropped)",
+                "the end of the text",
+            )
+        start = self.pos
+        while start >= 0:
+            # Complete as these repairs read JSON: {b: 2} is as much a second object as {"b": 2}.
+            probe = _RelaxedParser(text, full=text, base=0, source=self.source, repairs=[])
+            probe.pos = start
+            try:
+                probe.parse_value()
+            except (ArgumentsSyntaxError, RecursionError):
+                start = text.find("{", start + 1)
+                continue
+            self.pos = start
+            self.fail(
+                "a second value follows the arguments object "
+                "(concatenated objects are not merged, and a later one is not taken)",
+                "the end of the text",
+            )
+        self.repairs.append("trailing text after the object")
+        self.pos = len(text)
 
     def parse_top_object(self) -> dict[str, Any]:
         # "{{...}}": the outer braces add nothing; accepted only around the whole arguments.

@@ -374,7 +374,8 @@ def check_parse(
         return call.arguments, ()
     raw = call.raw_arguments if call.raw_arguments is not None else ""
     try:
-        parsed = parse_arguments(raw)
+        # A server that does not hold the model to the arguments' grammar lets it write on.
+        parsed = parse_arguments(raw, trailing_text=True)
     except (ValueError, TypeError) as exc:
         reason = getattr(exc, "reason", None) or str(exc)
         if call.invalid_reason and call.invalid_reason not in reason:
