@@ -12,8 +12,8 @@ import pytest
 from loop_support import assert_no_orphans, events_of, make_host, result_texts
 
 import toolwire
-from toolwire.config import ToolsConfig
 from toolwire import Retry
+from toolwire.config import ToolsConfig
 from toolwire.loop import Approve, Run, ToolCallingLoop
 from toolwire.loop._codec import event_to_json
 from toolwire.messages import ToolResultMessage

@@ -21,8 +21,7 @@ from loop_support import (
 )
 
 import toolwire
-from toolwire import ToolContext, ToolResult
-from toolwire import Retry
+from toolwire import Retry, ToolContext, ToolResult
 from toolwire.loop import Approve, DeferredRequest, Deny, Run, Supply
 from toolwire.messages import ToolResultMessage
 from toolwire.testing import tool_call

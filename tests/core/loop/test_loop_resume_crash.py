@@ -19,8 +19,7 @@ from loop_resume_tools import (
 from loop_support import assert_no_orphans, make_host, scripted_loop
 
 import toolwire
-from toolwire import Host
-from toolwire import Retry
+from toolwire import Host, Retry
 from toolwire.loop import Approve, Deny, Run, ToolCallingLoop
 from toolwire.testing import ScriptedModel, tool_call
 
