@@ -46,7 +46,8 @@ most relevant to the prompt, ``tool_search`` and ``tool_call`` go to the model),
 against all 1000 offered; the budget is to cost less than the full offer, not more.
 
 Run: ``python bench/loop.py`` (``--quick`` for fewer repetitions, ``--catalogue`` for the large
-catalogue alone).
+catalogue alone, ``--rounds N`` for runs of N rounds instead of ten: what a round of a long run
+costs, where work that grows with the run shows).
 """
 
 from __future__ import annotations
@@ -450,7 +451,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--catalogue", action="store_true", help="only the large catalogue")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds of each run shape")
     args = parser.parse_args()
+    ROUNDS = args.rounds
     repetitions = 40 if args.quick else 200
     if args.catalogue:
         sys.exit(asyncio.run(_catalogue_section(max(repetitions // 4, 10))))
