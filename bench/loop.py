@@ -249,7 +249,7 @@ def _us(seconds: float) -> str:
 
 def _report(name: str, figures: dict[str, float]) -> None:
     print(
-        f"{name:<34} run {_us(figures['run'])} | 10x1 {_us(figures['run_10x1'])} | "
+        f"{name:<34} run {_us(figures['run'])} | {ROUNDS}x1 {_us(figures['run_10x1'])} | "
         f"per round {_us(figures['per_round'])} | per call {_us(figures['per_call'])}"
     )
 

@@ -11,8 +11,7 @@ from loop_support import make_host, scripted_loop
 
 import toolwire
 from toolwire.adapters import RenderedMessages
-from toolwire.loop import _codec, _ledger, _run
-from toolwire.loop._run import ToolCallRecord
+from toolwire.loop import ToolCallRecord, _codec, _ledger, _run
 from toolwire.loop._turn import round_records
 from toolwire.messages import SystemMessage
 from toolwire.testing import tool_call
