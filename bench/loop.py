@@ -46,7 +46,8 @@ most relevant to the prompt, ``tool_search`` and ``tool_call`` go to the model),
 against all 1000 offered; the budget is to cost less than the full offer, not more.
 
 Run: ``python bench/loop.py`` (``--quick`` for fewer repetitions, ``--catalogue`` for the large
-catalogue alone).
+catalogue alone, ``--rounds N`` for runs of N rounds instead of ten: what a round of a long run
+costs, where work that grows with the run shows).
 """
 
 from __future__ import annotations
@@ -248,7 +249,7 @@ def _us(seconds: float) -> str:
 
 def _report(name: str, figures: dict[str, float]) -> None:
     print(
-        f"{name:<34} run {_us(figures['run'])} | 10x1 {_us(figures['run_10x1'])} | "
+        f"{name:<34} run {_us(figures['run'])} | {ROUNDS}x1 {_us(figures['run_10x1'])} | "
         f"per round {_us(figures['per_round'])} | per call {_us(figures['per_call'])}"
     )
 
@@ -450,7 +451,9 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--catalogue", action="store_true", help="only the large catalogue")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds of each run shape")
     args = parser.parse_args()
+    ROUNDS = args.rounds
     repetitions = 40 if args.quick else 200
     if args.catalogue:
         sys.exit(asyncio.run(_catalogue_section(max(repetitions // 4, 10))))

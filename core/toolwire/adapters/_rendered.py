@@ -108,12 +108,15 @@ class RenderedMessages(Generic[T]):
 
     :param render: the wire form of a message under a context (None when the caller gives
         none); it may return None (a message the API does not receive).
+    :param limit: the most messages kept at once (None: no limit); past it, the one kept
+        longest is forgotten.
     """
 
-    __slots__ = ("_kept", "_render")
+    __slots__ = ("_kept", "_limit", "_render")
 
-    def __init__(self, render: Callable[[Any, Hashable], T]) -> None:
+    def __init__(self, render: Callable[[Any, Hashable], T], limit: int | None = None) -> None:
         self._render = render
+        self._limit = limit
         self._kept: dict[int, tuple[weakref.ref[Any], Hashable, T]] = {}
 
     def get(self, message: object, context: Hashable = None) -> T:
@@ -133,6 +136,8 @@ class RenderedMessages(Generic[T]):
         except TypeError:  # an object that cannot be referred to weakly is not kept
             return rendered
         kept[key] = (ref, context, rendered)
+        if self._limit is not None and len(kept) > self._limit:
+            kept.pop(next(iter(kept)), None)
         return rendered
 
     def __len__(self) -> int:

@@ -13,6 +13,7 @@ import attrs
 from .._redact import REDACTED as REDACTED
 from .._redact import redact_arguments as redact_arguments
 from .._trust import TrustLevel
+from ..adapters._rendered import RenderedMessages
 from ..events import Event
 from ..messages import (
     AssistantMessage,
@@ -130,6 +131,19 @@ def result_to_json(result: ToolResult) -> dict[str, Any]:
         **({"usage": usage_to_json(result.usage)} if result.usage is not None else {}),
         **({"cost": result.cost} if result.cost is not None else {}),
     }
+
+
+_STORED_RESULTS: RenderedMessages[dict[str, Any]] = RenderedMessages(
+    lambda result, _: result_to_json(result), limit=256
+)
+
+
+def stored_result_json(result: ToolResult) -> dict[str, Any]:
+    """:func:`result_to_json` of ``result``, worked out once for every row the ledger stores of
+    it (its ``settled`` row, and the run record's tool call and tool message), kept for the
+    256 results worked out last while they live. The rows only encode it: it is shared and
+    must not be changed."""
+    return _STORED_RESULTS.get(result)
 
 
 def _follow_up_to_json(part: Any) -> dict[str, Any]:
@@ -268,9 +282,14 @@ def _part_from_json(data: Mapping[str, Any]) -> AssistantPart:
     )
 
 
-def message_to_json(message: Message, redact: CallRedactor | None = None) -> dict[str, Any]:
+def message_to_json(
+    message: Message,
+    redact: CallRedactor | None = None,
+    *,
+    result_json: Callable[[ToolResult], dict[str, Any]] = result_to_json,
+) -> dict[str, Any]:
     """One canonical message as JSON, tagged by ``role`` (with ``redact``, the arguments it
-    names in each call replaced)."""
+    names in each call replaced; a tool message's result as ``result_json`` gives it)."""
     if isinstance(message, SystemMessage):
         return {"role": "system", "content": message.content}
     if isinstance(message, UserMessage):
@@ -296,7 +315,7 @@ def message_to_json(message: Message, redact: CallRedactor | None = None) -> dic
         "role": "tool",
         "call_id": message.call_id,
         "name": message.name,
-        "result": result_to_json(message.result),
+        "result": result_json(message.result),
     }
     if message.by_host:
         data["by_host"] = True

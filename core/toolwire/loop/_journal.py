@@ -3,6 +3,7 @@ last write."""
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 from collections.abc import Callable, Iterable, Mapping
@@ -10,8 +11,8 @@ from typing import Any
 
 import attrs
 
-from ._codec import message_to_json, source_to_json, stored_json
-from ._run import Run
+from ._codec import message_to_json, source_to_json, stored_json, stored_result_json
+from ._run import Run, record_to_json
 
 KINDS = ("messages", "tool_calls", "sources")
 """The lists of ``Run.to_json`` that grow with the run, each stored as one row per item."""
@@ -116,9 +117,10 @@ _head_values: Callable[[Run], tuple[Any, ...]] = operator.attrgetter(
 )
 
 
+# A result is worked out once for its settled row and both rows of the record that show it.
 _ENCODERS: tuple[Any, ...] = (
-    message_to_json,
-    lambda record: record.to_json(),
+    functools.partial(message_to_json, result_json=stored_result_json),
+    functools.partial(record_to_json, result_json=stored_result_json),
     source_to_json,
 )
 

@@ -15,7 +15,7 @@ import attrs
 
 from ..config import LedgerConfig
 from ..tools._result import ToolResult
-from ._codec import result_from_json, result_to_json, stored_json
+from ._codec import result_from_json, stored_json, stored_result_json
 from ._journal import RunJournal, RunRecord
 from ._lease import KEEPER, LEASE_SECONDS, owner_alive, this_owner
 from ._ledger_sqlite import SQLiteStore
@@ -336,7 +336,7 @@ class Ledger:
                 tool,
                 stored_json(arguments) if started is None else started.arguments,
                 idempotent,
-                stored_json(result_to_json(result)) if result is not None else None,
+                stored_json(stored_result_json(result)) if result is not None else None,
                 at,
                 started.attempt if started is not None else 1,
                 started.owner if started is not None else None,

@@ -7,6 +7,7 @@ that started ends with exactly one ``RoundFinished``, emitted there.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -212,7 +213,7 @@ def model_request(
     if stream is None:
         stream = config.provider.stream
     if offer.system_prompt:
-        messages = (SystemMessage(offer.system_prompt), *messages)
+        messages = (system_message(offer.system_prompt), *messages)
     request = ModelRequest(
         run_id=state.run_id,
         round=turn.round,
@@ -349,6 +350,14 @@ def take_answer(
         )
         return End(*outcome)
     return calls
+
+
+@functools.lru_cache(maxsize=64)
+def system_message(prompt: str) -> SystemMessage:
+    """The system message of an offer's prompt, one object for as long as the prompt is used:
+    every round of a run (and every run of the same prompt) sends the same message, so what an
+    adapter keeps of a message it rendered is found by identity."""
+    return SystemMessage(prompt)
 
 
 def _secrets(view: LoopView, messages: tuple[Message, ...]) -> frozenset[str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
@@ -124,22 +124,7 @@ class ToolCallRecord:
         """The record as JSON (artifacts left out, sensitive arguments redacted with ``redact``,
         asked for the tool that ran and for the name the model wrote; in a bridge call,
         ``tool_call``, inside its arguments)."""
-        arguments = self.arguments
-        sensitive: frozenset[str] = frozenset()
-        if redact is not None:
-            sensitive = call_sensitive(self.call.name, self.call.arguments, redact, self.tool)
-        if arguments is not None:
-            arguments = redact_arguments(arguments, flat_sensitive(sensitive))
-        return {
-            "call": call_to_json(self.call, sensitive),
-            "round": self.round,
-            "outcome": self.outcome,
-            "result": result_to_json(self.result) if self.result is not None else None,
-            "tool": self.tool,
-            "arguments": dict(arguments) if arguments is not None else None,
-            "attempts": self.attempts,
-            "duration": self.duration,
-        }
+        return record_to_json(self, redact)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ToolCallRecord:
@@ -461,3 +446,28 @@ def _call_redactor(run: Run, redact: Redactor) -> CallRedactor:
         return call_sensitive(call.name, call.arguments, redact, resolved.get(call.id))
 
     return sensitive
+
+
+def record_to_json(
+    record: ToolCallRecord,
+    redact: Redactor | None = None,
+    *,
+    result_json: Callable[[ToolResult], dict[str, Any]] = result_to_json,
+) -> dict[str, Any]:
+    """:meth:`ToolCallRecord.to_json`, with the result as ``result_json`` gives it."""
+    arguments = record.arguments
+    sensitive: frozenset[str] = frozenset()
+    if redact is not None:
+        sensitive = call_sensitive(record.call.name, record.call.arguments, redact, record.tool)
+    if arguments is not None:
+        arguments = redact_arguments(arguments, flat_sensitive(sensitive))
+    return {
+        "call": call_to_json(record.call, sensitive),
+        "round": record.round,
+        "outcome": record.outcome,
+        "result": result_json(record.result) if record.result is not None else None,
+        "tool": record.tool,
+        "arguments": dict(arguments) if arguments is not None else None,
+        "attempts": record.attempts,
+        "duration": record.duration,
+    }

@@ -18,7 +18,7 @@ from ._budget import over_budget
 from ._cancel import answer_cancelled
 from ._execute import execute
 from ._lifecycle import CallEvent, store
-from ._run import RAN
+from ._run import RAN, ToolCallRecord
 from ._state import CallSlot, Checkpoint, End, RunState, Turn
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ def rebuild_results(state: RunState, turn: AssistantMessage, round: int) -> None
     while index > 0 and isinstance(messages[index - 1], ToolResultMessage):
         index -= 1
     del messages[index:]
-    results = {r.call.id: r for r in state.records if r.round == round}
+    results = round_records(state.records, round)
     for call in turn.tool_calls:
         record = results.get(call.id)
         if record is not None and record.result is not None:
@@ -161,6 +161,23 @@ def rebuild_results(state: RunState, turn: AssistantMessage, round: int) -> None
                     by_host=record.outcome not in RAN,
                 )
             )
+
+
+def round_records(records: list[ToolCallRecord], round: int) -> dict[str, ToolCallRecord]:
+    """The records of round ``round`` by call id (of a call recorded twice, the later record).
+
+    Records are kept in round order and ``round`` is the run's last, so its records are the
+    tail of the list: the scan stops at the first earlier round, and a round costs what its
+    own calls do, not what the whole run recorded so far.
+    """
+    found: dict[str, ToolCallRecord] = {}
+    for index in range(len(records) - 1, -1, -1):
+        record = records[index]
+        if record.round < round:
+            break
+        if record.round == round:
+            found.setdefault(record.call.id, record)
+    return found
 
 
 def follow_up(slots: list[CallSlot]) -> UserMessage | None:
