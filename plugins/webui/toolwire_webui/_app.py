@@ -490,7 +490,7 @@ async def _events(request: web.Request) -> web.StreamResponse:
     await response.prepare(request)
     snapshot, queue = live.watch()
     try:
-        hello = {"kind": "hello", "running": live.running, "now": time.time()}
+        hello = {"kind": "hello", "running": live.turn_open, "now": time.time()}
         await response.write(_sse_data([hello, *snapshot]))
         open_ = True
         while open_:

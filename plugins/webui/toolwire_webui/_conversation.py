@@ -123,12 +123,20 @@ class LiveConversation:
         self._waiting: dict[str, asyncio.Future[Decision]] = {}
         self._requests: dict[str, DeferredRequest] = {}
         self._run_id = ""
+        self._ended = False  # the running turn's "finished" view went out (its task may still end)
         self.elicitor = PageElicitor(self._publish)
 
     @property
     def running(self) -> bool:
         """True while a turn runs."""
         return self._task is not None and not self._task.done()
+
+    @property
+    def turn_open(self) -> bool:
+        """True while a turn runs and has not yet told the page it finished: what a page that
+        connects now must wait for (the turn's task may go on a little after its "finished"
+        view, writing the run to the store)."""
+        return self.running and not self._ended
 
     @property
     def waiting(self) -> tuple[str, ...]:
@@ -150,6 +158,8 @@ class LiveConversation:
     def _publish(self, views: list[View]) -> None:
         if not views:
             return
+        if any(view.get("kind") == "finished" for view in views):
+            self._ended = True
         self._live.extend(views)
         for queue in list(self._watchers):
             if queue.qsize() > WATCHER_BACKLOG:
@@ -245,6 +255,7 @@ class LiveConversation:
         self._start(messages, [{"kind": "regenerate"}], "auto")
 
     def _start(self, messages: list[Message], views: list[View], tool_choice: str) -> None:
+        self._ended = False
         self._publish(views)
         self._persist_live()
         loop = self._host.new_loop()

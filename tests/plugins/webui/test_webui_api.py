@@ -621,3 +621,27 @@ async def test_a_grant_never_answers_for_a_side_effect_the_system_file_locks(tmp
     assert free.covering(request, write_note) == (Grant("tool", "write_note"), True)
     interrupted = attrs.evolve(request, reason="interrupted")
     assert free.covering(interrupted, write_note) is None
+
+
+async def test_a_page_that_connects_after_the_turn_said_finished_is_not_told_it_runs(
+    chat: Any, client: aiohttp.ClientSession
+):
+    """The turn's task goes on briefly after its "finished" view (the run is written to the
+    store); a page connecting in that window got ``running: true`` with the "finished" view in
+    its replay, and waited for an end that had already been sent."""
+    import asyncio
+
+    from toolwire_webui._conversation import LiveConversation
+
+    server, _ = await chat(["Done."])
+    headers = await session_for(client, server)
+    cid = await new_conversation(client, server, headers)
+    live = LiveConversation(cid, server.toolwire_host, server.store)
+    ending: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    live._task = ending  # type: ignore[assignment]  # the turn's task, still ending
+    assert live.running
+    assert live.turn_open
+    live._publish([{"kind": "status_clear"}, {"kind": "finished", "stop_reason": "answered"}])
+    assert live.running  # a new message still waits for the task
+    assert not live.turn_open  # but a page must not wait for another "finished"
+    ending.cancel()
