@@ -323,6 +323,7 @@ async def _send(request: web.Request) -> web.StreamResponse:
     tool_choice = body.get("tool_choice", "auto")
     if not isinstance(tool_choice, str):
         raise _refuse(web.HTTPBadRequest, f"tool_choice must be a text; got {tool_choice!r:.80}")
+    await live.ended()
     try:
         live.send(text, tool_choice)
     except ConversationBusy as exc:
@@ -356,6 +357,7 @@ async def _restart(request: web.Request, how: str) -> web.StreamResponse:
     state = request.app[_STATE]
     live = state.live(request.match_info["id"])
     await _json_body(request)
+    await live.ended()
     try:
         live.retry() if how == "retry" else live.regenerate()
     except ConversationBusy as exc:

@@ -180,6 +180,14 @@ class LiveConversation:
 
     # -- turns ----------------------------------------------------------------------------------
 
+    async def ended(self) -> None:
+        """Wait for a turn that has told the page it finished to end here too (its run being
+        written): a message the page sends once it shows the turn's end then starts a new turn
+        instead of finding this one still running."""
+        task = self._task
+        if task is not None and not task.done() and self._ended:
+            await asyncio.wait([task])
+
     def _idle(self) -> None:
         if self.running:
             raise ConversationBusy(

@@ -645,3 +645,34 @@ async def test_a_page_that_connects_after_the_turn_said_finished_is_not_told_it_
     assert live.running  # a new message still waits for the task
     assert not live.turn_open  # but a page must not wait for another "finished"
     ending.cancel()
+
+
+async def test_a_message_sent_as_the_last_turn_ends_starts_the_next_turn(
+    chat: Any, client: aiohttp.ClientSession
+):
+    """The page enables its send button on the turn's "finished" view; the turn's task may
+    still be writing the run. A message then waits for that, instead of a 409."""
+    import asyncio
+
+    from toolwire_webui._conversation import LiveConversation
+
+    server, _ = await chat(["Done."])
+    headers = await session_for(client, server)
+    cid = await new_conversation(client, server, headers)
+    live = LiveConversation(cid, server.toolwire_host, server.store)
+    release = asyncio.Event()
+
+    async def still_ending() -> None:
+        await release.wait()
+
+    live._task = asyncio.ensure_future(still_ending())
+    live._publish([{"kind": "finished", "stop_reason": "answered"}])
+    waiting = asyncio.ensure_future(live.ended())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    release.set()
+    await asyncio.wait_for(waiting, 5)
+    assert not live.running
+    live.send("next")  # no ConversationBusy
+    assert live.running
+    await live.aclose()
