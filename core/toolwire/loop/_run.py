@@ -100,9 +100,11 @@ an external tool); the others are answered by the host itself."""
 class ToolCallRecord:
     """One tool call of a run and how it ended.
 
-    ``call`` is the call as the model sent it; ``tool`` and ``arguments`` are what actually ran
-    (they differ after a ``rewrite:`` of an unknown tool, a repair of the argument text, or an
-    approval with edited arguments). ``result`` is None while the call is deferred and for calls
+    ``call`` is the call as the model sent it and the turn records it (argument text that
+    was repaired is recorded as the object it was read as, the text kept in its
+    ``raw_arguments``); ``tool`` and ``arguments`` are what actually ran (they differ after a
+    ``rewrite:`` of an unknown tool, validation, or an approval with
+    edited arguments). ``result`` is None while the call is deferred and for calls
     the provider ran itself.
     """
 
