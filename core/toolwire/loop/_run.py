@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 
-from .._trust import TrustLevel
+from .._trust import TrustLevel, declared_level
 from ..adapters._base import NamedToolChoice, ToolChoice
 from ..events import Event
 from ..messages import Message, ToolCall
@@ -427,7 +427,7 @@ class Run:
             tool_calls=tuple(ToolCallRecord.from_json(r) for r in data.get("tool_calls", ())),
             sources=tuple(Source(s["url"], s.get("title")) for s in data.get("sources", ())),
             deferred=tuple(DeferredRequest.from_json(d) for d in data.get("deferred", ())),
-            required_trust=TrustLevel.parse(trust) if trust is not None else None,
+            required_trust=declared_level(trust) if trust is not None else None,
             usage=usage_from_json(data.get("usage")) or Usage(),
             cost=data.get("cost"),
             output=data.get("output"),
