@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from toolwire.config import _layers
+
 settings.register_profile("explore", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile(
     "repeatable", settings.get_profile("explore"), derandomize=True, database=None
@@ -36,7 +38,10 @@ def _private_user_dirs(
     monkeypatch.setenv("XDG_DATA_HOME", str(Path(data)))
     monkeypatch.delenv("TOOLWIRE_PLUGINS", raising=False)
     monkeypatch.delenv("TOOLWIRE_CONFIG", raising=False)
-    # No administrator's or user's file of this machine reaches a test.
+    # No administrator's or user's file of this machine reaches a test run in this process (the
+    # machine's /etc/toolwire file applies to every toolwire process: keep test machines free of
+    # one, or its locks bind the commands the tests start).
+    monkeypatch.setattr(_layers, "SYSTEM_CONFIG_FILE", Path(data) / "no-system-toolwire.toml")
     monkeypatch.setenv("TOOLWIRE_SYSTEM_CONFIG", "")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
 

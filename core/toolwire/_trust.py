@@ -6,13 +6,20 @@ A provider has a standing on both axes; a tool's ``min_provider_trust`` and a re
 Confidence levels come from a scheme, ``low < medium < high`` unless ``[trust] levels`` gives
 an organisation's own, which keeps those three in that order and adds its levels around and
 between them.
+
+The scheme belongs to a host: its config's ``[trust] levels`` are in use while the host works
+(:func:`levels_in_use`: its runs, its loading, its plugins' settings), in that context only, so
+two hosts of one process with different schemes each read and compare levels in their own.
+Outside any host the process's default applies (:func:`use_levels`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 import attrs
@@ -23,7 +30,12 @@ DEFAULT_LEVELS = ("low", "medium", "high")
 SELF_HOSTED = "self_hosted"
 """The data-security level: the data never leaves machines the provider's owner runs."""
 
-_scheme: tuple[str, ...] = DEFAULT_LEVELS
+_default: tuple[str, ...] = DEFAULT_LEVELS
+"""The scheme outside any host (:func:`use_levels`)."""
+_in_use: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar(
+    "toolwire_trust_levels", default=None
+)
+"""The scheme of the host working in this context (None: the default)."""
 
 
 @functools.cache
@@ -32,8 +44,9 @@ def _level_name() -> re.Pattern[str]:  # compiled when a scheme is checked, not 
 
 
 def confidence_levels() -> tuple[str, ...]:
-    """The confidence levels in use, least trusted first (``[trust] levels``)."""
-    return _scheme
+    """The confidence levels in use, least trusted first: the ``[trust] levels`` of the host
+    working in this context, else the process's default."""
+    return _in_use.get() or _default
 
 
 def scheme_problem(levels: Sequence[object]) -> str | None:
@@ -56,30 +69,72 @@ def scheme_problem(levels: Sequence[object]) -> str | None:
     return None
 
 
-def use_levels(levels: Sequence[str]) -> None:
-    """Make ``levels`` the confidence scheme of this process (the last config that sets
-    ``[trust] levels`` decides).
-
-    :raises ValueError: naming what is wrong with ``levels`` (see :func:`scheme_problem`).
-    """
-    global _scheme
+def _checked(levels: Sequence[str]) -> tuple[str, ...]:
     problem = scheme_problem(levels)
     if problem is not None:
         raise ValueError(f"[trust] levels = {list(levels)!r}: {problem}")
-    _scheme = tuple(levels)
+    return tuple(levels)
+
+
+def use_levels(levels: Sequence[str]) -> None:
+    """Make ``levels`` the default confidence scheme of this process: the one read outside any
+    host (a script's own levels, a process with one config). A host always uses its own
+    config's ``[trust] levels`` (:func:`levels_in_use`), whatever the default.
+
+    :raises ValueError: naming what is wrong with ``levels`` (see :func:`scheme_problem`).
+    """
+    global _default
+    _default = _checked(levels)
+
+
+@contextlib.contextmanager
+def levels_in_use(levels: Sequence[str]) -> Iterator[None]:
+    """Read and compare levels in the scheme ``levels`` (a host's ``[trust] levels``) until the
+    block ends, in this context alone: the current task, the tasks it starts and the threads
+    given its context; other tasks and hosts keep theirs.
+
+    :raises ValueError: naming what is wrong with ``levels`` (see :func:`scheme_problem`).
+    """
+    if tuple(levels) == confidence_levels():
+        yield
+        return
+    token = _in_use.set(_checked(levels))
+    try:
+        yield
+    finally:
+        _in_use.reset(token)
+
+
+def declared_level(value: str | int | TrustLevel) -> TrustLevel:
+    """A level as a tool declares it or a stored run wrote it, perhaps where no host's scheme
+    is in use: read in the scheme in use (:meth:`TrustLevel.parse`), else, when each part is a
+    level name, taken as written, for the host to check (or compare) in its own scheme.
+
+    :raises ValueError: naming the value and the valid levels.
+    """
+    try:
+        return TrustLevel.parse(value)
+    except ValueError:
+        if not isinstance(value, str):
+            raise
+        parts = [part.strip().lower() for part in value.split("+")]
+        names = [part for part in parts if part != SELF_HOSTED]
+        if len(names) != 1 or len(parts) > 2 or not _level_name().fullmatch(names[0]):
+            raise
+        return TrustLevel(names[0], len(parts) == 2)
 
 
 def _rank(confidence: str | None) -> int:
     if confidence is None:
         return -1
     try:
-        return _scheme.index(confidence)
+        return confidence_levels().index(confidence)
     except ValueError:
         raise ValueError(_unknown(confidence)) from None
 
 
 def _unknown(value: object) -> str:
-    valid = ", ".join((*_scheme, SELF_HOSTED))
+    valid = ", ".join((*confidence_levels(), SELF_HOSTED))
     return f"unknown trust level {value!r}; valid levels: {valid} (and 'LEVEL+{SELF_HOSTED}')"
 
 
@@ -123,7 +178,7 @@ class TrustLevel:
         for part in parts:
             if part == SELF_HOSTED and not self_hosted:
                 self_hosted = True
-            elif part in _scheme and confidence is None:
+            elif part in confidence_levels() and confidence is None:
                 confidence = part
             else:
                 raise ValueError(_unknown(value))
@@ -132,13 +187,13 @@ class TrustLevel:
     @classmethod
     def levels(cls) -> tuple[str, ...]:
         """Every level name a setting may hold: the confidence levels, then ``self_hosted``."""
-        return (*_scheme, SELF_HOSTED)
+        return (*confidence_levels(), SELF_HOSTED)
 
     @classmethod
     def highest(cls) -> TrustLevel:
         """The most trusted standing: the top confidence level, self-hosted (a person's own
         call, or a provider configured ``trust = "self_hosted"``)."""
-        return cls(_scheme[-1], True)
+        return cls(confidence_levels()[-1], True)
 
     @property
     def label(self) -> str:

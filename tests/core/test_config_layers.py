@@ -115,7 +115,7 @@ def test_locked_keys_not_set_later_load_and_show(layers: dict[str, Path]) -> Non
 
 def test_only_the_system_file_may_lock(layers: dict[str, Path]) -> None:
     write(layers["project"], '[locked]\nkeys = ["loop.max_rounds"]\n')
-    with pytest.raises(ConfigError, match=r"only the system file .* may lock keys"):
+    with pytest.raises(ConfigError, match=r"only the system files .* may lock keys"):
         load_config()
 
 
@@ -279,3 +279,73 @@ def test_config_show_redacts_export_headers_and_credentials_in_urls(
     values = {s["key"]: s["value"] for s in json.loads(shown)["settings"]}
     assert values["tools.otel.headers.x-honeycomb-team"] == "[redacted]"
     assert values["tools.mcp.servers.gh.env.GITHUB_TOKEN"] == "[redacted]"
+
+
+@pytest.fixture
+def machine_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The machine's own system file (``/etc/toolwire/toolwire.toml``), here in a temp dir."""
+    path = tmp_path / "machine-etc" / "toolwire.toml"
+    path.parent.mkdir()
+    monkeypatch.setattr("toolwire.config._layers.SYSTEM_CONFIG_FILE", path)
+    return path
+
+
+MACHINE_LOCKS = '[locked]\nkeys = ["policy.deny"]\n[policy]\ndeny = ["network"]\n'
+
+
+@pytest.mark.parametrize("variable", ["", "empty file"])
+def test_the_variable_cannot_take_the_machines_locks_away(
+    layers: dict[str, Path], machine_file: Path, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    write(machine_file, MACHINE_LOCKS)
+    if not variable:
+        monkeypatch.setenv("TOOLWIRE_SYSTEM_CONFIG", "")  # no other system file
+    # else: the variable names the fixture's empty system file
+    write(layers["project"], "[policy]\ndeny = []\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config()
+    assert f"the key policy.deny is locked by {machine_file}" in str(caught.value)
+    layers["project"].unlink()
+    config = load_config()
+    assert config.policy.deny == ("network",)
+    assert config.locked == {"$.policy.deny": str(machine_file)}
+
+
+def test_the_named_file_may_not_set_a_key_the_machine_locks(
+    layers: dict[str, Path], machine_file: Path
+) -> None:
+    write(machine_file, MACHINE_LOCKS)
+    write(layers["system"], '[policy]\ndeny = []\n[locked]\nkeys = ["policy"]\n')
+    with pytest.raises(ConfigError) as caught:
+        load_config()
+    message = str(caught.value)
+    assert message.startswith(f"{layers['system']}: $.policy.deny")
+    assert f"locked by {machine_file}" in message
+
+
+def test_the_named_file_adds_its_settings_and_locks_after_the_machines(
+    layers: dict[str, Path], machine_file: Path
+) -> None:
+    write(machine_file, MACHINE_LOCKS + "[loop]\nmax_rounds = 3\nconcurrency = 2\n")
+    write(layers["system"], '[locked]\nkeys = ["provider.trust"]\n[loop]\nmax_rounds = 4\n')
+    write(layers["user"], "[loop]\nmax_rounds = 5\n")
+    config = load_config()
+    assert config.layers == (str(machine_file), str(layers["system"]), str(layers["user"]))
+    assert (config.loop.max_rounds, config.loop.concurrency) == (5, 2)
+    assert config.locked == {
+        "$.policy.deny": str(machine_file),
+        "$.provider.trust": str(layers["system"]),
+    }
+    write(layers["project"], "[provider]\ntrust = 'high'\n")
+    with pytest.raises(ConfigError, match=r"provider\.trust is locked by .*etc/toolwire\.toml"):
+        load_config()
+
+
+def test_the_variable_naming_the_machines_file_reads_it_once(
+    layers: dict[str, Path], machine_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(machine_file, MACHINE_LOCKS)
+    monkeypatch.setenv("TOOLWIRE_SYSTEM_CONFIG", str(machine_file))
+    config = load_config()
+    assert config.layers == (str(machine_file),)
+    assert config.policy.deny == ("network",)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from .._trust import levels_in_use
 from ..usage import estimate_tokens
 
 if TYPE_CHECKING:
@@ -48,14 +49,15 @@ def count_message(host: Host, text: str, *, tool_choice: str = "auto") -> Messag
             selection = Selection.from_config(host.config, None, None, host.tools)
         except ValueError:  # an undefined profile offers nothing
             selection = None
-        trust = host.config.provider.trust_level
-        for tool in host.tools.values():
-            if not tool.instructions or selection is None:
-                continue
-            if tool_choice not in ("auto", "required") and tool.name != tool_choice:
-                continue
-            if first_reason(selection, tool, trust, len(tool.name), "") is None:
-                parts.append(tool.instructions)
+        with levels_in_use(host.config.trust.levels):
+            trust = host.config.provider.trust_level
+            for tool in host.tools.values():
+                if not tool.instructions or selection is None:
+                    continue
+                if tool_choice not in ("auto", "required") and tool.name != tool_choice:
+                    continue
+                if first_reason(selection, tool, trust, len(tool.name), "") is None:
+                    parts.append(tool.instructions)
     return MessageCount(
         message=estimate_tokens(text), instructions=sum(estimate_tokens(p) for p in parts)
     )

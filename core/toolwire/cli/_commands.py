@@ -555,13 +555,15 @@ def _listed_reasons(host: Host, tools: list[Any]) -> dict[str, str | None]:
     adapter. A context tool that passes them is offered when its resolver answers, which
     ``toolwire tools why`` asks."""
     from .._selection import Selection, first_reason
+    from .._trust import levels_in_use
 
     try:
         selection = Selection.from_config(host.config, None, None, host.tools)
     except ValueError as exc:  # an undefined [tools] profile: no tool can be offered
         return {t.name: str(exc) for t in tools}
-    trust = host.config.provider.trust_level
-    return {t.name: first_reason(selection, t, trust, len(t.name), "") for t in tools}
+    with levels_in_use(host.config.trust.levels):
+        trust = host.config.provider.trust_level
+        return {t.name: first_reason(selection, t, trust, len(t.name), "") for t in tools}
 
 
 def _why_not_offered(

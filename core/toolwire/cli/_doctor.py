@@ -70,10 +70,13 @@ def withdrawn_tools(host: Host) -> dict[str, tuple[str, str]]:
     tools' relevance test).
     """
     from .._request import OfferRequest
+    from .._trust import levels_in_use
     from ..messages import UserMessage
     from ..tools import Activation
 
     provider = host.provider_config
+    with levels_in_use(host.config.trust.levels):
+        trust = provider.trust_level
     out: dict[str, tuple[str, str]] = {}
     for name, tool in host.tools.items():
         if tool.activation is not Activation.SELECTED:
@@ -85,7 +88,7 @@ def withdrawn_tools(host: Host) -> dict[str, tuple[str, str]]:
             messages=messages,
             api=provider.adapter or "",
             model=provider.model,
-            provider_trust=provider.trust_level,
+            provider_trust=trust,
             settings=_settings(host, tool),
         )
         reason = _withdrawn(host, tool, request)

@@ -1,5 +1,5 @@
 """Where the config comes from: the system, user and project files, merged key by key, the
-system file's ``[locked] keys``, the file each key came from, and ``$TOOLWIRE_PLUGINS``."""
+system files' ``[locked] keys``, the file each key came from, and ``$TOOLWIRE_PLUGINS``."""
 
 from __future__ import annotations
 
@@ -21,24 +21,27 @@ CONFIG_FILE_NAME = "toolwire.toml"
 CONFIG_ENV = "TOOLWIRE_CONFIG"
 PLUGINS_ENV = "TOOLWIRE_PLUGINS"
 SYSTEM_CONFIG_ENV = "TOOLWIRE_SYSTEM_CONFIG"
-"""Names the system file instead of ``/etc/toolwire/toolwire.toml`` (empty: no system file)."""
+"""Names an administrator's file read after ``/etc/toolwire/toolwire.toml``, never instead of
+it (empty: none)."""
 SYSTEM_CONFIG_FILE = Path("/etc/toolwire") / CONFIG_FILE_NAME
 
 
-def system_config_file() -> Path | None:
-    """The administrator's file: ``$TOOLWIRE_SYSTEM_CONFIG`` when set (empty: none; a named file
-    that is missing is an error), else ``/etc/toolwire/toolwire.toml`` when it exists."""
+def system_config_files() -> list[Path]:
+    """The administrator's files, first to last: ``/etc/toolwire/toolwire.toml`` when it
+    exists, whatever the environment says, then the file ``$TOOLWIRE_SYSTEM_CONFIG`` names
+    (unset or empty: none; a named file that is missing is an error). Both may lock keys; the
+    second may not set a key the first locks, so the machine's locks hold for every process."""
+    files = [SYSTEM_CONFIG_FILE] if SYSTEM_CONFIG_FILE.is_file() else []
     env = os.environ.get(SYSTEM_CONFIG_ENV)
-    if env is not None:
-        if not env:
-            return None
+    if env:
         path = Path(env)
         if not path.is_file():
             raise ConfigError(
                 f"system config file {env!r} (from ${SYSTEM_CONFIG_ENV}) does not exist"
             )
-        return path
-    return SYSTEM_CONFIG_FILE if SYSTEM_CONFIG_FILE.is_file() else None
+        if not files or path.resolve() != files[0].resolve():
+            files.append(path)
+    return files
 
 
 def user_config_file() -> Path | None:
@@ -73,25 +76,28 @@ def find_config_file(explicit: str | os.PathLike[str] | None = None) -> Path | N
 def load_config(path: str | os.PathLike[str] | None = None, *, search: bool = True) -> Config:
     """Read, merge and structure the config files, or defaults when there are none.
 
-    The layers, first to last: the system file (:func:`system_config_file`), the user file
+    The layers, first to last: the system files (:func:`system_config_files`), the user file
     (:func:`user_config_file`) and the project file (:func:`find_config_file`). A later layer
     wins key by key; tables merge, and any other value (a list too) replaces the earlier one.
-    ``[locked] keys`` of the system file names keys no later layer may set. With
+    ``[locked] keys`` of a system file names keys no later layer may set. With
     ``search=False`` and no ``path``, no file is read at all.
 
     ``$TOOLWIRE_PLUGINS`` (comma-separated names) overrides ``[plugins] enable``, unless the
     system file locks that key.
     """
     project = find_config_file(path) if (path is not None or search) else None
-    files: list[tuple[Path, str]] = []
+    files: list[Path] = []
+    systems = 0
     if path is not None or search:
-        system, user = system_config_file(), user_config_file()
-        files += [(system, "system")] if system is not None else []
-        files += [(user, "user")] if user is not None and user != system else []
-    if project is not None and all(project.resolve() != f.resolve() for f, _ in files):
-        files.append((project, "project"))
-    layers = [(str(file), read_toml(file)) for file, _ in files]
-    config = _layered_config(layers, has_system=bool(files) and files[0][1] == "system")
+        files = system_config_files()
+        systems = len(files)
+        user = user_config_file()
+        if user is not None and user not in files:
+            files.append(user)
+    if project is not None and all(project.resolve() != f.resolve() for f in files):
+        files.append(project)
+    layers = [(str(file), read_toml(file)) for file in files]
+    config = _layered_config(layers, systems=systems)
     env = os.environ.get(PLUGINS_ENV)
     if env is not None:
         for key in ("$.plugins.enable", "$.plugins"):
@@ -114,7 +120,7 @@ def _locked_keys(raw: dict[str, Any], file: str, *, system: bool) -> dict[str, s
     table = raw.pop("locked")
     if not system:
         raise ConfigError(
-            f"{file}: $.locked: only the system file ({SYSTEM_CONFIG_FILE} or "
+            f"{file}: $.locked: only the system files ({SYSTEM_CONFIG_FILE} and "
             f"${SYSTEM_CONFIG_ENV}) may lock keys; remove [locked] from this file",
             file=file,
             path="$.locked",
@@ -179,15 +185,16 @@ def _merge_into(
             origins[path] = file
 
 
-def _layered_config(layers: list[tuple[str, dict[str, Any]]], *, has_system: bool) -> Config:
-    """The config of the parsed ``(file, table)`` layers, first to last."""
+def _layered_config(layers: list[tuple[str, dict[str, Any]]], *, systems: int) -> Config:
+    """The config of the parsed ``(file, table)`` layers, first to last (the first
+    ``systems`` are the administrator's, which may lock keys)."""
     if not layers:
         return Config()
     locked: dict[str, str] = {}
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
     for index, (file, raw) in enumerate(layers):
-        locked_here = _locked_keys(raw, file, system=has_system and index == 0)
+        locked_here = _locked_keys(raw, file, system=index < systems)
         for path in _leaf_paths(raw):
             for key, by in locked.items():
                 if path == key or path.startswith(key + ".") or key.startswith(path + "."):

@@ -9,6 +9,7 @@ import attrs
 
 from .._fieldwise import record_eq, record_hash, record_repr
 from .._surface import Surface
+from .._trust import levels_in_use
 from ..usage import ModelPrice
 from ._convert import structure_section
 from ._errors import LAYERED, ConfigError, attributed
@@ -94,13 +95,15 @@ class Config:
 
     def structure(self, data: Any, cls: type[T], *, path: str) -> T:
         """``data`` (the table at ``path`` of this config) structured into ``cls``; an error
-        names the file each bad value came from."""
-        if not self.origins:
-            return structure_section(data, cls, file=self.source, path=path)
-        try:
-            return structure_section(data, cls, file=LAYERED, path=path)
-        except ConfigError as exc:
-            raise attributed(exc, self.origin_of) from None
+        names the file each bad value came from. Trust levels in it are read in this config's
+        ``[trust] levels``."""
+        with levels_in_use(self.trust.levels):
+            if not self.origins:
+                return structure_section(data, cls, file=self.source, path=path)
+            try:
+                return structure_section(data, cls, file=LAYERED, path=path)
+            except ConfigError as exc:
+                raise attributed(exc, self.origin_of) from None
 
     def with_provider(self, name: str) -> Config:
         """This config with ``[provider.<name>]`` as its provider.

@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 
 from .._surface import is_surface_name
-from .._trust import scheme_problem, use_levels
+from .._trust import levels_in_use, scheme_problem
 from ..usage import ModelPrice
 from ._convert import structure_section
 from ._errors import ConfigError, refused, where
@@ -52,23 +52,25 @@ def config_from_dict(raw: Mapping[str, Any], *, file: str | None = None) -> Conf
     if provider_raw is not None:
         data["provider"] = provider_raw
     config = _structure_sections(data, file)
-    if "trust" in data:  # the scheme the levels below are read in
-        problem = scheme_problem(config.trust.levels)
-        if problem is not None:
-            raise refused(file, "$.trust.levels", list(config.trust.levels), problem)
-        use_levels(config.trust.levels)
-    named_providers = {
-        name: structure_section(
-            {**(provider_raw or {}), **table}, ProviderConfig, file=file, path=f"$.provider.{name}"
-        )
-        for name, table in named_raw.items()
-    }
-    for name, named in named_providers.items():
-        check_provider(named, f"$.provider.{name}", file)
-    tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
-    tools = attrs.evolve(tools, plugin_settings=plugin_tables)
-    config = attrs.evolve(config, tools=tools, profiles=profiles, prices=prices)
-    _check_values(config, file)
+    problem = scheme_problem(config.trust.levels)
+    if problem is not None:
+        raise refused(file, "$.trust.levels", list(config.trust.levels), problem)
+    with levels_in_use(config.trust.levels):  # the scheme this config's levels are read in
+        named_providers = {
+            name: structure_section(
+                {**(provider_raw or {}), **table},
+                ProviderConfig,
+                file=file,
+                path=f"$.provider.{name}",
+            )
+            for name, table in named_raw.items()
+        }
+        for name, named in named_providers.items():
+            check_provider(named, f"$.provider.{name}", file)
+        tools = structure_section(tools_own, ToolsConfig, file=file, path="$.tools")
+        tools = attrs.evolve(tools, plugin_settings=plugin_tables)
+        config = attrs.evolve(config, tools=tools, profiles=profiles, prices=prices)
+        _check_values(config, file)
     return attrs.evolve(
         config,
         named_providers=named_providers,

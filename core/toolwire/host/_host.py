@@ -14,7 +14,7 @@ from .._defaults import LOOP as LOOP_DEFAULT
 from .._defaults import default_plugins
 from .._markers import PROJECT_NAME
 from .._surface import Surface
-from .._trust import TrustLevel, confidence_levels, use_levels
+from .._trust import TrustLevel, levels_in_use
 from ..config import Config, ConfigError, ProviderConfig, load_config
 from ._configure import check_plugin_settings, configure_plugins
 from ._discovery import (
@@ -86,7 +86,8 @@ class Host:
             plugin_info=self.plugin_info,
             plugin_settings=self.plugin_settings,
             report_failure=self._fail,
-            min_trust={name: TrustLevel.parse(level) for name, level in config.tools.trust.items()},
+            min_trust=_min_trust(config),
+            levels=config.trust.levels,
             services=lambda: self.services,
         )
         self.stash: dict[Any, Any] = {}
@@ -123,8 +124,14 @@ class Host:
             config = load_config(config)
         if surface is not None:
             config = attrs.evolve(config, surface=Surface.of(surface))
-        if config.trust.levels != confidence_levels():  # a config made or shipped elsewhere
-            use_levels(config.trust.levels)
+        with levels_in_use(config.trust.levels):  # its plugins' levels are read in its scheme
+            return cls._assemble(config, plugins, services)
+
+    @classmethod
+    def _assemble(
+        cls, config: Config, plugins: Iterable[object], services: Mapping[str, Any] | None
+    ) -> Host:
+        """The host of ``config``: its plugins discovered, enabled and registered."""
         pm = PluginManager(PROJECT_NAME)
         pm.add_hookspecs(hookspecs)
         infos: list[PluginInfo] = []
@@ -299,19 +306,22 @@ class Host:
             adapter = None
         api = request.api if request is not None else (adapter.api if adapter else "")
         max_name = adapter.capabilities.max_tool_name_length if adapter else len(name)
-        if request is None:
-            tool = self.tools.get(name)
-            request = OfferRequest(
-                run_id="",
-                round=1,
-                messages=(),
-                api=api,
-                model=self.config.provider.model,
-                provider_trust=self.config.provider.trust_level,
-                native_tools=adapter.capabilities.native_tools if adapter else True,
-                settings=self.plugin_settings(tool.plugin) if tool is not None else {},
+        with levels_in_use(self.config.trust.levels):
+            if request is None:
+                tool = self.tools.get(name)
+                request = OfferRequest(
+                    run_id="",
+                    round=1,
+                    messages=(),
+                    api=api,
+                    model=self.config.provider.model,
+                    provider_trust=self.config.provider.trust_level,
+                    native_tools=adapter.capabilities.native_tools if adapter else True,
+                    settings=self.plugin_settings(tool.plugin) if tool is not None else {},
+                )
+            return await first_reason(
+                self, selection, name, request, max_name=max_name, emit=self.emit
             )
-        return await first_reason(self, selection, name, request, max_name=max_name, emit=self.emit)
 
     def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
         """Register a tool directly (for embedding and tests); a taken name is an error."""
@@ -583,3 +593,10 @@ def _tool_definition_error() -> type[Exception]:
     from ..tools import ToolDefinitionError
 
     return ToolDefinitionError
+
+
+def _min_trust(config: Config) -> dict[str, TrustLevel]:
+    """``[tools.trust]``: the least trusted provider each plugin's tools go to, read in the
+    config's scheme."""
+    with levels_in_use(config.trust.levels):
+        return {name: TrustLevel.parse(level) for name, level in config.tools.trust.items()}

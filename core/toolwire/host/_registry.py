@@ -6,11 +6,12 @@ itself; a name two plugins claim stays with the first, and the clash is reported
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .._trust import DEFAULT_LEVELS, levels_in_use
 from ._discovery import PluginInfo
 
 if TYPE_CHECKING:
@@ -36,8 +37,10 @@ class Registry:
         report_failure: ReportFailure,
         min_trust: Mapping[str, TrustLevel] | None = None,
         services: Callable[[], Mapping[str, Any]] | None = None,
+        levels: Sequence[str] = DEFAULT_LEVELS,
     ) -> None:
         self._hook = hook
+        self._levels = levels  # the host's [trust] levels, which its tools' levels are read in
         self._services = services
         self._min_trust = dict(min_trust or {})
         self._plugin_info = plugin_info
@@ -52,7 +55,8 @@ class Registry:
     def tools(self) -> Mapping[str, Tool]:
         """Every registered tool by name, sorted (each with ``plugin`` set)."""
         if self._tools is None:
-            self._tools = self._collect_tools()
+            with levels_in_use(self._levels):
+                self._tools = self._collect_tools()
         return self._tools
 
     def add_tool(self, tool: Tool, *, plugin: str | None = None) -> None:
@@ -64,7 +68,7 @@ class Registry:
         reserved = reserved_name_problem(tool.name)
         if reserved is not None:
             raise ToolDefinitionError(reserved)
-        problem = self._service_problem(tool)
+        problem = self._service_problem(tool) or self._trust_problem(tool)
         if problem is not None:
             raise problem
         tools = dict(self.tools)
@@ -73,7 +77,8 @@ class Registry:
             raise ToolDefinitionError(
                 f"tool name {tool.name!r} is already registered by plugin {other!r}"
             )
-        tools[tool.name] = self._admitted(tool, plugin or tool.plugin)
+        with levels_in_use(self._levels):
+            tools[tool.name] = self._admitted(tool, plugin or tool.plugin)
         self._tools = tools
 
     def remove_tool(self, name: str) -> None:
@@ -137,7 +142,20 @@ class Registry:
                 f"tool name {tool.name!r} is registered by two plugins: "
                 f"{first_desc} and {this_desc}; the one from {first!r} is kept"
             )
-        return self._service_problem(tool)
+        return self._service_problem(tool) or self._trust_problem(tool)
+
+    def _trust_problem(self, tool: Tool) -> Exception | None:
+        """A :class:`ToolDefinitionError` when ``tool`` asks for a confidence level the host's
+        ``[trust] levels`` do not have (a level declared before any host knew the scheme)."""
+        from ..tools import ToolDefinitionError
+
+        needed = tool.min_provider_trust
+        if needed is None or needed.confidence in (None, *self._levels):
+            return None
+        return ToolDefinitionError(
+            f"tool {tool.name!r}: min_provider_trust {needed.label!r} is not a level of this "
+            f"host's [trust] levels ({', '.join(self._levels)})"
+        )
 
     def _service_problem(self, tool: Tool) -> Exception | None:
         """A :class:`ToolDefinitionError` when ``tool`` asks for a service the host lacks."""

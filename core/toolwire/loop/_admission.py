@@ -151,6 +151,8 @@ class Admitted:
     key: str | None = None
     events: tuple[Event, ...] = ()
     counted: bool = False
+    call: ToolCall | None = None
+    """The call to record in the turn in place of the model's: :func:`as_read`."""
 
 
 @attrs.frozen(kw_only=True)
@@ -168,6 +170,8 @@ class Refused:
     deadline_hit: bool = False
     events: tuple[Event, ...] = ()
     counted: bool = False
+    call: ToolCall | None = None
+    """The call to record in the turn in place of the model's: :func:`as_read`."""
 
 
 @attrs.frozen(kw_only=True)
@@ -184,6 +188,8 @@ class NeedsDecision:
     key: str | None = None
     events: tuple[Event, ...] = ()
     counted: bool = False
+    call: ToolCall | None = None
+    """The call to record in the turn in place of the model's: :func:`as_read`."""
 
 
 Verdict: TypeAlias = Admitted | Refused | NeedsDecision
@@ -323,14 +329,15 @@ def check_tool(
 
 def check_bridge(
     ctx: AdmissionContext, call: ToolCall, offer: Offer
-) -> tuple[ToolCall, tuple[Event, ...]] | Refused:
+) -> tuple[ToolCall, tuple[Event, ...], Mapping[str, Any] | None] | Refused:
     """A call of the bridge ``tool_call(name, arguments)`` as the call of the deferred (or
-    offered) tool it names, with those arguments (JSON text is parsed like any call's); every
-    other call as it is. A bridge call that names no tool, names itself, or has arguments that
-    are not an object is refused, saying what it takes."""
+    offered) tool it names, with those arguments (JSON text is parsed like any call's), and the
+    bridge call's own arguments as read; every other call as it is (and None). A bridge call
+    that names no tool, names itself, or has arguments that are not an object is refused,
+    saying what it takes."""
     bridge = offer.tools.get(CALL_TOOL)
     if call.name != CALL_TOOL or bridge is None or not offer.reachable:
-        return call, ()
+        return call, (), None
     parsed = check_parse(ctx, call, bridge)
     if isinstance(parsed, Refused):
         return parsed
@@ -356,8 +363,34 @@ def check_bridge(
         )
     assert isinstance(target, str)
     if isinstance(inner, str):
-        return ToolCall(id=call.id, name=target, raw_arguments=inner), events
-    return ToolCall(id=call.id, name=target, arguments=dict(inner or {})), events
+        return ToolCall(id=call.id, name=target, raw_arguments=inner), events, given
+    return ToolCall(id=call.id, name=target, arguments=dict(inner or {})), events, given
+
+
+def as_read(
+    sent: ToolCall,
+    admitted: ToolCall,
+    bridge: Mapping[str, Any] | None,
+    arguments: Mapping[str, Any],
+) -> ToolCall | None:
+    """The model's call ``sent`` with the arguments admission read from its text, to record in
+    the turn (and send back to the model) in its place; None when it came as a JSON object and
+    is recorded as sent.
+
+    Argument text that was repaired, or that only the relaxed parser read, is the object it was
+    read as (``arguments``, as parsed, before validation), its text kept in
+    ``raw_arguments``; a bridge call (``bridge``: its own arguments as read) has the object in
+    its ``arguments`` when the inner arguments came as text. ``admitted`` is the call that went
+    through admission (the inner call of a bridge call)."""
+    inner = not admitted.is_valid
+    if bridge is None:
+        return attrs.evolve(sent, arguments=dict(arguments), invalid_reason=None) if inner else None
+    if sent.is_valid and not inner:
+        return None
+    read = dict(bridge)
+    if inner:
+        read["arguments"] = dict(arguments)
+    return attrs.evolve(sent, arguments=read, invalid_reason=None)
 
 
 def _value(value: Any) -> str:
@@ -529,10 +562,11 @@ def admit(call: ToolCall, offer: Offer, ctx: AdmissionContext) -> Verdict:
         if limited is not None:
             return limited
         counted = True
+    sent = call
     bridged = check_bridge(ctx, call, offer)
     if isinstance(bridged, Refused):
         return attrs.evolve(bridged, counted=counted)
-    call, unwrapped = bridged
+    call, unwrapped, bridge = bridged
     checked = check_tool(ctx, call, offer)
     if isinstance(checked, Refused):
         return attrs.evolve(checked, events=(*unwrapped, *checked.events), counted=counted)
@@ -543,15 +577,17 @@ def admit(call: ToolCall, offer: Offer, ctx: AdmissionContext) -> Verdict:
         return attrs.evolve(parsed, events=(*events, *parsed.events), counted=counted)
     raw_arguments, repairs = parsed
     events = (*events, *repairs)
+    read = as_read(sent, call, bridge, raw_arguments)
     empty = check_empty_text(ctx, call, tool, raw_arguments)
     if empty is not None:
-        return attrs.evolve(empty, events=(*events, *empty.events), counted=counted)
+        return attrs.evolve(empty, events=(*events, *empty.events), counted=counted, call=read)
     arguments = check_validation(ctx, call, tool, raw_arguments)
     if isinstance(arguments, Refused):
-        return attrs.evolve(arguments, events=(*events, *arguments.events), counted=counted)
+        events = (*events, *arguments.events)
+        return attrs.evolve(arguments, events=events, counted=counted, call=read)
     key = check_duplicate(ctx, call, tool, arguments)
     if isinstance(key, Refused):
-        return attrs.evolve(key, events=(*events, *key.events), counted=counted)
+        return attrs.evolve(key, events=(*events, *key.events), counted=counted, call=read)
     decision = check_approval(ctx, call, tool, arguments)
     if decision is not None:
         reason, request = decision
@@ -564,5 +600,8 @@ def admit(call: ToolCall, offer: Offer, ctx: AdmissionContext) -> Verdict:
             events=events,
             # Within the limits, but counted only when it runs (approved), never when it waits.
             counted=False,
+            call=read,
         )
-    return Admitted(tool=tool, arguments=arguments, key=key, events=events, counted=counted)
+    return Admitted(
+        tool=tool, arguments=arguments, key=key, events=events, counted=counted, call=read
+    )

@@ -45,6 +45,8 @@ async def admit_call(
             view.emit(state, event)
         if verdict.counted:
             state.used += 1
+        if verdict.call is not None:  # its arguments as read: the turn records them
+            slot.call = slot.request = verdict.call
         if isinstance(verdict, Refused):
             refuse(turn, slot, verdict)
             return verdict.fail

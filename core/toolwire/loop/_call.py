@@ -6,7 +6,7 @@ import types
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._trust import TrustLevel
+from .._trust import TrustLevel, levels_in_use
 from ..tools._context import TYPED_BY_PERSON
 from ..tools._result import ToolResult
 from ._loop import ToolCallingLoop
@@ -27,6 +27,7 @@ async def call_tool(host: LoopHost, name: str, arguments: Mapping[str, Any]) -> 
     """
     loop = ToolCallingLoop(host)
     loop.ledger = None
-    loop._trust = TrustLevel.highest()
+    with levels_in_use(host.config.trust.levels):  # the top of the host's scheme
+        loop._trust = TrustLevel.highest()
     loop._services = types.MappingProxyType({**loop._services, TYPED_BY_PERSON: True})
     return await loop.call(name, arguments)

@@ -12,7 +12,7 @@ import attrs
 
 from .._redact import REDACTED as REDACTED
 from .._redact import redact_arguments as redact_arguments
-from .._trust import TrustLevel
+from .._trust import TrustLevel, declared_level
 from ..adapters._rendered import RenderedMessages
 from ..events import Event
 from ..messages import (
@@ -168,7 +168,7 @@ def result_from_json(data: Mapping[str, Any]) -> ToolResult:
         sources=tuple(Source(s["url"], s.get("title")) for s in data.get("sources") or ()),
         retryable=bool(data.get("retryable", False)),
         metadata=data.get("metadata") or {},
-        required_trust=TrustLevel.parse(trust) if trust is not None else None,
+        required_trust=declared_level(trust) if trust is not None else None,
         follow_up=tuple(_follow_up_from_json(p) for p in data.get("follow_up") or ()),
         usage=usage_from_json(data.get("usage")),
         cost=data.get("cost"),

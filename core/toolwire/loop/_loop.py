@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .._contain import describe
+from .._trust import levels_in_use
 from ..adapters._base import ToolChoice
 from ..config import Config
 from ..events import RunFinished, RunStarted
@@ -87,7 +88,9 @@ class ToolCallingLoop:
         self.config = config
         self.ledger = ledger if ledger is not None else ledger_for(host)
         self.last_run: Run | None = None
-        self._trust = config.provider.trust_level
+        self._levels = config.trust.levels  # the scheme its runs read levels in, the host's
+        with levels_in_use(self._levels):
+            self._trust = config.provider.trust_level
         self._services: Mapping[str, Any] = types.MappingProxyType(
             {**getattr(host, "services", {}), "host": host, "config": config}
         )
@@ -227,11 +230,14 @@ class ToolCallingLoop:
             in a live process, which keeps its lease.
         """
         given = None if isinstance(run, str) else run
-        stored = self._stored(run) if isinstance(run, str) else self._latest(run)
-        entries = self.ledger.entries(stored.id, stored.rounds) if self.ledger is not None else {}
-        current = reconcile(stored, entries)
-        resolved = resolve_decisions(current, given, decisions or {}, entries)
-        state = restore(self.config, self.host.tools, current)
+        with levels_in_use(self._levels):  # the stored levels are read in the host's scheme
+            stored = self._stored(run) if isinstance(run, str) else self._latest(run)
+            entries = (
+                self.ledger.entries(stored.id, stored.rounds) if self.ledger is not None else {}
+            )
+            current = reconcile(stored, entries)
+            resolved = resolve_decisions(current, given, decisions or {}, entries)
+            state = restore(self.config, self.host.tools, current)
         state.control = RunControl(
             approval=approval,
             external=external_handler(external),
@@ -264,9 +270,10 @@ class ToolCallingLoop:
         :raises RunInProgress: (a ``ValueError``) when a call of its last turn is running in a
             live process (this one or another), which keeps its lease: it is not interrupted.
         """
-        run = self._stored(run_id)
-        assert self.ledger is not None
-        return reconcile(run, self.ledger.entries(run.id, run.rounds))
+        with levels_in_use(self._levels):
+            run = self._stored(run_id)
+            assert self.ledger is not None
+            return reconcile(run, self.ledger.entries(run.id, run.rounds))
 
     def _latest(self, run: Run) -> Run:
         """The run as the ledger last stored it when it holds it (another resume, or the
@@ -333,7 +340,8 @@ class ToolCallingLoop:
         step(slot, CallEvent.ADMIT)
         turn = Turn(0, Offer(), AssistantMessage(parts=(call,)), [slot])
         try:
-            await run_call(view, state, turn, slot, ())
+            with levels_in_use(self._levels):
+                await run_call(view, state, turn, slot, ())
         finally:
             if view.ledger is not None and view.ledger.pending:
                 view.ledger.flush()
@@ -346,7 +354,12 @@ class ToolCallingLoop:
 
     async def _drive(self, state: RunState, resumed: Resumed | None = None) -> Run:
         """Run the stages until one returns the end of the run, which is written here and
-        nowhere else; then store the run, emit ``RunFinished`` and return it."""
+        nowhere else; then store the run, emit ``RunFinished`` and return it. Trust levels
+        are read in the host's scheme meanwhile."""
+        with levels_in_use(self._levels):
+            return await self._drive_stages(state, resumed)
+
+    async def _drive_stages(self, state: RunState, resumed: Resumed | None) -> Run:
         adapter = self._adapter or await self.host.get_adapter()
         view = self._view()
         self._start(view, state)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 
-from .._trust import TrustLevel
+from .._trust import TrustLevel, declared_level
 from ..adapters._base import NamedToolChoice, ToolChoice
 from ..events import Event
 from ..messages import Message, ToolCall
@@ -100,9 +100,11 @@ an external tool); the others are answered by the host itself."""
 class ToolCallRecord:
     """One tool call of a run and how it ended.
 
-    ``call`` is the call as the model sent it; ``tool`` and ``arguments`` are what actually ran
-    (they differ after a ``rewrite:`` of an unknown tool, a repair of the argument text, or an
-    approval with edited arguments). ``result`` is None while the call is deferred and for calls
+    ``call`` is the call as the model sent it and the turn records it (argument text that
+    was repaired is recorded as the object it was read as, the text kept in its
+    ``raw_arguments``); ``tool`` and ``arguments`` are what actually ran (they differ after a
+    ``rewrite:`` of an unknown tool, validation, or an approval with
+    edited arguments). ``result`` is None while the call is deferred and for calls
     the provider ran itself.
     """
 
@@ -425,7 +427,7 @@ class Run:
             tool_calls=tuple(ToolCallRecord.from_json(r) for r in data.get("tool_calls", ())),
             sources=tuple(Source(s["url"], s.get("title")) for s in data.get("sources", ())),
             deferred=tuple(DeferredRequest.from_json(d) for d in data.get("deferred", ())),
-            required_trust=TrustLevel.parse(trust) if trust is not None else None,
+            required_trust=declared_level(trust) if trust is not None else None,
             usage=usage_from_json(data.get("usage")) or Usage(),
             cost=data.get("cost"),
             output=data.get("output"),

@@ -6,6 +6,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._trust import levels_in_use
 from ..adapters._base import NamedToolChoice, ToolChoice
 from ..messages import (
     AssistantMessage,
@@ -74,12 +75,13 @@ def new_state(
     )
     selection = Selection.from_config(config, tool_names, profile)  # refuses an unknown profile
     state = RunState(run_id or f"run_{uuid.uuid4().hex}", options, messages, selection)
-    inherited = strictest_result(messages)  # a continued conversation keeps its requirement
-    if inherited is not None:
-        state.require(
-            required_trust(messages),
-            f"{inherited.name} call {inherited.call_id} of the conversation",
-        )
+    with levels_in_use(config.trust.levels):  # compared in the host's scheme
+        inherited = strictest_result(messages)  # a continued conversation keeps its requirement
+        if inherited is not None:
+            state.require(
+                required_trust(messages),
+                f"{inherited.name} call {inherited.call_id} of the conversation",
+            )
     return state
 
 

@@ -10,8 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+import attrs
+
 from ..events import LimitReached
-from ..messages import AssistantMessage, TextPart, ToolResultMessage, UserMessage, UserPart
+from ..messages import (
+    AssistantMessage,
+    TextPart,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+    UserPart,
+)
 from ..tools._result import ToolResult
 from ._admit import admit_call
 from ._budget import over_budget
@@ -62,6 +71,7 @@ async def answer_turn(
                 slot.answer(CallEvent.STOP, "not_run", _not_run(fail))
                 continue
             fail = await admit_call(view, state, turn, slot, count=True, approved=approved)
+        record_calls(state, turn)  # before any call starts: the ledger's snapshot shows them
         if fail is not None:
             for slot, _ in to_admit:
                 if slot.result is None:
@@ -109,6 +119,7 @@ def close_turn(view: LoopView, state: RunState, turn: Turn) -> None:
         spent = slot.result
         if slot.outcome == "executed" and spent is not None and spent.usage is not None:
             state.charge(spent.usage, spent.cost)  # a run started as a tool
+    record_calls(state, turn)
     assert turn.message is not None
     rebuild_results(state, turn.message, turn.round)
     if not any(slot.deferred is not None for slot in turn.slots):
@@ -118,6 +129,27 @@ def close_turn(view: LoopView, state: RunState, turn: Turn) -> None:
     if turn.wrote_rows and view.ledger is not None:
         turn.wrote_rows = False
         store(view, state, None)  # the turn's side effects are settled: say so now
+
+
+def record_calls(state: RunState, turn: Turn) -> None:
+    """Put the turn's calls as admission read them (:func:`~toolwire.loop._admission.as_read`:
+    repaired arguments) into its message, in the run's messages, so the history holds the
+    arguments that ran and the next request sends them back to the model."""
+    message = turn.message
+    if message is None:
+        return
+    read = {slot.call.id: slot.call for slot in turn.slots}
+    parts = tuple(
+        read.get(part.id, part) if isinstance(part, ToolCall) else part for part in message.parts
+    )
+    if all(new is old for new, old in zip(parts, message.parts, strict=True)):
+        return
+    turn.message = attrs.evolve(message, parts=parts)
+    messages = state.messages
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index] is message:
+            messages[index] = turn.message
+            break
 
 
 def turn_end(view: LoopView, state: RunState, turn: Turn) -> End | None:

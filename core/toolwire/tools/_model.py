@@ -20,7 +20,7 @@ import attrs
 
 from .._effects import READ_ONLY_EFFECTS, RISK_ORDER, SideEffect
 from .._fieldwise import record_eq, record_hash, record_repr
-from .._trust import TrustLevel
+from .._trust import TrustLevel, declared_level
 from ._context import Inject, ToolContext
 from ._docstrings import ParsedDocstring, parse_docstring
 from ._errors import (
@@ -156,7 +156,9 @@ def _trust(value: TrustLevel | str | int | None) -> TrustLevel | None:
     if value is None:
         return None
     try:
-        return TrustLevel.parse(value)
+        # A tool may be made before the host whose [trust] levels it names: the host checks
+        # a level its own scheme lacks when it registers the tool.
+        return declared_level(value)
     except ValueError as exc:
         raise ToolDefinitionError(f"min_provider_trust: {exc}") from None
 
