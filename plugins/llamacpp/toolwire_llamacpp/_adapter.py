@@ -133,7 +133,11 @@ class LlamaCppAdapter(ProviderAdapter):
                 ToolChoiceDegraded(
                     run_id=request.run_id,
                     round=request.round,
-                    requested=str(choice) if choice in ("auto", "required") else "named",
+                    requested=(
+                        "named"
+                        if isinstance(request.tool_choice, NamedToolChoice)
+                        else request.tool_choice
+                    ),
                     sent="none",
                     detail=(
                         f"the {self.api} model has spent {spent:.1f} s of CPU on this question; "

@@ -307,6 +307,6 @@ async def test_a_question_past_its_budget_is_answered_without_tools(model_file: 
         await adapter.aclose()
     assert answered.tool_calls == ()
     (degraded,) = [e for e in events if isinstance(e, ToolChoiceDegraded)]
-    assert (degraded.round, degraded.requested, degraded.sent) == (2, "required", "none")
+    assert (degraded.round, degraded.requested, degraded.sent) == (2, "auto", "none")
     assert "turn_cpu_budget (0.01 s)" in degraded.detail
     assert other.tool_calls
