@@ -31,7 +31,7 @@ from toolwire.events import (
     ToolCompleted,
 )
 from toolwire.messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
-from toolwire.tools import FunctionSpec
+from toolwire_basics import calculator as basics_calculator
 from toolwire_llamacpp import LlamaCppAdapter, LlamaCppError, LlamaCppSettings
 
 MAX_ROUNDS = 6
@@ -244,16 +244,7 @@ async def test_a_system_prompt_evaluated_before_is_restored_with_the_same_replie
     assert all(replies[0])
 
 
-CALCULATOR = FunctionSpec(
-    name="calculator",
-    description="Evaluate arithmetic.",
-    parameters={
-        "type": "object",
-        "properties": {"expression": {"type": "string", "description": "The arithmetic."}},
-        "required": ["expression"],
-        "additionalProperties": False,
-    },
-)
+CALCULATOR = basics_calculator.function_spec()
 
 
 async def test_an_answer_stops_once_the_questions_cpu_budget_is_spent(model_file: Path) -> None:
