@@ -25,13 +25,15 @@ tool in every round (``offer = "always"``) and leaves tool choice to the model
 convert_units,none`` asks only those kinds; ``--set NAME=JSON`` changes one
 ``[providers.llamacpp]`` setting (``--set distinct_copies=false``); ``--match REGEX`` asks only the
 questions it finds; ``--json FILE`` writes every question's outcome. Each question's CPU time is
-printed as it is answered, and the report gives the mean, the most and how many took over 10 s
-(CPU rather than wall time: the machine is shared), with the process's peak memory.
+printed as it is answered, and the report gives the mean, the median, the 9-in-10 mark, the most
+and how many took over 10 s (CPU rather than wall time: the machine is shared), the same of wall
+time, how many questions ``turn_cpu_budget`` sent to the unaided answer, and the process's peak
+memory.
 ``--questions fresh`` asks the held-out set ``bench/question_set.py --fresh SEED`` drew.
 
-Last figures (docs/decisions.md, "The ten-second tail"): the test half, asked once, 170 of 188
-right (90%), 1.6 s of CPU a question, the most 11.9 s, 406 MB; a fresh set (seed 20261202), 161
-of 182 (88%), the most 7.9 s; the project's own list was 106 of 113 before the question set
+Last figures (docs/decisions.md, "The ten-second tail"): the test half, asked once, 169 of 188
+right (90%), 1.4 s of CPU a question, the most 8.3 s, 400 MB; a fresh set (seed 20261202), 157
+of 182 (86%), the most 9.1 s; the project's own list was 106 of 113 before the question set
 existed.
 """
 
