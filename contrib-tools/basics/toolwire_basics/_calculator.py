@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import io
 import math
 import re
 import tokenize
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, TypeAlias
 
 from ._problems import read_word_problem
@@ -151,11 +152,25 @@ _NODE_NAMES: dict[type[ast.AST], str] = {
     ast.Starred: "unpacking",
 }
 
-SYNTAX_HELP = (
-    "numbers, + - * / // % ** (or ^ for powers), parentheses, a trailing % for percent "
-    "(8% * 150 or 8% of 150), the constants pi, e, tau and the functions " + ", ".join(FUNCTIONS)
-)
-"""What an expression may contain, as told to the model in refusals."""
+SYNTAX_HELP = "numbers, + - * / ^ %, parentheses and the functions of the tool's description"
+"""What an expression may contain, as told to the model in refusals: short, since a small model
+reads every refusal of a question again at each retry (the functions are listed once, in the
+calculator's description)."""
+
+
+def _quoted(text: str, limit: int) -> str:
+    """``text`` quoted, cut to about ``limit`` characters (a refusal is read again at each try)."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def _near(name: str, known: Iterable[str]) -> str:
+    """A hint naming the known name that ``name`` was probably meant to be (or "")."""
+    lowered = name.lower()
+    names = list(known)
+    if lowered in names:
+        return f" (names are lowercase: {lowered!r})"
+    close = difflib.get_close_matches(lowered, names, n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def evaluate(expression: str) -> Number:
@@ -216,9 +231,11 @@ def parse(expression: str) -> tuple[ast.Expression, str]:
             ) from None
         where = ""
         if exc.offset and 0 < exc.offset <= len(source):
-            where = f" (the problem is near column {exc.offset}: {source[exc.offset - 1 :]!r})"
+            rest = _quoted(source[exc.offset - 1 :], 24)
+            where = f" (the problem is near column {exc.offset}: {rest})"
         raise CalculationError(
-            f"{expression!r} is not a valid arithmetic expression{where}; use {SYNTAX_HELP}"
+            f"{_quoted(expression, 48)} is not a valid arithmetic expression{where}; "
+            f"use {SYNTAX_HELP}"
         ) from None
     except (ValueError, RecursionError, MemoryError):
         raise CalculationError(
@@ -367,14 +384,10 @@ class _Evaluator:
             raise CalculationError(
                 f"{node.id!r} is a function: call it with parentheses, {FUNCTIONS[node.id].usage}"
             )
-        lowered = node.id.lower()
-        hint = ""
-        if lowered in CONSTANTS or lowered in FUNCTIONS:
-            hint = f" (names are lowercase: {lowered!r})"
         raise CalculationError(
-            f"unknown name {node.id!r}{hint}; the calculator knows only the constants "
-            f"{', '.join(CONSTANTS)} and the functions {', '.join(FUNCTIONS)} — write numbers "
-            "instead of variables"
+            f"unknown name {node.id!r}{_near(node.id, [*CONSTANTS, *FUNCTIONS])}; write numbers "
+            f"instead of names (the constants are {', '.join(CONSTANTS)}; the functions are "
+            "those of the tool's description)"
         )
 
     def unary(self, node: ast.UnaryOp) -> Number:
@@ -443,17 +456,15 @@ class _Evaluator:
     def call(self, node: ast.Call) -> Number:
         if not isinstance(node.func, ast.Name):
             raise CalculationError(
-                f"{self.part(node.func)!r} cannot be called; the calculator's functions are "
-                f"{', '.join(FUNCTIONS)}"
+                f"{self.part(node.func)!r} cannot be called; call a function of the tool's "
+                "description by its name"
             )
         name = node.func.id
         function = FUNCTIONS.get(name)
         if function is None:
-            lowered = name.lower()
-            hint = f" (names are lowercase: {lowered!r})" if lowered in FUNCTIONS else ""
             raise CalculationError(
-                f"unknown function {name!r}{hint}; the calculator's functions are "
-                f"{', '.join(FUNCTIONS)}"
+                f"unknown function {name!r}{_near(name, FUNCTIONS)}; the functions are those of "
+                "the tool's description"
             )
         if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
             raise CalculationError(

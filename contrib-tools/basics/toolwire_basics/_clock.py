@@ -226,11 +226,10 @@ def _suggest(key: str) -> str:
     if matches:
         shown = ", ".join(repr(m) for m in matches[:5])
         return f"Did you mean {shown}? Time zones are IANA names written Region/City."
-    return (
-        "Time zones are IANA names written Region/City, such as 'Europe/Paris', "
-        "'America/New_York', 'Asia/Tokyo' or 'UTC'; abbreviations such as 'EST' or 'CET' are "
-        "ambiguous: name a city in the zone instead."
-    )
+    # Short: a small model reads every refusal of a question again at each retry.
+    if re.fullmatch(r"[A-Z]{2,5}", key):
+        return "Abbreviations of zones are ambiguous: name a city in the zone instead."
+    return "Name a city, a country or an IANA zone (Region/City, or UTC)."
 
 
 def describe(moment: datetime) -> str:

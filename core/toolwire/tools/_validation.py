@@ -25,6 +25,7 @@ JSONSchema = Mapping[str, Any]
 Validate = Callable[[Any], Any]
 
 _SHOWN_VALUE_LENGTH = 60
+_SHOWN_PATTERN_LENGTH = 60
 
 
 def _is_email(value: str) -> bool:
@@ -454,8 +455,13 @@ def _describe_type(kind: str, node: Mapping[str, Any], root: JSONSchema, depth: 
             extra.append(f"at most {_count(node['maxLength'], 'character')}")
         if extra:
             text = f"{text} of {' and '.join(extra)}"
-        if "pattern" in node:
-            text = f"{text} matching the pattern {node['pattern']}"
+        pattern = node.get("pattern")
+        if isinstance(pattern, str) and len(pattern) <= _SHOWN_PATTERN_LENGTH:
+            text = f"{text} matching the pattern {pattern}"
+        elif pattern is not None:
+            # A long pattern is unreadable to a model and read again at each retry: the
+            # parameter's description says what it holds, the schema holds the pattern.
+            text = f"{text} matching its schema's pattern (not repeated here: see its description)"
         return text
     if kind in ("integer", "number"):
         return " ".join([_TYPE_TEXT[kind], *_bounds(node)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -16,7 +17,7 @@ from toolwire.adapters import (
     NamedToolChoice,
     ProviderAdapter,
 )
-from toolwire.events import ToolCallCompleted
+from toolwire.events import ToolCallCompleted, ToolChoiceDegraded
 from toolwire.messages import (
     AssistantMessage,
     AssistantPart,
@@ -40,12 +41,18 @@ from ._copies import Copies
 from ._grammar import Choice, ToolGrammar, tool_grammar
 from ._runtime import ChatTurn, LoadedModel, Piece
 from ._settings import LlamaCppSettings, check_runtime, resolve_model_path
+from ._shown import without_held_patterns
 from ._stream import OutputReader
 
 if TYPE_CHECKING:
     from toolwire.config import ProviderConfig
 
 _ALL_CHOICES = frozenset({"auto", "none", "required", "named"})
+_CALLS_SHARE = 2 / 3
+"""The share of ``turn_cpu_budget`` a question may use before no call is asked any more: the
+rest is the answer's."""
+_TURNS_KEPT = 64
+"""How many questions' CPU the adapter remembers (runs in flight at once, with room)."""
 
 
 class LlamaCppAdapter(ProviderAdapter):
@@ -82,6 +89,7 @@ class LlamaCppAdapter(ProviderAdapter):
             temperature=config.temperature,
         )
         self.model = LoadedModel(self.settings, resolve_model_path(self.settings))
+        self._spent: OrderedDict[tuple[str, int], float] = OrderedDict()
 
     @property
     def capabilities(self) -> AdapterCapabilities:
@@ -96,7 +104,14 @@ class LlamaCppAdapter(ProviderAdapter):
 
     def render_tools(self, functions: tuple[FunctionSpec, ...]) -> str:
         """The tool text added to the system prompt (the grammar is :func:`tool_grammar`'s)."""
-        return render_prompted_tools(functions, "json", several_calls=False)
+        return render_prompted_tools(self.shown(functions), "json", several_calls=False)
+
+    def shown(self, functions: Sequence[FunctionSpec]) -> list[FunctionSpec]:
+        """The functions as the model reads them: under the copy grammar, without the patterns
+        it holds strings to (see :func:`without_held_patterns`)."""
+        if not (self.settings.constrain and self.settings.copy_arguments):
+            return list(functions)
+        return [without_held_patterns(function) for function in functions]
 
     async def complete(self, request: ModelRequest, emit: EmitEvent) -> AssistantMessage:
         """Generate the reply, streaming its text or its call as events when asked to.
@@ -110,7 +125,31 @@ class LlamaCppAdapter(ProviderAdapter):
         if statement is not None:
             return self.stated(request, emit, statement)
         asked, shown = request, offered
-        if self.answers_unaided(request, choice):
+        turn = (request.run_id, _last_user_index(request.messages))
+        spent = self._spent.get(turn, 0.0)
+        budget = self.settings.turn_cpu_budget
+        if budget is not None and offered and choice != "none" and spent >= budget * _CALLS_SHARE:
+            emit(
+                ToolChoiceDegraded(
+                    run_id=request.run_id,
+                    round=request.round,
+                    requested=(
+                        "named"
+                        if isinstance(request.tool_choice, NamedToolChoice)
+                        else request.tool_choice
+                    ),
+                    sent="none",
+                    detail=(
+                        f"the {self.api} model has spent {spent:.1f} s of CPU on this question; "
+                        f"turn_cpu_budget ({budget:g} s) leaves calls the first "
+                        f"{budget * _CALLS_SHARE:.1f} s: it answers from what it knows, without "
+                        "a tool"
+                    ),
+                )
+            )
+            choice = "none"
+            asked, shown = _up_to_last_user(request), ()
+        elif self.answers_unaided(request, choice):
             # Every call of this turn was refused: the answer comes from what the model knows,
             # asked as if no tool had been offered (told of refusals, a small model tells the
             # user that the tool does not exist).
@@ -145,11 +184,13 @@ class LlamaCppAdapter(ProviderAdapter):
             repeat_window=(
                 self.settings.repeat_window if grammar is None or grammar.allows_answer else None
             ),
+            cpu_limit=max(budget - spent, 0.0) if budget is not None else None,
         ):
             if piece.text:
                 reader.feed(piece.text)
             if piece.finish_reason is not None:
                 last = piece
+        self._spend(turn, last.cpu_seconds)
         reader.finish()
         parts: tuple[AssistantPart, ...]
         calls = 0
@@ -183,6 +224,13 @@ class LlamaCppAdapter(ProviderAdapter):
                 total_tokens=last.prompt_tokens + last.completion_tokens,
             ),
         )
+
+    def _spend(self, turn: tuple[str, int], seconds: float) -> None:
+        """Add ``seconds`` of the model's CPU to the question ``turn`` (run id, user index)."""
+        self._spent[turn] = self._spent.get(turn, 0.0) + seconds
+        self._spent.move_to_end(turn)
+        while len(self._spent) > _TURNS_KEPT:
+            self._spent.popitem(last=False)
 
     def stated(self, request: ModelRequest, emit: EmitEvent, statement: str) -> AssistantMessage:
         """The answer that states the results, streamed as one text delta when asked to."""
@@ -296,7 +344,9 @@ class LlamaCppAdapter(ProviderAdapter):
             base = (
                 messages[0].content if messages and isinstance(messages[0], SystemMessage) else ""
             )
-            prompt = with_tool_instructions(base, functions, "json", several_calls=False)
+            prompt = with_tool_instructions(
+                base, self.shown(functions), "json", several_calls=False
+            )
             if messages and isinstance(messages[0], SystemMessage):
                 messages[0] = SystemMessage(prompt)
             else:

@@ -6,12 +6,14 @@ import asyncio
 import concurrent.futures
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 
+from ._grammar import CALL_OPEN
 from ._repeats import RepeatStop
 from ._settings import LlamaCppError, LlamaCppSettings
 from ._states import PromptStates
@@ -30,18 +32,25 @@ class ChatTurn:
 
 @attrs.frozen(kw_only=True)
 class Piece:
-    """Generated text; the last piece of a generation carries the finish reason and counts."""
+    """Generated text; the last piece of a generation carries the finish reason and counts,
+    and the CPU the generation took (on the thread that runs the model)."""
 
     text: str
     finish_reason: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cpu_seconds: float = 0.0
 
 
 def chatml(turns: Sequence[ChatTurn]) -> str:
     """The ChatML prompt for ``turns``, ending with an open assistant turn."""
     body = "".join(f"<|im_start|>{t.role}\n{t.content}<|im_end|>\n" for t in turns)
     return body + "<|im_start|>assistant\n"
+
+
+def _may_be_call(text: str) -> bool:
+    """True while ``text``, the start of a reply, is or may become a call."""
+    return text.startswith(CALL_OPEN) or CALL_OPEN.startswith(text)
 
 
 class LoadedModel:
@@ -147,12 +156,15 @@ class LoadedModel:
         max_tokens: int,
         temperature: float,
         repeat_window: int | None = None,
+        cpu_limit: float | None = None,
     ) -> AsyncIterator[Piece]:
         """Generate the assistant's reply to ``turns``, piece by piece.
 
         With ``repeat_window``, the generation stops once it writes again a run of that many
         pieces it wrote before, and the text from that run on is dropped (see
         :class:`RepeatStop`; the last ``repeat_window`` pieces are held back until then).
+        With ``cpu_limit``, a reply that is not a call stops (finish reason ``length``) once the
+        generation has taken that many seconds of CPU; a call runs to its end.
 
         Cancelling the consuming task stops the generation before its next token; the worker is
         free again once the current token is done.
@@ -167,7 +179,14 @@ class LoadedModel:
         def work() -> None:
             try:
                 self._generate(
-                    turns, grammar, max_tokens, temperature, repeat_window, cancelled, put
+                    turns,
+                    grammar,
+                    max_tokens,
+                    temperature,
+                    repeat_window,
+                    cpu_limit,
+                    cancelled,
+                    put,
                 )
             except BaseException as exc:  # handed to the consuming task, which re-raises it
                 put(exc)
@@ -202,11 +221,13 @@ class LoadedModel:
         max_tokens: int,
         temperature: float,
         repeat_window: int | None,
+        cpu_limit: float | None,
         cancelled: threading.Event,
         put: Any,
     ) -> None:
         import llama_cpp
 
+        started = time.thread_time()
         llama = self._llama
         assert llama is not None
         if cancelled.is_set():
@@ -250,15 +271,25 @@ class LoadedModel:
         )
         repeats = RepeatStop(repeat_window) if repeat_window is not None else None
         finish: str | None = None
+        written = ""
         for chunk in stream:
             choice = chunk["choices"][0]
             finish = choice.get("finish_reason") or finish
             text = choice["text"]
+            if cpu_limit is not None and len(written) < len(CALL_OPEN):
+                written += text
             if text and repeats is not None:
                 text = repeats.feed(text)
             if text:
                 put(Piece(text=text))
             if cancelled.is_set() or (repeats is not None and repeats.repeated):
+                break
+            if (
+                cpu_limit is not None
+                and time.thread_time() - started >= cpu_limit
+                and not _may_be_call(written)
+            ):
+                finish = "length"
                 break
         if cancelled.is_set():
             finish = "cancelled"
@@ -273,6 +304,7 @@ class LoadedModel:
                 finish_reason=finish or "stop",
                 prompt_tokens=len(tokens),
                 completion_tokens=max(produced[0] - len(tokens), 0),
+                cpu_seconds=time.thread_time() - started,
             )
         )
 

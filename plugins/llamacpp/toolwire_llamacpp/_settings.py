@@ -49,6 +49,13 @@ def _positive(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> Non
         raise ValueError(f"{attribute.name} = {value!r}: expected an integer of at least 1")
 
 
+def _seconds(instance: Any, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is not None and (
+        not isinstance(value, int | float) or isinstance(value, bool) or not value > 0
+    ):
+        raise ValueError(f"{attribute.name} = {value!r}: expected a number of seconds above 0")
+
+
 @attrs.frozen(kw_only=True)
 class LlamaCppSettings:
     """``[providers.llamacpp]``: the model file and how it runs.
@@ -92,6 +99,14 @@ class LlamaCppSettings:
     decoding of a small model that starts to loop (``= 103.18 dollars bill + 18% tip = 103.18
     …``) repeats the loop up to ``max_tokens``; the last ``repeat_window`` tokens of such a
     reply stream once the next ones show no loop.
+    ``turn_cpu_budget``: the seconds of CPU the model may spend on one question (the requests
+    of a run since the user's last message; None: no budget). Once the question has used two
+    thirds of it, no call is asked for any more: the next request is answered as after
+    refusals, from what the model knows, without the tools and within ``answer_max_tokens``,
+    and the run is told why (a ``ToolChoiceDegraded`` event); an answer still being written
+    when the whole budget is used stops there (finish reason ``length``). A call is never cut.
+    The CPU is that of the thread that runs the model (all of it with ``n_threads`` 1); the
+    default of 9 s keeps a question of the default model within 10 s of CPU.
     ``answer_prompt`` is the system prompt of a request that offers no tools when the
     conversation has none of its own (None: the model's template decides); the default asks
     for one short sentence in English, with two examples. ``chat_format`` ``auto`` uses the
@@ -121,6 +136,7 @@ class LlamaCppSettings:
     prompt_states: int = attrs.field(default=4, validator=_not_negative)
     answer_max_tokens: int | None = attrs.field(default=64, validator=_positive)
     repeat_window: int | None = attrs.field(default=16, validator=_positive)
+    turn_cpu_budget: float | None = attrs.field(default=9.0, validator=_seconds)
     chat_format: Literal["auto", "chatml"] = "auto"
     answer_prompt: str | None = ANSWER_PROMPT
 

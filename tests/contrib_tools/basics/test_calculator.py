@@ -78,7 +78,8 @@ def test_format_number(value: float, shown: str) -> None:
         ("1/0", ["division by zero", "'1/0'"]),
         ("5 % 0", ["division by zero"]),
         ("0 ** -1", ["division by zero"]),
-        ("x + 1", ["unknown name 'x'", "pi, e, tau", "sqrt"]),
+        ("x + 1", ["unknown name 'x'", "pi, e, tau", "functions are those of the tool's"]),
+        ("sqroot(16)", ["unknown function 'sqroot'", "did you mean 'sqrt'?"]),
         ("PI * 2", ["names are lowercase: 'pi'"]),
         ("SQRT(4)", ["unknown function 'SQRT'", "names are lowercase: 'sqrt'"]),
         ("sqrt", ["'sqrt' is a function", "sqrt(x)"]),
@@ -121,6 +122,19 @@ def test_refusals_name_the_problem(expression: str, fragments: list[str]) -> Non
         evaluate(expression)
     for fragment in fragments:
         assert fragment in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "expression",
+    ["2 +* 3 and so on, with many more words after the mistake", "x + 1", "sqroot(2)", "a.b(1)"],
+)
+def test_a_refusal_is_short_enough_to_read_again_at_each_retry(expression: str) -> None:
+    # A small model reads every refusal of a question again at each retry: the functions are
+    # listed once, in the tool's description, not in each refusal.
+    with pytest.raises(CalculationError) as info:
+        evaluate(expression)
+    assert len(str(info.value)) <= 240
+    assert "factorial" not in str(info.value)
 
 
 _leaves = st.integers(min_value=-50, max_value=50).map(lambda n: (f"({n})", Fraction(n)))

@@ -272,6 +272,17 @@ def test_long_values_are_shortened():
     assert len(problem) < 200
 
 
+def test_a_long_pattern_is_not_repeated_in_the_refusal():
+    # A refusal is read again at each retry; a long pattern is no help to read there.
+    pattern = r"[0-9]\S*\s+(?:[^\s0-9AaPp]|[AaPp][^\s.Mm])|[^\s0-9]\s+[0-9]|(?:[Nn]oon)\s+\S"
+    t = schema_tool({"time": {"type": "string", "pattern": pattern}}, required=["time"])
+    (problem,) = refusals(t, {"time": "2026-12-02"})
+    assert problem.startswith('time: got "2026-12-02"; expected a string matching its schema')
+    assert "see its description" in problem
+    assert pattern not in problem
+    assert len(problem) < 140
+
+
 def test_arguments_that_are_not_an_object():
     t = schema_tool({"n": {"type": "integer"}})
     (problem,) = refusals(t, ["n", 1])

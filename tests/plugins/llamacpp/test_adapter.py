@@ -100,6 +100,18 @@ def test_bad_value_is_refused(runtime: None, fake_model: Path) -> None:
         LlamaCppAdapter(config)
 
 
+@pytest.mark.parametrize("budget", [0, -1.5, "9", True])
+def test_a_cpu_budget_is_a_number_of_seconds_above_0(
+    runtime: None, fake_model: Path, budget: Any
+) -> None:
+    options = {"turn_cpu_budget": budget}
+    config = ProviderConfig(adapter="llamacpp", model=str(fake_model), options=options)
+    with pytest.raises(LlamaCppError, match=r"turn_cpu_budget = .*: expected a number of seconds"):
+        LlamaCppAdapter(config)
+    assert LlamaCppSettings(turn_cpu_budget=2).turn_cpu_budget == 2
+    assert LlamaCppSettings(turn_cpu_budget=None).turn_cpu_budget is None
+
+
 def test_missing_model_file_names_the_setting(tmp_path: Path) -> None:
     settings = LlamaCppSettings(model_path=str(tmp_path / "none.gguf"))
     with pytest.raises(LlamaCppError, match="model_path of the llamacpp adapter"):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import toolwire_basics._plugin as basics
-from toolwire import Host
+from toolwire import Host, ToolResult
 from toolwire.adapters import ModelRequest
 from toolwire.config import ProviderConfig, config_from_dict
 from toolwire.events import (
@@ -27,9 +27,11 @@ from toolwire.events import (
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
+    ToolChoiceDegraded,
     ToolCompleted,
 )
 from toolwire.messages import AssistantMessage, SystemMessage, ToolResultMessage, UserMessage
+from toolwire_basics import calculator as basics_calculator
 from toolwire_llamacpp import LlamaCppAdapter, LlamaCppError, LlamaCppSettings
 
 MAX_ROUNDS = 6
@@ -240,3 +242,62 @@ async def test_a_system_prompt_evaluated_before_is_restored_with_the_same_replie
             await adapter.aclose()
     assert replies[4] == replies[0]
     assert all(replies[0])
+
+
+CALCULATOR = basics_calculator.function_spec()
+
+
+async def test_an_answer_stops_once_the_questions_cpu_budget_is_spent(model_file: Path) -> None:
+    essay = "Write a long essay about the history of bicycles, with many details."
+    free = _settled(LlamaCppSettings(max_tokens=120, answer_max_tokens=None, turn_cpu_budget=None))
+    bounded = _settled(
+        LlamaCppSettings(max_tokens=120, answer_max_tokens=None, turn_cpu_budget=0.01)
+    )
+    try:
+        whole = await free.complete(_plain(essay, stream=False), lambda event: None)
+        cut = await bounded.complete(_plain(essay, stream=False), lambda event: None)
+    finally:
+        await free.aclose()
+        await bounded.aclose()
+    assert whole.usage is not None
+    assert whole.usage.output_tokens is not None
+    assert whole.usage.output_tokens > 40
+    # Evaluating the prompt alone takes more than the budget: the answer stops at its first
+    # token, and says it was cut.
+    assert cut.finish_reason == "length"
+    assert cut.usage is not None
+    assert cut.usage.output_tokens is not None
+    assert cut.usage.output_tokens <= 2
+    assert whole.text.startswith(cut.text)
+
+
+async def test_a_question_past_its_budget_is_answered_without_tools(model_file: Path) -> None:
+    adapter = _settled(LlamaCppSettings(max_tokens=120, turn_cpu_budget=0.01))
+    user = UserMessage("What is 2 + 2?")
+    first = ModelRequest(run_id="r", round=1, messages=(user,), functions=(CALCULATOR,))
+    events: list[Event] = []
+    try:
+        # Nothing spent yet: the call is asked for, and a call is never cut short.
+        called = await adapter.complete(first, events.append)
+        (call,) = called.tool_calls
+        assert call.name == "calculator"
+        assert call.is_valid
+        refused = ToolResultMessage(
+            call_id=call.id, name="calculator", result=ToolResult.error("Cannot evaluate")
+        )
+        again = ModelRequest(
+            run_id="r", round=2, messages=(user, called, refused), functions=(CALCULATOR,)
+        )
+        answered = await adapter.complete(again, events.append)
+        # The same question in another run starts with nothing spent.
+        other = await adapter.complete(
+            ModelRequest(run_id="s", round=1, messages=(user,), functions=(CALCULATOR,)),
+            lambda event: None,
+        )
+    finally:
+        await adapter.aclose()
+    assert answered.tool_calls == ()
+    (degraded,) = [e for e in events if isinstance(e, ToolChoiceDegraded)]
+    assert (degraded.round, degraded.requested, degraded.sent) == (2, "auto", "none")
+    assert "turn_cpu_budget (0.01 s)" in degraded.detail
+    assert other.tool_calls
