@@ -56,3 +56,33 @@ def test_a_run_goes_with_the_collector_settled_and_puts_it_back(
     assert seen[0][1] > 0
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+def test_a_run_with_tools_starts_the_tool_thread_before_the_first_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+
+    from toolwire.testing._scripted import ScriptedModel
+
+    threads_at_first_request: list[int] = []
+    complete = ScriptedModel.complete
+
+    async def noting(self: ScriptedModel, request: object, emit: object) -> object:
+        if not threads_at_first_request:
+            pool = asyncio.get_running_loop()._default_executor  # type: ignore[attr-defined]
+            threads_at_first_request.append(len(pool._threads) if pool is not None else 0)
+        return await complete(self, request, emit)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ScriptedModel, "complete", noting)
+    config = tmp_path / "toolwire.toml"
+    config.write_text(
+        '[plugins]\nenable = ["basics"]\n[tools.basics]\noffer = "always"\n'
+        '[provider]\nadapter = "scripted"\n'
+        f'[ledger]\npath = "{tmp_path / "ledger.sqlite3"}"\n',
+        encoding="utf-8",
+    )
+    assert main(["--config", str(config), "run", "--json", "6 * 7?"]) == 0
+    run = json.loads(capsys.readouterr().out)
+    assert "calculator" in [call["tool"] for call in run["tool_calls"]]
+    assert threads_at_first_request == [1]

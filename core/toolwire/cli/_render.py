@@ -57,6 +57,7 @@ from ..events import (
     ToolStarted,
     UnknownTool,
 )
+from ..host._ready import ready_for_runs
 from ..loop._codec import REDACTED, redact_arguments
 from ..loop._run import Approve, Decision, DeferredRequest, Deny, Run
 from ..loop._state import Approver
@@ -1263,6 +1264,7 @@ def run_cli(
 
     async def main() -> Run | None:
         try:
+            await ready_for_runs(host)  # at start-up, not in the first rounds
             if json_output:
                 return await loop.run(prompt, approval=approval, **(options or {}))
             stream = loop.stream(prompt, approval=approval, **(options or {}))
@@ -1275,10 +1277,6 @@ def run_cli(
         finally:
             await host.aclose()
 
-    if host.tools:
-        from ..tools._validation import load_compiler
-
-        load_compiler()  # at start-up, not in the round of the first call
     try:
         with collector_for_runs() as settle:
             settle()
