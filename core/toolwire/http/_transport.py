@@ -572,7 +572,7 @@ async def _checked_events(
         async for event in events:
             data = event.data
             redacted = redact_text(data, key)
-            if escapes_may_hide(redacted, key):
+            if key and escapes_may_hide(redacted, key):
                 redacted = _redacted_json_text(redacted, key)
             yield event if redacted is data else attrs.evolve(event, data=redacted)
     except SSELimitExceeded as exc:
