@@ -1262,9 +1262,10 @@ def run_cli(
             server_of=lambda tool: tool_server(host, tool),
         )
 
-    async def main() -> Run | None:
+    async def main(settle: Callable[[], None]) -> Run | None:
         try:
             await ready_for_runs(host)  # at start-up, not in the first rounds
+            settle()
             if json_output:
                 return await loop.run(prompt, approval=approval, **(options or {}))
             stream = loop.stream(prompt, approval=approval, **(options or {}))
@@ -1279,8 +1280,7 @@ def run_cli(
 
     try:
         with collector_for_runs() as settle:
-            settle()
-            run = asyncio.run(main())
+            run = asyncio.run(main(settle))
     except (ValueError, TypeError) as exc:
         stderr.write(f"toolwire: {exc}\n")
         return 2
