@@ -94,8 +94,7 @@ async def test_the_schema_compiler_is_loaded_before_the_first_run_when_tools_are
 async def test_the_ledger_is_asked_once_for_every_job_and_only_held_runs_are_loaded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolwire.loop import Run, ToolCallingLoop
-    from toolwire.loop._ledger import Ledger
+    from toolwire.loop import Ledger, Run, ToolCallingLoop
 
     config = config_from_dict(
         {

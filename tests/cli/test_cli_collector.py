@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from toolwire.cli import _collector, main
-from toolwire.testing._scripted import ScriptedModel
+from toolwire.testing import ScriptedModel
 
 
 def test_settling_freezes_start_up_and_raises_the_young_threshold_until_the_block_ends() -> None:
