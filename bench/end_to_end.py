@@ -20,8 +20,8 @@ system text and prompt), appends each answer and its results as the API wants th
 the whole body with ``json.dumps`` every round (aiohttp's own default), decodes answers with
 ``json.loads`` (streamed ones event by event, assembling the calls), answers each call with
 what the ``calculator`` tool answers (the tool's own evaluator: the tool's work is not the
-client's), and in a terminal prints one line per call and the answer. For ``batch`` it runs 100 conversations with
-the same concurrency.
+client's), and in a terminal prints one line per call and the answer. For ``batch`` it runs
+100 conversations with the same concurrency.
 
 A round is measured as the server sees it: the bench tells the server the process id of the
 client it starts, and the server notes the wall clock and the client's CPU time (every
