@@ -18,8 +18,9 @@ async def ready_for_runs(host: Host) -> None:
     milliseconds in the round of the first call). A provider that cannot be made is left for the
     run to report.
 
-    Validators are not compiled here: a tool's is compiled at its first call, as a host with
-    many tools would otherwise pay for every one of them at each start.
+    The tools' validators are not compiled here: a tool's is compiled at its first call, as a
+    host with many tools would otherwise pay for every one of them at each start (what only a
+    process's first compilation costs is paid by ``load_compiler``).
     """
     from ..tools._validation import load_compiler
     from ._host import HostError
