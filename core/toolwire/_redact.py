@@ -28,6 +28,7 @@ __all__ = [
     "REDACTED",
     "Inside",
     "redact_arguments",
+    "escapes_may_hide",
     "redact_body",
     "redact_json",
     "redact_raw",
@@ -80,6 +81,30 @@ def redact_json(value: Any, secret: str | None) -> Any:
     if escaped not in encoded:
         return value
     return json.loads(encoded.replace(escaped, REDACTED))
+
+
+# What a JSON string may escape other than as ``\u`` and four digits: a secret holding none of
+# these can only be hidden from a plain search of the text by ``\u`` escapes.
+_SHORT_ESCAPED: Final = frozenset('"\\/\b\f\n\r\t')
+
+
+def escapes_may_hide(text: str | bytes, secret: str | None) -> bool:
+    """Whether JSON ``text`` may spell ``secret`` with escapes (``\\u0073k-…``, or ``\\/``
+    for a ``/`` of the secret), where :func:`redact_text` or :func:`redact_raw` would not find
+    it: only then need the parsed value go through :func:`redact_json`. Cheap: two searches of
+    the text."""
+    needle = _secret(secret)
+    if needle is None:
+        return False
+    if isinstance(text, bytes):
+        if b"\\" not in text:
+            return False
+        escaped_code = b"\\u" in text
+    else:
+        if "\\" not in text:
+            return False
+        escaped_code = "\\u" in text
+    return escaped_code or not _SHORT_ESCAPED.isdisjoint(needle)
 
 
 def redact_raw(raw: bytes, secret: str | None) -> bytes:

@@ -11,7 +11,13 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from toolwire._redact import REDACTED, redact_json, redact_raw, redact_text
+from toolwire._redact import (
+    REDACTED,
+    escapes_may_hide,
+    redact_json,
+    redact_raw,
+    redact_text,
+)
 from toolwire.adapters import ANTHROPIC_KEY_HEADER, ProviderError
 from toolwire.config import ProviderConfig
 from toolwire.events import Event
@@ -151,6 +157,65 @@ async def test_a_key_echoed_in_a_stream_event_is_redacted(spelling: str) -> None
     assert [event.event for event in events] == ["message", "error"]
     assert KEY not in events[1].data
     assert json.loads(events[1].data) == {"error": {"message": f"bad key {REDACTED}"}}
+
+
+SLASHED_KEY = "sk-hostile/0123456789+secret"  # base64 keys hold "/", which JSON may escape
+
+
+async def test_a_key_with_a_slash_echoed_escaped_in_a_stream_event_is_redacted() -> None:
+    spelled = SLASHED_KEY.replace("/", "\\/")
+
+    async def stream(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(f'data: {{"error": "bad key {spelled}"}}\n\n'.encode())
+        await response.write_eof()
+        return response
+
+    async with Site({"/v1/chat": stream}) as provider:
+        transport = Transport(ProviderConfig(max_retries=0), environ={"MY_KEY": SLASHED_KEY})
+        async with transport:
+            events = await _events(transport, f"{provider.base}/v1/chat")
+    assert json.loads(events[0].data) == {"error": f"bad key {REDACTED}"}
+
+
+async def test_a_json_answer_is_encoded_again_only_when_escapes_may_hide_the_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import toolwire.http._transport as transport_module
+
+    encoded: list[Any] = []
+
+    def counting(value: Any, secret: str | None) -> Any:
+        encoded.append(value)
+        return redact_json(value, secret)
+
+    monkeypatch.setattr(transport_module, "redact_json", counting)
+    bodies = iter(
+        [
+            f'{{"text": "a line\\nand the key {KEY}"}}',  # escapes, but none that spell a key
+            f'{{"text": "the key {ESCAPED_KEY}"}}',
+        ]
+    )
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        return web.Response(text=next(bodies), content_type="application/json")
+
+    async with Site({"/v1/messages": answer}) as provider, client() as transport:
+        request = ProviderRequest(f"{provider.base}/v1/messages", {}, api="t", key_env="MY_KEY")
+        first = await transport.post_json(request)
+        second = await transport.post_json(request)
+    assert first == {"text": f"a line\nand the key {REDACTED}"}
+    assert second == {"text": f"the key {REDACTED}"}
+    assert encoded == [{"text": f"the key {KEY}"}]
+
+
+def test_escapes_may_hide_a_key_only_where_json_could_spell_it_so() -> None:
+    assert not escapes_may_hide(b'{"a": "b\\n"}', KEY)  # no escape spells "sk-hostile..."
+    assert escapes_may_hide(b'{"a": "\\u0073k"}', KEY)
+    assert escapes_may_hide('{"a": "b\\n"}', SLASHED_KEY)  # its "/" may be written "\\/"
+    assert not escapes_may_hide('{"a": "b"}', SLASHED_KEY)
+    assert not escapes_may_hide('{"a": "\\u0073"}', None)
 
 
 def test_redaction_helpers_leave_text_without_the_key_alone() -> None:

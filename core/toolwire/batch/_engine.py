@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ..host._ready import ready_for_runs
 from ..loop._codec import usage_from_json, usage_to_json
 from ..usage import Usage
 from ._executor import LOCAL_EXECUTOR, BatchExecutorError, BatchPlan, create_executor
@@ -156,7 +156,7 @@ async def run_batch(
         for item in bad:
             on_bad_line(item)
     if jobs and executor == LOCAL_EXECUTOR:
-        await _ready(host)
+        await ready_for_runs(host)
     progress = BatchProgress(total=len(jobs), skipped=skipped, bad=len(bad))
     if on_start is not None:
         on_start(progress)
@@ -210,20 +210,6 @@ async def run_batch(
         usage=progress.usage,
         cost=None if progress.unpriced else progress.cost,
     )
-
-
-async def _ready(host: Host) -> None:
-    """Make the host's adapter, which the in-process runs share, and load the schema compiler
-    before the first run starts: their imports and the transport take a few hundred
-    milliseconds, which would otherwise hold up every run of the first wave (and count in the
-    batch's rate). A provider that cannot be made is left for each run to report."""
-    from ..host._host import HostError
-    from ..tools._validation import load_compiler
-
-    with contextlib.suppress(HostError):
-        await host.get_adapter()
-    if host.tools:
-        load_compiler()
 
 
 def _prepare(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
-from ._job import JobSettings, run_job
+from ._job import JobSettings, run_job, stored_runs
 
 if TYPE_CHECKING:
     from ..host._host import Host
@@ -72,13 +72,18 @@ class LocalExecutor(BatchExecutor):
     name: ClassVar[str] = LOCAL_EXECUTOR
 
     async def results(self, jobs: Iterable[BatchJob]) -> AsyncIterator[dict[str, Any]]:
+        jobs = list(jobs)
+        held = stored_runs(self.host, jobs)
         pending = iter(jobs)
         running: set[asyncio.Task[dict[str, Any]]] = set()
 
         def start_next() -> None:
             job = next(pending, None)
             if job is not None:
-                running.add(asyncio.ensure_future(run_job(self.host, job, self.plan.job)))
+                stored = held is None or job.run_id in held
+                running.add(
+                    asyncio.ensure_future(run_job(self.host, job, self.plan.job, stored=stored))
+                )
 
         for _ in range(self.plan.concurrency):
             start_next()

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Container, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 
-from ..loop import Approve, Decision, DeferredRequest, Deny, Run, RunLoop, UnknownRun
+from ..loop import (
+    Approve,
+    Decision,
+    DeferredRequest,
+    Deny,
+    Run,
+    RunLoop,
+    ToolCallingLoop,
+    UnknownRun,
+)
 
 if TYPE_CHECKING:
     from ..host._host import Host
@@ -53,7 +63,22 @@ def _deny(request: DeferredRequest) -> Decision:
     return Deny("denied: the batch runs with --deny-all")
 
 
-async def run_job(host: Host, job: BatchJob, settings: JobSettings) -> dict[str, Any]:
+def stored_runs(host: Host, jobs: Sequence[BatchJob]) -> Container[str] | None:
+    """The run ids of ``jobs`` the host's ledger holds, asked in one query before the first
+    job starts (a job whose run is not among them starts without reading the ledger); None
+    when a plugin's loop runs the jobs, whose :meth:`~toolwire.loop.RunLoop.load` each job
+    asks."""
+    loop = host.new_loop()
+    if not isinstance(loop, ToolCallingLoop) or type(loop).load is not ToolCallingLoop.load:
+        return None
+    if loop.ledger is None:
+        return frozenset()
+    return loop.ledger.stored_runs([job.run_id for job in jobs])
+
+
+async def run_job(
+    host: Host, job: BatchJob, settings: JobSettings, *, stored: bool = True
+) -> dict[str, Any]:
     """Run ``job`` on ``host`` and return its output record; never raises for the job's sake.
 
     When the ledger holds the job's run (the batch was killed or stopped while it ran), that
@@ -61,21 +86,22 @@ async def run_job(host: Host, job: BatchJob, settings: JobSettings) -> dict[str,
     and a call of a non-idempotent tool that started and never settled is deferred for a
     decision. A run the ledger shows finished otherwise is returned as it is. Any error
     becomes a record with ``stop_reason = "error"``; a run past its deadline (plus a grace
-    period) is cancelled.
+    period) is cancelled. ``stored=False`` says the ledger was found not to hold the run
+    (:func:`stored_runs`): it is not read again.
     """
     started = time.monotonic()
     loop = host.new_loop()
     approval = {"approve": _approve, "deny": _deny}.get(settings.approvals)
     resumed = False
     try:
-        stored = _stored_run(loop, job.run_id)
+        found = _stored_run(loop, job.run_id) if stored else None
         deadline = settings.run_deadline_seconds
-        if stored is not None and stored.stop_reason not in _RESUMABLE:
-            run = stored
+        if found is not None and found.stop_reason not in _RESUMABLE:
+            run = found
             resumed = True
-        elif stored is not None:
+        elif found is not None:
             resumed = True
-            run = await _within(loop.resume(stored, approval=approval), deadline)
+            run = await _within(loop.resume(found, approval=approval), deadline)
         else:
             run = await _within(
                 loop.run(job.prompt, run_id=job.run_id, approval=approval, **job.options),

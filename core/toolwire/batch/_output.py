@@ -9,6 +9,7 @@ from typing import Any, TextIO
 
 import attrs
 
+from .._json.fast import json_text
 from ..utf8 import utf8_json
 
 _RECORD_START = b'{"id":'
@@ -105,7 +106,8 @@ class OutputWriter:
         """Append one record and flush it to the file."""
         if self._handle is None:
             raise BatchOutputError(f"the output file {str(self.path)!r} is closed")
-        line = utf8_json(json.dumps(record, ensure_ascii=False, default=str, separators=(",", ":")))
+        # orjson: a record line costs a few microseconds rather than a tenth of a millisecond.
+        line = utf8_json(json_text(record))
         self._handle.write(line + "\n")
         self._handle.flush()
 

@@ -57,6 +57,7 @@ from ..events import (
     ToolStarted,
     UnknownTool,
 )
+from ..host._ready import ready_for_runs
 from ..loop._codec import REDACTED, redact_arguments
 from ..loop._run import Approve, Decision, DeferredRequest, Deny, Run
 from ..loop._state import Approver
@@ -1261,8 +1262,10 @@ def run_cli(
             server_of=lambda tool: tool_server(host, tool),
         )
 
-    async def main() -> Run | None:
+    async def main(settle: Callable[[], None]) -> Run | None:
         try:
+            await ready_for_runs(host)  # at start-up, not in the first rounds
+            settle()
             if json_output:
                 return await loop.run(prompt, approval=approval, **(options or {}))
             stream = loop.stream(prompt, approval=approval, **(options or {}))
@@ -1275,14 +1278,9 @@ def run_cli(
         finally:
             await host.aclose()
 
-    if host.tools:
-        from ..tools._validation import load_compiler
-
-        load_compiler()  # at start-up, not in the round of the first call
     try:
         with collector_for_runs() as settle:
-            settle()
-            run = asyncio.run(main())
+            run = asyncio.run(main(settle))
     except (ValueError, TypeError) as exc:
         stderr.write(f"toolwire: {exc}\n")
         return 2

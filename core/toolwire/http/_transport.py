@@ -23,7 +23,7 @@ import aiohttp
 import attrs
 
 from .._json.fast import json_bytes
-from .._redact import redact_json, redact_raw, redact_text
+from .._redact import escapes_may_hide, redact_json, redact_raw, redact_text
 from ..config import ProviderConfig
 from ..events import Event, ProviderRetry, RequestBody
 from ._errors import ProviderError
@@ -509,10 +509,12 @@ def _final_error(
 
 
 def _parse_json(raw: bytes, sending: _Sending) -> Any:
-    """The JSON answer ``raw``, with the key redacted from its strings."""
-    api, url = sending.request.api, sending.request.url
+    """The JSON answer ``raw`` (its bytes already redacted), with the key redacted from its
+    strings where escapes may spell it: the parsed value is encoded again only then."""
+    api, url, key = sending.request.api, sending.request.url, sending.key
     try:
-        return redact_json(json.loads(raw), sending.key)
+        value = json.loads(raw)
+        return redact_json(value, key) if escapes_may_hide(raw, key) else value
     except RecursionError:
         raise _Failure(
             ProviderError(
@@ -570,7 +572,7 @@ async def _checked_events(
         async for event in events:
             data = event.data
             redacted = redact_text(data, key)
-            if "\\u" in redacted and key:
+            if key and escapes_may_hide(redacted, key):
                 redacted = _redacted_json_text(redacted, key)
             yield event if redacted is data else attrs.evolve(event, data=redacted)
     except SSELimitExceeded as exc:

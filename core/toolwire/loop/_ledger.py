@@ -7,7 +7,7 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
@@ -421,6 +421,12 @@ class Ledger:
             self._journal.forget(run.id)
             self._versions.pop(run.id, None)
             self._forget_started(run.id)
+
+    def stored_runs(self, run_ids: Sequence[str]) -> set[str]:
+        """Those of ``run_ids`` the ledger holds a run of, in one query (a batch asks this once
+        for all its jobs rather than loading each)."""
+        with self._lock:
+            return self.store.stored_runs(run_ids)
 
     def load_run(self, run_id: str) -> dict[str, Any] | None:
         """The run as last stored (``Run.to_json(events=False)``), or None when unknown."""

@@ -248,6 +248,15 @@ class PostgresStore:
 
         return self._use(work)
 
+    def stored_runs(self, run_ids: Sequence[str]) -> set[str]:
+        def work(db: psycopg.Connection[Any]) -> set[str]:
+            rows = db.execute(
+                "SELECT run_id FROM toolwire_runs WHERE run_id = ANY(%s)", (list(run_ids),)
+            ).fetchall()
+            return {row[0] for row in rows}
+
+        return self._use(work)
+
     def load_run(self, run_id: str) -> tuple[dict[str, Any], int] | None:
         def work(db: psycopg.Connection[Any]) -> tuple[dict[str, Any], int] | None:
             with db.transaction():  # one snapshot for the head and its rows

@@ -228,6 +228,16 @@ class SQLiteStore:
         )
         return [call_row(*found) for found in rows]
 
+    def stored_runs(self, run_ids: Sequence[str]) -> set[str]:
+        db = self._connect()
+        found: set[str] = set()
+        for start in range(0, len(run_ids), _IDS_PER_QUERY):
+            chunk = run_ids[start : start + _IDS_PER_QUERY]
+            marks = ",".join("?" * len(chunk))
+            rows = db.execute(f"SELECT run_id FROM runs WHERE run_id IN ({marks})", chunk)
+            found.update(row[0] for row in rows)
+        return found
+
     def load_run(self, run_id: str) -> tuple[dict[str, Any], int] | None:
         db = self._connect()
         with _Transaction(db):  # one read snapshot for the head and its rows
@@ -241,6 +251,10 @@ class SQLiteStore:
                 "SELECT kind, seq, item FROM run_items WHERE run_id = ?", (run_id,)
             ).fetchall()
         return assemble(run_id, head[0], (head[1], head[2], head[3]), rows), head[4]
+
+
+_IDS_PER_QUERY = 500
+"""Run ids asked for in one statement (SQLite allows 999 parameters before 3.32)."""
 
 
 def _script(db: sqlite3.Connection, sql: str) -> None:

@@ -164,6 +164,10 @@ class LedgerStore(Protocol):
         with each write), or None."""
         ...
 
+    def stored_runs(self, run_ids: Sequence[str]) -> set[str]:
+        """Those of ``run_ids`` that have a run written (one query, for a batch's jobs)."""
+        ...
+
     def close(self) -> None:
         """Release the connection (the next use opens it again)."""
         ...

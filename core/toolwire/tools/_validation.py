@@ -8,7 +8,6 @@ what would be valid, and whether the argument may be left out.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import threading
@@ -100,15 +99,29 @@ def _for_fastjsonschema(node: Any) -> Any:
     return out
 
 
+_WARM_SCHEMA: JSONSchema = {
+    "type": "object",
+    "properties": {"a": {"type": "string", "pattern": "^a", "maxLength": 9}},
+    "required": ["a"],
+    "additionalProperties": False,
+}
+"""A small schema compiled by :func:`load_compiler`: it takes the compiler through what a
+process pays once (its codecs, its own expressions, RE2's first pattern)."""
+
+
 def load_compiler() -> None:
-    """Import the schema compiler and RE2 now rather than at the first call of a tool (tens of
-    milliseconds between them): for a command about to run conversations with tools, so that
-    its first round costs what the others do. Without google-re2 nothing happens here; the first
+    """Import the schema compiler and RE2, and compile one small schema, now rather than at the
+    first call of a tool (tens of milliseconds, of which the first compilation of a process pays
+    a few over any later one): for a command about to run conversations with tools, so that its
+    first round costs what the others do. Without google-re2 nothing is compiled here; the first
     call reports it."""
     import fastjsonschema  # noqa: F401
 
-    with contextlib.suppress(ImportError):
+    try:
         import re2  # noqa: F401
+    except ImportError:
+        return
+    compiled_validator(_WARM_SCHEMA)
 
 
 def compiled_validator(schema: JSONSchema, *, all_errors: bool = False) -> Validate:

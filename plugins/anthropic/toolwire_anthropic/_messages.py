@@ -634,10 +634,11 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
     api: ClassVar[str] = API
     key_header = ANTHROPIC_KEY_HEADER
 
-    @property
+    @functools.cached_property
     def capabilities(self) -> AdapterCapabilities:
         """Native tools (unless configured off), every tool choice, streaming; no strict binding;
-        the parallel flag (``disable_parallel_tool_use``) unless configured off."""
+        the parallel flag (``disable_parallel_tool_use``) unless configured off. Made once: the
+        config does not change."""
         return AdapterCapabilities(
             native_tools=self.config.native_tools is not False,
             tool_choice=frozenset({"auto", "none", "required", "named"}),

@@ -67,12 +67,13 @@ class GeminiAdapter(HTTPProviderAdapter):
             return cls
         return type(cls.__name__, (cls,), {"settings": settings, "__module__": cls.__module__})
 
-    @property
+    @functools.cached_property
     def capabilities(self) -> AdapterCapabilities:
         """Native tools (unless configured off), every tool choice, streaming; no parallel
         flag (Gemini has none), names of at most 64 characters; structured output
         (``responseSchema``) unless ``[provider] native_output = false`` (for models before
-        Gemini 3, which refuse it beside function declarations)."""
+        Gemini 3, which refuse it beside function declarations). Made once: the config does not
+        change."""
         return AdapterCapabilities(
             native_tools=self.config.native_tools is not False,
             tool_choice=frozenset({"auto", "none", "required", "named"}),

@@ -525,9 +525,10 @@ class OpenAIAdapter(HTTPProviderAdapter):
         """What the configured host accepts (the config does not change)."""
         return host_profile(self.config, self.server)
 
-    @property
+    @functools.cached_property
     def capabilities(self) -> AdapterCapabilities:
-        """Native tools (unless configured off), every tool choice, streaming, the host flags."""
+        """Native tools (unless configured off), every tool choice, streaming, the host flags.
+        Made once: the config does not change."""
         profile = self.profile
         return AdapterCapabilities(
             native_tools=profile.native_tools,

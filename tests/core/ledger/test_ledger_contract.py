@@ -241,6 +241,16 @@ def test_a_run_record_reads_back_as_the_runs_json(open_ledger: OpenLedger) -> No
     assert open_ledger().load_run("run_1") == shorter.to_json(events=False)
 
 
+def test_the_runs_stored_among_many_ids_are_found_in_one_query(open_ledger: OpenLedger) -> None:
+    ledger = open_ledger()
+    asked = [f"run_{i}" for i in range(1200)]  # more than one statement's worth on SQLite
+    assert ledger.stored_runs(asked) == set()
+    for run_id in ("run_3", "run_777", "run_1199", "elsewhere"):
+        ledger.save_run(Run(id=run_id, messages=(UserMessage("hi"),), stop_reason="answered"))
+    assert open_ledger().stored_runs(asked) == {"run_3", "run_777", "run_1199"}
+    assert open_ledger().stored_runs([]) == set()
+
+
 def test_the_schema_is_created_on_first_use_with_its_version(
     open_ledger: OpenLedger, backend: str, ledger_config: LedgerConfig
 ) -> None:

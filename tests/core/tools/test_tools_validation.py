@@ -335,3 +335,20 @@ def test_one_refusal_per_value_even_when_several_keywords_fail():
 def test_null_is_dropped_even_where_the_schema_accepts_it(schema: dict[str, Any]):
     t = schema_tool({"v": schema, "nested": {"type": "object", "properties": {"w": schema}}})
     assert t.validate({"v": None, "nested": {"w": None}}) == {"nested": {}}
+
+
+def test_loading_the_compiler_compiles_a_small_schema_through_re2(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A command about to run conversations pays the compiler's first compilation at start-up.
+    from toolwire.tools import _validation
+
+    monkeypatch.setattr(_validation, "_compiled", {})
+    _validation.load_compiler()
+    assert [key for key, _ in _validation._compiled] == [
+        _validation.canonical_text(_validation._WARM_SCHEMA)
+    ]
+    validate = compiled_validator(_validation._WARM_SCHEMA)
+    validate({"a": "ab"})
+    with pytest.raises(ValueError, match="must match pattern"):
+        validate({"a": "ba"})
