@@ -34,6 +34,10 @@ figure), its ``settled`` row (upserted with the next commit), its share of the t
 record and the JSON of both rows. None of that can move ahead of the tool without weakening
 the ledger.
 
+A grown ledger: the defaults are measured again in the same process after ten times as many
+runs again (ten rounds of two calls each, the collector on), in the same ledger file: a
+process's and a ledger's history must not make a call cost more (users' ledgers grow too).
+
 The offer: with 10, 100 and 1000 offered tools (one of them called), the per-round cost of a
 run through the real ``openai-chat`` adapter (rendering and parsing included; its HTTP post is
 replaced by an in-process answer, so the transport is not timed; the called tool is idempotent,
@@ -255,6 +259,18 @@ def _report(name: str, figures: dict[str, float]) -> None:
 
 
 DEFAULT = "toolwire (defaults: ledger on)"
+GROWN = "toolwire (defaults, grown ledger)"
+GROWN_RUNS_PER_REPEAT = 10
+
+
+async def _grow(path: str, runs: int) -> int:
+    """Grow the ledger file at ``path`` by ``runs`` runs of ten rounds of two calls, with the
+    collector on, in this process (what a long-lived process does to its ledger and its heap);
+    the ledger's size after (the file and its WAL)."""
+    once = _toolwire_runner(2, ROUNDS, ledger=path, idempotent=False)
+    for _ in range(runs):
+        await once()
+    return sum(f.stat().st_size for f in Path(path).parent.iterdir() if f.is_file())
 
 
 async def main(repeat: int) -> int:
@@ -267,6 +283,11 @@ async def main(repeat: int) -> int:
         )
         results["toolwire (ledger on, idempotent tool)"] = await _measure(
             lambda calls, rounds: _toolwire_runner(calls, rounds, ledger=path, idempotent=True),
+            repeat,
+        )
+        grown_bytes = await _grow(path, GROWN_RUNS_PER_REPEAT * repeat)
+        results[GROWN] = await _measure(
+            lambda calls, rounds: _toolwire_runner(calls, rounds, ledger=path, idempotent=False),
             repeat,
         )
         gc.collect()  # the runs' hosts close their ledger connections
@@ -292,6 +313,14 @@ async def main(repeat: int) -> int:
         f"\nper tool call, defaults: {ours['per_call'] * 1e6:.1f} µs "
         f"(target ≤ {TARGET_PER_CALL_US:.0f} µs: {'met' if ok else 'MISSED'}); "
         f"ledger off: {results['toolwire (ledger off)']['per_call'] * 1e6:.1f} µs"
+    )
+    grown = results[GROWN]
+    print(
+        f"grown ledger ({grown_bytes / 1e6:.0f} MB, the same process after "
+        f"{GROWN_RUNS_PER_REPEAT * repeat} more runs): per call {grown['per_call'] * 1e6:.1f} µs, "
+        f"per round {grown['per_round'] * 1e6:.1f} µs "
+        f"({grown['per_call'] / ours['per_call']:.2f}× and "
+        f"{grown['per_round'] / ours['per_round']:.2f}× the defaults above)"
     )
     print(
         f"floor of a call with side effects, ledger on: one bare SQLite WAL commit of its "

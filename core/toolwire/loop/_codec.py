@@ -13,7 +13,6 @@ import attrs
 from .._redact import REDACTED as REDACTED
 from .._redact import redact_arguments as redact_arguments
 from .._trust import TrustLevel, declared_level
-from ..adapters._rendered import RenderedMessages
 from ..events import Event
 from ..messages import (
     AssistantMessage,
@@ -133,17 +132,34 @@ def result_to_json(result: ToolResult) -> dict[str, Any]:
     }
 
 
-_STORED_RESULTS: RenderedMessages[dict[str, Any]] = RenderedMessages(
-    lambda result, _: result_to_json(result), limit=256
-)
+class ResultForms:
+    """The JSON form of each result the ledger's writes store, worked out once for all the rows
+    that show it: its ``settled`` row (written when its turn closes) and the run record's tool
+    call and tool message (written with the next turn's first row, or when the run ends).
 
+    One per write, each knowing the forms of the write before it (``last``), so a form lives
+    from one write to the next and no longer: a long run or process keeps none, and the
+    collector has none to trace. The forms are shared by the rows, which only encode them:
+    they must not be changed.
+    """
 
-def stored_result_json(result: ToolResult) -> dict[str, Any]:
-    """:func:`result_to_json` of ``result``, worked out once for every row the ledger stores of
-    it (its ``settled`` row, and the run record's tool call and tool message), kept for the
-    256 results worked out last while they live. The rows only encode it: it is shared and
-    must not be changed."""
-    return _STORED_RESULTS.get(result)
+    __slots__ = ("_forms", "_last")
+
+    def __init__(self, last: ResultForms | None = None) -> None:
+        self._forms: dict[int, tuple[ToolResult, dict[str, Any]]] = {}
+        self._last = last._forms if last is not None else None
+
+    def __call__(self, result: ToolResult) -> dict[str, Any]:
+        """:func:`result_to_json` of ``result`` (the same object for every row that shows it)."""
+        key = id(result)
+        found = self._forms.get(key)
+        if found is None:  # each result is kept with its form, so its id is not reused
+            last = self._last
+            found = last.get(key) if last is not None else None
+            if found is None:
+                found = (result, result_to_json(result))
+            self._forms[key] = found
+        return found[1]
 
 
 def _follow_up_to_json(part: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import types
+import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -353,13 +354,27 @@ def tool_context(
 
 def emitter(view: LoopView, state: RunState) -> Callable[[Event], None]:
     """Record an event in this run from the run's thread, or from a tool's worker thread (a
-    plain function runs in one): there it is handed to the run's event loop."""
+    plain function runs in one): there it is handed to the run's event loop.
+
+    The run's services hold this function, and the run holds its services: the function
+    refers to the run weakly, so a finished run is freed as soon as nobody uses it, not left
+    for the garbage collector. An event emitted after the run is gone (a tool's task that
+    outlived it) still reaches the host's observers.
+    """
+    run = weakref.ref(state)
+
+    def deliver(event: Event) -> None:
+        found = run()
+        if found is not None:
+            view.emit(found, event)
+        else:
+            view.host.emit(event)
 
     def emit(event: Event) -> None:
         if threading.get_ident() == view.thread:
-            view.emit(state, event)
+            deliver(event)
         elif view.event_loop is not None:
-            view.event_loop.call_soon_threadsafe(view.emit, state, event)
+            view.event_loop.call_soon_threadsafe(deliver, event)
 
     return emit
 
@@ -367,11 +382,12 @@ def emitter(view: LoopView, state: RunState) -> Callable[[Event], None]:
 def run_services(view: LoopView, state: RunState) -> Mapping[str, Any]:
     """The host's services plus ``emit``, which records an event in this run (a tool's
     untrusted-content warning belongs to the run, not only to observers)."""
+    filtered = state.filtered_calls
     return types.MappingProxyType(
         {
             **view.services,
             "emit": emitter(view, state),
-            FILTERED_SERVICE: lambda round, call_id: state.filtered_calls.add((round, call_id)),
+            FILTERED_SERVICE: lambda round, call_id: filtered.add((round, call_id)),
         }
     )
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from ._codec import message_to_json, source_to_json, stored_json, stored_result_json
+from ._codec import ResultForms, message_to_json, source_to_json, stored_json
 from ._run import Run, record_to_json
 
 KINDS = ("messages", "tool_calls", "sources")
@@ -64,10 +64,19 @@ class RunJournal:
     def __init__(self) -> None:
         self._written: dict[str, tuple[tuple[Any, ...], ...]] = {}
 
-    def record(self, run: Run, expected: int | None = None) -> RunRecord:
+    def record(
+        self, run: Run, expected: int | None = None, forms: ResultForms | None = None
+    ) -> RunRecord:
         """The write that brings the stored run up to ``run``, following its stored version
-        ``expected`` (see :attr:`RunRecord.expected`; nothing is remembered yet)."""
+        ``expected`` (see :attr:`RunRecord.expected`; nothing is remembered yet), its results
+        in the JSON forms of the write (``forms``: one per result for all its rows)."""
         lists = (run.messages, run.tool_calls, run.sources)
+        result_json = ResultForms() if forms is None else forms
+        encoders: tuple[Callable[[Any], dict[str, Any]], ...] = (
+            functools.partial(message_to_json, result_json=result_json),
+            functools.partial(record_to_json, result_json=result_json),
+            source_to_json,
+        )
         old = self._written.get(run.id)
         rows: list[Row] = []
         truncate: list[str] = []
@@ -79,7 +88,7 @@ class RunJournal:
                 start = _unchanged(items, old[index])
                 if len(items) < len(old[index]):
                     truncate.append(kind)
-            encode = _ENCODERS[index]
+            encode = encoders[index]
             rows.extend(
                 (kind, seq, stored_json(encode(items[seq]))) for seq in range(start, len(items))
             )
@@ -114,14 +123,6 @@ _HEAD_FIELDS = [a for a in attrs.fields(Run) if a.init and a.name not in (*KINDS
 _HEAD_NAMES = tuple(a.alias or a.name for a in _HEAD_FIELDS)
 _head_values: Callable[[Run], tuple[Any, ...]] = operator.attrgetter(
     *(a.name for a in _HEAD_FIELDS)
-)
-
-
-# A result is worked out once for its settled row and both rows of the record that show it.
-_ENCODERS: tuple[Any, ...] = (
-    functools.partial(message_to_json, result_json=stored_result_json),
-    functools.partial(record_to_json, result_json=stored_result_json),
-    source_to_json,
 )
 
 

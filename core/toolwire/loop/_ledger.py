@@ -15,7 +15,7 @@ import attrs
 
 from ..config import LedgerConfig
 from ..tools._result import ToolResult
-from ._codec import result_from_json, stored_json, stored_result_json
+from ._codec import ResultForms, result_from_json, stored_json
 from ._journal import RunJournal, RunRecord
 from ._lease import KEEPER, LEASE_SECONDS, owner_alive, this_owner
 from ._ledger_sqlite import SQLiteStore
@@ -145,6 +145,7 @@ class Ledger:
         self._takeover: dict[_Key, Takeover] = {}
         self._watched: str | None = None  # the owner (process) whose keeper renews the leases
         self._versions: dict[str, int] = {}  # each run's stored version this ledger last saw
+        self._forms = ResultForms()  # the results' JSON forms of the last write
 
     @classmethod
     def open(cls, config: LedgerConfig) -> Ledger:
@@ -177,6 +178,7 @@ class Ledger:
                     self.flush()
             finally:
                 self._let_go(list(self._started))
+                self._forms = ResultForms()
                 self.store.close()
 
     # -- calls -----------------------------------------------------------------------------
@@ -230,8 +232,9 @@ class Ledger:
             now + self.lease_seconds,
         )
         with self._lock:
-            record = self._record(snapshot) if snapshot is not None else None
-            pending = self._pending_rows() if self._pending else ()
+            forms = self._forms = ResultForms(self._forms)
+            record = self._record(snapshot, forms) if snapshot is not None else None
+            pending = self._pending_rows(forms) if self._pending else ()
             started, version = self.store.start(row, pending, record, takeover=takeover)
             if self._takeover:
                 self._takeover.pop(key, None)
@@ -303,31 +306,33 @@ class Ledger:
         if not self._pending and snapshot is None:
             return
         with self._lock:
-            record = self._record(snapshot)
+            forms = self._forms = ResultForms(self._forms)
+            record = self._record(snapshot, forms)
             try:
-                version = self.store.write(self._pending_rows(), record)
+                version = self.store.write(self._pending_rows(forms), record)
             except RunClaimed:
                 # Another process drives the run: this one's view of it is not stored, but how
                 # its calls ended is.
                 if self._pending:
-                    self.store.write(self._pending_rows(), None)
+                    self.store.write(self._pending_rows(forms), None)
                     self._committed()
                 raise
             self._committed()
             self._stored(record, version)
 
-    def _record(self, snapshot: Run | None) -> RunRecord | None:
+    def _record(self, snapshot: Run | None, forms: ResultForms) -> RunRecord | None:
         """The write of ``snapshot`` (None: none), following the version of it last seen."""
         if snapshot is None:
             return None
-        return self._journal.record(snapshot, self._versions.get(snapshot.id))
+        return self._journal.record(snapshot, self._versions.get(snapshot.id), forms)
 
     def _stored(self, record: RunRecord | None, version: int | None) -> None:
         if record is not None and version is not None:
             self._journal.remember(record)
             self._versions[record.run_id] = version
 
-    def _pending_rows(self) -> list[SettledRow]:
+    def _pending_rows(self, forms: ResultForms) -> list[SettledRow]:
+        """The pending rows as the store writes them (results in the write's ``forms``)."""
         return [
             SettledRow(
                 run_id,
@@ -336,7 +341,7 @@ class Ledger:
                 tool,
                 stored_json(arguments) if started is None else started.arguments,
                 idempotent,
-                stored_json(stored_result_json(result)) if result is not None else None,
+                stored_json(forms(result)) if result is not None else None,
                 at,
                 started.attempt if started is not None else 1,
                 started.owner if started is not None else None,

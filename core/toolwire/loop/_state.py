@@ -283,6 +283,7 @@ class RunState:
     """
 
     __slots__ = (
+        "__weakref__",  # the run's services refer to it weakly (see ``_execute.emitter``)
         "call_ids",
         "control",
         "conversation",

@@ -62,8 +62,10 @@ async def test_a_result_is_worked_out_once_for_all_its_ledger_rows(
     result = run.tool_calls[0].result
     assert result is not None
     shown = run.to_json()["tool_calls"][0]["result"]
-    assert shown == _codec.stored_result_json(result)
-    assert shown is not _codec.stored_result_json(result)
+    forms = _codec.ResultForms()
+    assert shown == forms(result)
+    assert forms(result) is forms(result)
+    assert shown is not forms(result)
 
 
 def test_kept_renderings_stay_within_their_limit() -> None:
