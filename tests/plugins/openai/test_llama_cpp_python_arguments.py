@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from aiohttp import web
+from loopback import serving
 
 import toolwire
 from toolwire import Host
@@ -90,15 +91,8 @@ async def _server(replies: list[str]) -> AsyncIterator[tuple[str, list[dict[str,
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield f"http://127.0.0.1:{port}/v1", bodies
-    finally:
-        await runner.cleanup()
+    async with serving(app) as url:
+        yield f"{url}/v1", bodies
 
 
 async def _run(url: str) -> tuple[Any, list[Event]]:

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import pytest
 from aiohttp import web
+from loopback import serving
 
 import toolwire
 from toolwire import Host, ToolResult
@@ -206,15 +207,8 @@ async def _server_whose_stream_dies() -> AsyncIterator[tuple[str, list[dict[str,
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
-        yield f"http://127.0.0.1:{port}/v1", bodies
-    finally:
-        await runner.cleanup()
+    async with serving(app) as url:
+        yield f"{url}/v1", bodies
 
 
 async def test_a_stream_that_dies_before_its_first_event_is_asked_again_unstreamed() -> None:
