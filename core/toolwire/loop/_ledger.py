@@ -209,15 +209,7 @@ class Ledger:
             written over since (nothing is committed then).
         """
         key = (run_id, round, call_id)
-        takeover = self._takeover.get(key) if self._takeover else None
-        if after is not None and (takeover is None or takeover.attempt != after):
-            takeover = None
-            if after > 0:
-                raise CallClaimed(
-                    f"call {call_id!r} of run {run_id!r} (round {round}, {tool}) may not start "
-                    f"again: the decision allowing it answered a request made after start "
-                    f"{after}, and the ledger read no such row nobody runs; it does not run twice"
-                )
+        takeover = self._takeover_for(key, after, tool)
         owner = this_owner()
         now = time.time()
         row = StartedRow(
@@ -247,6 +239,23 @@ class Ledger:
             KEEPER.watch(self)
             self._watched = owner
         return started
+
+    def _takeover_for(self, key: _Key, after: int | None, tool: str) -> Takeover | None:
+        """The row read for ``key`` that a start may take over: the one at attempt ``after`` when
+        ``after`` is given; None for a first start.
+
+        :raises CallClaimed: when ``after`` names a restart and no such row was read."""
+        takeover = self._takeover.get(key) if self._takeover else None
+        if after is None or (takeover is not None and takeover.attempt == after):
+            return takeover
+        if after > 0:
+            run_id, round, call_id = key
+            raise CallClaimed(
+                f"call {call_id!r} of run {run_id!r} (round {round}, {tool}) may not start "
+                f"again: the decision allowing it answered a request made after start "
+                f"{after}, and the ledger read no such row nobody runs; it does not run twice"
+            )
+        return None
 
     def settled(
         self,

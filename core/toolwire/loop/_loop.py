@@ -124,28 +124,27 @@ class ToolCallingLoop:
         :param tools: names of the tools to offer, instead of ``[tools] enable``.
         :param profile: a ``[profiles.<name>]`` to apply instead of ``[tools] profile``.
         :param tool_choice: ``auto``, ``none``, ``required``, a tool name or a
-            :class:`~toolwire.adapters.NamedToolChoice`; ``required`` and a named tool apply to
-            the first round only (later rounds use ``auto`` so the model can answer).
+            :class:`~toolwire.adapters.NamedToolChoice`; ``required`` and a named tool apply to the
+            first round only (later rounds use ``auto`` so the model can answer).
         :param stream: ask the adapter to stream (default ``[provider] stream``).
         :param run_id: the run's id (default: a new random id).
         :param approval: decides calls that need approval as they come (return None to defer).
-        :param external: answers the calls the host does not run as they come, so the run goes
-            on: calls of external tools (every call with ``[loop] execute_tools = false``) and
-            calls a tool or a middleware deferred (``CallDeferred``); see
+        :param external: answers the calls the host does not run as they come, so the run goes on:
+            calls of external tools (every call with ``[loop] execute_tools = false``) and calls a
+            tool or a middleware deferred (``CallDeferred``); see
             :data:`~toolwire.loop.ExternalHandler` (return None to defer).
-        :param cancel: set it to stop the run: running tools are cancelled, pending calls
-            answered as cancelled, and the run returns with stop reason ``cancelled``.
+        :param cancel: set it to stop the run: running tools are cancelled, pending calls answered
+            as cancelled, and the run returns with stop reason ``cancelled``.
         :param context: the application's own values for its tools, by name
             (``ToolContext.values``); never shown to the model.
-        :param output: the type of the final answer (a dataclass, an attrs class, a TypedDict,
-            any type a tool parameter may have, or a JSON Schema; default ``[run]
-            output_schema``): the answer is checked, sent back while wrong (``[run]
-            output_retries``) and structured into :attr:`Run.output`.
-        :raises ValueError: for an unknown tool name, profile or tool choice, or an output type
-            that has no JSON Schema.
+        :param output: the type of the final answer (a dataclass, an attrs class, a TypedDict, any
+            type a tool parameter may have, or a JSON Schema; default ``[run] output_schema``): the
+            answer is checked, sent back while wrong (``[run] output_retries``) and structured into
+            :attr:`Run.output`.
+        :raises ValueError: for an unknown tool name, profile or tool choice, or an output type that
+            has no JSON Schema.
         :raises TypeError: for a ``context`` that is not a mapping with string keys, or an
-            ``external`` handler that cannot be called.
-        """
+            ``external`` handler that cannot be called."""
         state = new_state(
             self.config,
             self.host.tools,
@@ -158,22 +157,19 @@ class ToolCallingLoop:
             run_id=run_id,
             output=output,
         )
-        state.control = RunControl(
-            approval=approval,
-            external=external_handler(external),
-            cancel=cancel,
-            values=context_values(context),
-        )
+        state.control = run_control(approval, external, cancel, context)
         return await self._drive(state)
 
     def _prepare_stream(
         self, prompt_or_messages: str | Sequence[Message], options: Mapping[str, Any]
     ) -> RunState:
         options = dict(options)
-        approval = options.pop("approval", None)
-        external = external_handler(options.pop("external", None))
-        cancel = options.pop("cancel", None)
-        values = context_values(options.pop("context", None))
+        control = run_control(
+            options.pop("approval", None),
+            options.pop("external", None),
+            options.pop("cancel", None),
+            options.pop("context", None),
+        )
         state = new_state(
             self.config,
             self.host.tools,
@@ -188,9 +184,7 @@ class ToolCallingLoop:
         )
         if options:
             raise TypeError(f"stream() got unknown option(s): {', '.join(sorted(options))}")
-        state.control = RunControl(
-            approval=approval, external=external, cancel=cancel, values=values
-        )
+        state.control = control
         return state
 
     async def resume(
@@ -238,12 +232,7 @@ class ToolCallingLoop:
             current = reconcile(stored, entries)
             resolved = resolve_decisions(current, given, decisions or {}, entries)
             state = restore(self.config, self.host.tools, current)
-        state.control = RunControl(
-            approval=approval,
-            external=external_handler(external),
-            cancel=cancel,
-            values=context_values(context),
-        )
+        state.control = run_control(approval, external, cancel, context)
         return await self._drive(state, resolved)
 
     def stream(self, prompt_or_messages: str | Sequence[Message], **options: Any) -> RunStream:
@@ -452,6 +441,22 @@ class ToolCallingLoop:
         )
         view.bind()
         return view
+
+
+def run_control(
+    approval: Approver | None,
+    external: ExternalHandler | None,
+    cancel: asyncio.Event | None,
+    context: Mapping[str, Any] | None,
+) -> RunControl:
+    """What a run's caller gives it to steer it (``approval=``, ``external=``, ``cancel=``,
+    ``context=``), checked."""
+    return RunControl(
+        approval=approval,
+        external=external_handler(external),
+        cancel=cancel,
+        values=context_values(context),
+    )
 
 
 def context_values(context: Mapping[str, Any] | None) -> Mapping[str, Any]:
