@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 __all__ = [
     "REDACTED",
     "Inside",
-    "redact_arguments",
     "escapes_may_hide",
+    "redact_arguments",
     "redact_body",
     "redact_json",
     "redact_raw",
