@@ -18,8 +18,8 @@ Number: TypeAlias = int | float
 
 MAX_EXPRESSION_LENGTH = 500
 """The longest expression accepted, in characters (a word problem too): with the limits below it
-bounds the work of any evaluation to well under a millisecond, which lets the tool run on the
-event loop's thread."""
+bounds the work of any evaluation to a few milliseconds, which lets the tool run on the event
+loop's thread."""
 
 MAX_NODES = 300
 """The most syntax nodes an expression may have (numbers, operators, calls)."""
