@@ -17,7 +17,9 @@ from ._words import from_words
 Number: TypeAlias = int | float
 
 MAX_EXPRESSION_LENGTH = 500
-"""The longest expression accepted, in characters."""
+"""The longest expression accepted, in characters (a word problem too): with the limits below it
+bounds the work of any evaluation to a few milliseconds, which lets the tool run on the event
+loop's thread."""
 
 MAX_NODES = 300
 """The most syntax nodes an expression may have (numbers, operators, calls)."""
@@ -181,6 +183,7 @@ def evaluate(expression: str) -> Number:
     :raises CalculationError: for anything outside the whitelist, a domain error, a division by
         zero or a result beyond the bounds; the message names the offending part.
     """
+    _check_length(expression.strip())  # before any reading, a word problem's too
     try:
         tree, source = parse(expression)
         return _Evaluator(source).visit(tree.body)
@@ -215,11 +218,7 @@ def parse(expression: str) -> tuple[ast.Expression, str]:
     text = expression.strip()
     if not text:
         raise CalculationError(f"the expression is empty; write arithmetic using {SYNTAX_HELP}")
-    if len(text) > MAX_EXPRESSION_LENGTH:
-        raise CalculationError(
-            f"the expression is {len(text)} characters long; at most {MAX_EXPRESSION_LENGTH} "
-            "are accepted: split the calculation into steps"
-        )
+    _check_length(text)
     source = _rewrite(from_words(_without_currency(text)))
     try:
         tree = ast.parse(source, mode="eval")
@@ -248,6 +247,14 @@ def parse(expression: str) -> tuple[ast.Expression, str]:
             "calculation into steps"
         )
     return tree, source
+
+
+def _check_length(text: str) -> None:
+    if len(text) > MAX_EXPRESSION_LENGTH:
+        raise CalculationError(
+            f"the expression is {len(text)} characters long; at most {MAX_EXPRESSION_LENGTH} "
+            "are accepted: split the calculation into steps"
+        )
 
 
 _CURRENCY = re.compile(

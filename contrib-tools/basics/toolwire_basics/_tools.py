@@ -27,7 +27,10 @@ def _sentence(exc: Exception) -> str:
 
 
 # Descriptions carry no sample values: small models copy examples and defaults into their calls.
-@toolwire.tool(side_effects="read_only", idempotent=True, resolver=offer_when_relevant)
+# The calculator runs inline (on the event loop, without a worker thread's hand-off): its limits
+# (MAX_EXPRESSION_LENGTH and the others of _calculator) bound any evaluation to a few
+# milliseconds, a usual one to about a tenth of one.
+@toolwire.tool(side_effects="read_only", idempotent=True, inline=True, resolver=offer_when_relevant)
 def calculator(
     expression: Annotated[
         str,

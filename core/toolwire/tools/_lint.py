@@ -35,7 +35,7 @@ class LintFinding:
     ``code`` is stable for filtering: ``missing-description``, ``parameter-without-description``,
     ``unsafe-name``, ``not-snake-case``, ``not-strict-compatible``, ``instructions-in-description``,
     ``null-means-default``, ``normalized-schema``, ``foreign-schema-word``,
-    ``undeclared-side-effect``, ``undeclared-path-argument``.
+    ``undeclared-side-effect``, ``undeclared-path-argument``, ``inline-may-wait``.
     """
 
     tool: str
@@ -266,6 +266,30 @@ def _check_effects(tool: Tool) -> Iterator[LintFinding]:
         )
 
 
+def _check_inline(tool: Tool) -> Iterator[LintFinding]:
+    if not tool.policy.inline:
+        return
+    reasons = []
+    effects = sorted(str(e) for e in tool.policy.side_effects or () if str(e) in _WAITING_EFFECTS)
+    if effects:
+        reasons.append(f"declares {', '.join(effects)}")
+    runner = tool._runner
+    function = getattr(runner, "function", None) or getattr(runner, "handler", None)
+    if function is not None:
+        names, _ = _code_facts(function)
+        seen = names & (_WAITING_NAMES | _PROCESS_NAMES)
+        if seen:
+            reasons.append(f"uses {', '.join(sorted(seen))}")
+    if reasons:
+        yield _finding(
+            tool,
+            "inline-may-wait",
+            f"the tool runs inline, on the event loop, but {' and '.join(reasons)}: while it "
+            "waits every other call, stream and conversation of the process waits, and no "
+            "timeout stops it; drop inline=True so it runs in a worker thread",
+        )
+
+
 def _check_null_defaults(tool: Tool) -> Iterator[LintFinding]:
     for name in _none_unreachable(tool):
         yield _finding(
@@ -301,6 +325,7 @@ _CHECKS: tuple[Callable[[Tool], Iterable[LintFinding]], ...] = (
     _check_strict,
     _check_instructions,
     _check_effects,
+    _check_inline,
     _check_null_defaults,
 )
 """The checks of :func:`lint_tool`, in the order their findings are reported."""
@@ -351,6 +376,12 @@ _PROCESS_NAMES = frozenset(
     }
 )
 _OS_PROCESS_NAMES = frozenset({"system"})  # os.system, not platform.system
+# What an inline tool (run on the event loop) must not wait for: the effects that mean waiting on
+# something outside, and the names in its code that show it does.
+_WAITING_EFFECTS = frozenset({"network", "shell", "external_service", "installs_dependencies"})
+_WAITING_NAMES = frozenset(
+    {"sleep", "urlopen", "requests", "httpx", "socket", "create_connection", "input"}
+)
 _FILE_WRITE_NAMES = frozenset(
     {
         "write_text",

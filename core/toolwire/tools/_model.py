@@ -112,6 +112,13 @@ class ToolPolicy:
     policies). ``timeout`` is in seconds; ``max_result_bytes`` truncates the text the model gets;
     ``max_retries`` retries a failed call marked retryable; ``sequential`` makes the call a barrier
     when a turn's calls run concurrently.
+
+    ``inline`` runs a sync function on the event loop's thread instead of a worker thread, which
+    saves the thread hand-off of every call (several context switches). It is for a function
+    that is fast and bounded by its own limits whatever the arguments (a calculator that caps its
+    input): while it runs nothing else of the process runs, and it cannot be stopped at a timeout
+    or cancelled midway (``[loop] tool_timeout`` and the run's deadline do not bound it). A tool
+    with a ``timeout`` of its own, an async function and an external tool cannot set it.
     """
 
     __repr__ = record_repr
@@ -125,6 +132,7 @@ class ToolPolicy:
     max_result_bytes: int | None = attrs.field(default=None, validator=_check_optional_positive)
     max_retries: int = attrs.field(default=0, validator=_check_retries)
     sequential: bool = False
+    inline: bool = False
 
     @property
     def read_only(self) -> bool:
@@ -210,8 +218,8 @@ class ToolOptions:
     - ``activation``: ``selected``, or ``context`` with a ``resolver`` that offers the tool only
       when a request calls for it.
     - ``policy``: a whole :class:`ToolPolicy`; the shortcuts ``side_effects``, ``idempotent``,
-      ``requires_approval``, ``timeout``, ``max_result_bytes``, ``max_retries`` and ``sequential``
-      change its matching field (None leaves it).
+      ``requires_approval``, ``timeout``, ``max_result_bytes``, ``max_retries``, ``sequential``
+      and ``inline`` change its matching field (None leaves it).
     - ``allow_duplicates``: run a call identical to an earlier one of the run again.
     - ``sensitive_arguments``: argument names whose values are redacted in events, traces and
       refusals.
@@ -245,6 +253,7 @@ class ToolOptions:
     max_result_bytes: int | None = None
     max_retries: int | None = None
     sequential: bool | None = None
+    inline: bool | None = None
     allow_duplicates: bool = False
     sensitive_arguments: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
     returns_untrusted_content: bool = False
@@ -279,6 +288,7 @@ _POLICY_SHORTCUTS = (
     "max_result_bytes",
     "max_retries",
     "sequential",
+    "inline",
 )
 _NO_POLICY = ToolPolicy()
 _OPTION_NAMES = frozenset(a.name for a in attrs.fields(ToolOptions))
@@ -332,13 +342,32 @@ def _is_async(function: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(call)
 
 
-async def _run(function: Callable[..., Any], is_async: bool, *args: Any, **kwargs: Any) -> Any:
+async def _run(
+    function: Callable[..., Any], is_async: bool, inline: bool, /, *args: Any, **kwargs: Any
+) -> Any:
+    """Call ``function``: awaited when async, else in a worker thread, or on this thread when
+    ``inline`` (the policy's ``inline``); an awaitable a sync function returns is awaited. The
+    three leading parameters are positional-only, so a tool's own parameter may bear their
+    names."""
     if is_async:
         return await function(*args, **kwargs)
-    result = await run_in_thread(functools.partial(function, *args, **kwargs))
+    call = functools.partial(function, *args, **kwargs)
+    result = _run_inline(call) if inline else await run_in_thread(call)
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+def _run_inline(call: Callable[[], _T]) -> _T:
+    """``call()`` on this thread, as :func:`run_in_thread` runs it in a worker: in a copy of the
+    caller's context variables (what the call sets stays its own), a ``GeneratorExit`` or
+    ``StopIteration`` raised as it would come out of a worker."""
+    import contextvars
+
+    try:
+        return contextvars.copy_context().run(_in_worker, call)  # type: ignore[no-any-return]
+    except _WorkerExit as exc:
+        raise exc.raised from None
 
 
 async def run_in_thread(call: Callable[[], _T], *, executor: Executor | None = None) -> _T:
@@ -455,7 +484,7 @@ class _FunctionRunner:
 
     async def run(self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> Any:
         args, kwargs = self.prepare(tool, arguments, context)
-        return await _run(self.function, self.is_async, *args, **kwargs)
+        return await _run(self.function, self.is_async, tool.policy.inline, *args, **kwargs)
 
     def prepare(
         self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext
@@ -633,12 +662,12 @@ class _SchemaRunner:
         return self.handler(*args, **kwargs)
 
     async def run(self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> Any:
-        slot = self.context_slot
+        slot, inline = self.context_slot, tool.policy.inline
         if slot is None:
-            return await _run(self.handler, self.is_async, dict(arguments))
+            return await _run(self.handler, self.is_async, inline, dict(arguments))
         if slot == "":
-            return await _run(self.handler, self.is_async, dict(arguments), context)
-        return await _run(self.handler, self.is_async, dict(arguments), **{slot: context})
+            return await _run(self.handler, self.is_async, inline, dict(arguments), context)
+        return await _run(self.handler, self.is_async, inline, dict(arguments), **{slot: context})
 
 
 def _context_slot(handler: Callable[..., Any], owner: str) -> str | None:
@@ -780,7 +809,7 @@ class Tool:
     instructions: str | None = None
     activation: Activation = attrs.field(default=Activation.SELECTED, converter=_activation)
     resolver: Resolver | None = attrs.field(default=None, repr=False)
-    policy: ToolPolicy = ToolPolicy()
+    policy: ToolPolicy = attrs.field(default=_NO_POLICY)
     allow_duplicates: bool = False
     sensitive_arguments: frozenset[str] = attrs.field(default=frozenset(), converter=_name_set)
     returns_untrusted_content: bool = False
@@ -799,6 +828,26 @@ class Tool:
     def _check_name(self, attribute: attrs.Attribute[str], value: Any) -> None:
         if not isinstance(value, str) or not value:
             raise ToolDefinitionError(f"a tool name must be a non-empty string; got {value!r}")
+
+    @policy.validator
+    def _check_policy(self, attribute: attrs.Attribute[ToolPolicy], value: Any) -> None:
+        if not getattr(value, "inline", False):
+            return
+        runner = self._runner
+        if runner is None:
+            problem = "an external tool is run by the caller, not by the host"
+        elif runner.is_async:
+            problem = "its function is async, so it runs on the event loop already"
+        elif value.timeout is not None:
+            problem = (
+                f"a call run inline cannot be stopped at its timeout ({value.timeout:g} s); "
+                "drop the timeout, or let the call run in a worker thread"
+            )
+        else:
+            return
+        raise ToolDefinitionError(
+            f"tool {self.name}: inline applies to a sync function the host runs; {problem}"
+        )
 
     @parameter_order.default
     def _default_order(self) -> tuple[str, ...]:
@@ -1075,12 +1124,13 @@ class Tool:
     ) -> ToolResult:
         """Validate, structure and run one call, and turn its outcome into a ``ToolResult``.
 
-        Sync functions run in a worker thread. The return value becomes the result: a
-        ``ToolResult`` as is, ``str`` as content, ``None`` as an empty success, anything else as
-        JSON ``data``. ``ToolBlocked`` gives a ``blocked`` result, refused arguments an ``error``
-        result with the refusals, any other exception ``Tool execution failed: <Type>: <message>``
-        (``retryable``, the exception kept on the result, and logged with its traceback to the
-        ``toolwire.tools`` logger). Cancellation propagates.
+        Sync functions run in a worker thread (on this thread when the policy says ``inline``).
+        The return value becomes the result: a ``ToolResult`` as is, ``str`` as content, ``None``
+        as an empty success, anything else as JSON ``data``. ``ToolBlocked`` gives a ``blocked``
+        result, refused arguments an ``error`` result with the refusals, any other exception
+        ``Tool execution failed: <Type>: <message>`` (``retryable``, the exception kept on the
+        result, and logged with its traceback to the ``toolwire.tools`` logger). Cancellation
+        propagates.
         """
         try:
             cleaned = self.validate(arguments)

@@ -191,3 +191,17 @@ async def test_a_calculation_without_a_number_is_refused_before_it_runs() -> Non
     assert "expression" in result.model_text()
     assert "pattern" in result.model_text() or "match" in result.model_text()
     assert (await calculator.invoke({"expression": "2 * pi"})).is_ok
+
+
+def test_a_word_problem_past_the_length_limit_is_refused_before_it_is_read() -> None:
+    # Read as a word problem, this text is 1 + 2; its length alone refuses it, so no evaluation
+    # reads more than MAX_EXPRESSION_LENGTH characters (the tool runs on the event loop).
+    text = "minus " * 100 + "1 and 2"
+    with pytest.raises(CalculationError, match=f"{len(text)} characters long; at most 500"):
+        evaluate(text)
+    assert evaluate(text[-100:]) == 3
+
+
+def test_the_calculator_runs_inline() -> None:
+    assert calculator.policy.inline
+    assert calculator.policy.timeout is None

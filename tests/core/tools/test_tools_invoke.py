@@ -425,3 +425,22 @@ async def test_json_scalars_are_the_data_as_returned_and_their_subclasses_are_un
         (3, int),
     ]
     assert [r.model_text() for r in results] == ["7", "2.5", "true", "3"]
+
+
+@pytest.mark.parametrize("inline", [True, False], ids=["inline", "worker"])
+async def test_a_parameter_may_bear_the_name_of_the_runners_own(inline: bool):
+    @tool(inline=inline)
+    def echo(function: str, is_async: bool, inline: int) -> str:
+        """Echo."""
+        return f"{function} {is_async} {inline}"
+
+    handled = Tool.from_schema(
+        "handled",
+        "Echo.",
+        {"type": "object", "properties": {"function": {"type": "string"}}},
+        lambda arguments: arguments["function"],
+        inline=inline,
+    )
+    result = await echo.invoke({"function": "f", "is_async": True, "inline": 3})
+    assert result.content == "f True 3"
+    assert (await handled.invoke({"function": "g"})).content == "g"

@@ -475,3 +475,49 @@ def test_lint_warns_of_names_that_are_not_lower_case_snake_case():
         assert (finding.code, finding.severity) == ("not-snake-case", "warning")
         assert f"rename it {suggestion!r}" in finding.message
     assert lint_tool(Tool(name="get_weather", description="Weather.")) == []
+
+
+def test_inline_is_a_policy_shortcut_and_off_by_default():
+    @tool(inline=True)
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    assert add.policy == ToolPolicy(inline=True)
+    assert not ToolPolicy().inline
+    assert Tool.from_schema(
+        "echo", "Echo.", {"type": "object"}, lambda a: a, inline=True
+    ).policy.inline
+
+
+async def _later() -> None:
+    """Async."""
+
+
+def _now() -> None:
+    """Sync."""
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (lambda: tool(inline=True, timeout=5)(_now), "cannot be stopped at its timeout (5 s)"),
+        (lambda: Tool.from_function(_now, policy=ToolPolicy(inline=True, timeout=0.5)), "(0.5 s)"),
+        (lambda: tool(inline=True)(_later), "its function is async"),
+        (
+            lambda: Tool.from_schema("ext", "E.", {"type": "object"}, external=True, inline=True),
+            "an external tool is run by the caller",
+        ),
+        (
+            lambda: attrs.evolve(
+                tool(inline=True)(_now), policy=ToolPolicy(inline=True, timeout=1)
+            ),
+            "cannot be stopped at its timeout",
+        ),
+    ],
+    ids=["timeout", "policy-timeout", "async", "external", "evolved"],
+)
+def test_inline_is_refused_where_it_cannot_hold(make: Any, problem: str):
+    with pytest.raises(ToolDefinitionError, match="inline applies to a sync function") as refused:
+        make()
+    assert problem in str(refused.value)

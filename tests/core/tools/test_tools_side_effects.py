@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,38 @@ def test_doctor_lint_is_quiet_for_declared_or_lookalike_uses() -> None:
     assert _undeclared(build) == []
     assert _undeclared(clean) == []
     assert _undeclared(cat) == []
+
+
+def test_doctor_lint_warns_of_an_inline_tool_that_waits() -> None:
+    @toolwire.tool(inline=True, side_effects=["read_only"])
+    def pause(seconds: float) -> str:
+        """Wait."""
+        time.sleep(seconds)
+        return "waited"
+
+    @toolwire.tool(inline=True, side_effects=["network"])
+    def ping(host: str) -> str:
+        """Ping a host."""
+        return host
+
+    @toolwire.tool(inline=True, side_effects=["read_only"])
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    @toolwire.tool(side_effects=["network"])
+    def fetch(url: str) -> str:
+        """Fetch (in a worker thread)."""
+        time.sleep(0)
+        return url
+
+    def waits(tool: toolwire.Tool) -> list[str]:
+        return [f.message for f in lint_tool(tool) if f.code == "inline-may-wait"]
+
+    [paused] = waits(pause)
+    assert "runs inline, on the event loop, but uses sleep:" in paused
+    assert "drop inline=True" in paused
+    [pinged] = waits(ping)
+    assert "but declares network:" in pinged
+    assert waits(add) == []
+    assert waits(fetch) == []
