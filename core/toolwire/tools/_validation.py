@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._errors import ArgumentsInvalid, ToolDefinitionError
 from ._patterns import PatternError, linear_pattern, run_linear, schema_patterns
+from ._plain_schema import plain_validator
 
 if TYPE_CHECKING:
     from fastjsonschema import JsonSchemaValueException
@@ -121,36 +122,32 @@ def load_compiler() -> None:
         import re2  # noqa: F401
     except ImportError:
         return
-    compiled_validator(_WARM_SCHEMA)
+    # Through fastjsonschema even though the schema is plain: what is paid once is its compiler's.
+    compiled_validator(_WARM_SCHEMA, plain=False)
 
 
-def compiled_validator(schema: JSONSchema, *, all_errors: bool = False) -> Validate:
-    """A fastjsonschema validator for ``schema``, compiled once per canonical schema text.
+def compiled_validator(
+    schema: JSONSchema, *, all_errors: bool = False, plain: bool = True
+) -> Validate:
+    """A validator for ``schema``, made once per canonical schema text.
 
-    ``all_errors`` compiles the slower variant that reports every error instead of the first.
-    Defaults in the schema are never written into the validated data.
-    Every regular expression of the validator (``pattern``, ``patternProperties``, ``format``)
-    is run by RE2, in time linear in the text (see ``_patterns``).
+    A plain schema (``_plain_schema``: an object of typed properties, with patterns and
+    lengths) is checked by a closure built from it directly; any other is compiled by
+    fastjsonschema, as are validators with ``all_errors``, the slower variant that reports every
+    error instead of the first (``plain=False`` compiles a plain schema too). Both accept the
+    same values. Defaults in the schema are never written into the validated data. Every
+    regular expression of the validator (``pattern``, ``patternProperties``, ``format``) is run
+    by RE2, in time linear in the text (see ``_patterns``).
     """
     key = (canonical_text(schema), all_errors)
     validate = _compiled.get(key)
     if validate is not None:
         return validate
-    import fastjsonschema  # deferred: the compiler is only needed at the first call of a tool
-
     with _compile_lock:
         validate = _compiled.get(key)
         if validate is None:
             try:
-                validate = fastjsonschema.compile(
-                    _for_fastjsonschema(schema),
-                    formats=_EXTRA_FORMATS,
-                    use_default=False,
-                    fast_fail=not all_errors,
-                )
-                run_linear(validate, schema_patterns(schema))
-            except fastjsonschema.JsonSchemaDefinitionException as exc:
-                raise ToolDefinitionError(f"invalid JSON Schema: {exc}") from exc
+                validate = _made(schema, all_errors=all_errors, plain=plain)
             except (PatternError, re.error) as exc:
                 raise ToolDefinitionError(f"invalid JSON Schema: {exc}") from exc
             except (ImportError, LookupError) as exc:
@@ -161,6 +158,25 @@ def compiled_validator(schema: JSONSchema, *, all_errors: bool = False) -> Valid
             if len(_compiled) >= _MAX_COMPILED:
                 del _compiled[next(iter(_compiled))]  # the oldest: dynamic schemas come and go
             _compiled[key] = validate
+    return validate
+
+
+def _made(schema: JSONSchema, *, all_errors: bool, plain: bool) -> Validate:
+    """The validator of ``schema``: a plain one when it can be, else fastjsonschema's."""
+    rewritten = _for_fastjsonschema(schema)
+    if plain and not all_errors:
+        validate = plain_validator(rewritten)
+        if validate is not None:
+            return validate
+    import fastjsonschema  # deferred: the compiler is only needed at the first call of a tool
+
+    try:
+        validate = fastjsonschema.compile(
+            rewritten, formats=_EXTRA_FORMATS, use_default=False, fast_fail=not all_errors
+        )
+    except fastjsonschema.JsonSchemaDefinitionException as exc:
+        raise ToolDefinitionError(f"invalid JSON Schema: {exc}") from exc
+    run_linear(validate, schema_patterns(schema))
     return validate
 
 
