@@ -23,8 +23,8 @@ judged again by them, so refusals read the same whichever validator said no.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Mapping
-from decimal import Decimal
 from typing import Any, Final, NoReturn
 
 from ._patterns import linear_pattern
@@ -43,7 +43,11 @@ def _is_integer(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
+    if isinstance(value, (int, float)):
+        return not isinstance(value, bool)
+    # fastjsonschema admits a Decimal too; without the module imported there is none to admit.
+    decimal = sys.modules.get("decimal")
+    return decimal is not None and isinstance(value, decimal.Decimal)
 
 
 _TYPES: Final[dict[str, Callable[[Any], bool]]] = {

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from ._errors import ArgumentsInvalid, ToolDefinitionError
 from ._patterns import PatternError, linear_pattern, run_linear, schema_patterns
-from ._plain_schema import plain_validator
 
 if TYPE_CHECKING:
     from fastjsonschema import JsonSchemaValueException
@@ -118,6 +117,8 @@ def load_compiler() -> None:
     call reports it."""
     import fastjsonschema  # noqa: F401
 
+    from . import _plain_schema  # noqa: F401
+
     try:
         import re2  # noqa: F401
     except ImportError:
@@ -163,6 +164,8 @@ def compiled_validator(
 
 def _made(schema: JSONSchema, *, all_errors: bool, plain: bool) -> Validate:
     """The validator of ``schema``: a plain one when it can be, else fastjsonschema's."""
+    from ._plain_schema import plain_validator  # loaded with the compiler (load_compiler)
+
     rewritten = _for_fastjsonschema(schema)
     if plain and not all_errors:
         validate = plain_validator(rewritten)

@@ -3,6 +3,7 @@ compiled validator accepts."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -64,7 +65,7 @@ leaf_values = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(-3, 3),
-    st.sampled_from([2.0, 2.5, -0.0, float("inf")]),
+    st.sampled_from([2.0, 2.5, -0.0, float("inf"), Decimal("1.5"), Decimal(2)]),
     st.sampled_from(["", "a", "ab", "b", "1", "b2", "pi", "x 2", "abc", "\ud800"]),
 )
 values = st.recursive(
@@ -102,7 +103,26 @@ LEAVES = [
     {"type": "string", "enum": ["a", "1"]},
     {"description": "Anything."},
 ]
-LEAF_VALUES = [None, True, False, 0, 1, -2, 2.0, 2.5, -0.0, "", "a", "1", "a1", "ab", [], {}, [1]]
+LEAF_VALUES = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -2,
+    2.0,
+    2.5,
+    -0.0,
+    Decimal("1.5"),
+    "",
+    "a",
+    "1",
+    "a1",
+    "ab",
+    [],
+    {},
+    [1],
+]
 
 
 @pytest.mark.parametrize("schema", LEAVES)
