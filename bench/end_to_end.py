@@ -784,7 +784,7 @@ def _report(
 ) -> None:
     def median(side: str, case: tuple[str, str, bool, int], field: str) -> float:
         size = case[3]
-        values = [getattr(s, field) for s in samples[(side, *case)]]
+        values: list[float] = [getattr(s, field) for s in samples[(side, *case)]]
         return statistics.median(values) / (size if field != "cpu" else 1)
 
     print(
