@@ -123,22 +123,21 @@ def load_compiler() -> None:
         import re2  # noqa: F401
     except ImportError:
         return
-    # Through fastjsonschema even though the schema is plain: what is paid once is its compiler's.
-    compiled_validator(_WARM_SCHEMA, plain=False)
+    # By fastjsonschema, though the schema is plain: what a first compilation pays is its
+    # compiler's. Nothing is kept: a tool with this schema gets a plain validator.
+    fastjsonschema_validator(_WARM_SCHEMA)
 
 
-def compiled_validator(
-    schema: JSONSchema, *, all_errors: bool = False, plain: bool = True
-) -> Validate:
+def compiled_validator(schema: JSONSchema, *, all_errors: bool = False) -> Validate:
     """A validator for ``schema``, made once per canonical schema text.
 
     A plain schema (``_plain_schema``: an object of typed properties, with patterns and
     lengths) is checked by a closure built from it directly; any other is compiled by
     fastjsonschema, as are validators with ``all_errors``, the slower variant that reports every
-    error instead of the first (``plain=False`` compiles a plain schema too). Both accept the
-    same values. Defaults in the schema are never written into the validated data. Every
-    regular expression of the validator (``pattern``, ``patternProperties``, ``format``) is run
-    by RE2, in time linear in the text (see ``_patterns``).
+    error instead of the first. Both accept the same values. Defaults in the schema are never
+    written into the validated data. Every regular expression of the validator (``pattern``,
+    ``patternProperties``, ``format``) is run by RE2, in time linear in the text (see
+    ``_patterns``).
     """
     key = (canonical_text(schema), all_errors)
     validate = _compiled.get(key)
@@ -148,7 +147,7 @@ def compiled_validator(
         validate = _compiled.get(key)
         if validate is None:
             try:
-                validate = _made(schema, all_errors=all_errors, plain=plain)
+                validate = _made(schema, all_errors=all_errors)
             except (PatternError, re.error) as exc:
                 raise ToolDefinitionError(f"invalid JSON Schema: {exc}") from exc
             except (ImportError, LookupError) as exc:
@@ -162,15 +161,28 @@ def compiled_validator(
     return validate
 
 
-def _made(schema: JSONSchema, *, all_errors: bool, plain: bool) -> Validate:
+def _made(schema: JSONSchema, *, all_errors: bool) -> Validate:
     """The validator of ``schema``: a plain one when it can be, else fastjsonschema's."""
-    from ._plain_schema import plain_validator  # loaded with the compiler (load_compiler)
-
     rewritten = _for_fastjsonschema(schema)
-    if plain and not all_errors:
+    if not all_errors:
+        from ._plain_schema import plain_validator  # loaded with the compiler (load_compiler)
+
         validate = plain_validator(rewritten)
         if validate is not None:
             return validate
+    return _by_fastjsonschema(rewritten, all_errors=all_errors)
+
+
+def fastjsonschema_validator(schema: JSONSchema, *, all_errors: bool = False) -> Validate:
+    """fastjsonschema's validator of ``schema``, its expressions run by RE2; not cached.
+
+    :raises ToolDefinitionError: when fastjsonschema refuses the schema.
+    :raises PatternError: for an expression RE2 cannot compile.
+    """
+    return _by_fastjsonschema(_for_fastjsonschema(schema), all_errors=all_errors)
+
+
+def _by_fastjsonschema(rewritten: Any, *, all_errors: bool) -> Validate:
     import fastjsonschema  # deferred: the compiler is only needed at the first call of a tool
 
     try:
@@ -179,7 +191,7 @@ def _made(schema: JSONSchema, *, all_errors: bool, plain: bool) -> Validate:
         )
     except fastjsonschema.JsonSchemaDefinitionException as exc:
         raise ToolDefinitionError(f"invalid JSON Schema: {exc}") from exc
-    run_linear(validate, schema_patterns(schema))
+    run_linear(validate, schema_patterns(rewritten))
     return validate
 
 
