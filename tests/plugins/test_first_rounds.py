@@ -1,0 +1,82 @@
+"""A run's first rounds do the work of any other: once the host is made ready (as `toolwire run`
+makes it), no round imports a module, and a tool with a plain schema compiles no validator code."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import fastjsonschema
+import pytest
+
+import toolwire
+import toolwire_anthropic._plugin
+import toolwire_gemini._plugin
+import toolwire_openai._plugin
+from toolwire import Config, Host
+from toolwire.config import LedgerConfig, ProviderConfig
+from toolwire.host._ready import ready_for_runs
+from toolwire.testing import (
+    FakeAnthropicServer,
+    FakeOpenAIChatServer,
+    FakeOpenAIResponsesServer,
+    tool_call,
+)
+from toolwire_gemini.testing import FakeGeminiServer
+
+SERVERS: list[tuple[Any, str, Any]] = [
+    (FakeOpenAIChatServer, "openai-chat", toolwire_openai._plugin),
+    (FakeOpenAIResponsesServer, "openai-responses", toolwire_openai._plugin),
+    (FakeAnthropicServer, "anthropic-messages", toolwire_anthropic._plugin),
+    (FakeGeminiServer, "gemini", toolwire_gemini._plugin),
+]
+ROUNDS = 3
+
+
+@toolwire.tool(side_effects="read_only", idempotent=True)
+def add_one(
+    expression: Annotated[str, {"pattern": "[0-9]", "maxLength": 40}, "A number."],
+) -> str:
+    """Add one to a number."""
+    return str(int(expression) + 1)
+
+
+@pytest.mark.parametrize(("server_class", "api", "plugin"), SERVERS)
+async def test_no_round_imports_a_module_or_compiles_a_plain_validator(
+    server_class: Any, api: str, plugin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    modules: list[frozenset[str]] = []
+
+    def respond(request: Any) -> Any:
+        modules.append(frozenset(sys.modules))
+        if len(modules) <= ROUNDS:
+            return tool_call("add_one", {"expression": str(len(modules))})
+        return "done"
+
+    from toolwire.tools import _validation
+
+    monkeypatch.setattr(_validation, "_compiled", {})  # no validator of an earlier test
+    compiled: list[Any] = []
+    compile_schema = fastjsonschema.compile
+
+    def counting(definition: Any, **options: Any) -> Any:
+        compiled.append(definition)
+        return compile_schema(definition, **options)
+
+    async with server_class(respond) as server:
+        provider = ProviderConfig(adapter=api, base_url=server.base_url, model="m", max_retries=1)
+        config = Config(provider=provider, ledger=LedgerConfig(path=tmp_path / "ledger.sqlite3"))
+        host = Host.load(config, plugins=[plugin])
+        host.add_tool(add_one)
+        try:
+            await ready_for_runs(host)
+            monkeypatch.setattr(fastjsonschema, "compile", counting)
+            run = await host.run("Add one, three times.")
+        finally:
+            await host.aclose()
+    assert run.stop_reason == "answered", run.detail
+    assert [r.result.model_text() for r in run.tool_calls if r.result] == ["2", "3", "4"]
+    assert len(modules) == ROUNDS + 1
+    assert [sorted(later - modules[0]) for later in modules[1:]] == [[]] * ROUNDS
+    assert compiled == []
