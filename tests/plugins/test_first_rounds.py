@@ -9,13 +9,13 @@ from typing import Annotated, Any
 
 import fastjsonschema
 import pytest
+from fake_config import fake_config
 
 import toolwire
 import toolwire_anthropic._plugin
 import toolwire_gemini._plugin
 import toolwire_openai._plugin
-from toolwire import Config, Host
-from toolwire.config import LedgerConfig, ProviderConfig
+from toolwire import Host
 from toolwire.host._ready import ready_for_runs
 from toolwire.testing import (
     FakeAnthropicServer,
@@ -25,12 +25,7 @@ from toolwire.testing import (
 )
 from toolwire_gemini.testing import FakeGeminiServer
 
-SERVERS: list[tuple[Any, str, Any]] = [
-    (FakeOpenAIChatServer, "openai-chat", toolwire_openai._plugin),
-    (FakeOpenAIResponsesServer, "openai-responses", toolwire_openai._plugin),
-    (FakeAnthropicServer, "anthropic-messages", toolwire_anthropic._plugin),
-    (FakeGeminiServer, "gemini", toolwire_gemini._plugin),
-]
+ADAPTERS = [toolwire_openai._plugin, toolwire_anthropic._plugin, toolwire_gemini._plugin]
 ROUNDS = 3
 
 
@@ -42,9 +37,12 @@ def add_one(
     return str(int(expression) + 1)
 
 
-@pytest.mark.parametrize(("server_class", "api", "plugin"), SERVERS)
+@pytest.mark.parametrize(
+    "server_class",
+    [FakeOpenAIChatServer, FakeOpenAIResponsesServer, FakeAnthropicServer, FakeGeminiServer],
+)
 async def test_no_round_imports_a_module_or_compiles_a_plain_validator(
-    server_class: Any, api: str, plugin: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server_class: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     modules: list[frozenset[str]] = []
 
@@ -65,9 +63,8 @@ async def test_no_round_imports_a_module_or_compiles_a_plain_validator(
         return compile_schema(definition, **options)
 
     async with server_class(respond) as server:
-        provider = ProviderConfig(adapter=api, base_url=server.base_url, model="m", max_retries=1)
-        config = Config(provider=provider, ledger=LedgerConfig(path=tmp_path / "ledger.sqlite3"))
-        host = Host.load(config, plugins=[plugin])
+        ledger = {"path": str(tmp_path / "ledger.sqlite3")}
+        host = Host.load(fake_config(server, ledger=ledger), plugins=ADAPTERS)
         host.add_tool(add_one)
         try:
             await ready_for_runs(host)
