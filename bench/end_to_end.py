@@ -43,13 +43,16 @@ under the same load.
 
 Run: ``python bench/end_to_end.py`` (``--quick``: 3 samples, 1 and 20 rounds; ``--only
 run,chat,batch``; ``--apis openai-chat,gemini``; ``--streams on,off``; ``--rounds 1,20,300``;
-``--reps N``).
+``--reps N``; ``--first-rounds N``: also the client's CPU in each of the first N rounds of
+``run`` and ``chat`` against the median of the later ones, the server reading it at every
+request: what a process pays once, round by round).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import re
@@ -109,17 +112,23 @@ def expression(number: int) -> str:
 class Watch:
     """The client being measured (its pid, told by the bench on the server's stdin) and, per
     client, the wall clock and its CPU time when its first request and its last final request
-    arrived."""
+    arrived; with ``detail``, also its CPU time at every request (the rounds one by one)."""
 
-    def __init__(self) -> None:
+    def __init__(self, detail: bool = False) -> None:
         self.pid = 0
+        self.detail = detail
         self.windows: dict[int, list[float]] = {}
+        self.requests: dict[int, list[float]] = {}
 
     def mark(self, first: bool, final: bool) -> None:
         pid = self.pid
-        if not pid or not (first or final):
+        if not pid or not (first or final or self.detail):
             return
         now = (time.perf_counter(), cpu_of(pid))
+        if self.detail:
+            self.requests.setdefault(pid, []).append(now[1])
+        if not (first or final):
+            return
         window = self.windows.setdefault(pid, [*now, *now, 0])
         if final:
             window[2:4] = now
@@ -132,7 +141,10 @@ class Watch:
             if word == "pid":
                 self.pid = int(number)
             elif word == "get":
-                print(json.dumps(self.windows.pop(int(number), None)), flush=True)
+                pid = int(number)
+                window = self.windows.pop(pid, None)
+                requests = self.requests.pop(pid, [])
+                print(json.dumps([window, requests]), flush=True)
 
 
 def cpu_of(pid: int) -> float:
@@ -173,9 +185,10 @@ def _responder(api: str, firsts: Path, watch: Watch, forget: Callable[[], None])
     return respond
 
 
-async def serve(firsts: Path) -> None:
+async def serve(firsts: Path, detail: bool) -> None:
     """``--serve DIR``: the four fake servers, their base URLs on stdout, then the commands of
-    :meth:`Watch.commands` until stdin closes."""
+    :meth:`Watch.commands` until stdin closes (``--detail``: the client's CPU at every
+    request)."""
     from toolwire.testing import (
         FakeAnthropicServer,
         FakeOpenAIChatServer,
@@ -189,7 +202,7 @@ async def serve(firsts: Path) -> None:
         "anthropic-messages": FakeAnthropicServer,
         "gemini": FakeGeminiServer,
     }
-    watch = Watch()
+    watch = Watch(detail)
     servers: dict[str, Any] = {}
 
     def forgetting(api: str) -> Callable[[], None]:
@@ -521,19 +534,21 @@ class Setup:
 @attrs.frozen
 class Sample:
     """One measured process: its whole CPU time, and the window from its first request to its
-    last final one as the server saw it (wall seconds, the client's CPU seconds)."""
+    last final one as the server saw it (wall seconds, the client's CPU seconds), and with
+    ``--first-rounds`` the client's CPU seconds of each round (from one request to the next)."""
 
     cpu: float
     wall_window: float
     cpu_window: float
+    rounds: tuple[float, ...] = ()
 
 
 class Server:
     """The fake servers' process, and the channel that tells it which client to watch."""
 
-    def __init__(self, firsts: Path) -> None:
+    def __init__(self, firsts: Path, detail: bool) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, str(HERE), "--serve", str(firsts)],
+            [sys.executable, str(HERE), "--serve", str(firsts), *(["--detail"] if detail else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -552,15 +567,18 @@ class Server:
         self._in.write(f"pid {pid}\n")
         self._in.flush()
 
-    def window(self, pid: int, finals: int) -> tuple[float, float]:
+    def window(self, pid: int, finals: int) -> tuple[float, float, tuple[float, ...]]:
+        """The wall and CPU seconds of client ``pid``'s window, and its CPU seconds per round
+        (empty without ``--detail``)."""
         self._in.write(f"get {pid}\n")
         self._in.flush()
-        window = json.loads(self._out.readline())
+        window, requests = json.loads(self._out.readline())
         if window is None or window[4] != finals:
             raise SystemExit(
                 f"the server saw {window} of client {pid}, not {finals} final requests"
             )
-        return window[2] - window[0], window[3] - window[1]
+        rounds = tuple(b - a for a, b in itertools.pairwise(requests))
+        return window[2] - window[0], window[3] - window[1], rounds
 
     def close(self) -> None:
         self._in.close()
@@ -700,6 +718,14 @@ def main() -> int:
     parser.add_argument("--streams", default="off,on")
     parser.add_argument("--rounds", help="round counts (default 1,20,300)")
     parser.add_argument("--baseline", metavar="REF", help="also run toolwire from commit REF")
+    parser.add_argument(
+        "--first-rounds",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print the client CPU of each of the first N rounds of run and chat",
+    )
+    parser.add_argument("--detail", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--chat", action="store_true", help=argparse.SUPPRESS)
@@ -711,7 +737,7 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(serve(Path(args.serve)))
+        asyncio.run(serve(Path(args.serve), args.detail))
         return 0
     if args.bare:
         args.rounds = int(args.rounds)
@@ -727,7 +753,7 @@ def main() -> int:
         firsts = work / "firsts"
         firsts.mkdir()
         baseline = _baseline.tree(work, args.baseline) if args.baseline else None
-        server = Server(firsts)
+        server = Server(firsts, args.first_rounds > 0)
         setup = Setup(work, server, firsts, baseline)
         sides = ["toolwire", "bare", *(["before"] if baseline else [])]
         try:
@@ -744,6 +770,8 @@ def main() -> int:
         finally:
             server.close()
     _report(samples, sides, cases, reps, args.baseline)
+    if args.first_rounds:
+        _report_rounds(samples, sides, cases, args.first_rounds)
     return 0
 
 
@@ -756,7 +784,7 @@ def _report(
 ) -> None:
     def median(side: str, case: tuple[str, str, bool, int], field: str) -> float:
         size = case[3]
-        values = [getattr(s, field) for s in samples[(side, *case)]]
+        values: list[float] = [getattr(s, field) for s in samples[(side, *case)]]
         return statistics.median(values) / (size if field != "cpu" else 1)
 
     print(
@@ -793,6 +821,34 @@ def _report(
         f"\ntarget: toolwire <= {TARGET}x the bare client's wall time per round at 20 and 300 "
         f"rounds: {'met' if not missed else f'missed {missed} times (!)'}"
     )
+
+
+def _report_rounds(
+    samples: dict[tuple[str, str, str, bool, int], list[Sample]],
+    sides: list[str],
+    cases: list[tuple[str, str, bool, int]],
+    first: int,
+) -> None:
+    """The client's CPU in each of the first rounds against a later round's (``--first-rounds``):
+    what a process pays once, round by round."""
+    print(
+        f"\nclient CPU of rounds 1-{first}, then the median of the later rounds, in ms (median of "
+        f"the samples); extra: what rounds 1-{first} cost beyond {first} later rounds"
+    )
+    for case in cases:
+        kind, api, stream, size = case
+        if kind == "batch" or size <= first:
+            continue
+        print(f"{kind} {api}, {'streamed' if stream else 'not streamed'}, {size}")
+        for side in sides:
+            taken = [s.rounds for s in samples[(side, *case)] if len(s.rounds) == size]
+            if not taken:
+                continue
+            each = [statistics.median(r[i] for r in taken) * 1e3 for i in range(first)]
+            later = statistics.median(statistics.median(r[first:]) for r in taken) * 1e3
+            extra = sum(each) - first * later
+            cells = " ".join(f"{ms:6.2f}" for ms in each)
+            print(f"  {side:<9}{cells} | {later:5.2f}  extra {extra:6.2f}")
 
 
 if __name__ == "__main__":

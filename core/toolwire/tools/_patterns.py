@@ -160,14 +160,17 @@ def linear_pattern(pattern: str, *, anchored: bool = False, python: bool = False
     options = re2.Options()
     options.log_errors = False
     options.never_capture = True
-    try:
-        re2.compile(source, options=options)  # RE2's own reason, when it refuses
-    except re2.error as exc:
-        reason = exc.args[0] if exc.args else exc
-        text = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
-        raise PatternError(f"RE2 cannot run the pattern {pattern!r}: {text}") from None
     compiled = re2.Set.MatchSet(options) if anchored else re2.Set.SearchSet(options)
-    compiled.Add(source)
+    try:
+        compiled.Add(source)
+    except re2.error:
+        try:
+            re2.compile(source, options=options)  # RE2's own reason (the set gives none)
+        except re2.error as exc:
+            reason = exc.args[0] if exc.args else exc
+            text = reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)
+            raise PatternError(f"RE2 cannot run the pattern {pattern!r}: {text}") from None
+        raise PatternError(f"RE2 cannot run the pattern {pattern!r} in a set") from None
     compiled.Compile()
     return LinearPattern(pattern, compiled)
 

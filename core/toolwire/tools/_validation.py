@@ -117,40 +117,37 @@ def load_compiler() -> None:
     call reports it."""
     import fastjsonschema  # noqa: F401
 
+    from . import _plain_schema  # noqa: F401
+
     try:
         import re2  # noqa: F401
     except ImportError:
         return
-    compiled_validator(_WARM_SCHEMA)
+    # By fastjsonschema, though the schema is plain: what a first compilation pays is its
+    # compiler's. Nothing is kept: a tool with this schema gets a plain validator.
+    fastjsonschema_validator(_WARM_SCHEMA)
 
 
 def compiled_validator(schema: JSONSchema, *, all_errors: bool = False) -> Validate:
-    """A fastjsonschema validator for ``schema``, compiled once per canonical schema text.
+    """A validator for ``schema``, made once per canonical schema text.
 
-    ``all_errors`` compiles the slower variant that reports every error instead of the first.
-    Defaults in the schema are never written into the validated data.
-    Every regular expression of the validator (``pattern``, ``patternProperties``, ``format``)
-    is run by RE2, in time linear in the text (see ``_patterns``).
+    A plain schema (``_plain_schema``: an object of typed properties, with patterns and
+    lengths) is checked by a closure built from it directly; any other is compiled by
+    fastjsonschema, as are validators with ``all_errors``, the slower variant that reports every
+    error instead of the first. Both accept the same values. Defaults in the schema are never
+    written into the validated data. Every regular expression of the validator (``pattern``,
+    ``patternProperties``, ``format``) is run by RE2, in time linear in the text (see
+    ``_patterns``).
     """
     key = (canonical_text(schema), all_errors)
     validate = _compiled.get(key)
     if validate is not None:
         return validate
-    import fastjsonschema  # deferred: the compiler is only needed at the first call of a tool
-
     with _compile_lock:
         validate = _compiled.get(key)
         if validate is None:
             try:
-                validate = fastjsonschema.compile(
-                    _for_fastjsonschema(schema),
-                    formats=_EXTRA_FORMATS,
-                    use_default=False,
-                    fast_fail=not all_errors,
-                )
-                run_linear(validate, schema_patterns(schema))
-            except fastjsonschema.JsonSchemaDefinitionException as exc:
-                raise ToolDefinitionError(f"invalid JSON Schema: {exc}") from exc
+                validate = _made(schema, all_errors=all_errors)
             except (PatternError, re.error) as exc:
                 raise ToolDefinitionError(f"invalid JSON Schema: {exc}") from exc
             except (ImportError, LookupError) as exc:
@@ -161,6 +158,40 @@ def compiled_validator(schema: JSONSchema, *, all_errors: bool = False) -> Valid
             if len(_compiled) >= _MAX_COMPILED:
                 del _compiled[next(iter(_compiled))]  # the oldest: dynamic schemas come and go
             _compiled[key] = validate
+    return validate
+
+
+def _made(schema: JSONSchema, *, all_errors: bool) -> Validate:
+    """The validator of ``schema``: a plain one when it can be, else fastjsonschema's."""
+    rewritten = _for_fastjsonschema(schema)
+    if not all_errors:
+        from ._plain_schema import plain_validator  # loaded with the compiler (load_compiler)
+
+        validate = plain_validator(rewritten)
+        if validate is not None:
+            return validate
+    return _by_fastjsonschema(rewritten, all_errors=all_errors)
+
+
+def fastjsonschema_validator(schema: JSONSchema, *, all_errors: bool = False) -> Validate:
+    """fastjsonschema's validator of ``schema``, its expressions run by RE2; not cached.
+
+    :raises ToolDefinitionError: when fastjsonschema refuses the schema.
+    :raises PatternError: for an expression RE2 cannot compile.
+    """
+    return _by_fastjsonschema(_for_fastjsonschema(schema), all_errors=all_errors)
+
+
+def _by_fastjsonschema(rewritten: Any, *, all_errors: bool) -> Validate:
+    import fastjsonschema  # deferred: the compiler is only needed at the first call of a tool
+
+    try:
+        validate = fastjsonschema.compile(
+            rewritten, formats=_EXTRA_FORMATS, use_default=False, fast_fail=not all_errors
+        )
+    except fastjsonschema.JsonSchemaDefinitionException as exc:
+        raise ToolDefinitionError(f"invalid JSON Schema: {exc}") from exc
+    run_linear(validate, schema_patterns(rewritten))
     return validate
 
 

@@ -340,15 +340,25 @@ def test_null_is_dropped_even_where_the_schema_accepts_it(schema: dict[str, Any]
 def test_loading_the_compiler_compiles_a_small_schema_through_re2(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # A command about to run conversations pays the compiler's first compilation at start-up.
+    # A command about to run conversations pays the compiler's first compilation at start-up,
+    # though the small schema is plain: the compiler's, not the plain validators'.
+    import fastjsonschema
+
     from toolwire.tools import _validation
 
+    compiled: list[Any] = []
+    compile_schema = fastjsonschema.compile
+
+    def counting(definition: Any, **options: Any) -> Any:
+        compiled.append(definition)
+        return compile_schema(definition, **options)
+
     monkeypatch.setattr(_validation, "_compiled", {})
+    monkeypatch.setattr(fastjsonschema, "compile", counting)
     _validation.load_compiler()
-    assert [key for key, _ in _validation._compiled] == [
-        _validation.canonical_text(_validation._WARM_SCHEMA)
-    ]
-    validate = compiled_validator(_validation._WARM_SCHEMA)
+    assert compiled == [_validation._WARM_SCHEMA]
+    assert _validation._compiled == {}
+    validate = _validation.fastjsonschema_validator(_validation._WARM_SCHEMA)
     validate({"a": "ab"})
     with pytest.raises(ValueError, match="must match pattern"):
         validate({"a": "ba"})
