@@ -193,26 +193,30 @@ class SSEDecoder:
             self._skip_lf = False
             if text.startswith("\n"):
                 text = text[1:]
-        start = 0
+        if not text:
+            return events
+        # The whole chunk is split at once (C speed); the last piece is the unterminated rest.
+        lines = _LINE_END.split(text) if "\r" in text else text.split("\n")
+        rest = lines.pop()
         limit = self._max_line
-        for match in _LINE_END.finditer(text):
-            line = text[start : match.start()]
-            if self._partial:
-                self._partial.append(line)
-                line = "".join(self._partial)
-                self._partial.clear()
-                self._partial_length = 0
+        if lines and self._partial:
+            self._partial.append(lines[0])
+            lines[0] = "".join(self._partial)
+            self._partial.clear()
+            self._partial_length = 0
+        for line in lines:
             if limit is not None and len(line) > limit:
                 raise SSELimitExceeded("line", limit)
-            self._process_line(line, events)
-            start = match.end()
-        if start < len(text):
-            rest = text[start:]
+            if not line:
+                self._dispatch(events)
+            else:
+                self._process_line(line, events)
+        if rest:
             self._partial.append(rest)
             self._partial_length += len(rest)
             if limit is not None and self._partial_length > limit:
                 raise SSELimitExceeded("line", limit)
-        elif text.endswith("\r"):
+        elif text[-1] == "\r":
             # A CR at the end already ended its line; an LF opening the next chunk is its pair.
             self._skip_lf = True
         return events
@@ -242,13 +246,14 @@ class SSEDecoder:
             self._retry = self._pending_retry = int(value)
 
     def _dispatch(self, events: list[SSEEvent]) -> None:
-        if self._data:
+        data = self._data
+        if data:
             events.append(
                 SSEEvent(
-                    data="\n".join(self._data),
-                    event=self._event_type or "message",
-                    id=self._last_event_id,
-                    retry=self._pending_retry,
+                    data[0] if len(data) == 1 else "\n".join(data),
+                    self._event_type or "message",
+                    self._last_event_id,
+                    self._pending_retry,
                 )
             )
             self._pending_retry = None
