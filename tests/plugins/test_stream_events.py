@@ -8,6 +8,7 @@ import copy
 import json
 from typing import Any
 
+import attrs
 import pytest
 
 import toolwire
@@ -19,11 +20,13 @@ from toolwire._json.partial import PartialJSONParser
 from toolwire.config import LedgerConfig, ProviderConfig
 from toolwire.events import (
     Event,
+    ParentCall,
     TextDelta,
     ToolCallArgumentsDelta,
     ToolCallCompleted,
     ToolCallStarted,
 )
+from toolwire.loop._view import _without_partial
 from toolwire.testing import (
     FakeAnthropicServer,
     FakeOpenAIChatServer,
@@ -39,7 +42,7 @@ SERVERS: list[tuple[Any, str, Any]] = [
     (FakeGeminiServer, "gemini", toolwire_gemini._plugin),
 ]
 
-ARGUMENTS = {"text": "a streamed \u00e9 argument \"quoted\"", "count": 12, "tags": ["x", "y"]}
+ARGUMENTS = {"text": 'a streamed \u00e9 argument "quoted"', "count": 12, "tags": ["x", "y"]}
 ANSWER = "All done: the text was echoed."
 
 
@@ -145,3 +148,13 @@ async def test_observers_get_every_delta_with_its_lenient_arguments(
     kept = [e for e in run.events if isinstance(e, ToolCallArgumentsDelta)]
     assert [e.delta for e in kept] == [d.delta for d in deltas]
     assert all(e.partial_arguments is None for e in kept)
+
+
+def test_the_run_keeps_a_delta_whole_but_for_its_partial_arguments() -> None:
+    # Every field set to a value of its own, so a field added later is checked too.
+    fields = {f.name: f"value of {f.name}" for f in attrs.fields(ToolCallArgumentsDelta)}
+    fields.update(round=3, parent=ParentCall(run_id="outer", call_id="c0", round=1))
+    event = ToolCallArgumentsDelta(**{**fields, "partial_arguments": {"text": "a"}})
+    kept = _without_partial(event)
+    assert kept == attrs.evolve(event, partial_arguments=None)
+    assert kept.partial_arguments is None

@@ -290,7 +290,9 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
             if event.call_id in taken:
                 event = attrs.evolve(event, call_id=run_call_id(event.call_id, round, taken))
         elif isinstance(event, ToolCallCompleted) and taken:
-            event = attrs.evolve(event, call=with_run_id(event.call, round, taken))
+            call = with_run_id(event.call, round, taken)
+            if call is not event.call:
+                event = attrs.evolve(event, call=call)
         if isinstance(event, ToolCallStarted):
             hidden[event.call_id] = bool(view.sensitive(event.name))
         elif isinstance(event, ToolCallArgumentsDelta):
