@@ -16,6 +16,7 @@ DONE_SENTINEL: Final = "[DONE]"
 """The ``data`` that OpenAI-style APIs send as their last event."""
 
 _LINE_END: Final = re.compile(r"\r\n|\r|\n")
+_UTF8_DECODER: Final = codecs.getincrementaldecoder("utf-8")  # looked up once, not per stream
 
 
 @attrs.frozen
@@ -115,7 +116,7 @@ class SSEDecoder:
     def __init__(self, *, max_line: int | None = None, max_event: int | None = None) -> None:
         self._max_line = max_line
         self._max_event = max_event
-        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._utf8 = _UTF8_DECODER(errors="replace")
         self._partial: list[str] = []  # an unterminated line, in pieces
         self._partial_length = 0
         self._skip_lf = False  # the previous text ended with CR: a leading LF belongs to it
