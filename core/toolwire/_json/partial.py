@@ -55,13 +55,18 @@ def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+# json.loads without NaN and Infinity, which are not JSON (made once: loads with an option
+# builds a decoder every call).
+_DECODE: Final = json.JSONDecoder(parse_constant=_not_json).decode
+
+
 def _whole_object(text: str) -> dict[str, Any] | None:
     """``text`` parsed when it is one whole JSON object (and only whitespace around it), at the
     speed of :func:`json.loads`; None for anything else, which the tokenizer then reads."""
     if text.rstrip(" \t\n\r")[-1:] != "}":  # a prefix of an object, mostly: not worth a try
         return None
     try:
-        value = json.loads(text, parse_constant=_not_json)  # NaN and Infinity are not JSON
+        value = _DECODE(text)
     except (ValueError, RecursionError):
         return None
     return value if type(value) is dict else None
