@@ -152,7 +152,9 @@ async def test_observers_get_every_delta_with_its_lenient_arguments(
 
 def test_the_run_keeps_a_delta_whole_but_for_its_partial_arguments() -> None:
     # Every field set to a value of its own, so a field added later is checked too.
-    fields = {f.name: f"value of {f.name}" for f in attrs.fields(ToolCallArgumentsDelta)}
+    fields: dict[str, Any] = {
+        f.name: f"value of {f.name}" for f in attrs.fields(ToolCallArgumentsDelta)
+    }
     fields.update(round=3, parent=ParentCall(run_id="outer", call_id="c0", round=1))
     event = ToolCallArgumentsDelta(**{**fields, "partial_arguments": {"text": "a"}})
     kept = _without_partial(event)

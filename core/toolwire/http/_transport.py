@@ -15,7 +15,14 @@ import os
 import random as _random
 import re
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Mapping,
+)
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import urlsplit
 
@@ -565,7 +572,7 @@ async def _read_capped(response: aiohttp.ClientResponse, sending: _Sending) -> b
 
 async def _checked_events(
     chunks: AsyncIterable[bytes], decoder: SSEDecoder, sending: _Sending
-) -> AsyncIterator[SSEEvent]:
+) -> AsyncGenerator[SSEEvent, None]:
     """The events of a stream's body, decoded chunk by chunk, with the API key redacted from
     their data, and limits explained.
 
