@@ -500,3 +500,39 @@ def test_a_huge_open_string_is_shown_with_a_bounded_lag() -> None:
     parser.feed('"}')
     assert parser.value == {"path": "a.txt", "body": body}
     assert parser.finish() == {"path": "a.txt", "body": body}
+
+
+@pytest.mark.parametrize(
+    ("text", "more"),
+    [
+        ('{"expression": "0 + 1", "n": [1, 2.5, -0], "o": {"a": null}}', ""),
+        (' {"a": "\\ud83d", "b": "东"} \n', "  "),
+        ('{"a": 1}', ' {"b": 2}'),  # text after the whole value
+        ('{"a": NaN}', ""),  # not JSON, though json.loads takes it
+        ('{"a": 1', "}"),  # a prefix
+        ('{"a": {"b": 1}', "}"),  # a prefix that ends with a brace
+        ('{"a": "\x01"}', ""),  # a raw control character
+        ("[1]", ""),
+    ],
+)
+def test_a_whole_first_delta_reads_as_the_same_text_read_char_by_char(text: str, more: str) -> None:
+    whole, by_char = PartialJSONParser(), PartialJSONParser()
+    whole.feed(text)
+    whole.feed(more)
+    for char in text + more:
+        by_char.feed(char)
+    assert whole.has_value == by_char.has_value
+    assert whole.complete == by_char.complete
+    assert whole.error == by_char.error
+    assert same(whole.value, by_char.value)
+    assert whole.raw == text + more
+    assert _outcome(whole) == _outcome(by_char)
+
+
+def _outcome(parser: PartialJSONParser) -> tuple[str, Any]:
+    """What :meth:`PartialJSONParser.finish` comes to: the value (as JSON), or the error."""
+    try:
+        value = parser.finish()
+    except ValueError as exc:
+        return "error", str(exc)
+    return "value", json.dumps(value)

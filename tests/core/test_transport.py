@@ -522,6 +522,25 @@ async def test_a_stream_answered_with_json_is_refused_clearly() -> None:
                 await client.consume_sse(ProviderRequest(server.url, {}, api="t"), collect)
 
 
+async def test_a_consumer_that_stops_early_leaves_no_event_reader_to_the_collector() -> None:
+    """The events a consumer stops reading at its last event are closed when it returns, not
+    later by the event loop's finalizer (a wake-up and a task every streamed answer)."""
+    kept: list[Any] = []
+
+    async def first(events: AsyncIterator[SSEEvent], emit: Callable[[Event], None]) -> str:
+        kept.append(events)
+        async for event in events:
+            return event.data
+        return ""
+
+    async with Server(sse("one", "two", "[DONE]")) as server:
+        client, _ = transport()
+        async with client:
+            seen = await client.consume_sse(ProviderRequest(server.url, {}, api="t"), first)
+    assert seen == "one"
+    assert kept[0].ag_frame is None  # closed
+
+
 async def test_stream_sse_yields_events() -> None:
     async with Server(sse("a", "b")) as server:
         client, _ = transport()

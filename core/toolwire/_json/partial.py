@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Final
 
@@ -48,6 +49,27 @@ _EXPECTATIONS: Final = {
     _COLON: "':' after the key",
     _DONE: "the end of the text (the JSON value is already complete)",
 }
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# json.loads without NaN and Infinity, which are not JSON (made once: loads with an option
+# builds a decoder every call).
+_DECODE: Final = json.JSONDecoder(parse_constant=_not_json).decode
+
+
+def _whole_object(text: str) -> dict[str, Any] | None:
+    """``text`` parsed when it is one whole JSON object (and only whitespace around it), at the
+    speed of :func:`json.loads`; None for anything else, which the tokenizer then reads."""
+    if text.rstrip(" \t\n\r")[-1:] != "}":  # a prefix of an object, mostly: not worth a try
+        return None
+    try:
+        value = _DECODE(text)
+    except (ValueError, RecursionError):
+        return None
+    return value if type(value) is dict else None
 
 
 def _shorten(token: str) -> str:
@@ -161,6 +183,16 @@ class PartialJSONParser:
         if len(raw) >= 1024:
             self._raw_blocks.append("".join(raw))
             raw.clear()
+        if self._offset == 0 and self._mode == _VALUE:
+            # Arguments that arrive whole in their first delta (Gemini's always do, and many
+            # servers' do) are parsed by json.loads at once, as finish() would return them.
+            whole = _whole_object(delta)
+            if whole is not None:
+                self._root = whole
+                self._has_value = True
+                self._mode = _DONE
+                self._offset = len(delta)
+                return
         # Most single-character deltas land inside a string: skip the general tokenizer.
         if (
             self._mode == _STRING

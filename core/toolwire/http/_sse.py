@@ -16,6 +16,7 @@ DONE_SENTINEL: Final = "[DONE]"
 """The ``data`` that OpenAI-style APIs send as their last event."""
 
 _LINE_END: Final = re.compile(r"\r\n|\r|\n")
+_UTF8_DECODER: Final = codecs.getincrementaldecoder("utf-8")  # looked up once, not per stream
 
 
 @attrs.frozen
@@ -115,7 +116,7 @@ class SSEDecoder:
     def __init__(self, *, max_line: int | None = None, max_event: int | None = None) -> None:
         self._max_line = max_line
         self._max_event = max_event
-        self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._utf8 = _UTF8_DECODER(errors="replace")
         self._partial: list[str] = []  # an unterminated line, in pieces
         self._partial_length = 0
         self._skip_lf = False  # the previous text ended with CR: a leading LF belongs to it
@@ -193,26 +194,30 @@ class SSEDecoder:
             self._skip_lf = False
             if text.startswith("\n"):
                 text = text[1:]
-        start = 0
+        if not text:
+            return events
+        # The whole chunk is split at once (C speed); the last piece is the unterminated rest.
+        lines = _LINE_END.split(text) if "\r" in text else text.split("\n")
+        rest = lines.pop()
         limit = self._max_line
-        for match in _LINE_END.finditer(text):
-            line = text[start : match.start()]
-            if self._partial:
-                self._partial.append(line)
-                line = "".join(self._partial)
-                self._partial.clear()
-                self._partial_length = 0
+        if lines and self._partial:
+            self._partial.append(lines[0])
+            lines[0] = "".join(self._partial)
+            self._partial.clear()
+            self._partial_length = 0
+        for line in lines:
             if limit is not None and len(line) > limit:
                 raise SSELimitExceeded("line", limit)
-            self._process_line(line, events)
-            start = match.end()
-        if start < len(text):
-            rest = text[start:]
+            if not line:
+                self._dispatch(events)
+            else:
+                self._process_line(line, events)
+        if rest:
             self._partial.append(rest)
             self._partial_length += len(rest)
             if limit is not None and self._partial_length > limit:
                 raise SSELimitExceeded("line", limit)
-        elif text.endswith("\r"):
+        elif text[-1] == "\r":
             # A CR at the end already ended its line; an LF opening the next chunk is its pair.
             self._skip_lf = True
         return events
@@ -242,13 +247,14 @@ class SSEDecoder:
             self._retry = self._pending_retry = int(value)
 
     def _dispatch(self, events: list[SSEEvent]) -> None:
-        if self._data:
+        data = self._data
+        if data:
             events.append(
                 SSEEvent(
-                    data="\n".join(self._data),
-                    event=self._event_type or "message",
-                    id=self._last_event_id,
-                    retry=self._pending_retry,
+                    data[0] if len(data) == 1 else "\n".join(data),
+                    self._event_type or "message",
+                    self._last_event_id,
+                    self._pending_retry,
                 )
             )
             self._pending_retry = None

@@ -15,7 +15,14 @@ import os
 import random as _random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Mapping,
+)
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import urlsplit
 
@@ -29,7 +36,7 @@ from ..events import Event, ProviderRetry, RequestBody
 from ._errors import ProviderError
 from ._keys import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
 from ._request import ProviderRequest
-from ._sse import SSEDecoder, SSEEvent, SSELimitExceeded, aiter_sse
+from ._sse import SSEDecoder, SSEEvent, SSELimitExceeded
 
 if TYPE_CHECKING:
     from ..events import EmitEvent
@@ -334,8 +341,12 @@ class Transport:
                 decoder = SSEDecoder(
                     max_line=cfg.max_sse_line_chars, max_event=cfg.max_sse_event_chars
                 )
-                events = _checked_events(aiter_sse(response.content.iter_any(), decoder), sending)
-                return await consume(events, tracking_emit)
+                # Closed here, not left to the garbage collector: a consumer that stops at the
+                # last event would otherwise have the event loop close the generator later,
+                # with a wake-up and a task of its own, every streamed answer.
+                events = _checked_events(response.content.iter_any(), decoder, sending)
+                async with contextlib.aclosing(events):
+                    return await consume(events, tracking_emit)
         except _Failure:
             raise
         except ProviderError as exc:
@@ -560,21 +571,21 @@ async def _read_capped(response: aiohttp.ClientResponse, sending: _Sending) -> b
 
 
 async def _checked_events(
-    events: AsyncIterator[SSEEvent], sending: _Sending
-) -> AsyncIterator[SSEEvent]:
-    """The events of a stream with the API key redacted from their data, and limits explained.
+    chunks: AsyncIterable[bytes], decoder: SSEDecoder, sending: _Sending
+) -> AsyncGenerator[SSEEvent, None]:
+    """The events of a stream's body, decoded chunk by chunk, with the API key redacted from
+    their data, and limits explained.
 
     This is where every streamed provider text enters the host, so an error event that echoes
     the key (escaped or not) cannot carry it into messages, events or traces.
     """
     api, url, key = sending.request.api, sending.request.url, sending.key
     try:
-        async for event in events:
-            data = event.data
-            redacted = redact_text(data, key)
-            if key and escapes_may_hide(redacted, key):
-                redacted = _redacted_json_text(redacted, key)
-            yield event if redacted is data else attrs.evolve(event, data=redacted)
+        async for chunk in chunks:
+            for event in decoder.feed(chunk):
+                yield _redacted_event(event, key) if key else event
+        for event in decoder.close():
+            yield _redacted_event(event, key) if key else event
     except SSELimitExceeded as exc:
         setting = "max_sse_line_chars" if exc.what == "line" else "max_sse_event_chars"
         raise ProviderError(
@@ -584,6 +595,15 @@ async def _checked_events(
             api=api,
             status=200,
         ) from None
+
+
+def _redacted_event(event: SSEEvent, key: str) -> SSEEvent:
+    """``event`` with ``key`` redacted from its data (the same event when the key is absent)."""
+    data = event.data
+    redacted = redact_text(data, key)
+    if escapes_may_hide(redacted, key):
+        redacted = _redacted_json_text(redacted, key)
+    return event if redacted is data else attrs.evolve(event, data=redacted)
 
 
 def _redacted_json_text(data: str, key: str) -> str:

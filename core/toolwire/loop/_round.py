@@ -279,7 +279,9 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
     the arguments of sensitive tools redacted."""
     run_id = state.run_id
     taken = state.taken_call_ids()  # ids a provider may number afresh each round
-    names: dict[str, str] = {}  # streamed call id → tool name (for redaction)
+    # Streamed call id → whether its tool's arguments are redacted (asked once per call, not
+    # on every delta).
+    hidden: dict[str, bool] = {}
 
     def emit(event: Event) -> None:
         if event.run_id != run_id or event.round != round:
@@ -288,12 +290,13 @@ def adapter_emitter(view: LoopView, state: RunState, round: int) -> Callable[[Ev
             if event.call_id in taken:
                 event = attrs.evolve(event, call_id=run_call_id(event.call_id, round, taken))
         elif isinstance(event, ToolCallCompleted) and taken:
-            event = attrs.evolve(event, call=with_run_id(event.call, round, taken))
+            call = with_run_id(event.call, round, taken)
+            if call is not event.call:
+                event = attrs.evolve(event, call=call)
         if isinstance(event, ToolCallStarted):
-            names[event.call_id] = event.name
+            hidden[event.call_id] = bool(view.sensitive(event.name))
         elif isinstance(event, ToolCallArgumentsDelta):
-            name = names.get(event.call_id)
-            if name is not None and view.sensitive(name):
+            if hidden.get(event.call_id):
                 event = attrs.evolve(event, delta="", partial_arguments=None)
         elif isinstance(event, ToolCallCompleted):
             redacted = redacted_call(event.call, view.sensitive_call(event.call))

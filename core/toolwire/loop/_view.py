@@ -117,9 +117,22 @@ class LoopView:
         if isinstance(event, ToolCallArgumentsDelta) and event.partial_arguments is not None:
             # The partial value is the parser's live object, right only at emit time; the run
             # keeps the delta text, from which the arguments at any point can be rebuilt.
-            state.events.append(attrs.evolve(event, partial_arguments=None))
+            state.events.append(_without_partial(event))
         else:
             state.events.append(event)
         self.host.emit(event)
         if state.control.sink is not None:
             state.control.sink(event)
+
+
+def _without_partial(event: ToolCallArgumentsDelta) -> ToolCallArgumentsDelta:
+    """``event`` without its partial arguments (built directly: this runs on every delta)."""
+    if type(event) is not ToolCallArgumentsDelta:
+        return attrs.evolve(event, partial_arguments=None)
+    return ToolCallArgumentsDelta(
+        run_id=event.run_id,
+        round=event.round,
+        parent=event.parent,
+        call_id=event.call_id,
+        delta=event.delta,
+    )

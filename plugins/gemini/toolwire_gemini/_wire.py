@@ -635,6 +635,9 @@ class GenerateStream:
         self._calls = CallAssembler(request, emit, id_factory=id_factory)
         self._id_factory = id_factory
         self._parts: list[dict[str, Any] | int] = []  # wire parts; an int is a call's key
+        # The pieces that continue a text part, by its position in _parts: joined once, at the
+        # end, rather than copying the growing text with every piece.
+        self._more_text: dict[int, list[str]] = {}
         self._finish: str | None = None
         self._finish_message: str | None = None
         self._usage: Any = None
@@ -692,7 +695,7 @@ class GenerateStream:
                 return  # an empty piece (streams end with one): nothing to keep or send back
             last = self._parts[-1] if self._parts else None
             if isinstance(last, dict) and _mergeable(last, part):
-                last["text"] += text
+                self._more_text.setdefault(len(self._parts) - 1, []).append(text)
                 if "thoughtSignature" in part:
                     last["thoughtSignature"] = part["thoughtSignature"]
                 return
@@ -725,6 +728,11 @@ class GenerateStream:
     def result(self) -> AssistantMessage:
         """The assistant turn read so far."""
         self._calls.finish("the stream ended")
+        for index, more in self._more_text.items():
+            part = self._parts[index]
+            if isinstance(part, dict):
+                part["text"] += "".join(more)
+        self._more_text.clear()
         calls = iter(self._calls.calls)
         parts = list(self._canonical(calls))
         called = any(isinstance(p, ToolCall) for p in parts)
