@@ -1,9 +1,13 @@
-"""A run's first rounds do the work of any other: once the host is made ready (as `toolwire run`
-makes it), no round imports a module, and a tool with a plain schema compiles no validator code."""
+"""A run's first rounds do the work of any other, streamed or not: once the host is made ready
+(as `toolwire run` makes it), no round imports a module, compiles code (a class's generated
+methods, a named tuple, a validator), makes a class or compiles a regular expression."""
 
 from __future__ import annotations
 
+import builtins
+import importlib
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,6 +31,8 @@ from toolwire_gemini.testing import FakeGeminiServer
 
 ADAPTERS = [toolwire_openai._plugin, toolwire_anthropic._plugin, toolwire_gemini._plugin]
 ROUNDS = 3
+# Where a pattern the `re` module's cache has not seen is compiled.
+RE_COMPILER = importlib.import_module("re._compiler")
 
 
 @toolwire.tool(side_effects="read_only", idempotent=True)
@@ -37,17 +43,38 @@ def add_one(
     return str(int(expression) + 1)
 
 
+class _Made:
+    """What the process makes once the first request has arrived: each entry names what was
+    made (``"compile"``, ``"exec"``, ``"eval"``, ``"class"``, ``"regex"``, ``"schema"``) and the
+    thing."""
+
+    def __init__(self) -> None:
+        self.open = False
+        self.made: list[tuple[str, str]] = []
+
+    def counting(self, kind: Callable[[Any], tuple[str, str]], original: Callable[..., Any]) -> Any:
+        def made(*args: Any, **kwargs: Any) -> Any:
+            if self.open:
+                self.made.append(kind(args))
+            return original(*args, **kwargs)
+
+        return made
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 @pytest.mark.parametrize(
     "server_class",
     [FakeOpenAIChatServer, FakeOpenAIResponsesServer, FakeAnthropicServer, FakeGeminiServer],
 )
-async def test_no_round_imports_a_module_or_compiles_a_plain_validator(
-    server_class: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+async def test_no_round_imports_compiles_or_makes_what_a_later_round_would_not(
+    server_class: Any, stream: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     modules: list[frozenset[str]] = []
+    made = _Made()
 
     def respond(request: Any) -> Any:
         modules.append(frozenset(sys.modules))
+        made.open = True
         if len(modules) <= ROUNDS:
             return tool_call("add_one", {"expression": str(len(modules))})
         return "done"
@@ -55,25 +82,35 @@ async def test_no_round_imports_a_module_or_compiles_a_plain_validator(
     from toolwire.tools import _validation
 
     monkeypatch.setattr(_validation, "_compiled", {})  # no validator of an earlier test
-    compiled: list[Any] = []
-    compile_schema = fastjsonschema.compile
-
-    def counting(definition: Any, **options: Any) -> Any:
-        compiled.append(definition)
-        return compile_schema(definition, **options)
 
     async with server_class(respond) as server:
         ledger = {"path": str(tmp_path / "ledger.sqlite3")}
-        host = Host.load(fake_config(server, ledger=ledger), plugins=ADAPTERS)
+        config = fake_config(server, ledger=ledger, provider={"stream": stream})
+        host = Host.load(config, plugins=ADAPTERS)
         host.add_tool(add_one)
         try:
             await ready_for_runs(host)
-            monkeypatch.setattr(fastjsonschema, "compile", counting)
+            # Code compiled from text (attrs' and dataclasses' generated methods, named
+            # tuples, forward references), classes made, patterns and schemas compiled.
+            for name, kind in [
+                ("compile", lambda a: ("compile", str(a[1]))),
+                ("exec", lambda a: ("exec", str(a[0])[:80])),
+                ("eval", lambda a: ("eval", str(a[0])[:80])),
+                ("__build_class__", lambda a: ("class", str(a[1]))),
+            ]:
+                monkeypatch.setattr(builtins, name, made.counting(kind, getattr(builtins, name)))
+            regex = made.counting(lambda a: ("regex", repr(a[0])), RE_COMPILER.compile)
+            monkeypatch.setattr(RE_COMPILER, "compile", regex)
+            schema = made.counting(lambda a: ("schema", repr(a[0])), fastjsonschema.compile)
+            monkeypatch.setattr(fastjsonschema, "compile", schema)
             run = await host.run("Add one, three times.")
         finally:
+            made.open = False
+            monkeypatch.undo()
             await host.aclose()
+        assert [server.wants_stream(r) for r in server.requests] == [stream] * (ROUNDS + 1)
     assert run.stop_reason == "answered", run.detail
     assert [r.result.model_text() for r in run.tool_calls if r.result] == ["2", "3", "4"]
     assert len(modules) == ROUNDS + 1
     assert [sorted(later - modules[0]) for later in modules[1:]] == [[]] * ROUNDS
-    assert compiled == []
+    assert made.made == []
