@@ -86,6 +86,11 @@ def _plain(value: Any) -> Any:
             k if type(k) is str else str(k): v if type(v) in _JSON_LEAVES else _plain(v)
             for k, v in value.items()
         }
+    if kind is list or kind is tuple:  # offered names, parts, sources: leaves copied inline
+        return [v if type(v) in _JSON_LEAVES else _plain(v) for v in value]
+    convert = _CONVERTERS.get(kind)
+    if convert is not None:  # the project's own records, by their exact class
+        return convert(value)
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, TrustLevel):
@@ -374,19 +379,34 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
     raise ValueError(f"unknown message role {role!r}; expected system, user, assistant or tool")
 
 
+_CONVERTERS: dict[type, Callable[[Any], dict[str, Any]]] = {
+    ToolResult: result_to_json,
+    ToolCall: call_to_json,
+    AssistantMessage: message_to_json,
+    Usage: usage_to_json,
+}
+"""The JSON form of the records events carry, by exact class (what :func:`_plain` would reach
+through its ``isinstance`` checks, without them; a subclass takes the checks)."""
+
+
 # -- events ------------------------------------------------------------------------------------
 
 
 def event_to_json(event: Event) -> dict[str, Any]:
     """An event as a flat JSON object with its ``kind`` first (events are redacted already)."""
     out: dict[str, Any] = {"kind": event.kind}
-    for field in attrs.fields(type(event)):
-        if field.name == "partial_arguments":
-            # Writing the whole partial value with every delta would make a trace quadratic in
-            # the size of the arguments; the delta texts rebuild it.
-            continue
-        value = getattr(event, field.name)
-        if field.name == "parent" and value is None:
+    for name in _event_fields(type(event)):
+        value = getattr(event, name)
+        if name == "parent" and value is None:
             continue  # only the events of a run started as a tool have a parent
-        out[field.name] = _plain(value)
+        out[name] = value if type(value) in _JSON_LEAVES else _plain(value)
     return out
+
+
+@functools.cache
+def _event_fields(kind: type[Event]) -> tuple[str, ...]:
+    """The fields :func:`event_to_json` writes of an event class, in declaration order (asked
+    once per class: a run writes every event it emitted)."""
+    # Writing the whole partial value with every delta would make a trace quadratic in the size
+    # of the arguments; the delta texts rebuild it.
+    return tuple(f.name for f in attrs.fields(kind) if f.name != "partial_arguments")
