@@ -119,7 +119,7 @@ def _plain(value: Any) -> Any:
 
 def result_to_json(result: ToolResult) -> dict[str, Any]:
     """A result without its artifacts and exception (never sent to the model, not serialisable)."""
-    return {
+    out: dict[str, Any] = {
         "status": result.status.value,
         "content": result.content,
         "data": _plain(result.data),
@@ -127,14 +127,14 @@ def result_to_json(result: ToolResult) -> dict[str, Any]:
         "retryable": result.retryable,
         "metadata": _plain(result.metadata),
         "required_trust": result.required_trust.label if result.required_trust else None,
-        **(
-            {"follow_up": [_follow_up_to_json(p) for p in result.follow_up]}
-            if result.follow_up
-            else {}
-        ),
-        **({"usage": usage_to_json(result.usage)} if result.usage is not None else {}),
-        **({"cost": result.cost} if result.cost is not None else {}),
     }
+    if result.follow_up:
+        out["follow_up"] = [_follow_up_to_json(p) for p in result.follow_up]
+    if result.usage is not None:
+        out["usage"] = usage_to_json(result.usage)
+    if result.cost is not None:
+        out["cost"] = result.cost
+    return out
 
 
 class ResultForms:

@@ -371,11 +371,14 @@ async def _cached_offer(
     )
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
+    requests: dict[str | None, OfferRequest] = {}  # by plugin: only the settings differ
     for tool, entry in plan.entries:
         if entry is None:
-            request = _offer_request(
-                host, adapter, tool, run_id, round, messages, provider_trust, values
-            )
+            request = requests.get(tool.plugin)
+            if request is None:
+                request = requests[tool.plugin] = _offer_request(
+                    host, adapter, tool, run_id, round, messages, provider_trust, values
+                )
             resolved = await resolve(tool, request)
             if isinstance(resolved, FunctionSpec):
                 entry = resolved if resolved.tool is not None else attrs.evolve(resolved, tool=tool)
