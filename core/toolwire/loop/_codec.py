@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -394,19 +395,29 @@ through its ``isinstance`` checks, without them; a subclass takes the checks).""
 
 def event_to_json(event: Event) -> dict[str, Any]:
     """An event as a flat JSON object with its ``kind`` first (events are redacted already)."""
+    names, read = _event_fields(type(event))
+    values = read(event)
     out: dict[str, Any] = {"kind": event.kind}
-    for name in _event_fields(type(event)):
-        value = getattr(event, name)
-        if name == "parent" and value is None:
-            continue  # only the events of a run started as a tool have a parent
-        out[name] = value if type(value) in _JSON_LEAVES else _plain(value)
+    out.update(zip(names, values, strict=True))
+    if not _JSON_LEAVES.issuperset(map(type, values)):  # most events hold leaves only
+        for name, value in zip(names, values, strict=True):
+            if type(value) not in _JSON_LEAVES:
+                out[name] = _plain(value)
+    if "parent" in out and out["parent"] is None:
+        del out["parent"]  # only the events of a run started as a tool have a parent
     return out
 
 
 @functools.cache
-def _event_fields(kind: type[Event]) -> tuple[str, ...]:
-    """The fields :func:`event_to_json` writes of an event class, in declaration order (asked
-    once per class: a run writes every event it emitted)."""
+def _event_fields(
+    kind: type[Event],
+) -> tuple[tuple[str, ...], Callable[[Event], tuple[Any, ...]]]:
+    """The fields :func:`event_to_json` writes of an event class, in declaration order, and
+    what reads their values from an event (worked out once per class: a run writes every
+    event it emitted)."""
     # Writing the whole partial value with every delta would make a trace quadratic in the size
     # of the arguments; the delta texts rebuild it.
-    return tuple(f.name for f in attrs.fields(kind) if f.name != "partial_arguments")
+    names = tuple(f.name for f in attrs.fields(kind) if f.name != "partial_arguments")
+    if len(names) > 1:
+        return names, operator.attrgetter(*names)
+    return names, lambda event: tuple(getattr(event, name) for name in names)
