@@ -418,6 +418,4 @@ def _event_fields(
     # Writing the whole partial value with every delta would make a trace quadratic in the size
     # of the arguments; the delta texts rebuild it.
     names = tuple(f.name for f in attrs.fields(kind) if f.name != "partial_arguments")
-    if len(names) > 1:
-        return names, operator.attrgetter(*names)
-    return names, lambda event: tuple(getattr(event, name) for name in names)
+    return names, operator.attrgetter(*names)  # a tuple: every event has a run id and a round
