@@ -62,7 +62,8 @@ def test_a_result_keeps_its_optional_fields_in_order() -> None:
     )
     assert out["result"] == result_to_json(result)
     assert list(out["result"])[-2:] == ["usage", "cost"]
-    assert "follow_up" not in out["result"] and "usage" not in result_to_json(ToolResult.ok(""))
+    assert "follow_up" not in out["result"]
+    assert "usage" not in result_to_json(ToolResult.ok(""))
 
 
 def test_a_subclass_of_a_record_gets_the_same_form() -> None:
@@ -99,4 +100,3 @@ def test_partial_arguments_and_an_empty_parent_are_left_out() -> None:
     child = event_to_json(attrs.evolve(delta, parent=parent))
     assert child["parent"] == {"run_id": "p", "call_id": "pc", "round": 2}
     assert list(child) == ["kind", "run_id", "round", "parent", "call_id", "delta"]
-
