@@ -20,7 +20,7 @@ from toolwire.events import (
 )
 from toolwire.loop._codec import event_to_json, message_to_json, result_to_json
 from toolwire.messages import AssistantMessage, TextPart, ToolCall
-from toolwire.tools._result import ToolResult
+from toolwire.tools import ToolResult
 from toolwire.usage import Usage
 
 CALL = ToolCall(
