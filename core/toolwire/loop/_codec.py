@@ -395,7 +395,11 @@ through its ``isinstance`` checks, without them; a subclass takes the checks).""
 
 def event_to_json(event: Event) -> dict[str, Any]:
     """An event as a flat JSON object with its ``kind`` first (events are redacted already)."""
-    names, read = _event_fields(type(event))
+    kind = type(event)
+    form = _EVENT_FORMS.get(kind)
+    if form is None:
+        form = _EVENT_FORMS[kind] = _event_form(kind)
+    names, read = form
     values = read(event)
     out: dict[str, Any] = {"kind": event.kind}
     out.update(zip(names, values, strict=True))
@@ -408,13 +412,14 @@ def event_to_json(event: Event) -> dict[str, Any]:
     return out
 
 
-@functools.cache
-def _event_fields(
-    kind: type[Event],
-) -> tuple[tuple[str, ...], Callable[[Event], tuple[Any, ...]]]:
+_EventForm = tuple[tuple[str, ...], Callable[[Event], tuple[Any, ...]]]
+_EVENT_FORMS: dict[type, _EventForm] = {}
+"""Per event class, worked out once (a run writes every event it emitted)."""
+
+
+def _event_form(kind: type) -> _EventForm:
     """The fields :func:`event_to_json` writes of an event class, in declaration order, and
-    what reads their values from an event (worked out once per class: a run writes every
-    event it emitted)."""
+    what reads their values from an event."""
     # Writing the whole partial value with every delta would make a trace quadratic in the size
     # of the arguments; the delta texts rebuild it.
     names = tuple(f.name for f in attrs.fields(kind) if f.name != "partial_arguments")

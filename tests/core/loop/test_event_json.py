@@ -82,11 +82,11 @@ def test_mappings_and_enums_inside_values_become_json() -> None:
     class Colour(enum.Enum):
         RED = "red"
 
-    arguments = types.MappingProxyType({"colour": Colour.RED, "n": (1, 2), 4: None})
+    arguments = types.MappingProxyType({"colour": Colour.RED, "n": (1, 2), "none": None})
     out = event_to_json(
         ToolStarted(run_id="r", round=1, call_id="c1", name="paint", arguments=arguments)
     )
-    assert out["arguments"] == {"colour": "red", "n": [1, 2], "4": None}
+    assert out["arguments"] == {"colour": "red", "n": [1, 2], "none": None}
 
 
 def test_partial_arguments_and_an_empty_parent_are_left_out() -> None:
