@@ -55,7 +55,10 @@ class Observers:
             observers = self._observers = [
                 (impl.plugin_name, self._detached.get(impl.plugin_name) or _event_function(impl))
                 for impl in reversed(self._hook.toolwire_event.get_hookimpls())
+                if not _idle(impl.plugin)
             ]
+        if not observers:
+            return
         bound = self._bound
         for index, (plugin, function) in enumerate(observers):
             started = time.perf_counter()
@@ -212,6 +215,14 @@ class _Detached:
         info = self._plugin_info(self._plugin)
         if info is not None:
             info.error = error
+
+
+def _idle(plugin: object) -> bool:
+    """Whether an observer can never act on an event: the host's trace without a path, which
+    traces nothing (calling it for every event would cost every run and round)."""
+    from .._defaults.trace import Trace
+
+    return isinstance(plugin, Trace) and plugin.path is None
 
 
 def _event_function(impl: pluggy.HookImpl) -> Any:

@@ -31,11 +31,15 @@ if TYPE_CHECKING:
 _SHOWN_ARGUMENTS = 400
 
 
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
+)
+"""Made once: ``json.dumps`` with options builds an encoder on every call."""
+
+
 def canonical(arguments: Mapping[str, Any]) -> str:
     """The arguments as compact JSON with sorted keys (one text per value)."""
-    return json.dumps(
-        arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str
-    )
+    return _CANONICAL.encode(arguments)
 
 
 def duplicate_key(tool: Tool, arguments: Mapping[str, Any]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import functools
 import json
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -86,6 +87,11 @@ def _plain(value: Any) -> Any:
             k if type(k) is str else str(k): v if type(v) in _JSON_LEAVES else _plain(v)
             for k, v in value.items()
         }
+    if kind is list or kind is tuple:  # offered names, parts, sources: leaves copied inline
+        return [v if type(v) in _JSON_LEAVES else _plain(v) for v in value]
+    convert = _CONVERTERS.get(kind)
+    if convert is not None:  # the project's own records, by their exact class
+        return convert(value)
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, TrustLevel):
@@ -114,7 +120,7 @@ def _plain(value: Any) -> Any:
 
 def result_to_json(result: ToolResult) -> dict[str, Any]:
     """A result without its artifacts and exception (never sent to the model, not serialisable)."""
-    return {
+    out: dict[str, Any] = {
         "status": result.status.value,
         "content": result.content,
         "data": _plain(result.data),
@@ -122,14 +128,14 @@ def result_to_json(result: ToolResult) -> dict[str, Any]:
         "retryable": result.retryable,
         "metadata": _plain(result.metadata),
         "required_trust": result.required_trust.label if result.required_trust else None,
-        **(
-            {"follow_up": [_follow_up_to_json(p) for p in result.follow_up]}
-            if result.follow_up
-            else {}
-        ),
-        **({"usage": usage_to_json(result.usage)} if result.usage is not None else {}),
-        **({"cost": result.cost} if result.cost is not None else {}),
     }
+    if result.follow_up:
+        out["follow_up"] = [_follow_up_to_json(p) for p in result.follow_up]
+    if result.usage is not None:
+        out["usage"] = usage_to_json(result.usage)
+    if result.cost is not None:
+        out["cost"] = result.cost
+    return out
 
 
 class ResultForms:
@@ -374,19 +380,47 @@ def message_from_json(data: Mapping[str, Any]) -> Message:
     raise ValueError(f"unknown message role {role!r}; expected system, user, assistant or tool")
 
 
+_CONVERTERS: dict[type, Callable[[Any], dict[str, Any]]] = {
+    ToolResult: result_to_json,
+    ToolCall: call_to_json,
+    AssistantMessage: message_to_json,
+    Usage: usage_to_json,
+}
+"""The JSON form of the records events carry, by exact class (what :func:`_plain` would reach
+through its ``isinstance`` checks, without them; a subclass takes the checks)."""
+
+
 # -- events ------------------------------------------------------------------------------------
 
 
 def event_to_json(event: Event) -> dict[str, Any]:
     """An event as a flat JSON object with its ``kind`` first (events are redacted already)."""
+    kind = type(event)
+    form = _EVENT_FORMS.get(kind)
+    if form is None:
+        form = _EVENT_FORMS[kind] = _event_form(kind)
+    names, read = form
+    values = read(event)
     out: dict[str, Any] = {"kind": event.kind}
-    for field in attrs.fields(type(event)):
-        if field.name == "partial_arguments":
-            # Writing the whole partial value with every delta would make a trace quadratic in
-            # the size of the arguments; the delta texts rebuild it.
-            continue
-        value = getattr(event, field.name)
-        if field.name == "parent" and value is None:
-            continue  # only the events of a run started as a tool have a parent
-        out[field.name] = _plain(value)
+    out.update(zip(names, values, strict=True))
+    if not _JSON_LEAVES.issuperset(map(type, values)):  # most events hold leaves only
+        for name, value in zip(names, values, strict=True):
+            if type(value) not in _JSON_LEAVES:
+                out[name] = _plain(value)
+    if "parent" in out and out["parent"] is None:
+        del out["parent"]  # only the events of a run started as a tool have a parent
     return out
+
+
+_EventForm = tuple[tuple[str, ...], Callable[[Event], tuple[Any, ...]]]
+_EVENT_FORMS: dict[type, _EventForm] = {}
+"""Per event class, worked out once (a run writes every event it emitted)."""
+
+
+def _event_form(kind: type) -> _EventForm:
+    """The fields :func:`event_to_json` writes of an event class, in declaration order, and
+    what reads their values from an event."""
+    # Writing the whole partial value with every delta would make a trace quadratic in the size
+    # of the arguments; the delta texts rebuild it.
+    names = tuple(f.name for f in attrs.fields(kind) if f.name != "partial_arguments")
+    return names, operator.attrgetter(*names)  # a tuple: every event has a run id and a round

@@ -371,11 +371,14 @@ async def _cached_offer(
     )
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
+    requests: dict[str | None, OfferRequest] = {}  # by plugin: only the settings differ
     for tool, entry in plan.entries:
         if entry is None:
-            request = _offer_request(
-                host, adapter, tool, run_id, round, messages, provider_trust, values
-            )
+            request = requests.get(tool.plugin)
+            if request is None:
+                request = requests[tool.plugin] = _offer_request(
+                    host, adapter, tool, run_id, round, messages, provider_trust, values
+                )
             resolved = await resolve(tool, request)
             if isinstance(resolved, FunctionSpec):
                 entry = resolved if resolved.tool is not None else attrs.evolve(resolved, tool=tool)
@@ -491,7 +494,7 @@ def _resolver(
     async def resolve(tool: Tool, request: OfferRequest) -> FunctionSpec | str:
         try:
             spec: Any = tool.resolve(request) if direct else hook(tool=tool, request=request)
-            if inspect.isawaitable(spec):
+            if type(spec) is not FunctionSpec and inspect.isawaitable(spec):
                 spec = await bounded(spec, "toolwire_resolve_function", bound, _SETTING)
         except BaseException as exc:
             # SystemExit, KeyboardInterrupt and the like cost only this tool's offer.
@@ -517,6 +520,8 @@ def _as_registered(
     """``spec`` under ``tool``'s registered name and strict mode: only the description and the
     parameters of a resolution count. What a resolution changed is put back, with a
     ``ToolResolutionCorrected`` event (a strict mode of None leaves the registered one)."""
+    if spec.tool is tool and spec.name == tool.name and spec.strict == tool.strict:
+        return spec  # the usual answer: the tool's own spec, asked every round
     changes: list[str] = []
     if spec.name != tool.name:
         changes.append(f"name {spec.name!r} kept as {tool.name!r}")

@@ -171,3 +171,19 @@ async def test_a_provider_of_another_trust_gets_its_own_offer(tmp_path: Path) ->
         loop, model = scripted_loop(host, ["ok"])
         await loop.run("go")
         assert _names(model.requests[0].functions) == expected
+
+
+async def test_context_tools_of_one_plugin_are_each_asked_about_the_round(tmp_path: Path) -> None:
+    asked: list[tuple[str, int, int]] = []
+
+    def resolve(tool: Tool, request: OfferRequest) -> FunctionSpec:
+        asked.append((tool.name, request.round, len(request.messages)))
+        return tool.function_spec()
+
+    one = _tool("one", activation="context", resolver=resolve)
+    two = _tool("two", activation="context", resolver=resolve)
+    host = make_host(tmp_path, [one, two])
+    loop, model = scripted_loop(host, [tool_call("one", {}), "ok"])
+    await loop.run("go")
+    assert asked == [("one", 1, 1), ("two", 1, 1), ("one", 2, 3), ("two", 2, 3)]
+    assert [_names(r.functions) for r in model.requests] == [["one", "two"], ["one", "two"]]
