@@ -76,5 +76,7 @@ def test_an_event_that_is_not_one_object_is_still_refused() -> None:
 def test_call_arguments_parse_as_before() -> None:
     assert parse_arguments('{"n": 12345678901234567890}') == ({"n": 12345678901234567890}, None)
     value, reason = parse_arguments('{"n": 1} {"m": 2}')
-    assert value is None and reason is not None and "Extra data" in reason
+    assert value is None
+    assert reason is not None
+    assert "Extra data" in reason
     assert parse_arguments("[1]") == (None, "the arguments are a JSON array, not an object")

@@ -14,7 +14,8 @@ at its C scanner directly for the one small text of each streamed event.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
 import orjson
 
@@ -22,7 +23,8 @@ __all__ = ["json_bytes", "json_text", "json_value"]
 
 # The standard decoder's own C scanner: what json.loads runs after two regex matches and three
 # Python calls that a text without surrounding whitespace does not need.
-_SCAN = json.JSONDecoder().scan_once
+# (typeshed does not declare the decoder's scanner attribute.)
+_SCAN: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def json_bytes(value: Any) -> bytes:
