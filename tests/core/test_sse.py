@@ -15,7 +15,7 @@ from aiohttp import web
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.http._sse import DONE_SENTINEL, SSEDecoder, SSEEvent, aiter_sse
+from toolwire.http._sse import DONE_SENTINEL, SSEDecoder, SSEEvent, SSELimitExceeded, aiter_sse
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
@@ -369,3 +369,16 @@ def test_recorded_provider_streams() -> None:
                 assert payload["type"] == event.event, name
         if re.fullmatch(r"[0-9a-f]{64}\.bin", name):
             assert events[-1].is_done, name
+
+
+@pytest.mark.parametrize("space", ["", " "])
+def test_data_and_event_lines_read_alike_with_or_without_the_space(space: str) -> None:
+    body = f"event:{space}delta\ndata:{space}one\ndata:{space}two\n\ndata:{space}three\n\n"
+    assert decode(body.encode()) == [
+        SSEEvent(data="one\ntwo", event="delta"),
+        SSEEvent(data="three"),
+    ]
+    decoder = SSEDecoder(max_event=7)
+    assert decoder.feed(f"data:{space}abc\ndata:{space}d\n\n".encode()) == [SSEEvent("abc\nd")]
+    with pytest.raises(SSELimitExceeded, match="event is longer than 7 characters"):
+        decoder.feed(f"data:{space}abcd\ndata:{space}ef\n".encode())

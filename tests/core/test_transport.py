@@ -387,6 +387,20 @@ async def test_read_timeout_is_retried() -> None:
     assert len(server.requests) == 2
 
 
+async def test_each_request_gets_the_timeouts_of_its_own_config() -> None:
+    """The per-attempt timeouts are made once per config, not once for the transport: a
+    request naming another config, between requests that name none, still gets its own."""
+    short = config(read_timeout=0.1, max_retries=0)
+    async with Server(slow(0.4)) as server:
+        client = Transport(config(read_timeout=10.0, max_retries=0), sleep=Sleeps())
+        async with client:
+            for _ in range(2):
+                with pytest.raises(ProviderError, match="timed out"):
+                    await client.post_json(ProviderRequest(server.url, {}, api="t", config=short))
+                answer = await client.post_json(ProviderRequest(server.url, {}, api="t"))
+                assert answer == {"late": True}
+
+
 async def test_total_timeout_bounds_all_attempts() -> None:
     async with Server(slow(0.6)) as server:
         client = Transport(config(read_timeout=10.0, total_timeout=0.2), sleep=Sleeps())

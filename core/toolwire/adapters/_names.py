@@ -12,11 +12,15 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
+import attrs
+
+from ..messages import AssistantMessage, ToolCall, ToolResultMessage
 from ..tools._names import wire_spelling
+from ._base import NamedToolChoice
 from ._history import RenderedHistory
 
 if TYPE_CHECKING:
-    from ..messages import AssistantMessage, Message
+    from ..messages import Message
     from ..tools import FunctionSpec
     from ._base import ModelRequest
 
@@ -176,8 +180,6 @@ def aliased_functions(
     functions: Iterable[FunctionSpec], names: ToolNames
 ) -> tuple[FunctionSpec, ...]:
     """``functions`` under their wire names in ``names`` (the same objects where unchanged)."""
-    import attrs
-
     return tuple(
         f if names.accepts(f.name) else attrs.evolve(f, name=names.wire(f.name)) for f in functions
     )
@@ -218,11 +220,6 @@ def wire_request(
     :func:`canonical_message` do it). Unchanged (the same object) when the API accepts every
     name.
     """
-    import attrs
-
-    from ..messages import AssistantMessage, ToolCall, ToolResultMessage
-    from ._base import NamedToolChoice
-
     given = names
     if names is None:
         names = ToolNames.for_request(request, pattern=pattern, max_length=max_length, spell=spell)
@@ -271,8 +268,6 @@ class _RefusedNames:
     def feed(self, message: Message) -> None:
         if self.found:
             return
-        from ..messages import AssistantMessage, ToolCall, ToolResultMessage
-
         accepts = self._accepts
         if isinstance(message, AssistantMessage):
             self.found = any(
@@ -294,10 +289,6 @@ def canonical_message(message: AssistantMessage, request: ModelRequest) -> Assis
     names = request.tool_names
     if names is None or not names.aliases:
         return message
-    import attrs
-
-    from ..messages import ToolCall
-
     calls = [p for p in message.parts if isinstance(p, ToolCall)]
     if all(names.canonical(call.name) == call.name for call in calls):
         return message

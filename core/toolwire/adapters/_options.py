@@ -16,6 +16,8 @@ def extra_fields(config: Any, request: ModelRequest, api: str) -> dict[str, Any]
     :raises ProviderError: when either sets a field the loop decides (``tools``,
         ``tool_choice``, ``parallel_tool_calls``): extra parameters never override the offer.
     """
+    if not config.options and not request.options:
+        return {}  # the common case, every request
     fields: dict[str, Any] = {}
     for source, options in (
         ("[provider] options", config.options),

@@ -7,13 +7,13 @@ ends valid, or invalid with its raw text kept.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
 
+from .._json.fast import json_value
 from .._json.partial import PartialJSONParser
 from ..events import (
     Event,
@@ -132,7 +132,7 @@ def event_object(data: str, api: str) -> dict[str, Any]:
         not JSON or not an object (a garbage line from a proxy, a truncated chunk).
     """
     try:
-        value = json.loads(data)
+        value = json_value(data)
     except (ValueError, RecursionError):
         kind = "is not JSON"
     else:
@@ -191,7 +191,7 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
     else:
         return None, f"the arguments are a JSON {type(raw).__name__}, not an object"
     try:
-        value = json.loads(raw)
+        value = json_value(raw)
     except ValueError as exc:
         return None, f"the arguments are not valid JSON: {exc}"
     if not isinstance(value, dict):

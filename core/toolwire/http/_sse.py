@@ -210,6 +210,10 @@ class SSEDecoder:
                 raise SSELimitExceeded("line", limit)
             if not line:
                 self._dispatch(events)
+            elif line.startswith("data: "):  # nearly every line: read here, not in a call
+                self._add_data(line[6:])
+            elif line.startswith("event: "):
+                self._event_type = line[7:]
             else:
                 self._process_line(line, events)
         if rest:
@@ -235,16 +239,19 @@ class SSEDecoder:
             field = line[:colon]
             value = line[colon + 2 :] if line.startswith(" ", colon + 1) else line[colon + 1 :]
         if field == "data":
-            self._data.append(value)
-            self._data_length += len(value) + 1
-            if self._max_event is not None and self._data_length > self._max_event:
-                raise SSELimitExceeded("event", self._max_event)
+            self._add_data(value)
         elif field == "event":
             self._event_type = value
         elif field == "id" and "\0" not in value:
             self._last_event_id = value
         elif field == "retry" and value.isascii() and value.isdigit():
             self._retry = self._pending_retry = int(value)
+
+    def _add_data(self, value: str) -> None:
+        self._data.append(value)
+        self._data_length += len(value) + 1
+        if self._max_event is not None and self._data_length > self._max_event:
+            raise SSELimitExceeded("event", self._max_event)
 
     def _dispatch(self, events: list[SSEEvent]) -> None:
         data = self._data
@@ -258,7 +265,9 @@ class SSEDecoder:
                 )
             )
             self._pending_retry = None
-        self._reset_event()
+            self._data = []
+            self._data_length = 0
+        self._event_type = ""
 
     def _reset_event(self) -> None:
         self._data = []

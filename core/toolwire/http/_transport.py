@@ -82,6 +82,7 @@ class _Sending:
     key: str | None
     data: bytes
     headers: dict[str, str]
+    timeout: aiohttp.ClientTimeout
     emit: EmitEvent
 
 
@@ -146,6 +147,8 @@ class Transport:
         self._backoff_cap = backoff_cap
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
+        # The per-attempt timeouts of the last config used: the same config every request.
+        self._timeouts: tuple[ProviderConfig, aiohttp.ClientTimeout] | None = None
 
     # -- session ------------------------------------------------------------------------------
 
@@ -290,37 +293,44 @@ class Transport:
         ``request_bodies`` on, the body is announced here, key and secrets redacted.
         """
         key = self.api_key(request.key_env, api=request.api)
+        config = request.config or self.config
+        timeouts = self._timeouts
+        if timeouts is None or timeouts[0] is not config:
+            timeouts = self._timeouts = (config, _timeout(config))
         sending = _Sending(
             request=request,
-            config=request.config or self.config,
+            config=config,
             key=key,
             data=json_bytes(request.body),
             headers=self._headers(request.headers, key, request.key_header, stream=stream),
+            timeout=timeouts[1],
             emit=request.emit or self._emit or _discard,
         )
         if self.request_bodies:
             _capture(sending, stream=stream)
         return sending
 
-    @contextlib.asynccontextmanager
-    async def _open(self, sending: _Sending) -> AsyncIterator[aiohttp.ClientResponse]:
-        """One attempt's response; any status but 2xx is a :class:`_Failure`."""
+    def _open(
+        self, sending: _Sending
+    ) -> contextlib.AbstractAsyncContextManager[aiohttp.ClientResponse]:
+        """One attempt's response, to enter with ``async with``; the caller turns any status but
+        2xx into a :class:`_Failure` with :func:`_status_failure`. (A plain method, not a context
+        manager of its own: that would cost a generator and two more awaits every request.)"""
         request = sending.request
-        async with self._get_session().request(
+        return self._get_session().request(
             request.method,
             request.url,
             data=sending.data,
             headers=sending.headers,
-            timeout=_timeout(sending.config),
+            timeout=sending.timeout,
             allow_redirects=False,
-        ) as response:
-            if response.status >= 300:
-                raise await _status_failure(response, sending)
-            yield response
+        )
 
     async def _json_attempt(self, sending: _Sending) -> Any:
         try:
             async with self._open(sending) as response:
+                if response.status >= 300:
+                    raise await _status_failure(response, sending)
                 raw = redact_raw(await _read_capped(response, sending), sending.key)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _connection_failure(exc, sending.request) from None
@@ -337,16 +347,21 @@ class Transport:
         request, cfg = sending.request, sending.config
         try:
             async with self._open(sending) as response:
+                if response.status >= 300:
+                    raise await _status_failure(response, sending)
                 _check_event_stream(response, request)
                 decoder = SSEDecoder(
                     max_line=cfg.max_sse_line_chars, max_event=cfg.max_sse_event_chars
                 )
                 # Closed here, not left to the garbage collector: a consumer that stops at the
                 # last event would otherwise have the event loop close the generator later,
-                # with a wake-up and a task of its own, every streamed answer.
+                # with a wake-up and a task of its own, every streamed answer. (A plain
+                # try/finally: contextlib.aclosing costs three more calls and awaits.)
                 events = _checked_events(response.content.iter_any(), decoder, sending)
-                async with contextlib.aclosing(events):
+                try:
                     return await consume(events, tracking_emit)
+                finally:
+                    await events.aclose()
         except _Failure:
             raise
         except ProviderError as exc:

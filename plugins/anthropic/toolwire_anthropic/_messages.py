@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
 
@@ -69,6 +70,7 @@ API: Final = "anthropic-messages"
 ANTHROPIC_BASE_URL: Final = "https://api.anthropic.com"
 ANTHROPIC_KEY_ENV: Final = "ANTHROPIC_API_KEY"
 ANTHROPIC_VERSION: Final = "2023-06-01"
+_HEADERS: Final[Mapping[str, str]] = MappingProxyType({"anthropic-version": ANTHROPIC_VERSION})
 DEFAULT_MAX_TOKENS: Final = 4096
 """``max_tokens`` when the config sets none: the API requires it, and every current model
 accepts this many."""
@@ -669,19 +671,19 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
         strict = strict_mode(self.config, ANTHROPIC_BASE_URL)
         return RenderedTools(lambda functions: render_tools(functions, strict=strict))
 
-    @property
+    @functools.cached_property
     def endpoint(self) -> str:
-        """The URL requests go to."""
+        """The URL requests go to (made once: the config does not change)."""
         base = (self.config.base_url or ANTHROPIC_BASE_URL).rstrip("/")
         # The SDK's base_url is the host root; a trailing /v1 is a common slip, tolerated here.
         if urlsplit(base).path.endswith("/v1"):
             base = base[: -len("/v1")]
         return base + "/v1/messages"
 
-    @property
+    @functools.cached_property
     def key_env(self) -> str | None:
         """The variable holding the key: ``provider.api_key_env``, else ``ANTHROPIC_API_KEY`` for
-        api.anthropic.com (other hosts, such as local proxies, may need none)."""
+        api.anthropic.com (other hosts, such as local proxies, may need none). Made once."""
         if self.config.api_key_env:
             return self.config.api_key_env
         host = urlsplit(self.endpoint).hostname or ""
@@ -704,7 +706,7 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
             rendered=self._history.get(request.run_id, request.messages),
         )
         key_env = self.key_env
-        headers = {"anthropic-version": ANTHROPIC_VERSION}
+        headers = _HEADERS
         tools_offered = bool(request.functions)
         if request.stream:
 

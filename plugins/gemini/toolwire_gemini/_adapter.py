@@ -138,20 +138,29 @@ class GeminiAdapter(HTTPProviderAdapter):
             ),
         ]
 
-    @property
+    @functools.cached_property
     def key_env(self) -> str | None:
         """The variable holding the key: ``provider.api_key_env``, else ``GEMINI_API_KEY`` for
-        Google's host (other hosts, such as local proxies, may need none)."""
+        Google's host (other hosts, such as local proxies, may need none). Made once: the config
+        does not change."""
         if self.config.api_key_env:
             return self.config.api_key_env
         host = urlsplit(self.config.base_url or GEMINI_BASE_URL).hostname or ""
         return GEMINI_KEY_ENV if host == urlsplit(GEMINI_BASE_URL).hostname else None
 
     def url(self, *, stream: bool) -> str:
-        """The endpoint of a request, streamed or not.
+        """The endpoint of a request, streamed or not (each made once: the config does not
+        change).
 
         :raises ProviderError: when no model is configured.
         """
+        return self._urls[stream]
+
+    @functools.cached_property
+    def _urls(self) -> tuple[str, str]:
+        return self._url(stream=False), self._url(stream=True)
+
+    def _url(self, *, stream: bool) -> str:
         model = self.config.model
         if not model:
             raise ProviderError(

@@ -526,8 +526,9 @@ class ChatStream:
                 self._call_delta(call)
             legacy = delta.get("function_call")
             # llama-cpp-python's server sends each call delta twice, as `tool_calls` and as the
-            # legacy `function_call`: the legacy field counts only on its own.
-            if isinstance(legacy, Mapping) and not delta.get("tool_calls"):
+            # legacy `function_call`: the legacy field counts only on its own. (None, nearly
+            # always, is told apart before the Mapping check, which runs in Python.)
+            if legacy is not None and isinstance(legacy, Mapping) and not delta.get("tool_calls"):
                 self._call_delta({"index": 0, "function": legacy})
             if choice.get("finish_reason"):
                 self._finish = choice["finish_reason"]
@@ -555,7 +556,7 @@ class ChatStream:
             provider_data=_extra(call),
         )
         arguments = function.get("arguments")
-        if isinstance(arguments, Mapping):
+        if type(arguments) is not str and isinstance(arguments, Mapping):
             arguments = json.dumps(arguments, ensure_ascii=False)
         if isinstance(arguments, str) and arguments:
             self._calls.arguments(key, arguments)

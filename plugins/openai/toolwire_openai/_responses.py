@@ -497,9 +497,6 @@ class ResponsesStream:
             self._calls.arguments(key, str(event.get("delta") or ""))
         elif kind == "response.output_item.done":
             self._item_done(event)
-        elif isinstance(kind, str) and (phase := PROGRESS_EVENT.fullmatch(kind)) is not None:
-            key = _key(event.get("item_id"), event.get("output_index"))
-            self._calls.progress(key, progress_message(phase.group(2)))
         elif kind == "response.created":
             started = event.get("response")
             self._started = started if isinstance(started, Mapping) else {}
@@ -510,6 +507,10 @@ class ResponsesStream:
                 raise failure
             self._done = True
             return True
+        # Checked after the kinds every stream sends: a regex match per event costs.
+        elif isinstance(kind, str) and (phase := PROGRESS_EVENT.fullmatch(kind)) is not None:
+            key = _key(event.get("item_id"), event.get("output_index"))
+            self._calls.progress(key, progress_message(phase.group(2)))
         elif kind == "error":
             message = str(event.get("message") or event.get("code") or "error")
             code = str(event.get("code") or "")

@@ -525,8 +525,14 @@ def test_the_url_takes_a_versioned_base_url_and_model_paths() -> None:
         "http://127.0.0.1:9/gemini/v1beta/tunedModels/mine:streamGenerateContent?alt=sse"
     )
     assert proxy.key_env is None
-    with pytest.raises(ProviderError, match="no model is configured"):
-        GeminiAdapter(ProviderConfig()).url(stream=False)
+    assert proxy.url(stream=False) == (
+        "http://127.0.0.1:9/gemini/v1beta/tunedModels/mine:generateContent"
+    )
+    assert proxy.url(stream=True) is proxy.url(stream=True)  # made once
+    unset = GeminiAdapter(ProviderConfig())
+    for _ in range(2):  # every request is refused, not only the first
+        with pytest.raises(ProviderError, match="no model is configured"):
+            unset.url(stream=False)
 
 
 # -- hostile answers ---------------------------------------------------------------------------

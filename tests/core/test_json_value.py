@@ -1,0 +1,82 @@
+"""``json_value`` reads JSON exactly as ``json.loads`` does: the same values, the same errors."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+
+from toolwire._json.fast import json_value
+from toolwire.adapters import ProviderError, event_object, parse_arguments
+
+TEXTS = [
+    '{"a":1}',
+    '{"choices":[{"index":0,"delta":{"content":"hi"}}],"usage":null}',
+    "123456789012345678901234567890",  # past 64 bits: an int, never a float
+    "-0",
+    "1e400",
+    '"\\ud800"',  # a lone surrogate escape
+    '"caf\\u00e9 \u00e9"',
+    "[]",
+    "true",
+    "null",
+    " {} ",
+    '{"a":1}\n',
+    "\t[1]",
+    '{"a":1} x',
+    '{"a":1}{"b":2}',
+    "",
+    " ",
+    "[1,2",
+    "[1,]",
+    '{"a" 1}',
+    "nul",
+    "\ufeff{}",
+    '"unterminated',
+    "[" * 100_000,
+]
+
+
+def _outcome(text: str, read: Any) -> tuple[str, Any]:
+    try:
+        value = read(text)
+    except (ValueError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+    return "value", value
+
+
+@pytest.mark.parametrize("text", TEXTS, ids=range(len(TEXTS)))
+def test_json_value_reads_as_json_loads(text: str) -> None:
+    expected = _outcome(text, json.loads)
+    got = _outcome(text, json_value)
+    assert got == expected
+    if expected[0] == "value":
+        assert type(got[1]) is type(expected[1])
+
+
+def test_json_value_reads_the_constants_json_loads_takes() -> None:
+    assert math.isnan(json_value("NaN"))
+    assert json_value("-Infinity") == -math.inf
+
+
+def test_an_event_that_is_not_one_object_is_still_refused() -> None:
+    assert event_object('{"type":"ping"}', "x") == {"type": "ping"}
+    assert event_object(' {"type":"ping"}\n', "x") == {"type": "ping"}
+    for data, says in [
+        ('{"a":1} trailing', "is not JSON"),
+        ("[1]", "is a JSON array, not an object"),
+        ("", "is not JSON"),
+    ]:
+        with pytest.raises(ProviderError, match=says):
+            event_object(data, "x")
+
+
+def test_call_arguments_parse_as_before() -> None:
+    assert parse_arguments('{"n": 12345678901234567890}') == ({"n": 12345678901234567890}, None)
+    value, reason = parse_arguments('{"n": 1} {"m": 2}')
+    assert value is None
+    assert reason is not None
+    assert "Extra data" in reason
+    assert parse_arguments("[1]") == (None, "the arguments are a JSON array, not an object")
