@@ -10,11 +10,9 @@ from typing import Any
 
 import attrs
 import pytest
+from providers import FAKE_PROVIDERS
 
 import toolwire
-import toolwire_anthropic._plugin
-import toolwire_gemini._plugin
-import toolwire_openai._plugin
 from toolwire import Config, Host, Tool
 from toolwire._json.partial import PartialJSONParser
 from toolwire.config import LedgerConfig, ProviderConfig
@@ -27,20 +25,9 @@ from toolwire.events import (
     ToolCallStarted,
 )
 from toolwire.loop._view import _without_partial
-from toolwire.testing import (
-    FakeAnthropicServer,
-    FakeOpenAIChatServer,
-    FakeOpenAIResponsesServer,
-    tool_call,
-)
-from toolwire_gemini.testing import FakeGeminiServer
+from toolwire.testing import tool_call
 
-SERVERS: list[tuple[Any, str, Any]] = [
-    (FakeOpenAIChatServer, "openai-chat", toolwire_openai._plugin),
-    (FakeOpenAIResponsesServer, "openai-responses", toolwire_openai._plugin),
-    (FakeAnthropicServer, "anthropic-messages", toolwire_anthropic._plugin),
-    (FakeGeminiServer, "gemini", toolwire_gemini._plugin),
-]
+SERVERS = FAKE_PROVIDERS
 
 ARGUMENTS = {"text": 'a streamed \u00e9 argument "quoted"', "count": 12, "tags": ["x", "y"]}
 ANSWER = "All done: the text was echoed."
