@@ -9,6 +9,7 @@ of valid ones, rather than dropped, so a misspelt argument never silently loses 
 
 from __future__ import annotations
 
+import contextvars
 import enum
 import functools
 import inspect
@@ -362,8 +363,6 @@ def _run_inline(call: Callable[[], _T]) -> _T:
     """``call()`` on this thread, as :func:`run_in_thread` runs it in a worker: in a copy of the
     caller's context variables (what the call sets stays its own), a ``GeneratorExit`` or
     ``StopIteration`` raised as it would come out of a worker."""
-    import contextvars
-
     try:
         return contextvars.copy_context().run(_in_worker, call)  # type: ignore[no-any-return]
     except _WorkerExit as exc:
@@ -390,7 +389,6 @@ async def run_in_thread(call: Callable[[], _T], *, executor: Executor | None = N
         )
     """
     import asyncio  # deferred: declaring tools must not need an event loop library
-    import contextvars
 
     context = contextvars.copy_context()
     try:
