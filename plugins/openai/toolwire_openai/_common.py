@@ -631,7 +631,8 @@ class OpenAIAdapter(HTTPProviderAdapter):
                 )
                 message = None
         if message is None:
-            whole = self.request_body(attrs.evolve(request, stream=False), tools)
+            unstreamed = attrs.evolve(request, stream=False) if request.stream else request
+            whole = self.request_body(unstreamed, tools)
             try:
                 payload = await self.post(
                     url, whole, request, emit, key_env=profile.key_env, tools_offered=tools_offered
