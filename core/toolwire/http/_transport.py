@@ -17,7 +17,6 @@ import re
 import time
 from collections.abc import (
     AsyncGenerator,
-    AsyncIterable,
     AsyncIterator,
     Awaitable,
     Callable,
@@ -357,7 +356,7 @@ class Transport:
                 # last event would otherwise have the event loop close the generator later,
                 # with a wake-up and a task of its own, every streamed answer. (A plain
                 # try/finally: contextlib.aclosing costs three more calls and awaits.)
-                events = _checked_events(response.content.iter_any(), decoder, sending)
+                events = _checked_events(response.content, decoder, sending)
                 try:
                     return await consume(events, tracking_emit)
                 finally:
@@ -569,7 +568,9 @@ async def _read_capped(response: aiohttp.ClientResponse, sending: _Sending) -> b
     api, url, limit = sending.request.api, sending.request.url, sending.config.max_response_bytes
     chunks: list[bytes] = []
     size = 0
-    async for chunk in response.content.iter_any():
+    content = response.content
+    # readany() as iter_any() calls it, without the iterator's coroutine and StopAsyncIteration.
+    while chunk := await content.readany():
         size += len(chunk)
         if size > limit:
             response.close()
@@ -586,17 +587,17 @@ async def _read_capped(response: aiohttp.ClientResponse, sending: _Sending) -> b
 
 
 async def _checked_events(
-    chunks: AsyncIterable[bytes], decoder: SSEDecoder, sending: _Sending
+    content: aiohttp.StreamReader, decoder: SSEDecoder, sending: _Sending
 ) -> AsyncGenerator[SSEEvent, None]:
-    """The events of a stream's body, decoded chunk by chunk, with the API key redacted from
-    their data, and limits explained.
+    """The events of a stream's body, decoded chunk by chunk (as ``content.iter_any()`` yields
+    them), with the API key redacted from their data, and limits explained.
 
     This is where every streamed provider text enters the host, so an error event that echoes
     the key (escaped or not) cannot carry it into messages, events or traces.
     """
     api, url, key = sending.request.api, sending.request.url, sending.key
     try:
-        async for chunk in chunks:
+        while chunk := await content.readany():
             for event in decoder.feed(chunk):
                 yield _redacted_event(event, key) if key else event
         for event in decoder.close():
