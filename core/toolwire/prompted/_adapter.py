@@ -298,11 +298,13 @@ class AutoPromptedAdapter(ProviderAdapter):
         self.prompted = PromptedAdapter(inner, dialect)
         self.memory = memory if memory is not None else PROCESS_FALLBACKS
         vars(self)["api"] = inner.api
-
-    @property
-    def key(self) -> tuple[str, str | None, str | None]:
-        """The provider's key in the fallback memory: adapter API, base URL, model."""
-        return (self.inner.api, self.inner.config.base_url, self.inner.config.model)
+        self.key: tuple[str, str | None, str | None] = (
+            inner.api,
+            inner.config.base_url,
+            inner.config.model,
+        )
+        """The provider's key in the fallback memory: adapter API, base URL, model (made once,
+        not at each of the loop's reads of :attr:`capabilities`: the config does not change)."""
 
     @property
     def uses_prompted(self) -> bool:
