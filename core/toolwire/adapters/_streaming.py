@@ -283,14 +283,15 @@ class CallAssembler:
     would make the total time quadratic): copy it to keep a snapshot.
 
     :param request: the request being answered (its run id and round stamp every event).
-    :param emit: where the events go.
+    :param emit: where the events go; None for an answer read whole rather than streamed
+        (nobody hears of it piece by piece), which makes no events at all.
     :param id_factory: makes ids for calls the wire sent without one.
     """
 
     def __init__(
         self,
         request: ModelRequest,
-        emit: EmitEvent,
+        emit: EmitEvent | None,
         *,
         id_factory: Callable[[], str] = new_call_id,
     ) -> None:
@@ -310,12 +311,12 @@ class CallAssembler:
 
     def text(self, delta: str) -> None:
         """Emit a piece of visible text."""
-        if delta:
+        if delta and self._emit is not None:
             self._emit(TextDelta(run_id=self._run_id, round=self._round, text=delta))
 
     def thinking(self, delta: str) -> None:
         """Emit a piece of reasoning text."""
-        if delta:
+        if delta and self._emit is not None:
             self._emit(ThinkingDelta(run_id=self._run_id, round=self._round, text=delta))
 
     # -- calls --------------------------------------------------------------------------------
@@ -368,6 +369,8 @@ class CallAssembler:
         call.parser.feed(delta)
         if not call.started:
             call.pending.append(delta)
+            return
+        if self._emit is None:
             return
         self._emit(
             ToolCallArgumentsDelta(
@@ -427,7 +430,7 @@ class CallAssembler:
         """Report how a provider-run call ``key`` is going (``ToolProgress``): searching,
         running code. Nothing for a key that was never begun."""
         call = self._calls.get(key)
-        if call is None or not call.started or not call.call_id:
+        if call is None or not call.started or not call.call_id or self._emit is None:
             return
         self._emit(
             ToolProgress(
@@ -442,7 +445,8 @@ class CallAssembler:
 
     def provider_result(self, call: ToolCall, result: ToolResult) -> None:
         """Report what a call the provider ran came to (see :func:`provider_result_event`)."""
-        self._emit(provider_result_event(self._run_id, self._round, call, result))
+        if self._emit is not None:
+            self._emit(provider_result_event(self._run_id, self._round, call, result))
 
     def complete_open(self) -> list[ToolCall]:
         """Complete every call still open, in the order they began (the wire said the turn is
@@ -506,7 +510,11 @@ class CallAssembler:
     def _start(self, call: _OpenCall) -> None:
         call_id = self._assign_id(call)
         call.started = True
-        self._emit(
+        emit = self._emit
+        if emit is None:
+            call.pending.clear()
+            return
+        emit(
             ToolCallStarted(
                 run_id=self._run_id,
                 round=self._round,
@@ -519,7 +527,7 @@ class CallAssembler:
         if call.pending:
             delta = "".join(call.pending)
             call.pending.clear()
-            self._emit(
+            emit(
                 ToolCallArgumentsDelta(
                     run_id=self._run_id,
                     round=self._round,
@@ -548,5 +556,6 @@ class CallAssembler:
             provider_data=call.provider_data,
         )
         self._done[call.index] = made
-        self._emit(ToolCallCompleted(run_id=self._run_id, round=self._round, call=made))
+        if self._emit is not None:
+            self._emit(ToolCallCompleted(run_id=self._run_id, round=self._round, call=made))
         return made

@@ -34,7 +34,6 @@ from toolwire.adapters import (
     provider_tools,
     wire_objects,
 )
-from toolwire.events import Event
 from toolwire.messages import (
     AssistantMessage,
     AssistantPart,
@@ -609,10 +608,6 @@ def _mergeable(last: Mapping[str, Any], part: Mapping[str, Any]) -> bool:
     )
 
 
-def _discard(event: Event) -> None:
-    return None
-
-
 _BARE: Final = ModelRequest(run_id="", round=0, messages=())
 
 
@@ -623,12 +618,14 @@ class GenerateStream:
     :meth:`feed_payload`), then take the turn from :meth:`result`. Text pieces are joined into
     the parts they continue; each ``functionCall`` part arrives whole and is one call: started,
     its arguments as one delta, completed. A call without an ``id`` gets one of the host's.
+    ``emit`` None reads a whole answer without making any events (nobody hears of it in
+    pieces).
     """
 
     def __init__(
         self,
         request: ModelRequest,
-        emit: EmitEvent,
+        emit: EmitEvent | None,
         *,
         id_factory: Callable[[], str] = new_call_id,
     ) -> None:
@@ -816,6 +813,6 @@ def parse_response(
 
     :raises ProviderError: when the answer holds an error or a blocked prompt.
     """
-    reader = GenerateStream(request or _BARE, _discard, id_factory=id_factory)
+    reader = GenerateStream(request or _BARE, None, id_factory=id_factory)
     reader.feed_payload(payload)
     return reader.result()
