@@ -44,7 +44,7 @@ NOTHING_REACHABLE: Mapping[str, Tool] = types.MappingProxyType({})
 _WORD = re.compile(r"[^\W_]+")
 
 
-@attrs.frozen
+@attrs.define
 class Arranged:
     """A round's offer after the catalogue budget: the functions the model sees (sorted by
     name, ``tool_search`` among them when anything is deferred) and the tools behind them."""
