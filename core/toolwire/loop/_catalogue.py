@@ -166,7 +166,7 @@ def budgeted(config: ToolsConfig) -> bool:
     return (
         config.max_direct is not None
         or config.max_direct_bytes is not None
-        or any(value == "deferred" for value in config.exposure.values())
+        or "deferred" in config.exposure.values()
     )
 
 
