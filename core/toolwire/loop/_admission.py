@@ -119,7 +119,7 @@ def _available(offer: Offer) -> str:
     return listed
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class AdmissionContext:
     """What the checks read about the run, taken just before one call is admitted."""
 
@@ -145,7 +145,7 @@ class AdmissionContext:
     """The host's registered tools, whose sensitive arguments an unknown call's event hides."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class Admitted:
     """The call runs: ``tool`` with the validated ``arguments``; ``key`` is its duplicate key to
     record (None for tools that allow duplicates)."""
@@ -159,7 +159,7 @@ class Admitted:
     """The call to record in the turn in place of the model's: :func:`as_read`."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class Refused:
     """The call is answered without running: ``outcome`` and ``result`` go to its slot, with what
     admission learned of ``tool`` and ``arguments``; ``fail`` says why the run stops (a ``fail``
@@ -178,7 +178,7 @@ class Refused:
     """The call to record in the turn in place of the model's: :func:`as_read`."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class NeedsDecision:
     """The call waits for a decision: ``"approval"`` (ask the run's approver, else defer) or
     ``"external"`` (the caller runs the tool and supplies the result); ``key`` is the duplicate

@@ -44,7 +44,7 @@ NOTHING_REACHABLE: Mapping[str, Tool] = types.MappingProxyType({})
 _WORD = re.compile(r"[^\W_]+")
 
 
-@attrs.frozen
+@attrs.define
 class Arranged:
     """A round's offer after the catalogue budget: the functions the model sees (sorted by
     name, ``tool_search`` among them when anything is deferred) and the tools behind them."""
@@ -166,7 +166,7 @@ def budgeted(config: ToolsConfig) -> bool:
     return (
         config.max_direct is not None
         or config.max_direct_bytes is not None
-        or any(value == "deferred" for value in config.exposure.values())
+        or "deferred" in config.exposure.values()
     )
 
 

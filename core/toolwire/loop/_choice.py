@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..tools._spec import FunctionSpec
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class SentChoice:
     """What a round sends for the run's tool choice: the choice and the functions offered with
     it, and why it differs from the run's (None when it does not)."""

@@ -124,6 +124,7 @@ async def run_call(
     running = Running(view, state, turn, slot, tool, messages)
     send: Send = running.send
     if tool.returns_untrusted_content:
+        assert running.context is not None  # the backstop reads it
         send = backstop(view, state, turn, tool, slot.call.id, running.context, send)
     try:
         sent = await send_recorded(view, state, turn, slot, arguments, send)
@@ -200,7 +201,9 @@ class Running:
 
     def _prepare(self) -> None:
         view, state, tool, call_id = self.view, self.state, self.tool, self.slot.call.id
-        self.context = tool_context(view, state, self.turn, tool, self.slot, self.messages)
+        self.context: ToolContext | None = None
+        if reads_context(view, tool):
+            self.context = tool_context(view, state, self.turn, tool, self.slot, self.messages)
         self.attempt = attempt_of(
             view, state, self.turn, tool, call_id, self.arguments, self.context
         )
@@ -298,6 +301,18 @@ class Running:
         )
         self._prepare()
         return None
+
+
+def reads_context(view: LoopView, tool: Tool) -> bool:
+    """Whether anything reads the :class:`ToolContext` of a call of ``tool``: the tool itself
+    (:attr:`~toolwire.tools.Tool.reads_context`), the ``toolwire_execute_tool`` implementations
+    (middlewares) it passes through, or the untrusted-content backstop. A call nothing reads it
+    for runs without one: it would be built and dropped."""
+    return (
+        tool.reads_context
+        or view.pipeline.direct_execution is None
+        or tool.returns_untrusted_content
+    )
 
 
 def tool_context(
@@ -399,11 +414,12 @@ def attempt_of(
     tool: Tool,
     call_id: str,
     arguments: Mapping[str, Any],
-    context: ToolContext,
+    context: ToolContext | None,
 ) -> Attempt:
     """One attempt at the call: the execution hook under the tool's timeout and the run's
     deadline. When the only implementations of ``toolwire_execute_tool`` are the built-in
     ones, they are done inline (same behaviour, without the hook machinery on every call).
+    ``context`` is None only when nothing reads it (:func:`reads_context`).
     """
     timeout = tool.policy.timeout
     setting = None
@@ -420,6 +436,7 @@ def attempt_of(
 
     def send() -> Awaitable[Any] | None:
         if direct is None:
+            assert context is not None
             call = ToolCall(id=call_id, name=tool.name, arguments=arguments)
             awaitable: Awaitable[Any] | None = hook.toolwire_execute_tool(
                 call=call, context=context

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ._state import CallSlot
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class Attempt:
     """What one attempt at a call needs: ``send`` starts the tool (the execution hook, or the
     tool inline) and returns what to await, or None when no implementation ran it."""

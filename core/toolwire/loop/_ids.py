@@ -50,12 +50,14 @@ def with_run_id(call: ToolCall, round: int, taken: Set[str]) -> ToolCall:
 
 
 def with_run_ids(message: AssistantMessage, round: int, taken: Set[str]) -> AssistantMessage:
-    """The turn with every call's id unique in the run (see :func:`with_run_id`)."""
-    if not taken:
+    """The turn with every call's id unique in the run (see :func:`with_run_id`); itself when
+    no call's id was used before."""
+    for part in message.parts:
+        if isinstance(part, ToolCall) and part.id in taken:
+            break
+    else:
         return message
     parts = tuple(
         with_run_id(p, round, taken) if isinstance(p, ToolCall) else p for p in message.parts
     )
-    if all(a is b for a, b in zip(parts, message.parts, strict=True)):
-        return message
     return attrs.evolve(message, parts=parts)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import functools
 import inspect
+import operator
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -105,12 +106,17 @@ class OfferCache:
         self._plan: _Plan | None = None
         self._offer: Offer | None = None
         self._offer_prompt: str | None = None
+        # The last round's resolved entries (context tools' answers included), and the
+        # functions and tools made of them.
+        self._resolved: tuple[list[FunctionSpec | str], tuple[FunctionSpec, ...], dict[str, Tool]]
+        self._resolved = ([], (), {})
         self.search = SearchTools()  # the catalogue's sizes and tool_search, kept between rounds
 
     def clear(self) -> None:
         """Forget the kept offer: the next round is worked out from scratch."""
         self._plan = None
         self._offer = None
+        self._resolved = ([], (), {})
 
     def plan_for(
         self,
@@ -151,7 +157,27 @@ class OfferCache:
             omitted=any(isinstance(e, str) for _, e in entries),
         )
         self._plan, self._offer = plan, None
+        self._resolved = ([], (), {})
         return plan
+
+    def resolved(
+        self, plan: _Plan, entries: list[FunctionSpec | str]
+    ) -> tuple[tuple[FunctionSpec, ...], dict[str, Tool]]:
+        """The functions and tools of a round whose plan's ``entries`` resolved as given (a
+        spec, or why the tool is left out): the last round's very objects when every entry is
+        the one it was then (a context tool's resolver usually answers with the tool's own
+        spec), so the kept offer is found by identity."""
+        last, functions, tools = self._resolved
+        if len(last) == len(entries) and all(map(operator.is_, last, entries)):
+            return functions, tools
+        functions = tuple(e for e in entries if isinstance(e, FunctionSpec))
+        tools = {
+            entry.name: tool
+            for (tool, _), entry in zip(plan.entries, entries, strict=True)
+            if isinstance(entry, FunctionSpec)
+        }
+        self._resolved = (entries, functions, tools)
+        return functions, tools
 
     def offer_for(
         self,
@@ -369,8 +395,7 @@ async def _cached_offer(
         emit=emit,
         bound=host.config.loop.hook_timeout,
     )
-    functions: list[FunctionSpec] = []
-    tools: dict[str, Tool] = {}
+    entries: list[FunctionSpec | str] = []
     requests: dict[str | None, OfferRequest] = {}  # by plugin: only the settings differ
     for tool, entry in plan.entries:
         if entry is None:
@@ -384,11 +409,10 @@ async def _cached_offer(
                 entry = resolved if resolved.tool is not None else attrs.evolve(resolved, tool=tool)
             else:
                 entry = resolved
-        if isinstance(entry, FunctionSpec):
-            functions.append(entry)
-            tools[entry.name] = tool
-        else:
+        if not isinstance(entry, FunctionSpec):
             emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=entry))
+        entries.append(entry)
+    functions, tools = cache.resolved(plan, entries)
     kept = _arranged(host, functions, tools, messages, cache.search, run_id, round, emit)
     return cache.offer_for(kept.functions, kept.tools, base_system_prompt, kept.reachable)
 

@@ -322,7 +322,8 @@ def take_answer(
     round = turn.round
     taken = state.taken_call_ids()
     message = with_run_ids(message, round, taken)
-    taken.update(call.id for call in message.tool_calls)
+    tool_calls = message.tool_calls
+    taken.update([call.id for call in tool_calls])
     state.messages.append(message)
     cost = answer_cost(view.config, message)
     state.charge(message.usage, cost)
@@ -337,7 +338,7 @@ def take_answer(
         ),
     )
     calls: list[ToolCall] = []
-    for call in message.tool_calls:
+    for call in tool_calls:
         if call.provider_executed:
             state.records.append(
                 ToolCallRecord(call=call, round=round, outcome="provider_executed")

@@ -13,7 +13,7 @@ import attrs
 T = TypeVar("T")
 
 
-@attrs.frozen
+@attrs.define
 class Group(Generic[T]):
     """Calls that may run together (``concurrent``), or one call that runs alone."""
 

@@ -143,7 +143,7 @@ class CallSlot:
         )
 
 
-@attrs.frozen(kw_only=True)
+@attrs.define(kw_only=True)
 class Checkpoint:
     """What to store with the first ``started`` row of a turn: the run as it stood when the turn
     began (``used`` calls counted), or a resume's own recovery snapshot."""

@@ -139,11 +139,14 @@ def record_calls(state: RunState, turn: Turn) -> None:
     if message is None:
         return
     read = {slot.call.id: slot.call for slot in turn.slots}
+    for part in message.parts:
+        if isinstance(part, ToolCall) and read.get(part.id, part) is not part:
+            break
+    else:
+        return  # every call is in the message as read
     parts = tuple(
         read.get(part.id, part) if isinstance(part, ToolCall) else part for part in message.parts
     )
-    if all(new is old for new, old in zip(parts, message.parts, strict=True)):
-        return
     turn.message = attrs.evolve(message, parts=parts)
     messages = state.messages
     for index in range(len(messages) - 1, -1, -1):

@@ -13,7 +13,7 @@ import attrs
 from .._redact import redacted_message
 from ..events import Event, ToolCallArgumentsDelta
 from ..messages import AssistantMessage, ToolCall
-from ._admission import sensitive_of, sensitive_of_call
+from ._admission import every_sensitive, sensitive_of, sensitive_of_call
 
 if TYPE_CHECKING:
     from .._trust import TrustLevel
@@ -44,6 +44,7 @@ class LoopView:
         "pipeline",
         "retry_backoff",
         "retry_backoff_max",
+        "sensitive_in",
         "services",
         "settings",
         "thread",
@@ -75,6 +76,8 @@ class LoopView:
         self.thread = threading.get_ident()
         self.event_loop: asyncio.AbstractEventLoop | None = None
         self.settings: dict[str | None, Any] = {}  # plugin settings, looked up once per plugin
+        # The tool mapping last asked whether any tool has sensitive arguments, and the answer.
+        self.sensitive_in: tuple[Mapping[str, Any], bool] | None = None
 
     def bind(self) -> None:
         """Remember the thread and event loop of the run (progress from other threads goes
@@ -96,18 +99,33 @@ class LoopView:
         self.settings[plugin] = settings
         return settings
 
+    def any_sensitive(self) -> bool:
+        """Whether any registered tool has sensitive arguments (asked again only when the
+        host's tool mapping changes): without one, nothing a call shows is redacted."""
+        tools = self.host.tools
+        known = self.sensitive_in
+        if known is None or known[0] is not tools:
+            known = self.sensitive_in = (tools, bool(every_sensitive(tools)))
+        return known[1]
+
     def sensitive(self, name: str) -> frozenset[str]:
         """The arguments to redact in a call named ``name`` wherever it is shown (the tool's,
         whatever spelling the model used: see :func:`~toolwire.loop._admission.sensitive_of`)."""
+        if not self.any_sensitive():
+            return _NONE
         return sensitive_of(self.host.tools, self.config.loop, name)
 
     def sensitive_call(self, call: ToolCall) -> frozenset[str]:
         """:meth:`sensitive` for a whole call: a bridge call (``tool_call``) by the tool it
         names, inside its arguments."""
+        if not self.any_sensitive():
+            return _NONE
         return sensitive_of_call(self.host.tools, self.config.loop, call)
 
     def shown(self, message: AssistantMessage) -> AssistantMessage:
         """The model's answer as events show it: each call's sensitive arguments redacted."""
+        if not self.any_sensitive():
+            return message
         return redacted_message(
             message, lambda p: self.sensitive_call(p) if isinstance(p, ToolCall) else _NONE
         )

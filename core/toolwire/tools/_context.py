@@ -75,11 +75,13 @@ TYPED_BY_PERSON = "toolwire.typed_by_person"
 class ToolContext:
     """The host's side of one tool call, passed to parameters typed ``ToolContext``.
 
-    Built by the loop for every call; never shown to the model. ``messages`` is the conversation
-    so far, led by the run's base system prompt (a ``SystemMessage``) when it has one; a result
-    the host wrote itself has ``by_host`` set. ``settings`` is the tool plugin's
-    settings; ``services`` holds host services by name (``"filter_untrusted"``, ``"http"`` …);
-    ``cancelled`` is set when the run is cancelled, so a long tool can stop early.
+    Built by the loop for every call something reads it for (the tool, a
+    ``toolwire_execute_tool`` middleware, the untrusted-content backstop); never shown to the
+    model. ``messages`` is the conversation so far, led by the run's base system prompt (a
+    ``SystemMessage``) when it has one; a result the host wrote itself has ``by_host`` set.
+    ``settings`` is the tool plugin's settings; ``services`` holds host services by name
+    (``"filter_untrusted"``, ``"http"`` …); ``cancelled`` is set when the run is cancelled, so a
+    long tool can stop early.
 
     About the invocation: ``call_id`` and ``tool_name``; ``raw_arguments``, the argument JSON
     as the provider sent it (when the adapter kept no text, the JSON of ``call_arguments``,

@@ -440,7 +440,16 @@ class _FastPlan(NamedTuple):
 class _FunctionRunner:
     """Calls a Python function with structured arguments and injected values."""
 
-    __slots__ = ("_fast", "_hooks", "function", "hidden_names", "is_async", "method", "params")
+    __slots__ = (
+        "_fast",
+        "_hooks",
+        "function",
+        "hidden_names",
+        "is_async",
+        "method",
+        "params",
+        "reads_context",
+    )
 
     def __init__(
         self, function: Callable[..., Any], params: tuple[_Param, ...], *, method: bool = False
@@ -450,6 +459,7 @@ class _FunctionRunner:
         self.method = method
         self.is_async = _is_async(function)
         self.hidden_names = tuple(p.name for p in params if p.hidden)
+        self.reads_context = bool(self.hidden_names)  # the context, or services found in it
         self._hooks: tuple[Callable[[Any], Any] | None, ...] | None = None
         self._fast: _FastPlan | None = None
 
@@ -480,14 +490,17 @@ class _FunctionRunner:
             )
         return hooks
 
-    async def run(self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+    async def run(
+        self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext | None
+    ) -> Any:
         args, kwargs = self.prepare(tool, arguments, context)
         return await _run(self.function, self.is_async, tool.policy.inline, *args, **kwargs)
 
     def prepare(
-        self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext
+        self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext | None
     ) -> tuple[list[Any], dict[str, Any]]:
-        """The call's positional and keyword arguments: structured, injected, defaults left out."""
+        """The call's positional and keyword arguments: structured, injected, defaults left out
+        (``context`` may be None only when the function has no hidden parameter)."""
         if self._hooks is None:
             self._structure_hooks()
         fast = self._fast
@@ -508,6 +521,7 @@ class _FunctionRunner:
             if name not in kwargs:
                 return self._prepare_each(tool, arguments, context)
         if self.hidden_names:
+            assert context is not None
             for param in self.params:
                 if param.hidden == "context":
                     kwargs[param.name] = context
@@ -518,7 +532,7 @@ class _FunctionRunner:
         return [], kwargs
 
     def _prepare_each(
-        self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext
+        self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext | None
     ) -> tuple[list[Any], dict[str, Any]]:
         hooks = self._hooks or self._structure_hooks()
         args: list[Any] = []
@@ -528,6 +542,7 @@ class _FunctionRunner:
             if param.hidden == "context":
                 value: Any = context
             elif param.hidden == "inject":
+                assert context is not None
                 value = _injected(tool, param, context)
             elif param.name in arguments:
                 value = arguments[param.name]
@@ -648,18 +663,21 @@ class _SchemaRunner:
     """Calls the handler of an explicit-schema tool with the raw (validated) arguments, and the
     call's context where the handler asks for it (see :func:`_context_slot`)."""
 
-    __slots__ = ("context_slot", "handler", "hidden_names", "is_async")
+    __slots__ = ("context_slot", "handler", "hidden_names", "is_async", "reads_context")
 
     def __init__(self, handler: SchemaHandler, owner: str) -> None:
         self.handler = handler
         self.is_async = _is_async(handler)
         self.context_slot = _context_slot(handler, owner)
         self.hidden_names: tuple[str, ...] = ()
+        self.reads_context = self.context_slot is not None
 
     def call(self, *args: Any, **kwargs: Any) -> Any:
         return self.handler(*args, **kwargs)
 
-    async def run(self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> Any:
+    async def run(
+        self, tool: Tool, arguments: Mapping[str, Any], context: ToolContext | None
+    ) -> Any:
         slot, inline = self.context_slot, tool.policy.inline
         if slot is None:
             return await _run(self.handler, self.is_async, inline, dict(arguments))
@@ -1040,6 +1058,13 @@ class Tool:
         """Names of parameters the host supplies (never in the schema)."""
         return self._runner.hidden_names if self._runner is not None else ()
 
+    @property
+    def reads_context(self) -> bool:
+        """Whether running the tool reads its call's :class:`ToolContext`: a function with a
+        parameter the host supplies (the context, or a service), or a handler that takes the
+        context. The loop builds a call's context only when something reads it."""
+        return self._runner is not None and self._runner.reads_context
+
     # -- offering --------------------------------------------------------------------------------
 
     def function_spec(self) -> FunctionSpec:
@@ -1142,13 +1167,13 @@ class Tool:
     ) -> ToolResult:
         """:meth:`invoke` for arguments that :meth:`validate` already returned (the loop's
         admission validates every call): the same outcomes, without validating twice."""
-        if context is None:
-            context = ToolContext(tool=self, call_id="call", run_id="run", round=0)
         runner = self._runner
         if runner is None:
             return ToolResult.error(
                 f"Tool {self.name} is run by the caller, not by the host.", retryable=False
             )
+        if context is None and runner.reads_context:
+            context = ToolContext(tool=self, call_id="call", run_id="run", round=0)
         try:
             value = await runner.run(self, arguments, context)
         except CallInterrupt:

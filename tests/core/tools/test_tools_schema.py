@@ -383,6 +383,32 @@ def test_hidden_parameters_are_not_in_the_schema():
     assert f.parameter_order == ("q",)
 
 
+def test_a_tool_reads_its_context_only_through_a_parameter_the_host_supplies():
+    @tool
+    def plain(q: str) -> str:
+        """Plain."""
+        return q
+
+    @tool
+    def with_context(q: str, ctx: ToolContext) -> str:
+        """Context."""
+        return q
+
+    @tool
+    def with_service(q: str, http: Injected[object]) -> str:
+        """Service."""
+        return q
+
+    schema = {"type": "object", "properties": {}}
+    assert not plain.reads_context
+    assert with_context.reads_context
+    assert with_service.reads_context  # services are found in the context
+    assert not Tool.from_schema("bare", "", schema, lambda arguments: None).reads_context
+    handler = Tool.from_schema("ctx", "", schema, lambda arguments, context: None)
+    assert handler.reads_context
+    assert not Tool.from_schema("external", "", schema, None, external=True).reads_context
+
+
 def test_a_tool_without_parameters():
     @tool
     def now() -> str:
