@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import logging
@@ -28,6 +29,7 @@ from toolwire.adapters import (
 from toolwire.adapters._errors import is_tools_unsupported_message
 from toolwire.config import ProviderConfig
 from toolwire.events import Event, ProviderRetry, ToolCallArgumentsDelta, ToolCallCompleted
+from toolwire.http import _transport
 from toolwire.http._sse import SSEEvent
 from toolwire.http._transport import ProviderRequest, Transport, provider_message
 
@@ -553,6 +555,83 @@ async def test_a_consumer_that_stops_early_leaves_no_event_reader_to_the_collect
             seen = await client.consume_sse(ProviderRequest(server.url, {}, api="t"), first)
     assert seen == "one"
     assert kept[0].ag_frame is None  # closed
+
+
+def sse_with_tail(*events: str, tail: bytes = b"", hold: float = 0.0) -> Handler:
+    """The events and ``tail`` (comments), then after ``hold`` seconds the body's end; each
+    request's client port is noted in ``PORTS``."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        assert request.transport is not None
+        PORTS.append(request.transport.get_extra_info("peername")[1])
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        for event in events:
+            await response.write(f"data: {event}\n\n".encode())
+        if tail:
+            await asyncio.sleep(0.05)  # after the last event is read
+            await response.write(tail)
+        await asyncio.sleep(hold)
+        with contextlib.suppress(ConnectionError):  # the client may have closed it
+            await response.write_eof()
+        return response
+
+    return handler
+
+
+PORTS: list[int] = []
+
+
+async def until_done(events: AsyncIterator[SSEEvent], emit: Callable[[Event], None]) -> list[str]:
+    """A consumer that stops at its API's last event, as the adapters do."""
+    seen = []
+    async for event in events:
+        if event.data == "[DONE]":
+            break
+        seen.append(event.data)
+    return seen
+
+
+async def test_a_stream_whose_end_follows_its_last_event_keeps_the_connection() -> None:
+    """The body's end arriving a moment after ``[DONE]`` is waited for: the next request goes
+    on the same connection instead of a new one (a TLS handshake with a real provider)."""
+    PORTS.clear()
+    async with Server(sse_with_tail("one", "[DONE]", hold=0.05)) as server:
+        client, _ = transport()
+        async with client:
+            for _ in range(3):
+                seen = await client.consume_sse(
+                    ProviderRequest(server.url, {}, api="t"), until_done
+                )
+                assert seen == ["one"]
+    assert len(PORTS) == 3
+    assert len(set(PORTS)) == 1
+
+
+@pytest.mark.parametrize(
+    ("tail", "hold"),
+    [(b"", 1.0), (b": more\n\n" * 100_000, 1.0)],
+    ids=["stays-open", "goes-on"],
+)
+async def test_a_stream_that_does_not_end_after_its_last_event_is_closed(
+    tail: bytes, hold: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A body that stays open past the wait, or goes on past the bytes read after the last
+    event, is not waited for to its end: the answer comes back, the connection is closed, the
+    next request opens another. (With a tail, only the byte limit can end the wait.)"""
+    if tail:
+        monkeypatch.setattr(_transport, "_TAIL_WAIT", 30.0)
+    PORTS.clear()
+    async with Server(sse_with_tail("one", "[DONE]", tail=tail, hold=hold)) as server:
+        client, _ = transport()
+        async with client:
+            for _ in range(2):
+                seen = await asyncio.wait_for(
+                    client.consume_sse(ProviderRequest(server.url, {}, api="t"), until_done),
+                    timeout=10,
+                )
+                assert seen == ["one"]
+    assert len(set(PORTS)) == 2
 
 
 async def test_stream_sse_yields_events() -> None:

@@ -58,6 +58,10 @@ RETRYABLE_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
 
 _log = logging.getLogger("toolwire.transport")
 _ERROR_BODY_LIMIT: Final = 64 * 1024
+_TAIL_WAIT: Final = 0.25
+"""Seconds a stream's end is waited for after its last event, so the connection is kept."""
+_TAIL_BYTES: Final = 64 * 1024
+"""Bytes read after a stream's last event, at most, before its connection is closed instead."""
 
 
 StreamConsumer = Callable[[AsyncIterator[SSEEvent], "EmitEvent"], Awaitable[T]]
@@ -358,9 +362,11 @@ class Transport:
                 # try/finally: contextlib.aclosing costs three more calls and awaits.)
                 events = _checked_events(response.content, decoder, sending)
                 try:
-                    return await consume(events, tracking_emit)
+                    result = await consume(events, tracking_emit)
                 finally:
                     await events.aclose()
+                await _finish_body(response.content)
+                return result
         except _Failure:
             raise
         except ProviderError as exc:
@@ -584,6 +590,25 @@ async def _read_capped(response: aiohttp.ClientResponse, sending: _Sending) -> b
             )
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+async def _finish_body(content: aiohttp.StreamReader) -> None:
+    """Read what follows a stream's last event, so that its connection is kept for the next
+    request. A consumer stops at its API's final event (``[DONE]``, ``message_stop``,
+    ``response.completed``), and the end of the body (the chunked encoding's last, empty chunk)
+    often arrives a moment later: released before it, the response closes the connection, and
+    the next request opens another (with TLS, a handshake). A body that goes on past
+    ``_TAIL_BYTES`` or ``_TAIL_WAIT`` is left, and its connection closed as before; nothing read
+    here is used."""
+    if content.at_eof():
+        return
+    size = 0
+    with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+        async with asyncio.timeout(_TAIL_WAIT):
+            while chunk := await content.readany():
+                size += len(chunk)
+                if size > _TAIL_BYTES:
+                    return
 
 
 async def _checked_events(
