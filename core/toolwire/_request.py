@@ -12,12 +12,13 @@ from ._trust import TrustLevel
 from .messages import Message, SystemMessage
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class OfferRequest:
     """The round a tool is being offered for.
 
     Passed to ``toolwire_resolve_function`` and ``toolwire_system_prompt_instructions`` so a plugin
-    can word its offer per request (for example from the URLs already in ``messages``).
+    can word its offer per request (for example from the URLs already in ``messages``). Made
+    every round, it has no ``__slots__``, as events have none (see :class:`~toolwire.events.Event`).
     """
 
     run_id: str

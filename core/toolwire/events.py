@@ -28,12 +28,16 @@ class ParentCall:
     round: int | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class Event:
     """Base of all events: the run id and the round (None outside a round).
 
     ``parent`` is set on the events of a run started as a tool of another run: the parent
     run's call whose card the event belongs under (None for a run of its own).
+
+    Events are frozen classes without ``__slots__``: such a class sets its fields in the
+    instance's ``__dict__``, where a slotted frozen one calls ``object.__setattr__`` for each,
+    and a run makes several events a round (one per delta when it streams).
     """
 
     run_id: str
@@ -73,7 +77,7 @@ EmitEvent: TypeAlias = Callable[[Event], None]
 """The callback that receives events as they happen."""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class RunStarted(Event):
     """A run began (``resumed`` when it continues a deferred run).
 
@@ -88,7 +92,7 @@ class RunStarted(Event):
     messages: tuple[Message, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class RunFinished(Event):
     """A run ended; ``stop_reason`` says why (``answered``, ``deferred``, ``max_rounds`` …)."""
 
@@ -96,21 +100,21 @@ class RunFinished(Event):
     detail: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class RoundStarted(Event):
     """A round began with these tools offered (stable, sorted order)."""
 
     offered: tuple[str, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class RoundFinished(Event):
     """A round ended (after its tool calls, if any, were answered)."""
 
     tool_calls: int = 0
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolOmitted(Event):
     """A tool was left out of a round's offer, and why (its resolution raised or offered none)."""
 
@@ -118,7 +122,7 @@ class ToolOmitted(Event):
     reason: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolResolutionCorrected(Event):
     """A resolution changed what only the registration decides (the function's name, its strict
     mode); the tool is offered under its registered name and strict mode. ``changes`` says what
@@ -128,7 +132,7 @@ class ToolResolutionCorrected(Event):
     changes: tuple[str, ...] = ()
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolsDeferred(Event):
     """The round's tools were over the catalogue budget (``[tools] max_direct`` or
     ``max_direct_bytes``) or set ``deferred``: these are left to ``tool_search``."""
@@ -137,14 +141,14 @@ class ToolsDeferred(Event):
     reason: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolsPromoted(Event):
     """``tool_search`` found these deferred tools: they are offered from this round on."""
 
     tools: tuple[str, ...]
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolChoiceDegraded(Event):
     """The run's tool choice is one the adapter (or the server profile it talks to) cannot
     express: the round sent the nearest one it can instead of failing the request."""
@@ -154,7 +158,7 @@ class ToolChoiceDegraded(Event):
     detail: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class RequestSent(Event):
     """A request went to the provider."""
 
@@ -165,7 +169,7 @@ class RequestSent(Event):
     attempt: int = 1
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class RequestBody(Event):
     """The body of one provider request exactly as it left the host, with secrets redacted.
 
@@ -182,7 +186,7 @@ class RequestBody(Event):
     stream: bool = False
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ProviderRetry(Event):
     """A provider request failed in a retryable way and will be sent again after ``delay`` s."""
 
@@ -193,7 +197,7 @@ class ProviderRetry(Event):
     reason: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ProviderFallback(Event):
     """The provider ``failed`` could not answer the round's request (``error``: a connection
     error, a 429 or 5xx left after its retries, a refusal of tools), so the request goes to
@@ -206,7 +210,7 @@ class ProviderFallback(Event):
     status: int | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ResponseReceived(Event):
     """The provider's answer for the round, in canonical form; ``cost`` is what the request
     cost at ``[prices]`` (None without a price for its model)."""
@@ -216,7 +220,7 @@ class ResponseReceived(Event):
     cost: float | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ContextCompacted(Event):
     """The conversation neared ``[provider] context_tokens`` and was made smaller before the
     round's request: the results of the calls ``cleared`` were replaced by stubs, and
@@ -228,7 +232,7 @@ class ContextCompacted(Event):
     tokens_after: int = 0
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class InvalidOutput(Event):
     """The model's final answer did not match the run's output type; ``recovery`` says
     whether it was sent back to be corrected (``returned``) or ended the run (``failed``, the
@@ -242,21 +246,21 @@ class InvalidOutput(Event):
 # -- streaming ---------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class TextDelta(Event):
     """A piece of visible text streamed by the model."""
 
     text: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ThinkingDelta(Event):
     """A piece of reasoning text streamed by the model."""
 
     text: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolCallStarted(Event):
     """The model began a tool call (streaming); arguments follow as deltas.
     ``provider_executed``: a tool the provider runs itself (its card says so from the start)."""
@@ -267,7 +271,7 @@ class ToolCallStarted(Event):
     provider_executed: bool = False
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolCallArgumentsDelta(Event):
     """More argument text of a streaming call, with the arguments parsed leniently so far."""
 
@@ -276,14 +280,14 @@ class ToolCallArgumentsDelta(Event):
     partial_arguments: Any = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolCallCompleted(Event):
     """A tool call of the model is complete (valid, or invalid with its raw text)."""
 
     call: ToolCall
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolCallRecovered(Event):
     """A call the model wrote into its text (native tools on) was read back as a tool call.
 
@@ -300,7 +304,7 @@ class ToolCallRecovered(Event):
 # -- admission ---------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class UnknownTool(Event):
     """The model called a tool that was not offered.
 
@@ -317,7 +321,7 @@ class UnknownTool(Event):
     raw_arguments: str | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class InvalidArguments(Event):
     """A call's arguments did not parse or validate; ``recovery`` says what the host did."""
 
@@ -327,7 +331,7 @@ class InvalidArguments(Event):
     reason: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class DuplicateSuppressed(Event):
     """An identical call (name and canonical arguments) was already made in this run."""
 
@@ -336,7 +340,7 @@ class DuplicateSuppressed(Event):
     first_call_id: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class LimitReached(Event):
     """A limit of the run was reached (``max_rounds``, ``max_tool_calls``, ``deadline``, and the
     budgets of ``[limits]``: ``max_input_tokens``, ``max_output_tokens``, ``max_cost``)."""
@@ -348,7 +352,7 @@ class LimitReached(Event):
 # -- execution ---------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolStarted(Event):
     """A call is being answered (arguments with sensitive values redacted).
 
@@ -365,7 +369,7 @@ class ToolStarted(Event):
     answer: Literal["run", "supplied", "denied", "retry"] = "run"
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolApproved(Event):
     """A call that needed approval was approved (by the run's approver or a ``resume``);
     ``arguments`` are those it runs with, sensitive values redacted."""
@@ -376,7 +380,7 @@ class ToolApproved(Event):
     edited: bool = False
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ArgumentsAdjusted(Event):
     """An execution middleware (or an approval's edit) changed a call's arguments before the
     tool ran; both are validated. ``before`` and ``after`` have sensitive values redacted."""
@@ -388,7 +392,7 @@ class ArgumentsAdjusted(Event):
     reason: str = ""
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolProgress(Event):
     """A running tool reported progress."""
 
@@ -398,7 +402,7 @@ class ToolProgress(Event):
     fraction: float | None = None
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolCompleted(Event):
     """A tool call ended with an ``ok`` result."""
 
@@ -407,7 +411,7 @@ class ToolCompleted(Event):
     result: ToolResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolFailed(Event):
     """A tool call ended with an ``error`` result (exception, timeout, cancellation)."""
 
@@ -416,7 +420,7 @@ class ToolFailed(Event):
     result: ToolResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolBlockedEvent(Event):
     """A tool call was refused by a policy (``blocked`` result)."""
 
@@ -429,7 +433,7 @@ class ToolBlockedEvent(Event):
         return "tool_blocked"
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolDenied(Event):
     """A tool call was denied by a person or an approval policy (``denied`` result)."""
 
@@ -438,7 +442,7 @@ class ToolDenied(Event):
     result: ToolResult
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ToolDeferred(Event):
     """A tool call waits for a decision of the caller (approval, or an external tool)."""
 
@@ -447,7 +451,7 @@ class ToolDeferred(Event):
     reason: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ContentFiltered(Event):
     """Untrusted content of a tool result was changed by a filter (one report per call)."""
 
@@ -456,7 +460,7 @@ class ContentFiltered(Event):
     report: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class PluginFailed(Event):
     """A plugin's hook raised; the plugin is left out of this step and the run goes on."""
 

@@ -15,6 +15,7 @@ from ._settings import BasicsSettings
 
 if TYPE_CHECKING:
     from toolwire import FunctionSpec, OfferRequest, Tool
+    from toolwire.messages import Message
 
 # The patterns compile on first use (a test asks them), so listing the tools pays for none.
 
@@ -135,10 +136,22 @@ def _how_many() -> re.Pattern[str]:
 
 
 def user_text(request: OfferRequest) -> str:
-    """The user's own turns of the conversation, joined."""
+    """The user's own turns of the conversation, joined (once for the tools of a round: they
+    are asked with the same messages one after the other)."""
+    global _last_text
+    messages = request.messages
+    last = _last_text
+    if last[0] is messages:
+        return last[1]
     from toolwire.messages import UserMessage
 
-    return "\n".join(m.text for m in request.messages if isinstance(m, UserMessage))
+    text = "\n".join(m.text for m in messages if isinstance(m, UserMessage))
+    _last_text = (messages, text)
+    return text
+
+
+_last_text: tuple[tuple[Message, ...], str] = ((), "")
+"""The messages :func:`user_text` was last asked about, and its answer."""
 
 
 def wants_calculator(text: str) -> bool:
@@ -228,10 +241,17 @@ def offer_when_relevant(tool: Tool, request: OfferRequest) -> FunctionSpec | Non
     """The tool's function when the user's words call for it (or when ``offer`` is ``always``)."""
     if _setting(request.settings) == "always":
         return tool.function_spec()
-    test = _TESTS.get(tool.name)
-    if test is None or test(spelled_out(user_text(request))):
+    if tool.name not in _TESTS or _wanted(tool.name, user_text(request)):
         return tool.function_spec()
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _wanted(name: str, text: str) -> bool:
+    """Whether the test of the tool ``name`` passes for the user's words ``text``, worked out
+    once per text: the user's turns stay the same round after round of a run, and correcting
+    their misspellings alone takes longer than the rest of a round's offer."""
+    return _TESTS[name](spelled_out(text))
 
 
 def _setting(settings: Any) -> str:

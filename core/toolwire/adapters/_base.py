@@ -59,7 +59,7 @@ class AdapterCapabilities:
     native_output: bool = False
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen(kw_only=True, slots=False)
 class ModelRequest:
     """One request of the loop to the model: the conversation and the offered functions.
 
@@ -69,7 +69,8 @@ class ModelRequest:
     refuses. ``secrets`` are the values of the conversation's sensitive arguments: they are sent
     as they are, and redacted from every captured copy of the request body. ``output`` is the
     run's answer schema, set only for an adapter with ``native_output``: it renders it in its
-    API's structured-output field, and the answer's text is that JSON.
+    API's structured-output field, and the answer's text is that JSON. Made every round, it has
+    no ``__slots__``, as events have none (see :class:`~toolwire.events.Event`).
     """
 
     run_id: str
