@@ -159,7 +159,16 @@ class Turn:
     unfinished turn a resume answers; the stages take it instead of a round number and an offer.
     """
 
-    __slots__ = ("checkpoint", "limits", "message", "offer", "round", "slots", "wrote_rows")
+    __slots__ = (
+        "checkpoint",
+        "limits",
+        "message",
+        "offer",
+        "recorded",
+        "round",
+        "slots",
+        "wrote_rows",
+    )
 
     def __init__(
         self,
@@ -175,6 +184,7 @@ class Turn:
         self.checkpoint: Checkpoint | None = None  # stored with the turn's first started row
         self.wrote_rows = False  # a started row was written (flush the settled ones at the end)
         self.limits: set[str] = set()  # "max_tool_calls", "deadline": what stopped a call
+        self.recorded = False  # the message holds the calls as admitted (``record_calls``)
 
     def fatal(self) -> str | None:
         """Why the run stops after this turn, when one of its calls raised ``ToolFatal``."""
