@@ -18,7 +18,7 @@ from ..events import Event
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ..tools._errors import ToolFatal
 from ..tools._result import Source, ToolResult
-from ..usage import Usage
+from ..usage import Usage, total_usage
 from ._ids import taken_ids
 from ._lifecycle import CallEvent, CallState, step
 from ._run import Decision, DeferredRequest, Outcome, Run, RunOptions, StopReason, ToolCallRecord
@@ -238,24 +238,36 @@ class RunControl:
         return self.deadline is not None and asyncio.get_running_loop().time() >= self.deadline
 
 
-@attrs.frozen
+@attrs.define
 class Spending:
     """What a run's requests spent: their tokens, their cost at ``[prices]``, and how many
-    reported tokens but had no price."""
+    reported tokens but had no price; added to as each request answers.
 
-    usage: Usage = attrs.field(factory=Usage)
+    Each request's usage is kept and the tokens added up when read (:func:`total_usage`): a
+    :class:`Usage` made for every request cost more than the rest of its accounting.
+    """
+
+    before: Usage = attrs.field(factory=Usage)  # the tokens summed so far
     cost: float = 0.0  # of the requests with a price
     unpriced: int = 0
+    added: list[Usage] = attrs.field(factory=list)  # the requests' usage since
 
-    def plus(self, usage: Usage | None, cost: float | None) -> Spending:
-        """This spending and one more request's (``cost`` None: its model has no price)."""
-        if usage is None and cost is None:
-            return self
-        return Spending(
-            self.usage + usage if usage is not None else self.usage,
-            self.cost + cost if cost is not None else self.cost,
-            self.unpriced + int(cost is None and usage is not None and usage.reported),
-        )
+    def add(self, usage: Usage | None, cost: float | None) -> None:
+        """Add one more request's spending (``cost`` None: its model has no price)."""
+        if usage is not None:
+            self.added.append(usage)
+        if cost is not None:
+            self.cost += cost
+        elif usage is not None and usage.reported:
+            self.unpriced += 1
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens of the requests so far."""
+        if self.added:
+            self.before = total_usage([self.before, *self.added])
+            self.added.clear()
+        return self.before
 
     @property
     def spent(self) -> float | None:
@@ -381,7 +393,7 @@ class RunState:
     def charge(self, usage: Usage | None, cost: float | None) -> None:
         """Add what a request (or a run started as a tool) spent: its usage, and its cost
         (None: its model has no price)."""
-        self.spending = self.spending.plus(usage, cost)
+        self.spending.add(usage, cost)
 
     @property
     def usage(self) -> Usage:
