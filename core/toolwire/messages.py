@@ -126,7 +126,7 @@ class AssistantMessage:
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
         """The tool calls of the turn, in order."""
-        return tuple(p for p in self.parts if isinstance(p, ToolCall))
+        return tuple([p for p in self.parts if isinstance(p, ToolCall)])  # faster than a generator
 
 
 @attrs.frozen(kw_only=True)

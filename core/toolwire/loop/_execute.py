@@ -46,9 +46,12 @@ async def execute(view: LoopView, state: RunState, turn: Turn, slots: list[CallS
     tools as barriers. Every slot has a result afterwards, also when cancelled."""
     if not slots:
         return
-    messages = tuple(state.messages)
-    if state.base_system:  # the caller's words, as a tool reading the conversation expects
-        messages = (SystemMessage(state.base_system), *messages)
+    messages: tuple[Message, ...] = ()  # the conversation, copied only for a call that reads it
+    for slot in slots:
+        assert slot.tool is not None
+        if reads_context(view, slot.tool):
+            messages = conversation(state)
+            break
     limit = view.config.loop.concurrency
     running: set[asyncio.Task[None]] = set()
     try:
@@ -80,6 +83,15 @@ async def execute(view: LoopView, state: RunState, turn: Turn, slots: list[CallS
                     "not_run",
                     ToolResult.error("Tool execution failed: the host could not run this call."),
                 )
+
+
+def conversation(state: RunState) -> tuple[Message, ...]:
+    """The run's conversation as a call's :class:`ToolContext` shows it: the base system
+    prompt first (the caller's words, as a tool reading the conversation expects)."""
+    messages = tuple(state.messages)
+    if state.base_system:
+        messages = (SystemMessage(state.base_system), *messages)
+    return messages
 
 
 def _sequential(slot: CallSlot) -> bool:

@@ -18,7 +18,7 @@ from ..events import Event
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ..tools._errors import ToolFatal
 from ..tools._result import Source, ToolResult
-from ..usage import Usage
+from ..usage import Usage, total_usage
 from ._ids import taken_ids
 from ._lifecycle import CallEvent, CallState, step
 from ._run import Decision, DeferredRequest, Outcome, Run, RunOptions, StopReason, ToolCallRecord
@@ -159,7 +159,16 @@ class Turn:
     unfinished turn a resume answers; the stages take it instead of a round number and an offer.
     """
 
-    __slots__ = ("checkpoint", "limits", "message", "offer", "round", "slots", "wrote_rows")
+    __slots__ = (
+        "checkpoint",
+        "limits",
+        "message",
+        "offer",
+        "recorded",
+        "round",
+        "slots",
+        "wrote_rows",
+    )
 
     def __init__(
         self,
@@ -175,6 +184,7 @@ class Turn:
         self.checkpoint: Checkpoint | None = None  # stored with the turn's first started row
         self.wrote_rows = False  # a started row was written (flush the settled ones at the end)
         self.limits: set[str] = set()  # "max_tool_calls", "deadline": what stopped a call
+        self.recorded = False  # the message holds the calls as admitted (``record_calls``)
 
     def fatal(self) -> str | None:
         """Why the run stops after this turn, when one of its calls raised ``ToolFatal``."""
@@ -228,24 +238,36 @@ class RunControl:
         return self.deadline is not None and asyncio.get_running_loop().time() >= self.deadline
 
 
-@attrs.frozen
+@attrs.define
 class Spending:
     """What a run's requests spent: their tokens, their cost at ``[prices]``, and how many
-    reported tokens but had no price."""
+    reported tokens but had no price; added to as each request answers.
 
-    usage: Usage = attrs.field(factory=Usage)
+    Each request's usage is kept and the tokens added up when read (:func:`total_usage`): a
+    :class:`Usage` made for every request cost more than the rest of its accounting.
+    """
+
+    before: Usage = attrs.field(factory=Usage)  # the tokens summed so far
     cost: float = 0.0  # of the requests with a price
     unpriced: int = 0
+    added: list[Usage] = attrs.field(factory=list)  # the requests' usage since
 
-    def plus(self, usage: Usage | None, cost: float | None) -> Spending:
-        """This spending and one more request's (``cost`` None: its model has no price)."""
-        if usage is None and cost is None:
-            return self
-        return Spending(
-            self.usage + usage if usage is not None else self.usage,
-            self.cost + cost if cost is not None else self.cost,
-            self.unpriced + int(cost is None and usage is not None and usage.reported),
-        )
+    def add(self, usage: Usage | None, cost: float | None) -> None:
+        """Add one more request's spending (``cost`` None: its model has no price)."""
+        if usage is not None:
+            self.added.append(usage)
+        if cost is not None:
+            self.cost += cost
+        elif usage is not None and usage.reported:
+            self.unpriced += 1
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens of the requests so far."""
+        if self.added:
+            self.before = total_usage([self.before, *self.added])
+            self.added.clear()
+        return self.before
 
     @property
     def spent(self) -> float | None:
@@ -371,7 +393,7 @@ class RunState:
     def charge(self, usage: Usage | None, cost: float | None) -> None:
         """Add what a request (or a run started as a tool) spent: its usage, and its cost
         (None: its model has no price)."""
-        self.spending = self.spending.plus(usage, cost)
+        self.spending.add(usage, cost)
 
     @property
     def usage(self) -> Usage:

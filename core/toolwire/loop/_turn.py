@@ -64,6 +64,7 @@ async def answer_turn(
     afterwards every call of the turn has its answer, also when the run is cancelled. Returns
     the end of the run when the turn ends it."""
     end: End | None = None
+    turn.recorded = False  # admission may read the calls anew
     try:
         fail: str | None = None
         for slot, approved in to_admit:
@@ -119,7 +120,8 @@ def close_turn(view: LoopView, state: RunState, turn: Turn) -> None:
         spent = slot.result
         if slot.outcome == "executed" and spent is not None and spent.usage is not None:
             state.charge(spent.usage, spent.cost)  # a run started as a tool
-    record_calls(state, turn)
+    if not turn.recorded:  # not since the calls were admitted
+        record_calls(state, turn)
     assert turn.message is not None
     rebuild_results(state, turn.message, turn.round)
     if not any(slot.deferred is not None for slot in turn.slots):
@@ -138,6 +140,7 @@ def record_calls(state: RunState, turn: Turn) -> None:
     message = turn.message
     if message is None:
         return
+    turn.recorded = True
     read = {slot.call.id: slot.call for slot in turn.slots}
     for part in message.parts:
         if isinstance(part, ToolCall) and read.get(part.id, part) is not part:
