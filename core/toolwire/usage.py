@@ -74,10 +74,7 @@ def total_usage(usages: Iterable[Usage]) -> Usage:
     counts: dict[str, int | None] = dict.fromkeys(_COUNTS)
     for usage in usages:
         for name in _COUNTS:
-            value = getattr(usage, name)
-            if value is not None:
-                total = counts[name]
-                counts[name] = value if total is None else total + value
+            counts[name] = _plus(counts[name], getattr(usage, name))
     return Usage(**counts)
 
 
