@@ -4,11 +4,13 @@ as their own forms, the partial arguments of a delta and an empty parent left ou
 from __future__ import annotations
 
 import enum
+import functools
 import types
 
 import attrs
 
 from toolwire.events import (
+    Event,
     ParentCall,
     ResponseReceived,
     RoundFinished,
@@ -100,3 +102,41 @@ def test_partial_arguments_and_an_empty_parent_are_left_out() -> None:
     child = event_to_json(attrs.evolve(delta, parent=parent))
     assert child["parent"] == {"run_id": "p", "call_id": "pc", "round": 2}
     assert list(child) == ["kind", "run_id", "round", "parent", "call_id", "delta"]
+
+
+@attrs.frozen(kw_only=True)
+class SlottedNote(Event):
+    """A plugin's event with slots of its own: its fields are not all in its instance dict."""
+
+    note: str
+    offered: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True, slots=False)
+class CachedNote(Event):
+    """A plugin's event that keeps a worked-out value in its instance dict."""
+
+    note: str
+
+    @functools.cached_property
+    def shout(self) -> str:
+        return self.note.upper()
+
+
+def test_an_event_whose_dict_is_not_its_fields_gets_the_same_form() -> None:
+    slotted = event_to_json(SlottedNote(run_id="r", round=2, note="n", offered=("a",)))
+    assert list(slotted.items()) == [
+        ("kind", "slotted_note"),
+        ("run_id", "r"),
+        ("round", 2),
+        ("note", "n"),
+        ("offered", ["a"]),
+    ]
+    noted = CachedNote(run_id="r", round=2, note="n")
+    assert noted.shout == "N"  # now in the instance dict beside the fields
+    assert list(event_to_json(noted).items()) == [
+        ("kind", "cached_note"),
+        ("run_id", "r"),
+        ("round", 2),
+        ("note", "n"),
+    ]
