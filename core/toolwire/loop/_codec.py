@@ -399,12 +399,14 @@ def event_to_json(event: Event) -> dict[str, Any]:
     form = _EVENT_FORMS.get(kind)
     if form is None:
         form = _EVENT_FORMS[kind] = _event_form(kind)
-    names, read, in_dict = form
-    fields = event.__dict__ if in_dict else None
-    if fields is not None and len(fields) == len(names):
+    names, read, fields = form
+    held = event.__dict__ if fields else None
+    if held is not None and len(held) == fields:
         # The instance's dict holds its fields alone, in declaration order: copied at C speed.
-        out: dict[str, Any] = {"kind": event.kind, **fields}
-        values: Iterable[Any] = fields.values()
+        out: dict[str, Any] = {"kind": event.kind, **held}
+        if fields != len(names):
+            del out[_PARTIAL]
+        values: Iterable[Any] = out.values()
     else:
         values = read(event)
         out = {"kind": event.kind}
@@ -418,21 +420,21 @@ def event_to_json(event: Event) -> dict[str, Any]:
     return out
 
 
-_EventForm = tuple[tuple[str, ...], Callable[[Event], tuple[Any, ...]], bool]
+_PARTIAL = "partial_arguments"
+_EventForm = tuple[tuple[str, ...], Callable[[Event], tuple[Any, ...]], int]
 _EVENT_FORMS: dict[type, _EventForm] = {}
 """Per event class, worked out once (a run writes every event it emitted)."""
 
 
 def _event_form(kind: type) -> _EventForm:
-    """What :func:`event_to_json` writes of an event class: the fields in declaration
-    order and what reads their values from an event, and whether an event's instance dict holds
-    exactly those fields (as the generated ``__init__`` of a class without slots sets them)."""
+    """What :func:`event_to_json` writes of an event class: the fields in declaration order,
+    what reads their values from an event, and how many fields an event's instance dict holds
+    when it holds them all and nothing else (as the generated ``__init__`` of a class without
+    slots sets them), else 0."""
     fields = tuple(f.name for f in attrs.fields(kind))
     # Writing the whole partial value with every delta would make a trace quadratic in the size
     # of the arguments; the delta texts rebuild it.
-    names = tuple(name for name in fields if name != "partial_arguments")
-    in_dict = names == fields and not any(
-        "__slots__" in vars(cls) for cls in kind.__mro__ if attrs.has(cls)
-    )
+    names = tuple(name for name in fields if name != _PARTIAL)
+    slotted = any("__slots__" in vars(cls) for cls in kind.__mro__ if attrs.has(cls))
     # attrgetter of every name gives a tuple: every event has a run id and a round.
-    return names, operator.attrgetter(*names), in_dict
+    return names, operator.attrgetter(*names), 0 if slotted else len(fields)
