@@ -750,6 +750,26 @@ async def test_a_stream_that_does_not_end_after_its_last_event_is_closed(
     assert len(set(PORTS)) == 2
 
 
+async def test_a_silence_after_the_last_event_ends_only_the_wait_for_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A read timeout while the body's end is waited for, after the last event, leaves the
+    answer as it is (the connection is closed, as for a body that stays open)."""
+    monkeypatch.setattr(_transport, "_TAIL_WAIT", 30.0)  # only the silence can end the wait
+    PORTS.clear()
+    end = asyncio.Event()
+    async with Server(sse_with_tail("one", "[DONE]", end=end)) as server:
+        client, _ = transport(read_timeout=0.2)
+        async with client:
+            for _ in range(2):
+                seen = await client.consume_sse(
+                    ProviderRequest(server.url, {}, api="t"), until_done
+                )
+                assert seen == ["one"]
+        end.set()
+    assert len(set(PORTS)) == 2
+
+
 async def test_stream_sse_yields_events() -> None:
     async with Server(sse("a", "b")) as server:
         client, _ = transport()

@@ -376,7 +376,7 @@ class Transport:
                     result = await consume(events, tracking_emit)
                 finally:
                     await events.aclose()
-                await _finish_body(response.content)
+                await _finish_body(response.content, watch)
                 return result
         except _Failure:
             raise
@@ -722,23 +722,27 @@ async def _read_capped(response: aiohttp.ClientResponse, sending: _Sending) -> b
     return b"".join(chunks)
 
 
-async def _finish_body(content: aiohttp.StreamReader) -> None:
+async def _finish_body(content: aiohttp.StreamReader, watch: _Watchdog) -> None:
     """Read what follows a stream's last event, so that its connection is kept for the next
     request. A consumer stops at its API's final event (``[DONE]``, ``message_stop``,
     ``response.completed``), and the end of the body (the chunked encoding's last, empty chunk)
     often arrives a moment later: released before it, the response closes the connection, and
     the next request opens another (with TLS, a handshake). A body that goes on past
-    ``_TAIL_BYTES`` or ``_TAIL_WAIT`` is left, and its connection closed as before; nothing read
-    here is used."""
+    ``_TAIL_BYTES`` or ``_TAIL_WAIT``, or falls silent past ``read_timeout``, is left, and its
+    connection closed as before; nothing read here is used."""
     if content.at_eof():
         return
     size = 0
-    with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-        async with asyncio.timeout(_TAIL_WAIT):
-            while chunk := await content.readany():
-                size += len(chunk)
-                if size > _TAIL_BYTES:
-                    return
+    try:
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+            async with asyncio.timeout(_TAIL_WAIT):
+                while chunk := await content.readany():
+                    size += len(chunk)
+                    if size > _TAIL_BYTES:
+                        return
+    except asyncio.CancelledError:
+        if not watch.caused(_SILENCE):  # the answer is complete: a silence now ends only this
+            raise
 
 
 async def _checked_events(
