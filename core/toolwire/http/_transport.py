@@ -376,7 +376,7 @@ class Transport:
                     result = await consume(events, tracking_emit)
                 finally:
                     await events.aclose()
-                await _finish_body(response.content, watch)
+                await _finish_body(response.content)
                 return result
         except _Failure:
             raise
@@ -488,7 +488,10 @@ class _Watchdog:
     at most half of it. An answer that has ended, or whose reading aiohttp holds back because
     the reader is behind, is not silent.
 
-    An expiry cancels the request's task, as ``asyncio.timeout`` does; whoever catches the
+    A silence once the answer has begun is set on its body, as aiohttp's own timeout did: the
+    next read raises ``aiohttp.SocketTimeoutError`` (a ``ClientError`` and a ``TimeoutError``),
+    so every reader handles it as before. The total timeout, and a silence before the answer,
+    cancel the request's task, as ``asyncio.timeout`` does; whoever catches the
     :class:`asyncio.CancelledError` asks :meth:`caused` whether it is the watchdog's and which
     limit it is, and raises that limit's error instead.
     """
@@ -543,7 +546,8 @@ class _Watchdog:
 
     def caused(self, limit: str) -> bool:
         """Whether the cancellation being handled is this watchdog's, for ``limit``
-        (``_SILENCE`` or ``_TOTAL``), and no one else's; the watchdog's is withdrawn."""
+        (``_SILENCE`` before the answer's headers, ``_TOTAL``), and no one else's; the
+        watchdog's is withdrawn."""
         if self._expired != limit or self._task is None:
             return False
         self._expired = None
@@ -558,12 +562,22 @@ class _Watchdog:
 
     def _wake(self) -> None:
         response = self.response
-        if response is not None and self._heard_from(response):
+        if response is None:
+            self._quiet += 1
+            if self._quiet >= 3:
+                self._expire(_SILENCE)
+                return
+        elif self._heard_from(response):
             self._quiet = 0
         else:
             self._quiet += 1
-            if self._quiet >= (2 if response is not None else 3):
-                self._expire(_SILENCE)
+            if self._quiet >= 2:
+                # As aiohttp's own read timeout does: whoever reads the answer next gets the
+                # error, a ClientError and a TimeoutError, however far the attempt has got.
+                response.content.set_exception(
+                    aiohttp.SocketTimeoutError("Timeout on reading data from socket")
+                )
+                self._handle = self._loop.call_at(self.deadline, self._expire, _TOTAL)
                 return
         self._arm(self._loop.time())
 
@@ -722,7 +736,7 @@ async def _read_capped(response: aiohttp.ClientResponse, sending: _Sending) -> b
     return b"".join(chunks)
 
 
-async def _finish_body(content: aiohttp.StreamReader, watch: _Watchdog) -> None:
+async def _finish_body(content: aiohttp.StreamReader) -> None:
     """Read what follows a stream's last event, so that its connection is kept for the next
     request. A consumer stops at its API's final event (``[DONE]``, ``message_stop``,
     ``response.completed``), and the end of the body (the chunked encoding's last, empty chunk)
@@ -733,16 +747,12 @@ async def _finish_body(content: aiohttp.StreamReader, watch: _Watchdog) -> None:
     if content.at_eof():
         return
     size = 0
-    try:
-        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-            async with asyncio.timeout(_TAIL_WAIT):
-                while chunk := await content.readany():
-                    size += len(chunk)
-                    if size > _TAIL_BYTES:
-                        return
-    except asyncio.CancelledError:
-        if not watch.caused(_SILENCE):  # the answer is complete: a silence now ends only this
-            raise
+    with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+        async with asyncio.timeout(_TAIL_WAIT):
+            while chunk := await content.readany():
+                size += len(chunk)
+                if size > _TAIL_BYTES:
+                    return
 
 
 async def _checked_events(
