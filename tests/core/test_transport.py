@@ -445,6 +445,29 @@ async def test_a_body_that_stalls_times_out() -> None:
     await asyncio.sleep(0)  # no cancellation left to hit the next await
 
 
+async def test_an_error_body_that_stalls_still_gives_the_status() -> None:
+    """A silence while an error answer's body is read ends that read, as aiohttp's read timeout
+    did: the error is the status's (a 400, not sent again), not a timeout to retry."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(status=400, headers={"Content-Type": "application/json"})
+        await response.prepare(request)  # the headers, then nothing for a while
+        await asyncio.sleep(1.5)
+        with contextlib.suppress(ConnectionError):
+            await response.write(b'{"error": {"message": "bad request"}}')
+            await response.write_eof()
+        return response
+
+    async with Server(handler) as server:
+        client, sleeps = transport(read_timeout=0.2)
+        async with client:
+            with pytest.raises(ProviderError, match="HTTP 400") as info:
+                await client.post_json(ProviderRequest(server.url, {}, api="t"))
+    assert info.value.retryable is False
+    assert len(server.requests) == 1
+    assert sleeps.delays == []
+
+
 async def test_a_stream_that_stalls_after_delivery_is_not_sent_again() -> None:
     async with Server(
         dribble(b"data: one\n\n", b"data: two\n\n", gap=1.5, content_type="text/event-stream")
