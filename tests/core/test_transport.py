@@ -412,6 +412,143 @@ async def test_total_timeout_bounds_all_attempts() -> None:
     assert len(server.requests) == 1
 
 
+def dribble(*pieces: bytes, gap: float, content_type: str = "application/json") -> Handler:
+    """The answer's headers, then ``pieces`` written ``gap`` seconds apart (a body that stalls
+    is a gap longer than the read timeout)."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": content_type})
+        await response.prepare(request)
+        for index, piece in enumerate(pieces):
+            if index:
+                await asyncio.sleep(gap)
+            await response.write(piece)
+        with contextlib.suppress(ConnectionError):  # the client may have given up
+            await response.write_eof()
+        return response
+
+    return handler
+
+
+async def test_a_body_that_stalls_times_out() -> None:
+    """The read timeout covers the answer's body too, not only the wait for its headers; the
+    task is left with no cancellation pending."""
+    async with Server(dribble(b'{"ok":', b" true}", gap=1.5)) as server:
+        client = Transport(config(read_timeout=0.2, max_retries=0), sleep=Sleeps())
+        async with client:
+            with pytest.raises(ProviderError, match="timed out") as info:
+                await client.post_json(ProviderRequest(server.url, {}, api="t"))
+    assert info.value.retryable is True
+    task = asyncio.current_task()
+    assert task is not None
+    assert task.cancelling() == 0
+    await asyncio.sleep(0)  # no cancellation left to hit the next await
+
+
+async def test_an_error_body_that_stalls_still_gives_the_status() -> None:
+    """A silence while an error answer's body is read ends that read, as aiohttp's read timeout
+    did: the error is the status's (a 400, not sent again), not a timeout to retry."""
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(status=400, headers={"Content-Type": "application/json"})
+        await response.prepare(request)  # the headers, then nothing for a while
+        await asyncio.sleep(1.5)
+        with contextlib.suppress(ConnectionError):
+            await response.write(b'{"error": {"message": "bad request"}}')
+            await response.write_eof()
+        return response
+
+    async with Server(handler) as server:
+        client, sleeps = transport(read_timeout=0.2)
+        async with client:
+            with pytest.raises(ProviderError, match="HTTP 400") as info:
+                await client.post_json(ProviderRequest(server.url, {}, api="t"))
+    assert info.value.retryable is False
+    assert len(server.requests) == 1
+    assert sleeps.delays == []
+
+
+async def test_a_stream_that_stalls_after_delivery_is_not_sent_again() -> None:
+    async with Server(
+        dribble(b"data: one\n\n", b"data: two\n\n", gap=1.5, content_type="text/event-stream")
+    ) as server:
+        client, sleeps = transport(read_timeout=0.2)
+        async with client:
+            with pytest.raises(ProviderError, match=r"after content was delivered \(timed out"):
+                await client.consume_sse(ProviderRequest(server.url, {}, api="t"), collect)
+    assert len(server.requests) == 1
+    assert sleeps.delays == []
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+async def test_a_slow_but_steady_answer_does_not_time_out(stream: bool) -> None:
+    """Pieces a twentieth of a second apart: the answer takes longer than 1.5 times the read
+    timeout, but the server is never silent for long."""
+    if stream:
+        pieces = [b"data: %d\n\n" % index for index in range(24)]
+        handler = dribble(*pieces, gap=0.05, content_type="text/event-stream")
+    else:
+        handler = dribble(b"[", *[b"%d, " % index for index in range(22)], b"22]", gap=0.05)
+    async with Server(handler) as server:
+        client, _ = transport(read_timeout=0.6, max_retries=0)
+        async with client:
+            request = ProviderRequest(server.url, {}, api="t")
+            if stream:
+                seen = await client.consume_sse(request, collect)
+                assert seen == [str(index) for index in range(24)]
+            else:
+                assert await client.post_json(request) == list(range(23))
+
+
+async def test_a_reader_that_falls_behind_is_not_a_silent_server() -> None:
+    """A consumer that stops reading for longer than the read timeout, while more of the answer
+    waits (aiohttp stops reading the socket), does not time the server out."""
+    big = "x" * (4 * 1024 * 1024)
+
+    async def slow_reader(events: AsyncIterator[SSEEvent], emit: Callable[[Event], None]) -> int:
+        sizes = []
+        async for event in events:
+            if not sizes:
+                await asyncio.sleep(1.0)
+            sizes.append(len(event.data))
+        return len(sizes)
+
+    handler = dribble(
+        b"data: one\n\n",
+        f"data: {big}\n\n".encode(),
+        b"data: [DONE]\n\n",
+        gap=0.0,
+        content_type="text/event-stream",
+    )
+    async with Server(handler) as server:
+        client, _ = transport(read_timeout=0.2, max_retries=0)
+        async with client:
+            assert (
+                await client.consume_sse(ProviderRequest(server.url, {}, api="t"), slow_reader) == 3
+            )
+
+
+async def test_total_timeout_bounds_a_steady_stream() -> None:
+    pieces = [b"data: %d\n\n" % index for index in range(100)]
+    handler = dribble(*pieces, gap=0.05, content_type="text/event-stream")
+    async with Server(handler) as server:
+        client, _ = transport(read_timeout=5.0, total_timeout=0.5, max_retries=0)
+        async with client:
+            with pytest.raises(ProviderError, match=r"total timeout of 0\.5 s"):
+                await client.consume_sse(ProviderRequest(server.url, {}, api="t"), collect)
+
+
+async def test_a_request_cancelled_from_outside_is_cancelled_not_timed_out() -> None:
+    async with Server(slow(1.0)) as server:
+        client, _ = transport(read_timeout=5.0, max_retries=0)
+        async with client:
+            task = asyncio.ensure_future(client.post_json(ProviderRequest(server.url, {}, api="t")))
+            await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+
 async def test_an_answer_that_is_not_json_is_an_error() -> None:
     async def text(request: web.Request) -> web.StreamResponse:
         return web.Response(text="<html>proxy error</html>", content_type="text/html")
@@ -630,6 +767,26 @@ async def test_a_stream_that_does_not_end_after_its_last_event_is_closed(
                 seen = await asyncio.wait_for(
                     client.consume_sse(ProviderRequest(server.url, {}, api="t"), until_done),
                     timeout=10,
+                )
+                assert seen == ["one"]
+        end.set()
+    assert len(set(PORTS)) == 2
+
+
+async def test_a_silence_after_the_last_event_ends_only_the_wait_for_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A read timeout while the body's end is waited for, after the last event, leaves the
+    answer as it is (the connection is closed, as for a body that stays open)."""
+    monkeypatch.setattr(_transport, "_TAIL_WAIT", 30.0)  # only the silence can end the wait
+    PORTS.clear()
+    end = asyncio.Event()
+    async with Server(sse_with_tail("one", "[DONE]", end=end)) as server:
+        client, _ = transport(read_timeout=0.2)
+        async with client:
+            for _ in range(2):
+                seen = await client.consume_sse(
+                    ProviderRequest(server.url, {}, api="t"), until_done
                 )
                 assert seen == ["one"]
         end.set()

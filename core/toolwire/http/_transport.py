@@ -99,7 +99,8 @@ class Transport:
       is made; the key goes into one header and nowhere else (errors, events and logs never hold
       it, and a provider message that echoes it is redacted);
     - uses the config's ``connect_timeout`` and ``read_timeout`` per attempt and ``total_timeout``
-      for all attempts together, streaming included;
+      for all attempts together, streaming included (a silence of the server ends an attempt
+      after between ``read_timeout`` and 1.5 times it: see :class:`_Watchdog`);
     - is sent again, up to ``max_retries`` times, after HTTP 429, 500, 502, 503 or 504 or a
       connection failure, waiting as the server's ``Retry-After`` (seconds or an HTTP date) or
       ``retry-after-ms`` says (or, without those headers, a ``google.rpc.RetryInfo`` in the error
@@ -227,7 +228,7 @@ class Transport:
             total timeout, and for an answer that is not JSON.
         """
         sending = self._prepare(request, stream=False)
-        return await self._with_retries(lambda: self._json_attempt(sending), sending)
+        return await self._with_retries(lambda watch: self._json_attempt(sending, watch), sending)
 
     async def consume_sse(self, request: ProviderRequest, consume: StreamConsumer[T]) -> T:
         """Send ``request`` and hand the server-sent events of the answer to ``consume``.
@@ -242,7 +243,9 @@ class Transport:
         :raises ProviderError: as :meth:`post_json` does, and for a broken or oversized stream.
         """
         sending = self._prepare(request, stream=True)
-        return await self._with_retries(lambda: self._stream_attempt(sending, consume), sending)
+        return await self._with_retries(
+            lambda watch: self._stream_attempt(sending, consume, watch), sending
+        )
 
     async def stream_sse(self, request: ProviderRequest) -> AsyncIterator[SSEEvent]:
         """Send ``request`` and yield the server-sent events of the answer.
@@ -329,17 +332,24 @@ class Transport:
             allow_redirects=False,
         )
 
-    async def _json_attempt(self, sending: _Sending) -> Any:
+    async def _json_attempt(self, sending: _Sending, watch: _Watchdog) -> Any:
         try:
             async with self._open(sending) as response:
+                watch.response = response
                 if response.status >= 300:
                     raise await _status_failure(response, sending)
                 raw = redact_raw(await _read_capped(response, sending), sending.key)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _connection_failure(exc, sending.request) from None
+        except asyncio.CancelledError:
+            if not watch.caused(_SILENCE):
+                raise
+            raise _connection_failure(TimeoutError(), sending.request) from None
         return _parse_json(raw, sending)
 
-    async def _stream_attempt(self, sending: _Sending, consume: StreamConsumer[T]) -> T:
+    async def _stream_attempt(
+        self, sending: _Sending, consume: StreamConsumer[T], watch: _Watchdog
+    ) -> T:
         delivered = False
 
         def tracking_emit(event: Event) -> None:
@@ -350,6 +360,7 @@ class Transport:
         request, cfg = sending.request, sending.config
         try:
             async with self._open(sending) as response:
+                watch.response = response
                 if response.status >= 300:
                     raise await _status_failure(response, sending)
                 _check_event_stream(response, request)
@@ -374,24 +385,21 @@ class Transport:
                 raise
             raise _Failure(exc) from None
         except (aiohttp.ClientError, TimeoutError) as exc:
-            failure = _connection_failure(exc, request)
-            if delivered:
-                raise ProviderError(
-                    f"{request.api}: the stream from {_where(request.url)} broke after content "
-                    f"was delivered ({failure.error.provider_message}); the turn is incomplete "
-                    "and is not sent again",
-                    api=request.api,
-                    status=200,
-                ) from None
-            raise failure from None
+            raise _broken_stream(exc, request, delivered) from None
+        except asyncio.CancelledError:
+            if not watch.caused(_SILENCE):
+                raise
+            raise _broken_stream(TimeoutError(), request, delivered) from None
 
     # -- retries ------------------------------------------------------------------------------
 
-    async def _with_retries(self, attempt: Callable[[], Awaitable[T]], sending: _Sending) -> T:
+    async def _with_retries(
+        self, attempt: Callable[[_Watchdog], Awaitable[T]], sending: _Sending
+    ) -> T:
         """Run ``attempt`` until it succeeds, a failure is final, or the total timeout passes."""
         request, cfg = sending.request, sending.config
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + cfg.total_timeout
+        watch = _Watchdog(loop, cfg)
         attempts = 1 + max(0, cfg.max_retries)
         number = 1
         previous: ProviderError | None = None
@@ -404,17 +412,18 @@ class Transport:
                     _where(request.url),
                     number,
                 )
+            watch.start()
             try:
-                async with asyncio.timeout_at(deadline):
-                    return await attempt()
+                return await attempt(watch)
             except _Failure as failure:
+                watch.stop()
                 error = failure.error
                 final = _final_error(failure, request, previous, number, attempts)
                 if final is not None:
                     raise final from None
                 previous = error
                 delay = self._delay(number, failure.retry_after)
-                if loop.time() + delay > deadline:
+                if loop.time() + delay > watch.deadline:
                     raise _with_message(
                         error,
                         f"{error} (not sent again: waiting {delay:.1f} s would pass the total "
@@ -423,12 +432,16 @@ class Transport:
                 _announce_retry(sending, error, delay, number + 1, attempts)
                 await self._sleep(delay)
                 number += 1
-            except TimeoutError:
+            except asyncio.CancelledError:
+                if not watch.caused(_TOTAL):
+                    raise
                 raise ProviderError(
                     f"{request.api}: no complete answer from {_where(request.url)} within the "
                     f"total timeout of {cfg.total_timeout:g} s (provider.total_timeout)",
                     api=request.api,
                 ) from None
+            finally:
+                watch.stop()
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -452,9 +465,140 @@ def _discard(event: Event) -> None:
 
 
 def _timeout(cfg: ProviderConfig) -> aiohttp.ClientTimeout:
-    return aiohttp.ClientTimeout(
-        total=None, sock_connect=cfg.connect_timeout, sock_read=cfg.read_timeout
+    """aiohttp's timeouts of one attempt: connecting only (the rest is the :class:`_Watchdog`'s)."""
+    return aiohttp.ClientTimeout(total=None, sock_connect=cfg.connect_timeout)
+
+
+_SILENCE: Final = "read_timeout"
+_TOTAL: Final = "total_timeout"
+
+
+class _Watchdog:
+    """The clock of one request: ``total_timeout`` over all its attempts and ``read_timeout``
+    for a silence of the server within one, on one timer.
+
+    aiohttp's ``sock_read`` timer is made again at every chunk received (a new timer and a
+    cancelled one per chunk), and ``asyncio.timeout_at`` is another timer, and an object with its
+    own states, per attempt. The watchdog arms one timer per attempt, which wakes every half
+    ``read_timeout`` (at the deadline when that comes first) and only then looks at what the
+    answer received (``StreamReader.total_bytes``): two wakes in a row with nothing new end the
+    attempt, after a silence of between ``read_timeout`` and 1.5 times it. Before the answer's
+    headers, three wakes (1.5 ``read_timeout`` from the attempt's start): that leaves the server
+    at least ``read_timeout`` after the request was sent whenever connecting and sending took
+    at most half of it. An answer that has ended, or whose reading aiohttp holds back because
+    the reader is behind, is not silent.
+
+    A silence once the answer has begun is set on its body, as aiohttp's own timeout did: the
+    next read raises ``aiohttp.SocketTimeoutError`` (a ``ClientError`` and a ``TimeoutError``),
+    so every reader handles it as before. The total timeout, and a silence before the answer,
+    cancel the request's task, as ``asyncio.timeout`` does; whoever catches the
+    :class:`asyncio.CancelledError` asks :meth:`caused` whether it is the watchdog's and which
+    limit it is, and raises that limit's error instead.
+    """
+
+    __slots__ = (
+        "_cancelling",
+        "_expired",
+        "_handle",
+        "_loop",
+        "_quiet",
+        "_received",
+        "_step",
+        "_task",
+        "deadline",
+        "response",
     )
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, cfg: ProviderConfig) -> None:
+        self._loop = loop
+        self.deadline = loop.time() + cfg.total_timeout
+        self._step = cfg.read_timeout / 2
+        self.response: aiohttp.ClientResponse | None = None
+        """The attempt's answer once its headers arrived (set by the attempt)."""
+        self._task: asyncio.Task[Any] | None = None
+        self._cancelling = 0
+        self._handle: asyncio.TimerHandle | None = None
+        self._expired: str | None = None
+        self._received = -1
+        self._quiet = 0
+
+    def start(self) -> None:
+        """Arm the watchdog for an attempt starting now."""
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a provider request must run inside an asyncio task")
+        self._task = task
+        self._cancelling = task.cancelling()
+        self.response = None
+        self._received = -1
+        self._quiet = 0
+        self._arm(self._loop.time())
+
+    def stop(self) -> None:
+        """Disarm it at the attempt's end; an expiry the attempt ended without hearing of is
+        withdrawn."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        if self._expired is not None and self._task is not None:
+            self._expired = None
+            self._task.uncancel()
+
+    def caused(self, limit: str) -> bool:
+        """Whether the cancellation being handled is this watchdog's, for ``limit``
+        (``_SILENCE`` before the answer's headers, ``_TOTAL``), and no one else's; the
+        watchdog's is withdrawn."""
+        if self._expired != limit or self._task is None:
+            return False
+        self._expired = None
+        return self._task.uncancel() <= self._cancelling
+
+    def _arm(self, now: float) -> None:
+        when = now + self._step
+        if when < self.deadline:
+            self._handle = self._loop.call_at(when, self._wake)
+        else:
+            self._handle = self._loop.call_at(self.deadline, self._expire, _TOTAL)
+
+    def _wake(self) -> None:
+        response = self.response
+        if response is None:
+            self._quiet += 1
+            if self._quiet >= 3:
+                self._expire(_SILENCE)
+                return
+        elif self._heard_from(response):
+            self._quiet = 0
+        else:
+            self._quiet += 1
+            if self._quiet >= 2:
+                # As aiohttp's own read timeout does: whoever reads the answer next gets the
+                # error, a ClientError and a TimeoutError, however far the attempt has got.
+                response.content.set_exception(
+                    aiohttp.SocketTimeoutError("Timeout on reading data from socket")
+                )
+                self._handle = self._loop.call_at(self.deadline, self._expire, _TOTAL)
+                return
+        self._arm(self._loop.time())
+
+    def _heard_from(self, response: aiohttp.ClientResponse) -> bool:
+        """Whether the server is not to blame for a silence since the last wake."""
+        content = response.content
+        received = content.total_bytes
+        if received != self._received:
+            self._received = received
+            return True
+        if content.is_eof():
+            return True
+        connection = response.connection
+        transport = connection.transport if connection is not None else None
+        return transport is not None and not transport.is_reading()
+
+    def _expire(self, limit: str) -> None:
+        self._handle = None
+        self._expired = limit
+        if self._task is not None:
+            self._task.cancel()
 
 
 def _where(url: str) -> str:
@@ -598,8 +742,8 @@ async def _finish_body(content: aiohttp.StreamReader) -> None:
     ``response.completed``), and the end of the body (the chunked encoding's last, empty chunk)
     often arrives a moment later: released before it, the response closes the connection, and
     the next request opens another (with TLS, a handshake). A body that goes on past
-    ``_TAIL_BYTES`` or ``_TAIL_WAIT`` is left, and its connection closed as before; nothing read
-    here is used."""
+    ``_TAIL_BYTES`` or ``_TAIL_WAIT``, or falls silent past ``read_timeout``, is left, and its
+    connection closed as before; nothing read here is used."""
     if content.at_eof():
         return
     size = 0
@@ -794,6 +938,22 @@ def body_retry_delay(payload: Any) -> float | None:
             if found is not None:
                 return float(found.group(1))
     return None
+
+
+def _broken_stream(
+    exc: BaseException, request: ProviderRequest, delivered: bool
+) -> _Failure | ProviderError:
+    """A stream's connection failure: to retry while nothing was delivered, else final."""
+    failure = _connection_failure(exc, request)
+    if not delivered:
+        return failure
+    return ProviderError(
+        f"{request.api}: the stream from {_where(request.url)} broke after content "
+        f"was delivered ({failure.error.provider_message}); the turn is incomplete "
+        "and is not sent again",
+        api=request.api,
+        status=200,
+    )
 
 
 def _connection_failure(exc: BaseException, request: ProviderRequest) -> _Failure:
