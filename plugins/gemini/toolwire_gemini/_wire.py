@@ -232,38 +232,51 @@ def _wire_part(part: Any) -> dict[str, Any] | None:
     return dict(kept) if isinstance(kept, Mapping) else None
 
 
-def _call_id_on_wire(call: ToolCall) -> str | None:
-    """The id Gemini gave the call (None when it gave none, or did not write the call)."""
-    part = _wire_part(call)
-    function = part.get("functionCall") if part is not None else None
-    value = function.get("id") if isinstance(function, Mapping) else None
-    return value if isinstance(value, str) and value else None
-
-
 def _function_call(call: ToolCall) -> dict[str, Any]:
-    arguments = dict(call.arguments) if call.arguments is not None else {}
-    part = _wire_part(call) or {}
+    """A call's wire part: the part Gemini sent (its signature, the call's id), if it wrote the
+    call, with the call's name and arguments."""
+    # Kept parts are parsed JSON, dicts: the exact type check spares the ABC's (run in Python).
+    kept = (call.provider_data or {}).get("part")
+    part = dict(kept) if type(kept) is dict or isinstance(kept, Mapping) else {}
     function = part.get("functionCall")
-    function = dict(function) if isinstance(function, Mapping) else {}
-    function.update({"name": call.name, "args": arguments})
+    function = dict(function) if type(function) is dict or isinstance(function, Mapping) else {}
+    function["name"] = call.name
+    function["args"] = dict(call.arguments) if call.arguments is not None else {}
     part["functionCall"] = function
     return part
 
 
-def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
+class _ModelTurn(NamedTuple):
+    """The parts of an assistant message, the id Gemini gave each of its calls, and their
+    order (the order its results go back in)."""
+
+    parts: list[dict[str, Any]]
+    call_ids: dict[str, str | None]
+    order: dict[str, int]
+
+
+def _model_turn(message: AssistantMessage) -> _ModelTurn:
     own = message.api == API
     parts: list[dict[str, Any]] = []
+    call_ids: dict[str, str | None] = {}
+    order: dict[str, int] = {}
+    sent = 0  # the calls sent so far
     for part in message.parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, ToolCall):
+            if not part.provider_executed:
+                wire = _function_call(part)
+                wire_id = wire["functionCall"].get("id")  # the id Gemini gave, if it wrote it
+                call_ids[part.id] = wire_id if isinstance(wire_id, str) and wire_id else None
+                order[part.id] = sent
+                sent += 1
+                parts.append(wire)
+        elif isinstance(part, TextPart):
             if part.text:
                 parts.append({"text": part.text})
         elif isinstance(part, ThinkingPart):
             kept = _wire_part(part)
             if own and kept is not None:  # thought summaries go back only to Gemini
                 parts.append(kept)
-        elif isinstance(part, ToolCall):
-            if not part.provider_executed:
-                parts.append(_function_call(part))
         elif isinstance(part, OpaquePart) and part.api == API and isinstance(part.data, Mapping):
             extra = part.data.get("extra")
             kept = part.data.get("part")
@@ -280,7 +293,7 @@ def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
         if not (own and written):
             # Calls Gemini did not write itself: the documented signature that says so.
             calls[0]["thoughtSignature"] = SKIP_SIGNATURE
-    return parts
+    return _ModelTurn(parts, call_ids, order)
 
 
 def _function_response(message: ToolResultMessage, wire_id: str | None) -> dict[str, Any]:
@@ -292,15 +305,6 @@ def _function_response(message: ToolResultMessage, wire_id: str | None) -> dict[
     return {"functionResponse": body}
 
 
-class _ModelTurn(NamedTuple):
-    """The parts of an assistant message, the id Gemini gave each of its calls, and their
-    order (the order its results go back in)."""
-
-    parts: list[dict[str, Any]]
-    call_ids: dict[str, str | None]
-    order: dict[str, int]
-
-
 def _wire(message: Message, wire_id: Any) -> Any:
     """One message on the wire: the parts of a user message, the :class:`_ModelTurn` of an
     assistant message, the ``functionResponse`` part of a result (``wire_id``: the id Gemini
@@ -310,12 +314,7 @@ def _wire(message: Message, wire_id: Any) -> Any:
     if isinstance(message, UserMessage):
         return _user_parts(message)
     if isinstance(message, AssistantMessage):
-        calls = [c for c in message.tool_calls if not c.provider_executed]
-        return _ModelTurn(
-            parts=_model_parts(message),
-            call_ids={c.id: _call_id_on_wire(c) for c in calls},
-            order={c.id: i for i, c in enumerate(calls)},
-        )
+        return _model_turn(message)
     return None
 
 
