@@ -487,7 +487,7 @@ def render_request(
     if instruction is not None:
         body["systemInstruction"] = instruction
     declared = (
-        list(tools)
+        tools
         if tools is not None
         else render_tools(request.functions, schemas=schemas, open_objects=open_objects)
     )
@@ -502,19 +502,20 @@ def render_request(
     if config.temperature is not None:
         generation["temperature"] = config.temperature
     extra = extra_fields(config, request, API)
-    owned = [key for key in _LOOP_OWNED if key in extra]
-    if owned:
-        raise ProviderError(
-            f"{API}: [provider] options set {', '.join(owned)}, which the loop decides for every "
-            "request (from the run's tool choice); set [providers.gemini] validated for "
-            "VALIDATED calls",
-            api=API,
-        )
-    options_generation = extra.pop("generationConfig", None)
-    if isinstance(options_generation, Mapping):
-        generation.update(options_generation)
-    elif options_generation is not None:
-        extra["generationConfig"] = options_generation
+    if extra:  # options are set (most configs set none)
+        owned = [key for key in _LOOP_OWNED if key in extra]
+        if owned:
+            raise ProviderError(
+                f"{API}: [provider] options set {', '.join(owned)}, which the loop decides for "
+                "every request (from the run's tool choice); set [providers.gemini] validated "
+                "for VALIDATED calls",
+                api=API,
+            )
+        options_generation = extra.pop("generationConfig", None)
+        if isinstance(options_generation, Mapping):
+            generation.update(options_generation)
+        elif options_generation is not None:
+            extra["generationConfig"] = options_generation
     if request.output is not None:
         taken = sorted(set(generation) & _OUTPUT_FIELDS)
         if taken:
