@@ -232,38 +232,51 @@ def _wire_part(part: Any) -> dict[str, Any] | None:
     return dict(kept) if isinstance(kept, Mapping) else None
 
 
-def _call_id_on_wire(call: ToolCall) -> str | None:
-    """The id Gemini gave the call (None when it gave none, or did not write the call)."""
-    part = _wire_part(call)
-    function = part.get("functionCall") if part is not None else None
-    value = function.get("id") if isinstance(function, Mapping) else None
-    return value if isinstance(value, str) and value else None
-
-
 def _function_call(call: ToolCall) -> dict[str, Any]:
-    arguments = dict(call.arguments) if call.arguments is not None else {}
-    part = _wire_part(call) or {}
+    """A call's wire part: the part Gemini sent (its signature, the call's id), if it wrote the
+    call, with the call's name and arguments."""
+    # Kept parts are parsed JSON, dicts: the exact type check spares the ABC's (run in Python).
+    kept = (call.provider_data or {}).get("part")
+    part = dict(kept) if type(kept) is dict or isinstance(kept, Mapping) else {}
     function = part.get("functionCall")
-    function = dict(function) if isinstance(function, Mapping) else {}
-    function.update({"name": call.name, "args": arguments})
+    function = dict(function) if type(function) is dict or isinstance(function, Mapping) else {}
+    function["name"] = call.name
+    function["args"] = dict(call.arguments) if call.arguments is not None else {}
     part["functionCall"] = function
     return part
 
 
-def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
+class _ModelTurn(NamedTuple):
+    """The parts of an assistant message, the id Gemini gave each of its calls, and their
+    order (the order its results go back in)."""
+
+    parts: list[dict[str, Any]]
+    call_ids: dict[str, str | None]
+    order: dict[str, int]
+
+
+def _model_turn(message: AssistantMessage) -> _ModelTurn:
     own = message.api == API
     parts: list[dict[str, Any]] = []
+    call_ids: dict[str, str | None] = {}
+    order: dict[str, int] = {}
+    sent = 0  # the calls sent so far
     for part in message.parts:
-        if isinstance(part, TextPart):
+        if isinstance(part, ToolCall):
+            if not part.provider_executed:
+                wire = _function_call(part)
+                wire_id = wire["functionCall"].get("id")  # the id Gemini gave, if it wrote it
+                call_ids[part.id] = wire_id if isinstance(wire_id, str) and wire_id else None
+                order[part.id] = sent
+                sent += 1
+                parts.append(wire)
+        elif isinstance(part, TextPart):
             if part.text:
                 parts.append({"text": part.text})
         elif isinstance(part, ThinkingPart):
             kept = _wire_part(part)
             if own and kept is not None:  # thought summaries go back only to Gemini
                 parts.append(kept)
-        elif isinstance(part, ToolCall):
-            if not part.provider_executed:
-                parts.append(_function_call(part))
         elif isinstance(part, OpaquePart) and part.api == API and isinstance(part.data, Mapping):
             extra = part.data.get("extra")
             kept = part.data.get("part")
@@ -280,7 +293,7 @@ def _model_parts(message: AssistantMessage) -> list[dict[str, Any]]:
         if not (own and written):
             # Calls Gemini did not write itself: the documented signature that says so.
             calls[0]["thoughtSignature"] = SKIP_SIGNATURE
-    return parts
+    return _ModelTurn(parts, call_ids, order)
 
 
 def _function_response(message: ToolResultMessage, wire_id: str | None) -> dict[str, Any]:
@@ -292,15 +305,6 @@ def _function_response(message: ToolResultMessage, wire_id: str | None) -> dict[
     return {"functionResponse": body}
 
 
-class _ModelTurn(NamedTuple):
-    """The parts of an assistant message, the id Gemini gave each of its calls, and their
-    order (the order its results go back in)."""
-
-    parts: list[dict[str, Any]]
-    call_ids: dict[str, str | None]
-    order: dict[str, int]
-
-
 def _wire(message: Message, wire_id: Any) -> Any:
     """One message on the wire: the parts of a user message, the :class:`_ModelTurn` of an
     assistant message, the ``functionResponse`` part of a result (``wire_id``: the id Gemini
@@ -310,12 +314,7 @@ def _wire(message: Message, wire_id: Any) -> Any:
     if isinstance(message, UserMessage):
         return _user_parts(message)
     if isinstance(message, AssistantMessage):
-        calls = [c for c in message.tool_calls if not c.provider_executed]
-        return _ModelTurn(
-            parts=_model_parts(message),
-            call_ids={c.id: _call_id_on_wire(c) for c in calls},
-            order={c.id: i for i, c in enumerate(calls)},
-        )
+        return _model_turn(message)
     return None
 
 
@@ -488,7 +487,7 @@ def render_request(
     if instruction is not None:
         body["systemInstruction"] = instruction
     declared = (
-        list(tools)
+        tools
         if tools is not None
         else render_tools(request.functions, schemas=schemas, open_objects=open_objects)
     )
@@ -503,19 +502,20 @@ def render_request(
     if config.temperature is not None:
         generation["temperature"] = config.temperature
     extra = extra_fields(config, request, API)
-    owned = [key for key in _LOOP_OWNED if key in extra]
-    if owned:
-        raise ProviderError(
-            f"{API}: [provider] options set {', '.join(owned)}, which the loop decides for every "
-            "request (from the run's tool choice); set [providers.gemini] validated for "
-            "VALIDATED calls",
-            api=API,
-        )
-    options_generation = extra.pop("generationConfig", None)
-    if isinstance(options_generation, Mapping):
-        generation.update(options_generation)
-    elif options_generation is not None:
-        extra["generationConfig"] = options_generation
+    if extra:  # options are set (most configs set none)
+        owned = [key for key in _LOOP_OWNED if key in extra]
+        if owned:
+            raise ProviderError(
+                f"{API}: [provider] options set {', '.join(owned)}, which the loop decides for "
+                "every request (from the run's tool choice); set [providers.gemini] validated "
+                "for VALIDATED calls",
+                api=API,
+            )
+        options_generation = extra.pop("generationConfig", None)
+        if isinstance(options_generation, Mapping):
+            generation.update(options_generation)
+        elif options_generation is not None:
+            extra["generationConfig"] = options_generation
     if request.output is not None:
         taken = sorted(set(generation) & _OUTPUT_FIELDS)
         if taken:
@@ -537,8 +537,11 @@ def render_request(
 def error_in_body(payload: Mapping[str, Any]) -> ProviderError | None:
     """A :class:`ProviderError` for an answer (or a streamed event) that carries an error."""
     error = payload.get("error")
-    if error is None:
-        return None
+    return None if error is None else _reported(error)
+
+
+def _reported(error: Any) -> ProviderError:
+    """The :class:`ProviderError` of an answer's ``error`` field."""
     if isinstance(error, Mapping):
         message = str(error.get("message") or error.get("status") or error)
         code = error.get("code")
@@ -555,19 +558,22 @@ def error_in_body(payload: Mapping[str, Any]) -> ProviderError | None:
     )
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+# The text of a call's arguments, as json.dumps(..., ensure_ascii=False) writes it (one encoder,
+# made once: json.dumps with an option makes one every call).
+_arguments_text: Final = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _usage(meta: Any) -> Usage | None:
     """``usageMetadata``: the prompt (with tool-use prompts, cached content included) in,
     candidates and thoughts out (thoughts are the reasoning)."""
-    if not isinstance(meta, Mapping):
+    if type(meta) is not dict and not isinstance(meta, Mapping):
         return None
-    prompt = _int(meta.get("promptTokenCount"))
-    tool_prompt = _int(meta.get("toolUsePromptTokenCount"))
-    candidates = _int(meta.get("candidatesTokenCount"))
-    thoughts = _int(meta.get("thoughtsTokenCount"))
+    # The counts given as integers (booleans are not counts), picked out in one pass.
+    counts = {k: v for k, v in meta.items() if isinstance(v, int) and not isinstance(v, bool)}
+    prompt = counts.get("promptTokenCount")
+    tool_prompt = counts.get("toolUsePromptTokenCount")
+    candidates = counts.get("candidatesTokenCount")
+    thoughts = counts.get("thoughtsTokenCount")
     inputs = None if prompt is None else prompt + (tool_prompt or 0)
     outputs = (
         None if candidates is None and thoughts is None else (candidates or 0) + (thoughts or 0)
@@ -575,8 +581,8 @@ def _usage(meta: Any) -> Usage | None:
     return Usage(
         input_tokens=inputs,
         output_tokens=outputs,
-        cache_read_tokens=_int(meta.get("cachedContentTokenCount")),
-        total_tokens=_int(meta.get("totalTokenCount")),
+        cache_read_tokens=counts.get("cachedContentTokenCount"),
+        total_tokens=counts.get("totalTokenCount"),
         reasoning_tokens=thoughts,
     )
 
@@ -653,12 +659,12 @@ class GenerateStream:
 
         :raises ProviderError: when it carries an error, or says the prompt was blocked.
         """
-        error = error_in_body(payload)
+        error = payload.get("error")
         if error is not None:
-            raise error
-        if isinstance(payload.get("modelVersion"), str) and self._model is None:
+            raise _reported(error)
+        if self._model is None and isinstance(payload.get("modelVersion"), str):
             self._model = payload["modelVersion"]
-        if isinstance(payload.get("responseId"), str) and self._id is None:
+        if self._id is None and isinstance(payload.get("responseId"), str):
             self._id = payload["responseId"] or None
         if payload.get("usageMetadata") is not None:
             self._usage = payload["usageMetadata"]
@@ -668,7 +674,8 @@ class GenerateStream:
             return
         candidate = candidates[0]
         content = candidate.get("content")
-        if content is not None and not isinstance(content, Mapping):
+        # Parsed JSON holds dicts: the exact type check spares the ABC's, which runs in Python.
+        if content is not None and type(content) is not dict and not isinstance(content, Mapping):
             raise ProviderError(f"{API}: candidates[0].content is not an object", api=API)
         for part in wire_objects((content or {}).get("parts"), "candidates[0].content.parts", API):
             self._part(part)
@@ -702,7 +709,7 @@ class GenerateStream:
         key = self._keys
         self._keys += 1
         self._parts.append(key)
-        if not isinstance(function, Mapping):
+        if type(function) is not dict and not isinstance(function, Mapping):
             function = {}
         call_id = function.get("id")
         name = function.get("name")
@@ -716,8 +723,8 @@ class GenerateStream:
             provider_data={"part": {**part, "functionCall": kept}},
         )
         arguments = function.get("args")
-        if isinstance(arguments, Mapping) and arguments:
-            self._calls.arguments(key, json.dumps(arguments, ensure_ascii=False))
+        if arguments and (type(arguments) is dict or isinstance(arguments, Mapping)):
+            self._calls.arguments(key, _arguments_text(arguments))
         self._calls.complete(
             key, final_arguments=arguments if arguments is not None else {}, use_final=True
         )
@@ -730,9 +737,9 @@ class GenerateStream:
             if isinstance(part, dict):
                 part["text"] += "".join(more)
         self._more_text.clear()
-        calls = iter(self._calls.calls)
-        parts = list(self._canonical(calls))
-        called = any(isinstance(p, ToolCall) for p in parts)
+        calls = self._calls.calls
+        parts = self._canonical(iter(calls))
+        called = bool(calls)
         if self._finish == _MALFORMED and not called:
             made = self._malformed_call()
             if made is not None:
@@ -747,28 +754,33 @@ class GenerateStream:
             response_id=self._id,
         )
 
-    def _canonical(self, calls: Iterator[ToolCall]) -> Iterator[AssistantPart]:
+    def _canonical(self, calls: Iterator[ToolCall]) -> list[AssistantPart]:
+        """The canonical parts of the wire parts, the completed ``calls`` in their places."""
+        parts: list[AssistantPart] = []
         for part in self._parts:
             if isinstance(part, int):
-                yield next(calls)
+                parts.append(next(calls))
                 continue
             text = part.get("text")
             if isinstance(text, str) and part.keys() <= _TEXT_KEYS:
                 if part.get("thought"):
                     signature = part.get("thoughtSignature")
-                    yield ThinkingPart(
-                        text=text,
-                        signature=signature if isinstance(signature, str) else None,
-                        provider_data={"part": part},
+                    parts.append(
+                        ThinkingPart(
+                            text=text,
+                            signature=signature if isinstance(signature, str) else None,
+                            provider_data={"part": part},
+                        )
                     )
                     continue
                 if text:
-                    yield TextPart(text)
+                    parts.append(TextPart(text))
                     extra = {k: v for k, v in part.items() if k != "text"}
                     if extra:
-                        yield OpaquePart(api=API, data={"extra": extra})
+                        parts.append(OpaquePart(api=API, data={"extra": extra}))
                     continue
-            yield OpaquePart(api=API, data={"part": part})
+            parts.append(OpaquePart(api=API, data={"part": part}))
+        return parts
 
     def _malformed_call(self) -> ToolCall | None:
         """The call Gemini tried and could not write (``MALFORMED_FUNCTION_CALL``), as an
