@@ -36,6 +36,7 @@ from ._errors import ProviderError
 from ._keys import ANTHROPIC_KEY_HEADER, BEARER_KEY_HEADER, ApiKeyHeader
 from ._request import ProviderRequest
 from ._sse import SSEDecoder, SSEEvent, SSELimitExceeded
+from ._watchdog import SILENCE, TOTAL, Watchdog
 
 if TYPE_CHECKING:
     from ..events import EmitEvent
@@ -100,7 +101,7 @@ class Transport:
       it, and a provider message that echoes it is redacted);
     - uses the config's ``connect_timeout`` and ``read_timeout`` per attempt and ``total_timeout``
       for all attempts together, streaming included (a silence of the server ends an attempt
-      after between ``read_timeout`` and 1.5 times it: see :class:`_Watchdog`);
+      after between ``read_timeout`` and 1.5 times it: see :class:`Watchdog`);
     - is sent again, up to ``max_retries`` times, after HTTP 429, 500, 502, 503 or 504 or a
       connection failure, waiting as the server's ``Retry-After`` (seconds or an HTTP date) or
       ``retry-after-ms`` says (or, without those headers, a ``google.rpc.RetryInfo`` in the error
@@ -332,7 +333,7 @@ class Transport:
             allow_redirects=False,
         )
 
-    async def _json_attempt(self, sending: _Sending, watch: _Watchdog) -> Any:
+    async def _json_attempt(self, sending: _Sending, watch: Watchdog) -> Any:
         try:
             async with self._open(sending) as response:
                 watch.response = response
@@ -342,13 +343,13 @@ class Transport:
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _connection_failure(exc, sending.request) from None
         except asyncio.CancelledError:
-            if not watch.caused(_SILENCE):
+            if not watch.caused(SILENCE):
                 raise
             raise _connection_failure(TimeoutError(), sending.request) from None
         return _parse_json(raw, sending)
 
     async def _stream_attempt(
-        self, sending: _Sending, consume: StreamConsumer[T], watch: _Watchdog
+        self, sending: _Sending, consume: StreamConsumer[T], watch: Watchdog
     ) -> T:
         delivered = False
 
@@ -387,19 +388,19 @@ class Transport:
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _broken_stream(exc, request, delivered) from None
         except asyncio.CancelledError:
-            if not watch.caused(_SILENCE):
+            if not watch.caused(SILENCE):
                 raise
             raise _broken_stream(TimeoutError(), request, delivered) from None
 
     # -- retries ------------------------------------------------------------------------------
 
     async def _with_retries(
-        self, attempt: Callable[[_Watchdog], Awaitable[T]], sending: _Sending
+        self, attempt: Callable[[Watchdog], Awaitable[T]], sending: _Sending
     ) -> T:
         """Run ``attempt`` until it succeeds, a failure is final, or the total timeout passes."""
         request, cfg = sending.request, sending.config
         loop = asyncio.get_running_loop()
-        watch = _Watchdog(loop, cfg)
+        watch = Watchdog(loop, cfg)
         attempts = 1 + max(0, cfg.max_retries)
         number = 1
         previous: ProviderError | None = None
@@ -433,7 +434,7 @@ class Transport:
                 await self._sleep(delay)
                 number += 1
             except asyncio.CancelledError:
-                if not watch.caused(_TOTAL):
+                if not watch.caused(TOTAL):
                     raise
                 raise ProviderError(
                     f"{request.api}: no complete answer from {_where(request.url)} within the "
@@ -465,140 +466,8 @@ def _discard(event: Event) -> None:
 
 
 def _timeout(cfg: ProviderConfig) -> aiohttp.ClientTimeout:
-    """aiohttp's timeouts of one attempt: connecting only (the rest is the :class:`_Watchdog`'s)."""
+    """aiohttp's timeouts of one attempt: connecting only (the rest is the :class:`Watchdog`'s)."""
     return aiohttp.ClientTimeout(total=None, sock_connect=cfg.connect_timeout)
-
-
-_SILENCE: Final = "read_timeout"
-_TOTAL: Final = "total_timeout"
-
-
-class _Watchdog:
-    """The clock of one request: ``total_timeout`` over all its attempts and ``read_timeout``
-    for a silence of the server within one, on one timer.
-
-    aiohttp's ``sock_read`` timer is made again at every chunk received (a new timer and a
-    cancelled one per chunk), and ``asyncio.timeout_at`` is another timer, and an object with its
-    own states, per attempt. The watchdog arms one timer per attempt, which wakes every half
-    ``read_timeout`` (at the deadline when that comes first) and only then looks at what the
-    answer received (``StreamReader.total_bytes``): two wakes in a row with nothing new end the
-    attempt, after a silence of between ``read_timeout`` and 1.5 times it. Before the answer's
-    headers, three wakes (1.5 ``read_timeout`` from the attempt's start): that leaves the server
-    at least ``read_timeout`` after the request was sent whenever connecting and sending took
-    at most half of it. An answer that has ended, or whose reading aiohttp holds back because
-    the reader is behind, is not silent.
-
-    A silence once the answer has begun is set on its body, as aiohttp's own timeout did: the
-    next read raises ``aiohttp.SocketTimeoutError`` (a ``ClientError`` and a ``TimeoutError``),
-    so every reader handles it as before. The total timeout, and a silence before the answer,
-    cancel the request's task, as ``asyncio.timeout`` does; whoever catches the
-    :class:`asyncio.CancelledError` asks :meth:`caused` whether it is the watchdog's and which
-    limit it is, and raises that limit's error instead.
-    """
-
-    __slots__ = (
-        "_cancelling",
-        "_expired",
-        "_handle",
-        "_loop",
-        "_quiet",
-        "_received",
-        "_step",
-        "_task",
-        "deadline",
-        "response",
-    )
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, cfg: ProviderConfig) -> None:
-        self._loop = loop
-        self.deadline = loop.time() + cfg.total_timeout
-        self._step = cfg.read_timeout / 2
-        self.response: aiohttp.ClientResponse | None = None
-        """The attempt's answer once its headers arrived (set by the attempt)."""
-        self._task: asyncio.Task[Any] | None = None
-        self._cancelling = 0
-        self._handle: asyncio.TimerHandle | None = None
-        self._expired: str | None = None
-        self._received = -1
-        self._quiet = 0
-
-    def start(self) -> None:
-        """Arm the watchdog for an attempt starting now."""
-        task = asyncio.current_task()
-        if task is None:
-            raise RuntimeError("a provider request must run inside an asyncio task")
-        self._task = task
-        self._cancelling = task.cancelling()
-        self.response = None
-        self._received = -1
-        self._quiet = 0
-        self._arm(self._loop.time())
-
-    def stop(self) -> None:
-        """Disarm it at the attempt's end; an expiry the attempt ended without hearing of is
-        withdrawn."""
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-        if self._expired is not None and self._task is not None:
-            self._expired = None
-            self._task.uncancel()
-
-    def caused(self, limit: str) -> bool:
-        """Whether the cancellation being handled is this watchdog's, for ``limit``
-        (``_SILENCE`` before the answer's headers, ``_TOTAL``), and no one else's; the
-        watchdog's is withdrawn."""
-        if self._expired != limit or self._task is None:
-            return False
-        self._expired = None
-        return self._task.uncancel() <= self._cancelling
-
-    def _arm(self, now: float) -> None:
-        when = now + self._step
-        if when < self.deadline:
-            self._handle = self._loop.call_at(when, self._wake)
-        else:
-            self._handle = self._loop.call_at(self.deadline, self._expire, _TOTAL)
-
-    def _wake(self) -> None:
-        response = self.response
-        if response is None:
-            self._quiet += 1
-            if self._quiet >= 3:
-                self._expire(_SILENCE)
-                return
-        elif self._heard_from(response):
-            self._quiet = 0
-        else:
-            self._quiet += 1
-            if self._quiet >= 2:
-                # As aiohttp's own read timeout does: whoever reads the answer next gets the
-                # error, a ClientError and a TimeoutError, however far the attempt has got.
-                response.content.set_exception(
-                    aiohttp.SocketTimeoutError("Timeout on reading data from socket")
-                )
-                self._handle = self._loop.call_at(self.deadline, self._expire, _TOTAL)
-                return
-        self._arm(self._loop.time())
-
-    def _heard_from(self, response: aiohttp.ClientResponse) -> bool:
-        """Whether the server is not to blame for a silence since the last wake."""
-        content = response.content
-        received = content.total_bytes
-        if received != self._received:
-            self._received = received
-            return True
-        if content.is_eof():
-            return True
-        connection = response.connection
-        transport = connection.transport if connection is not None else None
-        return transport is not None and not transport.is_reading()
-
-    def _expire(self, limit: str) -> None:
-        self._handle = None
-        self._expired = limit
-        if self._task is not None:
-            self._task.cancel()
 
 
 def _where(url: str) -> str:
