@@ -226,18 +226,17 @@ def schema_notes(
 # -- contents ----------------------------------------------------------------------------------
 
 
-def _wire_part(part: Any) -> dict[str, Any] | None:
-    data = part.provider_data if isinstance(part, ToolCall | ThinkingPart) else None
-    kept = (data or {}).get("part")
-    return dict(kept) if isinstance(kept, Mapping) else None
+def _wire_part(part: ToolCall | ThinkingPart) -> dict[str, Any] | None:
+    """A copy of the wire part Gemini sent for ``part``, kept in its provider data, if any."""
+    kept = (part.provider_data or {}).get("part")
+    # Kept parts are parsed JSON, dicts: the exact type check spares the ABC's (run in Python).
+    return dict(kept) if type(kept) is dict or isinstance(kept, Mapping) else None
 
 
 def _function_call(call: ToolCall) -> dict[str, Any]:
     """A call's wire part: the part Gemini sent (its signature, the call's id), if it wrote the
     call, with the call's name and arguments."""
-    # Kept parts are parsed JSON, dicts: the exact type check spares the ABC's (run in Python).
-    kept = (call.provider_data or {}).get("part")
-    part = dict(kept) if type(kept) is dict or isinstance(kept, Mapping) else {}
+    part = _wire_part(call) or {}
     function = part.get("functionCall")
     function = dict(function) if type(function) is dict or isinstance(function, Mapping) else {}
     function["name"] = call.name
