@@ -48,6 +48,13 @@ run,chat,batch``; ``--apis openai-chat,gemini``; ``--streams on,off``; ``--round
 ``--reps N``; ``--first-rounds N``: also the client's CPU in each of the first N rounds of
 ``run`` and ``chat`` against the median of the later ones, the server reading it at every
 request: what a process pays once, round by round).
+
+``--instructions`` counts instead, once per side, the instructions of each round of ``run``
+(default 20 rounds) under valgrind's callgrind (``apt-get install valgrind``), cut at each
+request the client makes (``_marked.py``): round 1, rounds 2-8, the later rounds and the whole
+window, toolwire's against the bare client's. No other process on the machine moves these
+figures, and they tell a round's own work from what a process pays once; what they cannot show
+is how fast those instructions run (cache misses, the kernel's share, the server).
 """
 
 from __future__ import annotations
@@ -56,9 +63,11 @@ import argparse
 import asyncio
 import itertools
 import json
+import math
 import os
 import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -694,6 +703,46 @@ def measure_batch(setup: Setup, side: str, api: str, runs: int, stream: bool) ->
     return sample
 
 
+def count_rounds(setup: Setup, side: str, api: str, rounds: int, stream: bool) -> list[float]:
+    """The instructions of each round of one run (``--instructions``), from each request to the
+    next as the client makes them, counted by valgrind's callgrind (``_marked.py`` marks the
+    requests); the server is not counted."""
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    if side == "bare":
+        argv, env = _bare(setup, api, rounds, stream), setup.env
+    else:
+        argv = _toolwire(setup, api, rounds, stream, "run", "--json", PROMPT)
+        env = setup.env_of(side)
+    marked = [argv[0], str(HERE.parent / "_marked.py"), *argv[1:]]
+    with tempfile.TemporaryDirectory(prefix="callgrind-") as tmp:
+        out = Path(tmp) / "out"
+        counted = subprocess.run(
+            [valgrind, "--tool=callgrind", "--dump-before=getppid",
+             f"--callgrind-out-file={out}", *marked],
+            env={**env, "PYTHONHASHSEED": "0"}, cwd=setup.work,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        if counted.returncode != 0:
+            raise SystemExit(f"{side} {api} under callgrind: {counted.stderr.decode()[-2000:]}")
+        dumps = sorted(Path(tmp).glob("out.*"), key=lambda path: int(path.suffix[1:]))
+        counts = [_instructions(path) for path in dumps]
+    # Dump 1 is start-up; dump k + 1 is request k to request k + 1; the last, the final
+    # request to the end of the program.
+    if len(counts) != rounds + 2:
+        raise SystemExit(f"{side} {api}: {len(counts)} windows, expected {rounds + 2}")
+    return counts[1 : rounds + 1]
+
+
+def _instructions(dump: Path) -> float:
+    with dump.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.startswith(("summary:", "totals:")):
+                return float(line.split()[1])
+    raise SystemExit(f"no totals in {dump}")
+
+
 MEASURES: dict[str, Callable[[Setup, str, str, int, bool], Sample]] = {
     "run": measure_run,
     "chat": measure_chat,
@@ -727,6 +776,11 @@ def main() -> int:
         metavar="N",
         help="also print the client CPU of each of the first N rounds of run and chat",
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count each round's instructions of run under callgrind instead (valgrind)",
+    )
     parser.add_argument("--detail", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve", metavar="DIR", help=argparse.SUPPRESS)
     parser.add_argument("--bare", action="store_true", help=argparse.SUPPRESS)
@@ -745,7 +799,10 @@ def main() -> int:
         args.rounds = int(args.rounds)
         return asyncio.run(bare_main(args))
     reps = args.reps or (3 if args.quick else 5)
-    rounds = [int(r) for r in (args.rounds or ("1,20" if args.quick else "1,20,300")).split(",")]
+    default = "20" if args.instructions else "1,20" if args.quick else "1,20,300"
+    rounds = [int(r) for r in (args.rounds or default).split(",")]
+    if args.instructions and min(rounds) < 9:
+        raise SystemExit(f"--instructions: --rounds {args.rounds} must be 9 or more")
     kinds = args.only.split(",")
     apis = args.apis.split(",")
     streams = [s == "on" for s in args.streams.split(",")]
@@ -762,6 +819,16 @@ def main() -> int:
             for api in apis:  # the first bodies the bare client starts from
                 for stream in streams:
                     measure_run(setup, "toolwire", api, 1, stream)
+            if args.instructions:
+                counted = {
+                    (side, api, stream, size): count_rounds(setup, side, api, size, stream)
+                    for api in apis
+                    for stream in streams
+                    for size in rounds
+                    for side in sides
+                }
+                _report_instructions(counted, sides)
+                return 0
             cases = list(_cases(kinds, apis, streams, rounds))
             for rep in range(reps):
                 for kind, api, stream, size in cases:
@@ -860,6 +927,28 @@ def _report_rounds(
             extra = sum(each) - first * later
             cells = " ".join(f"{ms:6.2f}" for ms in each)
             print(f"  {side:<9}{cells} | {later:5.2f}  extra {extra:6.2f}")
+
+
+def _report_instructions(
+    counted: dict[tuple[str, str, bool, int], list[float]], sides: list[str]
+) -> None:
+    """``--instructions``: each side's instructions in round 1 (what a process does once), in
+    rounds 2-8 (while CPython 3.11 specialises code that runs once a round, from its ninth call)
+    and in the later rounds, and over the whole window, against the bare client's."""
+    print(
+        "instructions per round, in millions (callgrind; a round runs from one request to the "
+        "next); window: rounds 1 to R, the span the wall-time figures measure"
+    )
+    print(f"{'':<44}{'round 1':>9}{'2-8':>7}{'9-R':>7}{'window':>9}{'/ bare':>8}")
+    for (side, api, stream, size), each in counted.items():
+        floor = sum(counted[("bare", api, stream, size)])
+        later = each[8:] or [math.nan]
+        cells = (
+            f"{each[0] / 1e6:9.2f}{statistics.mean(each[1:8]) / 1e6:7.2f}"
+            f"{statistics.mean(later) / 1e6:7.2f}{sum(each) / 1e6:9.2f}{sum(each) / floor:7.2f}x"
+        )
+        label = f"{api}, {'streamed' if stream else 'not streamed'}, {size}: {side}"
+        print(f"{label:<44}{cells}")
 
 
 if __name__ == "__main__":
