@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+from sqlite_files import sqlite_file
 
 from toolwire_sources import SourceIndex, SourcesSettings, index_sources
 
@@ -208,13 +209,10 @@ def test_an_index_that_cannot_be_opened_leaves_its_file_closed(
 def test_an_index_of_another_model_is_refused_and_left_closed(
     tmp_path: Path, open_descriptors: Callable[[Path], int]
 ) -> None:
-    import sqlite3
-
     path = tmp_path / "index.sqlite"
     SourceIndex(path).close()
-    with sqlite3.connect(path) as other:
+    with sqlite_file(path) as other:
         other.execute("UPDATE meta SET value = 'another-model' WHERE key = 'model'")
-    other.close()
     with pytest.raises(ValueError, match="another-model"):
         SourceIndex(path)
     assert open_descriptors(path) == 0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 import time
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from sqlite_files import sqlite_file
 
 from toolwire.config import LedgerConfig
 from toolwire.loop import CallClaimed, Ledger, LedgerError, Run
@@ -191,14 +191,16 @@ def test_a_running_call_keeps_its_lease_alive(ledger_config: LedgerConfig) -> No
     """The lease keeper renews a held call's lease each third of it (waited for by watching
     the row, for at most a minute)."""
     ledger = Ledger(Ledger.open(ledger_config).store, lease_seconds=0.9)
-    _start(ledger, "c1")
-    [first] = ledger.store.calls("run_1", 1)
-    deadline = time.monotonic() + 60
-    while ledger.store.calls("run_1", 1)[0].lease == first.lease:
-        assert time.monotonic() < deadline, "the lease was never renewed"
-        time.sleep(0.05)
-    assert ledger.store.calls("run_1", 1)[0].lease > first.lease  # type: ignore[operator]
-    ledger.close()
+    try:
+        _start(ledger, "c1")
+        [first] = ledger.store.calls("run_1", 1)
+        deadline = time.monotonic() + 60
+        while ledger.store.calls("run_1", 1)[0].lease == first.lease:
+            assert time.monotonic() < deadline, "the lease was never renewed"
+            time.sleep(0.05)
+        assert ledger.store.calls("run_1", 1)[0].lease > first.lease  # type: ignore[operator]
+    finally:
+        ledger.close()
 
 
 def test_a_run_written_by_another_process_since_it_was_read_is_not_overwritten(
@@ -312,10 +314,8 @@ def _schema_version(backend: str, config: LedgerConfig) -> int:
             row = db.execute("SELECT max(version) FROM toolwire_ledger_schema").fetchone()
             assert row is not None
             return int(row[0])
-    import sqlite3
-
     assert config.path is not None
-    with sqlite3.connect(config.path) as db:
+    with sqlite_file(config.path) as db:
         return int(db.execute("PRAGMA user_version").fetchone()[0])
 
 
@@ -327,12 +327,9 @@ def _set_schema_version(backend: str, config: LedgerConfig, version: int) -> Non
         with psycopg.connect(config.url) as db:
             db.execute("INSERT INTO toolwire_ledger_schema VALUES (%s)", (version,))
         return
-    import sqlite3
-
     assert config.path is not None
-    db = sqlite3.connect(config.path)
-    db.execute(f"PRAGMA user_version = {int(version)}")
-    db.close()
+    with sqlite_file(config.path) as db:
+        db.execute(f"PRAGMA user_version = {int(version)}")
 
 
 def test_a_new_sqlite_ledger_opened_while_another_process_holds_it_waits(
@@ -347,4 +344,5 @@ def test_a_new_sqlite_ledger_opened_while_another_process_holds_it_waits(
         assert ledger.entries("run_1", 1) == {}
     finally:
         ledger.close()
-    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    with sqlite_file(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,22 +11,27 @@ import pytest
 from toolwire.loop._ledger_sqlite import _Transaction
 
 
-def _db(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(path, isolation_level=None)
-    db.execute("PRAGMA foreign_keys = ON")
-    db.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
-    # Checked at COMMIT: the only way SQLite refuses the commit itself on demand.
-    db.execute(
-        "CREATE TABLE child (id INTEGER PRIMARY KEY, parent INTEGER "
-        "REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)"
-    )
-    return db
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[sqlite3.Connection]:
+    """A connection in autocommit mode (as the backend's) to a new file of two tables, closed
+    after the test."""
+    db = sqlite3.connect(tmp_path / "t.sqlite3", isolation_level=None)
+    try:
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute("CREATE TABLE parent (id INTEGER PRIMARY KEY)")
+        # Checked at COMMIT: the only way SQLite refuses the commit itself on demand.
+        db.execute(
+            "CREATE TABLE child (id INTEGER PRIMARY KEY, parent INTEGER "
+            "REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)"
+        )
+        yield db
+    finally:
+        db.close()
 
 
 def test_a_commit_that_fails_is_rolled_back_and_the_connection_stays_usable(
-    tmp_path: Path,
+    db: sqlite3.Connection,
 ) -> None:
-    db = _db(tmp_path / "t.sqlite3")
     with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"), _Transaction(db):
         db.execute("INSERT INTO child (id, parent) VALUES (1, 99)")
     assert not db.in_transaction
@@ -35,9 +41,7 @@ def test_a_commit_that_fails_is_rolled_back_and_the_connection_stays_usable(
     assert db.execute("SELECT id, parent FROM child").fetchall() == [(1, 99)]
 
 
-def test_an_error_inside_rolls_back_what_was_written(tmp_path: Path) -> None:
-    db = _db(tmp_path / "t.sqlite3")
-
+def test_an_error_inside_rolls_back_what_was_written(db: sqlite3.Connection) -> None:
     def write() -> None:
         with _Transaction(db, "BEGIN IMMEDIATE"):
             db.execute("INSERT INTO parent (id) VALUES (1)")

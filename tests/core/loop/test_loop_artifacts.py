@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
+from sqlite_files import sqlite_file
 
 import toolwire
 from toolwire import Config, Host
@@ -92,7 +92,7 @@ async def test_artifacts_are_written_and_referenced_from_the_run_and_the_ledger(
     record = run.to_json()
     assert str(png) in json.dumps(record)
     # and so does the ledger's settled row
-    with sqlite3.connect(tmp_path / "ledger.sqlite3") as db:
+    with sqlite_file(tmp_path / "ledger.sqlite3") as db:
         (stored,) = db.execute("SELECT result FROM calls WHERE tool = 'report'").fetchone()
     assert str(png) in stored
 

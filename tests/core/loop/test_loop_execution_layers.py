@@ -108,15 +108,18 @@ async def test_a_run_cancelled_during_retries_answers_cancelled() -> None:
 async def test_the_ledger_settles_what_ran(tmp_path: Path) -> None:
     ledger = Ledger(tmp_path / "ledger.db")
     row = LedgerRow(run_id="r1", round=1, call_id="c1", tool="slow", arguments={}, idempotent=False)
-    assert record_start(ledger, row, None) == 1  # the first attempt
 
     async def send() -> tuple[ToolResult, Any]:
         return ToolResult.ok("done"), "executed"
 
-    slot = _slot()
-    result, _ = await with_ledger(ledger, row, slot, send)
-    assert slot.duration is not None
-    ledger.started("r1", 1, "c2", "slow", {}, idempotent=False)  # commits the settled row
-    entry = ledger.entries("r1", 1)["c1"]
-    assert entry.settled
-    assert entry.result == result
+    try:
+        assert record_start(ledger, row, None) == 1  # the first attempt
+        slot = _slot()
+        result, _ = await with_ledger(ledger, row, slot, send)
+        assert slot.duration is not None
+        ledger.started("r1", 1, "c2", "slow", {}, idempotent=False)  # commits the settled row
+        entry = ledger.entries("r1", 1)["c1"]
+        assert entry.settled
+        assert entry.result == result
+    finally:
+        ledger.close()

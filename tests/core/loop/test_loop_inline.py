@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import sqlite3
 import threading
 from pathlib import Path
 
 import pytest
 from loop_support import assert_no_orphans, events_of, make_host, result_texts, run_script
+from sqlite_files import sqlite_file
 
 import toolwire
 from toolwire.testing import tool_call
@@ -130,12 +130,12 @@ async def test_the_started_row_is_committed_before_an_inline_call_runs(
     @toolwire.tool(inline=inline)
     def send(to: str) -> str:
         """Send a message (not idempotent)."""
-        with sqlite3.connect(db_path) as db:
+        with sqlite_file(db_path) as db:
             seen.extend(db.execute("SELECT call_id, state FROM calls").fetchall())
         return "sent"
 
     run = await run_script(make_host(tmp_path, [send]), [tool_call("send", {"to": "a"}), "ok"])
     assert run.stop_reason == "answered"
     assert seen == [("call_1_0", "started")]
-    with sqlite3.connect(db_path) as db:
+    with sqlite_file(db_path) as db:
         assert list(db.execute("SELECT call_id, state FROM calls")) == [("call_1_0", "settled")]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import sqlite3
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 from loop_crash_tools import RUN_ID, SCRIPT, make_config, plugin
 from loop_support import assert_no_orphans, make_host, run_script
+from sqlite_files import sqlite_file
 from waiting import until
 
 import toolwire
@@ -88,7 +88,7 @@ async def test_rows_are_written_before_and_after_a_side_effect(tmp_path: Path) -
     @toolwire.tool
     def send(to: str) -> str:
         """Send a message (not idempotent)."""
-        with sqlite3.connect(db_path) as db:
+        with sqlite_file(db_path) as db:
             seen.extend(db.execute("SELECT call_id, state FROM calls").fetchall())
         return "sent"
 
@@ -102,7 +102,7 @@ async def test_rows_are_written_before_and_after_a_side_effect(tmp_path: Path) -
         host, [[tool_call("send", {"to": "a"}), tool_call("read", {"key": "k"})], "ok"]
     )
     assert seen == [("call_1_0", "started")]  # durable before the tool ran
-    with sqlite3.connect(db_path) as db:
+    with sqlite_file(db_path) as db:
         rows = sorted(db.execute("SELECT call_id, tool, state, idempotent FROM calls"))
         assert rows == [("call_1_0", "send", "settled", 0), ("call_1_1", "read", "settled", 1)]
         [(head,)] = db.execute("SELECT head FROM runs WHERE run_id = ?", (run.id,))

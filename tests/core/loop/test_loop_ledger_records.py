@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 from loop_support import make_host, scripted_loop
+from sqlite_files import sqlite_file
 
 import toolwire
 from toolwire.loop import Approve, Ledger, LedgerError, Run
@@ -98,7 +98,7 @@ async def test_a_ledger_file_of_schema_1_is_migrated_and_still_resumes(tmp_path:
     deferred = await loop.run("take notes")
     assert deferred.stop_reason == "deferred"
     old = tmp_path / "ledger.sqlite3"  # written the way toolwire wrote schema 1
-    with sqlite3.connect(old) as db:
+    with sqlite_file(old) as db:
         db.executescript(SCHEMA_1)
         db.execute(
             "INSERT INTO runs VALUES (?, ?, 0)",
@@ -111,7 +111,7 @@ async def test_a_ledger_file_of_schema_1_is_migrated_and_still_resumes(tmp_path:
     loop, _ = scripted_loop(host, SCRIPT)
     loaded = loop.load(deferred.id)
     assert loaded.to_json(events=False) == deferred.to_json(events=False)
-    with sqlite3.connect(old) as db:
+    with sqlite_file(old) as db:
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert tables == {"calls", "runs", "run_items"}
@@ -145,7 +145,7 @@ async def test_a_ledger_file_of_schema_2_is_migrated_and_its_interrupted_call_as
     assert loop.ledger is not None
     loop.ledger.close()
     path = tmp_path / "ledger.sqlite3"
-    with sqlite3.connect(path) as db:
+    with sqlite_file(path) as db:
         db.execute("DROP TABLE calls")
         db.executescript(SCHEMA_2_CALLS)
         db.execute("ALTER TABLE runs DROP COLUMN version")
@@ -157,7 +157,7 @@ async def test_a_ledger_file_of_schema_2_is_migrated_and_its_interrupted_call_as
         db.execute("PRAGMA user_version = 2")
     loop, _ = scripted_loop(make_host(tmp_path, _tools(log)), SCRIPT)
     loaded = loop.load(deferred.id)
-    with sqlite3.connect(path) as db:
+    with sqlite_file(path) as db:
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         assert db.execute("SELECT state, attempt, owner, lease FROM calls").fetchall() == [
             ("started", 1, None, None)
@@ -175,7 +175,7 @@ async def test_a_ledger_file_of_schema_2_is_migrated_and_its_interrupted_call_as
 
 def test_a_ledger_file_from_a_newer_toolwire_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "ledger.sqlite3"
-    with sqlite3.connect(path) as db:
+    with sqlite_file(path) as db:
         db.execute("PRAGMA user_version = 99")
     with pytest.raises(LedgerError, match=r"schema version 99, newer than this toolwire knows"):
         Ledger(path).load_run("r")
@@ -186,7 +186,7 @@ async def test_a_run_with_missing_rows_is_reported_not_half_loaded(tmp_path: Pat
     host = make_host(tmp_path, _tools(log))
     loop, _ = scripted_loop(host, SCRIPT)
     run = await loop.run("take notes")
-    with sqlite3.connect(tmp_path / "ledger.sqlite3") as db:
+    with sqlite_file(tmp_path / "ledger.sqlite3") as db:
         db.execute("DELETE FROM run_items WHERE kind = 'messages' AND seq = 3")
     with pytest.raises(LedgerCorrupt, match=rf"holds \d+ of the \d+ messages of run '{run.id}'"):
         loop.load(run.id)
@@ -207,7 +207,7 @@ async def test_a_damaged_record_is_reported_naming_the_run(
     host = make_host(tmp_path, _tools([]))
     loop, _ = scripted_loop(host, SCRIPT)
     run = await loop.run("take notes")
-    with sqlite3.connect(tmp_path / "ledger.sqlite3") as db:
+    with sqlite_file(tmp_path / "ledger.sqlite3") as db:
         db.execute(change)
     with pytest.raises(LedgerCorrupt, match=message):
         loop.load(run.id)

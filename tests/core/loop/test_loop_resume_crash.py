@@ -4,7 +4,6 @@ after it settled, never runs the call again without a fresh decision."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from loop_resume_tools import (
     plugin,
 )
 from loop_support import assert_no_orphans, make_host, scripted_loop
+from sqlite_files import sqlite_file
 
 import toolwire
 from toolwire import Host, Retry
@@ -114,7 +114,7 @@ async def test_a_resume_stores_what_to_recover_from_before_the_call_starts(
     @toolwire.tool(requires_approval=True)
     def send(to: str) -> str:
         """Send a message."""
-        with sqlite3.connect(db_path) as db:
+        with sqlite_file(db_path) as db:
             [(snapshot,)] = db.execute("SELECT head FROM runs")
             [(state,)] = db.execute("SELECT state FROM calls")
         seen.append((json.loads(snapshot)["stop_reason"], state))

@@ -129,9 +129,11 @@ def test_urls_that_pass_the_checks(url: str) -> None:
 
 def test_ip_literal_target_carries_its_address() -> None:
     target = check_url("http://[::ffff:8.8.8.8]:8080/", RetrievalPolicy())
+    # The host is the address's compressed form, which Python 3.13 writes in dotted form for an
+    # IPv4-mapped address ("::ffff:8.8.8.8") and earlier versions in hex ("::ffff:808:808").
     assert (target.address, target.port, target.host) == (
         IPv6Address("::ffff:8.8.8.8"),
         8080,
-        "::ffff:808:808",
+        IPv6Address("::ffff:8.8.8.8").compressed,
     )
     assert check_url("http://example.com/", RetrievalPolicy()).address is None

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from sqlite_files import sqlite_file
 from toolwire_llm_tools import _loader
 
 import toolwire
@@ -44,7 +44,7 @@ def sample_package(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def database(tmp_path: Path) -> Path:
     path = tmp_path / "sales.db"
-    with sqlite3.connect(path) as connection:
+    with sqlite_file(path) as connection:
         connection.execute("create table sales (region text, total integer)")
         connection.execute("insert into sales values ('north', 42), ('south', 17)")
     return path

@@ -4,10 +4,10 @@ the package index, against the loopback Chat Completions server."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 from cli_run import provider_table, sent_results, toolwire_run
+from sqlite_files import sqlite_file
 
 from toolwire.testing import FakeOpenAIChatServer, tool_call
 
@@ -45,7 +45,7 @@ async def test_simpleeval_answers_and_its_error_text_is_an_error(tmp_path: Path)
 
 async def test_sqlite_toolbox_under_concurrent_calls(tmp_path: Path):
     database = tmp_path / "sales.db"
-    with sqlite3.connect(database) as connection:
+    with sqlite_file(database) as connection:
         connection.execute("create table sales (region text, total integer)")
         connection.execute("insert into sales values ('north', 42), ('south', 17)")
     server = FakeOpenAIChatServer(
