@@ -63,7 +63,6 @@ import argparse
 import asyncio
 import itertools
 import json
-import math
 import os
 import re
 import resource
@@ -827,7 +826,7 @@ def main() -> int:
                     for size in rounds
                     for side in sides
                 }
-                _report_instructions(counted, sides)
+                _report_instructions(counted)
                 return 0
             cases = list(_cases(kinds, apis, streams, rounds))
             for rep in range(reps):
@@ -929,9 +928,7 @@ def _report_rounds(
             print(f"  {side:<9}{cells} | {later:5.2f}  extra {extra:6.2f}")
 
 
-def _report_instructions(
-    counted: dict[tuple[str, str, bool, int], list[float]], sides: list[str]
-) -> None:
+def _report_instructions(counted: dict[tuple[str, str, bool, int], list[float]]) -> None:
     """``--instructions``: each side's instructions in round 1 (what a process does once), in
     rounds 2-8 (while CPython 3.11 specialises code that runs once a round, from its ninth call)
     and in the later rounds, and over the whole window, against the bare client's."""
@@ -942,10 +939,9 @@ def _report_instructions(
     print(f"{'':<44}{'round 1':>9}{'2-8':>7}{'9-R':>7}{'window':>9}{'/ bare':>8}")
     for (side, api, stream, size), each in counted.items():
         floor = sum(counted[("bare", api, stream, size)])
-        later = each[8:] or [math.nan]
         cells = (
             f"{each[0] / 1e6:9.2f}{statistics.mean(each[1:8]) / 1e6:7.2f}"
-            f"{statistics.mean(later) / 1e6:7.2f}{sum(each) / 1e6:9.2f}{sum(each) / floor:7.2f}x"
+            f"{statistics.mean(each[8:]) / 1e6:7.2f}{sum(each) / 1e6:9.2f}{sum(each) / floor:7.2f}x"
         )
         label = f"{api}, {'streamed' if stream else 'not streamed'}, {size}: {side}"
         print(f"{label:<44}{cells}")
