@@ -130,15 +130,22 @@ class WebServer:
         return f"{base}?token={self.token}" if self.token else base
 
     async def close(self) -> None:
-        """Stop the running turns, stop listening, close the store when the server opened it."""
+        """Stop the running turns, stop listening, close the store when the server opened it
+        (even when stopping failed)."""
         runner, self._runner = self._runner, None
-        if runner is not None:
-            await runner.cleanup()
-        if self._owns_store:
-            self.store.close()
+        try:
+            if runner is not None:
+                await runner.cleanup()
+        finally:
+            if self._owns_store:
+                self.store.close()
 
     async def __aenter__(self) -> WebServer:
-        return await self.start()
+        try:
+            return await self.start()
+        except BaseException:  # a port in use: what start() opened is closed, not left behind
+            await self.close()
+            raise
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()

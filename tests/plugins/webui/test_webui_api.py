@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -676,3 +678,20 @@ async def test_a_message_sent_as_the_last_turn_ends_starts_the_next_turn(
     live.send("next")  # no ConversationBusy
     assert live.running
     await live.aclose()
+
+
+async def test_a_server_that_cannot_listen_closes_the_store_it_opened(tmp_path: Path):
+    from toolwire import Host
+
+    host = Host.load(None)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        server = WebServer(host, port=port, database=tmp_path / "chats.sqlite3")
+        with pytest.raises(OSError, match="address already in use"):
+            async with server:
+                pass
+    with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+        server.store.list()
+    await host.aclose()
