@@ -29,7 +29,8 @@ from typing import Any, Final, NoReturn
 
 from ._patterns import linear_pattern
 
-Check = Callable[[Any], None]
+Check = Callable[[Any], Any]
+"""Checks a value against one schema node: returns it, or raises ``JsonSchemaValueException``."""
 
 _ANNOTATIONS: Final = frozenset({"description", "title", "default", "examples", "$comment"})
 _OBJECT_KEYS: Final = frozenset({"properties", "required", "additionalProperties"})
@@ -74,15 +75,7 @@ def plain_validator(schema: Mapping[str, Any]) -> Callable[[Any], Any] | None:
     :raises PatternError: for a ``pattern`` RE2 cannot compile, ``re.error`` for one Python's
         cannot (as the compiled path does).
     """
-    check = _check(schema)
-    if check is None:
-        return None
-
-    def validate(data: Any) -> Any:
-        check(data)
-        return data
-
-    return validate
+    return _check(schema)  # each check returns the value it was given
 
 
 def _types(node: Mapping[str, Any]) -> tuple[str, ...] | None:
@@ -120,21 +113,23 @@ def _check(node: Any) -> Check | None:
     if len(tests) == 1:
         test = tests[0]
 
-        def check_type(value: Any) -> None:
+        def check_type(value: Any) -> Any:
             if not test(value):
                 _fail(f"data must be {types[0]}", value, "type")
+            return value
 
         return check_type
 
-    def check_types(value: Any) -> None:
+    def check_types(value: Any) -> Any:
         if not any(test(value) for test in tests):
             _fail(f"data must be {' or '.join(types)}", value, "type")
+        return value
 
     return check_types
 
 
-def _anything(value: Any) -> None:
-    return None
+def _anything(value: Any) -> Any:
+    return value
 
 
 def _object_check(node: Mapping[str, Any]) -> Check | None:
@@ -155,7 +150,7 @@ def _object_check(node: Mapping[str, Any]) -> Check | None:
     needed = frozenset(required)
     known = frozenset(properties)
 
-    def check_object(value: Any) -> None:
+    def check_object(value: Any) -> Any:
         if not isinstance(value, dict):
             _fail("data must be object", value, "type")
         if needed and not value.keys() >= needed:
@@ -165,6 +160,7 @@ def _object_check(node: Mapping[str, Any]) -> Check | None:
         for name, check in checks.items():
             if name in value:
                 check(value[name])
+        return value
 
     return check_object
 
@@ -202,7 +198,7 @@ def _string_check(node: Mapping[str, Any]) -> Check | None:
         re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern))
         search = linear_pattern(pattern).search
 
-    def check_string(value: Any) -> None:
+    def check_string(value: Any) -> Any:
         if not isinstance(value, str):
             _fail("data must be string", value, "type")
         if choices is not None and value not in choices:
@@ -213,5 +209,6 @@ def _string_check(node: Mapping[str, Any]) -> Check | None:
             _fail("data is too long", value, "maxLength")
         if search is not None and not search(value):
             _fail("data must match the pattern", value, "pattern")
+        return value
 
     return check_string
