@@ -55,6 +55,9 @@ async def execute(view: LoopView, state: RunState, turn: Turn, slots: list[CallS
     limit = view.config.loop.concurrency
     running: set[asyncio.Task[None]] = set()
     try:
+        if len(slots) == 1:  # one call runs alone: nothing to schedule
+            await run_call(view, state, turn, slots[0], messages)
+            return
         for group in schedule(slots, limit=limit, sequential=_sequential):
             if not group.concurrent:
                 await run_call(view, state, turn, group.items[0], messages)
