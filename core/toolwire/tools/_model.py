@@ -343,30 +343,34 @@ def _is_async(function: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(call)
 
 
+# What tools return most, none of it awaitable: ``inspect.isawaitable`` is asked only about the
+# rest (it goes through the ``Awaitable`` ABC's Python-level check).
+_NEVER_AWAITABLE = frozenset({str, dict, list, int, float, bool, type(None), ToolResult})
+
+
 async def _run(
     function: Callable[..., Any], is_async: bool, inline: bool, /, *args: Any, **kwargs: Any
 ) -> Any:
     """Call ``function``: awaited when async, else in a worker thread, or on this thread when
     ``inline`` (the policy's ``inline``); an awaitable a sync function returns is awaited. The
     three leading parameters are positional-only, so a tool's own parameter may bear their
-    names."""
-    if is_async:
-        return await function(*args, **kwargs)
-    call = functools.partial(function, *args, **kwargs)
-    result = _run_inline(call) if inline else await run_in_thread(call)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
+    names.
 
-
-def _run_inline(call: Callable[[], _T]) -> _T:
-    """``call()`` on this thread, as :func:`run_in_thread` runs it in a worker: in a copy of the
+    Inline, the call runs as :func:`run_in_thread` runs it in a worker: in a copy of the
     caller's context variables (what the call sets stays its own), a ``GeneratorExit`` or
     ``StopIteration`` raised as it would come out of a worker."""
-    try:
-        return contextvars.copy_context().run(_in_worker, call)  # type: ignore[no-any-return]
-    except _WorkerExit as exc:
-        raise exc.raised from None
+    if is_async:
+        return await function(*args, **kwargs)
+    if inline:
+        try:
+            result = contextvars.copy_context().run(_in_worker, function, *args, **kwargs)
+        except _WorkerExit as exc:
+            raise exc.raised from None
+    else:
+        result = await run_in_thread(functools.partial(function, *args, **kwargs))
+    if type(result) not in _NEVER_AWAITABLE and inspect.isawaitable(result):
+        result = await result
+    return result
 
 
 async def run_in_thread(call: Callable[[], _T], *, executor: Executor | None = None) -> _T:
@@ -412,7 +416,7 @@ class _WorkerExit(Exception):
         self.raised = raised
 
 
-def _in_worker(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+def _in_worker(function: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     try:
         return function(*args, **kwargs)
     except (GeneratorExit, StopIteration) as exc:
