@@ -1090,7 +1090,7 @@ class Tool:
         resolver), else ``function_spec()``."""
         if self.resolver is not None:
             return self.resolver(self, request)
-        return self.function_spec()
+        return self._state.spec or self.function_spec()
 
     def strict_projection(self) -> StrictProjection:
         """The strict-mode form of ``parameters`` (computed once), or why there is none."""
