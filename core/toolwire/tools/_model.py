@@ -1200,17 +1200,6 @@ _JSON_SCALARS = frozenset({int, float, bool})
 def returned_result(value: Any, by: str = "the tool") -> ToolResult:
     """The result a tool's return value makes (see :meth:`Tool.invoke`), or the error saying
     that ``by`` returned a value that cannot be sent as JSON."""
-    try:
-        return _to_result(value)
-    except Exception as exc:
-        return ToolResult.error(
-            f"Tool execution failed: {by} returned a {type(value).__name__} that cannot be "
-            f"sent as JSON ({type(exc).__name__}: {exc})",
-            exception=exc,
-        )
-
-
-def _to_result(value: Any) -> ToolResult:
     if isinstance(value, ToolResult):
         return value
     if value is None:
@@ -1219,10 +1208,17 @@ def _to_result(value: Any) -> ToolResult:
         return ToolResult.ok(value)
     if type(value) in _JSON_SCALARS:  # JSON as it is: nothing to unstructure or check
         return ToolResult.ok(data=value)
-    from ._convert import unstructure_result
+    try:
+        from ._convert import unstructure_result
 
-    data = unstructure_result(value)
-    json.dumps(data, ensure_ascii=False)
+        data = unstructure_result(value)
+        json.dumps(data, ensure_ascii=False)
+    except Exception as exc:
+        return ToolResult.error(
+            f"Tool execution failed: {by} returned a {type(value).__name__} that cannot be "
+            f"sent as JSON ({type(exc).__name__}: {exc})",
+            exception=exc,
+        )
     return ToolResult.ok(data=data)
 
 
