@@ -46,26 +46,20 @@ async def execute(view: LoopView, state: RunState, turn: Turn, slots: list[CallS
     tools as barriers. Every slot has a result afterwards, also when cancelled."""
     if not slots:
         return
-    messages: tuple[Message, ...] = ()  # the conversation, copied only for a call that reads it
-    for slot in slots:
-        assert slot.tool is not None
-        if reads_context(view, slot.tool):
-            messages = conversation(state)
-            break
     limit = view.config.loop.concurrency
     running: set[asyncio.Task[None]] = set()
     try:
         if len(slots) == 1:  # one call runs alone: nothing to schedule
-            await run_call(view, state, turn, slots[0], messages)
+            await run_call(view, state, turn, slots[0])
             return
         for group in schedule(slots, limit=limit, sequential=_sequential):
             if not group.concurrent:
-                await run_call(view, state, turn, group.items[0], messages)
+                await run_call(view, state, turn, group.items[0])
                 continue
             for slot in group.items:
                 while len(running) >= limit:
                     running = await _reap(running, asyncio.FIRST_COMPLETED)
-                call = run_call(view, state, turn, slot, messages)
+                call = run_call(view, state, turn, slot)
                 running.add(asyncio.ensure_future(call))
             while running:
                 running = await _reap(running, asyncio.ALL_COMPLETED)
@@ -112,13 +106,20 @@ async def _reap(tasks: set[asyncio.Task[None]], when: str) -> set[asyncio.Task[N
 
 
 async def run_call(
-    view: LoopView, state: RunState, turn: Turn, slot: CallSlot, messages: tuple[Message, ...]
+    view: LoopView,
+    state: RunState,
+    turn: Turn,
+    slot: CallSlot,
+    messages: tuple[Message, ...] | None = None,
 ) -> None:
     """Take one admitted call through its life (:mod:`toolwire.loop._lifecycle`):
     ``ToolStarted``, ``start`` (the ledger's ``started`` row first), retries and one attempt
     each, the decisions raised from inside the call, then ``settle`` (the size limits, the
     outcome's events) or ``ask`` (it waits for a decision). A call of a turn in which another
-    was fatal does not start."""
+    was fatal does not start.
+
+    ``messages`` is the conversation the call's :class:`ToolContext` shows; None, the run's
+    (:func:`conversation`), copied only when something reads the context."""
     tool = slot.tool
     assert tool is not None
     fatal = turn.fatal()
@@ -207,7 +208,7 @@ class Running:
         turn: Turn,
         slot: CallSlot,
         tool: Tool,
-        messages: tuple[Message, ...],
+        messages: tuple[Message, ...] | None,
     ) -> None:
         self.view, self.state, self.turn, self.slot, self.tool = view, state, turn, slot, tool
         self.messages = messages
@@ -218,6 +219,8 @@ class Running:
         view, state, tool, call_id = self.view, self.state, self.tool, self.slot.call.id
         self.context: ToolContext | None = None
         if reads_context(view, tool):
+            if self.messages is None:
+                self.messages = conversation(state)
             self.context = tool_context(view, state, self.turn, tool, self.slot, self.messages)
         self.attempt = attempt_of(
             view, state, self.turn, tool, call_id, self.arguments, self.context
