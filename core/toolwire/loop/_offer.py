@@ -27,10 +27,11 @@ from ..events import (
 )
 from ..messages import Message
 from ..tools._spec import FunctionSpec
-from ._catalogue import NOTHING_REACHABLE, Arranged, SearchTools, arrange
+from ._catalogue import NOTHING_REACHABLE, Arranged, SearchTools, arrange, budgeted
 
 if TYPE_CHECKING:
-    from ..adapters import ProviderAdapter
+    from ..adapters import AdapterCapabilities, ProviderAdapter
+    from ..config import ToolsConfig
     from ..tools import Tool
     from ._protocol import LoopHost
 
@@ -77,6 +78,8 @@ class _Plan:
 
     ``entries`` holds, in offer order, each candidate with its function spec, the reason it is
     left out, or None for a tool with a resolver (a context tool), resolved every round.
+    ``budgeted`` says whether ``[tools]`` lets the catalogue defer tools (else every round
+    offers what it resolved, and :func:`~toolwire.loop._catalogue.arrange` is not asked).
     """
 
     key: tuple[Any, ...]
@@ -86,6 +89,7 @@ class _Plan:
     tools_by_name: Mapping[str, Tool]
     dynamic: bool
     omitted: bool
+    budgeted: bool
 
 
 class OfferCache:
@@ -96,10 +100,10 @@ class OfferCache:
     differently every round, so then every round is resolved). What each tool offers is worked
     out once and kept while the host's tool mapping is the same object (the registry makes a
     new one whenever a tool is added or removed, as after an MCP server's ``list_changed``) and
-    the selection, the provider's trust, the adapter's API and name limit and the base system
-    prompt are equal. Tools with a resolver (context tools) are still asked every round. While
-    the offered specs are the very same objects, the previous :class:`Offer` object is returned,
-    so adapters can keep their rendering of it.
+    the selection, the provider's trust, the adapter's API and name limit, the base system
+    prompt and ``[tools]`` are equal. Tools with a resolver (context tools) are still asked
+    every round. While the offered specs are the very same objects, the previous
+    :class:`Offer` object is returned, so adapters can keep their rendering of it.
     """
 
     def __init__(self) -> None:
@@ -126,9 +130,10 @@ class OfferCache:
         api: str,
         max_name: int,
         base_system_prompt: str | None,
+        config: ToolsConfig,
     ) -> _Plan:
         """The kept plan when it was made for these, else a new one."""
-        key = (selection, trust, api, max_name, base_system_prompt)
+        key = (selection, trust, api, max_name, base_system_prompt, config)
         plan = self._plan
         if plan is not None and plan.tools is tools and plan.key == key:
             return plan
@@ -155,6 +160,7 @@ class OfferCache:
             },
             dynamic=any(e is None for _, e in entries),
             omitted=any(isinstance(e, str) for _, e in entries),
+            budgeted=budgeted(config),
         )
         self._plan, self._offer = plan, None
         self._resolved = ([], (), {})
@@ -192,7 +198,7 @@ class OfferCache:
             offer is not None
             and self._offer_prompt == base_system_prompt
             and offer.reachable is reachable
-            and _same(offer.functions, functions)
+            and (offer.functions is functions or _same(offer.functions, functions))
             and (
                 offer.tools is tools
                 or all(offer.tools[spec.name] is tools[spec.name] for spec in functions)
@@ -215,9 +221,8 @@ class OfferCache:
 
 
 def _same(kept: tuple[FunctionSpec, ...], functions: tuple[FunctionSpec, ...]) -> bool:
-    return kept is functions or (
-        len(kept) == len(functions) and all(a is b for a, b in zip(kept, functions, strict=True))
-    )
+    """Whether two tuples of specs hold the very same specs, in order."""
+    return len(kept) == len(functions) and all(map(operator.is_, kept, functions))
 
 
 async def resolve_offer(
@@ -340,7 +345,8 @@ async def _resolve_each(
         emit=emit,
         bound=host.config.loop.hook_timeout,
     )
-    max_name = adapter.capabilities.max_tool_name_length
+    capabilities = adapter.capabilities
+    max_name = capabilities.max_tool_name_length
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
     requests: list[OfferRequest] = []
@@ -348,7 +354,7 @@ async def _resolve_each(
         spec: FunctionSpec | str | None = _unfit(tool, provider_trust, max_name, adapter.api)
         if spec is None:
             request = _offer_request(
-                host, adapter, tool, run_id, round, messages, provider_trust, values
+                host, adapter, capabilities, tool, run_id, round, messages, provider_trust, values
             )
             spec = await resolve(tool, request)
         if not isinstance(spec, FunctionSpec):
@@ -374,8 +380,10 @@ async def _cached_offer(
     emit: Callable[[Event], None],
     values: Mapping[str, Any],
 ) -> Offer:
-    """:func:`resolve_offer` with only the built-in resolution, from the kept plan."""
+    """:func:`resolve_offer` with only the built-in resolution, from the kept plan: only the
+    context tools are asked, and only tools left out are reported, every round."""
     capabilities = adapter.capabilities
+    config = host.config
     plan = cache.plan_for(
         host.tools,
         selection,
@@ -383,36 +391,43 @@ async def _cached_offer(
         adapter.api,
         capabilities.max_tool_name_length,
         base_system_prompt,
+        config.tools,
     )
-    if not plan.dynamic and not plan.omitted:
-        kept = _arranged(
-            host, plan.functions, plan.tools_by_name, messages, cache.search, run_id, round, emit
+    functions: tuple[FunctionSpec, ...] = plan.functions
+    tools: Mapping[str, Tool] = plan.tools_by_name
+    if plan.dynamic or plan.omitted:
+        resolve = _resolver(
+            host.hook.toolwire_resolve_function,
+            direct=True,
+            emit=emit,
+            bound=config.loop.hook_timeout,
         )
-        return cache.offer_for(kept.functions, kept.tools, base_system_prompt, kept.reachable)
-    resolve = _resolver(
-        host.hook.toolwire_resolve_function,
-        direct=True,
-        emit=emit,
-        bound=host.config.loop.hook_timeout,
-    )
-    entries: list[FunctionSpec | str] = []
-    requests: dict[str | None, OfferRequest] = {}  # by plugin: only the settings differ
-    for tool, entry in plan.entries:
-        if entry is None:
-            request = requests.get(tool.plugin)
-            if request is None:
-                request = requests[tool.plugin] = _offer_request(
-                    host, adapter, tool, run_id, round, messages, provider_trust, values
-                )
-            resolved = await resolve(tool, request)
-            if isinstance(resolved, FunctionSpec):
-                entry = resolved if resolved.tool is not None else attrs.evolve(resolved, tool=tool)
-            else:
-                entry = resolved
-        if not isinstance(entry, FunctionSpec):
-            emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=entry))
-        entries.append(entry)
-    functions, tools = cache.resolved(plan, entries)
+        entries: list[FunctionSpec | str] = []
+        requests: dict[str | None, OfferRequest] = {}  # by plugin: only the settings differ
+        for tool, entry in plan.entries:
+            if entry is None:
+                request = requests.get(tool.plugin)
+                if request is None:
+                    request = requests[tool.plugin] = _offer_request(
+                        host,
+                        adapter,
+                        capabilities,
+                        tool,
+                        run_id,
+                        round,
+                        messages,
+                        provider_trust,
+                        values,
+                    )
+                entry = await resolve(tool, request)
+                if isinstance(entry, FunctionSpec) and entry.tool is None:
+                    entry = attrs.evolve(entry, tool=tool)
+            if not isinstance(entry, FunctionSpec):
+                emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=entry))
+            entries.append(entry)
+        functions, tools = cache.resolved(plan, entries)
+    if not plan.budgeted:
+        return cache.offer_for(functions, tools, base_system_prompt)
     kept = _arranged(host, functions, tools, messages, cache.search, run_id, round, emit)
     return cache.offer_for(kept.functions, kept.tools, base_system_prompt, kept.reachable)
 
@@ -473,6 +488,7 @@ async def why_not_offered(
 def _offer_request(
     host: LoopHost,
     adapter: ProviderAdapter,
+    capabilities: AdapterCapabilities,
     tool: Tool,
     run_id: str,
     round: int,
@@ -480,7 +496,12 @@ def _offer_request(
     provider_trust: TrustLevel,
     values: Mapping[str, Any],
 ) -> OfferRequest:
-    """What the resolution of ``tool`` learns about this round."""
+    """What the resolution of ``tool`` learns about this round (``capabilities``: the
+    adapter's, as the round reads them); settings the host cannot structure are None."""
+    try:
+        settings = host.plugin_settings(tool.plugin)
+    except Exception:
+        settings = None
     return OfferRequest(
         run_id=run_id,
         round=round,
@@ -488,8 +509,8 @@ def _offer_request(
         api=adapter.api,
         model=host.config.provider.model,
         provider_trust=provider_trust,
-        native_tools=adapter.capabilities.native_tools,
-        settings=_settings_of(host, tool),
+        native_tools=capabilities.native_tools,
+        settings=settings,
         values=values,
     )
 
@@ -533,6 +554,8 @@ def _resolver(
             )
         if not isinstance(spec, FunctionSpec):
             return f"toolwire_resolve_function returned {type(spec).__name__}, not a FunctionSpec"
+        if spec.tool is tool and spec.name == tool.name and spec.strict == tool.strict:
+            return spec  # the usual answer: the tool's own spec, asked every round
         return _as_registered(tool, spec, request, emit)
 
     return resolve
@@ -544,8 +567,6 @@ def _as_registered(
     """``spec`` under ``tool``'s registered name and strict mode: only the description and the
     parameters of a resolution count. What a resolution changed is put back, with a
     ``ToolResolutionCorrected`` event (a strict mode of None leaves the registered one)."""
-    if spec.tool is tool and spec.name == tool.name and spec.strict == tool.strict:
-        return spec  # the usual answer: the tool's own spec, asked every round
     changes: list[str] = []
     if spec.name != tool.name:
         changes.append(f"name {spec.name!r} kept as {tool.name!r}")
@@ -609,10 +630,3 @@ def _system_prompt(base: str | None, instructions: list[str]) -> str | None:
     if not instructions:
         return base
     return "\n\n".join([base, *instructions] if base else instructions)
-
-
-def _settings_of(host: LoopHost, tool: Tool) -> Any:
-    try:
-        return host.plugin_settings(tool.plugin)
-    except Exception:
-        return None
