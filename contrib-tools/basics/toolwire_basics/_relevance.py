@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._settings import BasicsSettings
 
@@ -238,10 +238,17 @@ _TESTS: dict[str, Callable[[str], bool]] = {
 
 
 def offer_when_relevant(tool: Tool, request: OfferRequest) -> FunctionSpec | None:
-    """The tool's function when the user's words call for it (or when ``offer`` is ``always``)."""
-    if _setting(request.settings) == "always":
-        return tool.function_spec()
-    if tool.name not in _TESTS or _wanted(tool.name, user_text(request)):
+    """The tool's function when the user's words call for it (or when ``offer`` is ``always``:
+    from :class:`BasicsSettings`, or a plain table of settings; ``relevant`` by default)."""
+    settings = request.settings
+    offer: str
+    if isinstance(settings, BasicsSettings):
+        offer = settings.offer
+    elif isinstance(settings, dict):
+        offer = str(settings.get("offer", "relevant"))
+    else:
+        offer = "relevant"
+    if offer == "always" or tool.name not in _TESTS or _wanted(tool.name, user_text(request)):
         return tool.function_spec()
     return None
 
@@ -252,14 +259,6 @@ def _wanted(name: str, text: str) -> bool:
     once per text: the user's turns stay the same round after round of a run, and correcting
     their misspellings alone takes longer than the rest of a round's offer."""
     return _TESTS[name](spelled_out(text))
-
-
-def _setting(settings: Any) -> str:
-    if isinstance(settings, BasicsSettings):
-        return settings.offer
-    if isinstance(settings, dict):
-        return str(settings.get("offer", "relevant"))
-    return "relevant"
 
 
 def relevant_tools(text: str, names: Iterable[str] = _TESTS) -> list[str]:
