@@ -13,6 +13,7 @@ says, per million tokens, in the currency the config uses.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections.abc import Iterable
 
@@ -61,11 +62,13 @@ class Usage:
     @property
     def reported(self) -> bool:
         """True when the provider reported any count."""
-        return self != _NOTHING
+        # As ``self != Usage()``, without attrs' __ne__ and __eq__ (asked for every request).
+        return bool(_counts_of(self) != _NO_COUNTS)
 
 
-_NOTHING = Usage()
 _COUNTS = tuple(field.name for field in attrs.fields(Usage))
+_counts_of = operator.attrgetter(*_COUNTS)  # a usage's counts as a tuple, in C
+_NO_COUNTS = (None,) * len(_COUNTS)
 
 
 def total_usage(usages: Iterable[Usage]) -> Usage:
