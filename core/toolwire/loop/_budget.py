@@ -94,10 +94,9 @@ def answer_cost(config: Config, message: AssistantMessage) -> float | None:
 def over_budget(view: LoopView, state: RunState) -> Overrun | None:
     """The limit of ``[limits]`` the run has reached, announced with ``LimitReached`` (None
     when it has reached none, or none is set)."""
-    limits = view.config.limits
-    if not limits.any:
+    if not view.limited:
         return None
-    over = overrun(limits, state.usage, state.spent)
+    over = overrun(view.config.limits, state.usage, state.spent)
     if over is not None:
         view.emit(
             state,

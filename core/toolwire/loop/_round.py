@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import attrs
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
     from ..adapters import ProviderAdapter
     from ._view import LoopView
 
+_NO_SECRETS: frozenset[str] = frozenset()
+
 
 async def run_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> End | None:
     """One round: the checks before it, then offer, request, answer and turn; the end of the
@@ -65,7 +68,8 @@ async def run_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
 def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> End | None:
     """The end of the run when cancellation, a limit or trust forbid another round."""
     loop_config = view.config.loop
-    if state.control.cancel_requested:
+    control = state.control
+    if control.cancel is not None and control.cancel.is_set():
         return End("cancelled", "the run was cancelled")
     if state.rounds >= loop_config.max_rounds:
         view.emit(
@@ -82,7 +86,7 @@ def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
             f"the model was still calling tools after {loop_config.max_rounds} round(s) "
             "([loop] max_rounds)",
         )
-    if state.control.deadline_passed():
+    if control.deadline is not None and control.deadline_passed():
         return deadline_reached(view, state)
     over = over_budget(view, state)
     if over is not None:
@@ -107,25 +111,26 @@ async def play_round(
     the round ends it, and the number of calls it answered."""
     if view.config.provider.context_tokens is not None:
         await fit_context(view, state, adapter, turn.round, turn.offer)
-    messages = await request_context(view, state, adapter, turn, tuple(state.messages))
+    messages = tuple(state.messages)
+    if view.pipeline.request_context:
+        messages = await request_context(view, state, adapter, turn, messages)
     request = model_request(view, state, adapter, turn, messages)
     if isinstance(request, End):
         return request, 0
     message = await ask_model(view, state, adapter, request)
     if isinstance(message, End):
         return message, 0
-    hint = adapter.empty_answer_hint
-    calls = take_answer(view, state, turn, message, adapter.api, hint=hint)
+    calls = take_answer(view, state, turn, message, adapter)
     if isinstance(calls, End):
         return calls, 0
     if state.options.output is not None:
         tool = answer_tool_name(view.host.tools)
+        hint = adapter.empty_answer_hint
         end = await take_typed_answer(
             view, state, turn, calls, adapter.capabilities, tool, hint=hint
         )
         return end, len(calls)
-    slots = [CallSlot(call) for call in calls]
-    return await take_turn(view, state, turn, slots), len(calls)
+    return await take_turn(view, state, turn, list(map(CallSlot, calls))), len(calls)
 
 
 async def start_round(
@@ -141,7 +146,7 @@ async def start_round(
         run_id=state.run_id,
         round=round,
         messages=tuple(state.messages),
-        base_system_prompt=state.base_system,
+        base_system_prompt=state.options.system_prompt,
         provider_trust=view.trust,
         emit=lambda event: view.emit(state, event),
         cache=view.offers,
@@ -158,10 +163,9 @@ async def request_context(
     turn: Turn,
     messages: tuple[Message, ...],
 ) -> tuple[Message, ...]:
-    """The round's messages with the context plugins contribute (``toolwire_request_context``);
-    their sources join the run's, and their trust requirement tightens the run's."""
-    if not view.pipeline.request_context:
-        return messages
+    """The round's messages with the context plugins contribute (``toolwire_request_context``;
+    asked only when a plugin implements it); their sources join the run's, and their trust
+    requirement tightens the run's."""
     context = await gather_request_context(
         view.host.hook,
         ContextRequest(
@@ -222,7 +226,7 @@ def model_request(
         tool_choice=sent.choice,
         parallel_tool_calls=(False if config.loop.concurrency == 1 and sent.functions else None),
         stream=stream,
-        secrets=_secrets(view, messages),
+        secrets=_secrets(view, messages) if config.trace.request_bodies else _NO_SECRETS,
     )
     if state.options.output is not None:
         tool = answer_tool_name(view.host.tools)
@@ -312,18 +316,16 @@ def take_answer(
     state: RunState,
     turn: Turn,
     message: AssistantMessage,
-    api: str,
-    *,
-    hint: str | None = None,
+    adapter: ProviderAdapter,
 ) -> list[ToolCall] | End:
     """Record the model's answer; the calls the host must answer, or the end of the run when
     there are none (the model answered, or gave an empty answer, told with the adapter's
-    ``hint`` of why)."""
+    ``empty_answer_hint`` of why)."""
     round = turn.round
     taken = state.taken_call_ids()
     message = with_run_ids(message, round, taken)
     tool_calls = message.tool_calls
-    taken.update([call.id for call in tool_calls])
+    taken.update(map(attrgetter("id"), tool_calls))
     state.messages.append(message)
     cost = answer_cost(view.config, message)
     state.charge(message.usage, cost)
@@ -350,7 +352,10 @@ def take_answer(
         if state.options.output is not None:  # a typed answer is read by take_typed_answer
             return calls
         outcome = answer_outcome(
-            message, api=api, max_tokens=view.config.provider.max_tokens, hint=hint
+            message,
+            api=adapter.api,
+            max_tokens=view.config.provider.max_tokens,
+            hint=adapter.empty_answer_hint,
         )
         return End(*outcome)
     return calls
@@ -365,9 +370,8 @@ def system_message(prompt: str) -> SystemMessage:
 
 
 def _secrets(view: LoopView, messages: tuple[Message, ...]) -> frozenset[str]:
-    """The values a captured request body must not show (only when ``[trace] request_bodies``)."""
-    if not view.config.trace.request_bodies:
-        return frozenset()
+    """The values a captured request body must not show (asked only with ``[trace]
+    request_bodies``)."""
     from ..http._capture import sensitive_values
 
     return sensitive_values(messages, view.sensitive_call)

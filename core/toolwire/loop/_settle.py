@@ -82,7 +82,7 @@ def settle_events(view: LoopView, state: RunState, turn: Turn, slot: CallSlot, n
         )
     else:
         event = ToolDenied(run_id=run_id, round=round, call_id=call_id, name=name, result=result)
-    if not result.is_ok:
+    if status is not ToolStatus.OK:
         state.forget(slot)
     if result.required_trust is not None:
         state.require(result.required_trust, f"{name} call {call_id}")

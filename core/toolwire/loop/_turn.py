@@ -8,6 +8,7 @@ and says whether the run ends after the turn.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
 from typing import TYPE_CHECKING
 
 import attrs
@@ -54,7 +55,7 @@ async def take_turn(
     if view.ledger is not None:
         turn.checkpoint = Checkpoint(used=state.used)
     admit = slots if to_admit is None else to_admit
-    return await answer_turn(view, state, turn, [(s, False) for s in admit])
+    return await answer_turn(view, state, turn, list(zip(admit, repeat(False))))  # none approved
 
 
 async def answer_turn(
@@ -111,12 +112,14 @@ def close_turn(view: LoopView, state: RunState, turn: Turn) -> None:
     not start answered as not run), and charge the run what the runs its calls started as
     tools spent."""
     fatal = turn.fatal()
+    waiting = False  # a call of the turn waits for a decision
     for slot in turn.slots:
         if fatal is not None and slot.result is None:  # the run ends: nothing waits on it
             slot.answer(CallEvent.STOP, "not_run", ToolResult.error(f"Not run: {fatal}."))
         state.records.append(slot.record(turn.round))
         if slot.deferred is not None:
             state.deferred.append(slot.deferred)
+            waiting = True
         spent = slot.result
         if slot.outcome == "executed" and spent is not None and spent.usage is not None:
             state.charge(spent.usage, spent.cost)  # a run started as a tool
@@ -124,7 +127,7 @@ def close_turn(view: LoopView, state: RunState, turn: Turn) -> None:
         record_calls(state, turn)
     assert turn.message is not None
     rebuild_results(state, turn.message, turn.round)
-    if not any(slot.deferred is not None for slot in turn.slots):
+    if not waiting:
         message = follow_up(turn.slots)
         if message is not None:
             state.messages.append(message)
@@ -141,7 +144,9 @@ def record_calls(state: RunState, turn: Turn) -> None:
     if message is None:
         return
     turn.recorded = True
-    read = {slot.call.id: slot.call for slot in turn.slots}
+    read: dict[str, ToolCall] = {}
+    for slot in turn.slots:
+        read[slot.call.id] = slot.call
     for part in message.parts:
         if isinstance(part, ToolCall) and read.get(part.id, part) is not part:
             break

@@ -40,6 +40,7 @@ class LoopView:
         "event_loop",
         "host",
         "ledger",
+        "limited",
         "offers",
         "pipeline",
         "retry_backoff",
@@ -67,6 +68,7 @@ class LoopView:
         self.offers = offers
         self.coarse = coarse
         self.config: Config = host.config
+        self.limited = self.config.limits.any  # a limit of [limits] is set: check each round
         self.pipeline = host.pipeline
         self.ledger = ledger
         self.trust = trust
