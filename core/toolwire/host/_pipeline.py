@@ -50,20 +50,24 @@ _CACHED_TOOLS = 512
 
 def _per_tool(reason: Callable[[Tool], str | None]) -> Callable[[Tool], str | None]:
     """``reason`` remembered per tool: a tool and the config are frozen, so the answer for one
-    tool never changes, and admission and execution ask it for every call."""
-    known: dict[Tool, str | None] = {}  # tools compare by identity
+    tool never changes, and admission and execution ask it for every call (a known tool's
+    answer is a lookup in C, no Python call)."""
+    return _Known(reason).__getitem__
 
-    def cached(tool: Tool) -> str | None:
-        try:
-            return known[tool]
-        except KeyError:
-            pass
-        if len(known) >= _CACHED_TOOLS:  # tools made on the fly: keep the cache bounded
-            known.clear()
-        answer = known[tool] = reason(tool)
+
+class _Known(dict["Tool", "str | None"]):
+    """The answers of ``reason`` by tool (tools compare by identity), each worked out when a
+    tool is first looked up."""
+
+    def __init__(self, reason: Callable[[Tool], str | None]) -> None:
+        super().__init__()
+        self._reason = reason
+
+    def __missing__(self, tool: Tool) -> str | None:
+        if len(self) >= _CACHED_TOOLS:  # tools made on the fly: keep the cache bounded
+            self.clear()
+        answer = self[tool] = self._reason(tool)
         return answer
-
-    return cached
 
 
 def _access(roots: tuple[Path, ...]) -> Callable[[Tool, Mapping[str, Any]], str | None]:
