@@ -80,12 +80,11 @@ async def answer_turn(
                     slot.answer(CallEvent.STOP, "not_run", _not_run(fail))
             end = End("fail_policy", fail)
         else:
-            await execute(
-                view,
-                state,
-                turn,
-                [s for s, _ in to_admit if s.result is None and s.deferred is None],
-            )
+            admitted = []  # neither answered at admission nor waiting for a decision
+            for slot, _ in to_admit:
+                if slot.result is None and slot.deferred is None:
+                    admitted.append(slot)
+            await execute(view, state, turn, admitted)
     except BaseException:
         answer_cancelled(turn.slots)
         raise
