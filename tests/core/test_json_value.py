@@ -1,4 +1,5 @@
-"""``json_value`` reads JSON exactly as ``json.loads`` does: the same values, the same errors."""
+"""``json_value`` and ``json_value_of_bytes`` read JSON exactly as ``json.loads`` does: the same
+values, the same errors."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolwire._json.fast import json_value
+from toolwire._json.fast import json_value, json_value_of_bytes
 from toolwire.adapters import ProviderError, event_object, parse_arguments
 
 TEXTS = [
@@ -39,7 +40,7 @@ TEXTS = [
 ]
 
 
-def _outcome(text: str, read: Any) -> tuple[str, Any]:
+def _outcome(text: str | bytes, read: Any) -> tuple[str, Any]:
     try:
         value = read(text)
     except (ValueError, RecursionError) as exc:
@@ -51,6 +52,30 @@ def _outcome(text: str, read: Any) -> tuple[str, Any]:
 def test_json_value_reads_as_json_loads(text: str) -> None:
     expected = _outcome(text, json.loads)
     got = _outcome(text, json_value)
+    assert got == expected
+    if expected[0] == "value":
+        assert type(got[1]) is type(expected[1])
+
+
+BODIES = [
+    *(text.encode("utf-8", "surrogatepass") for text in TEXTS),
+    b'{"a":"\xed\xa0\x80"}',  # a surrogate's UTF-8, which json.loads lets through
+    b'{"a":"\xff"}',  # not UTF-8
+    b"\xef\xbb\xbf{}",  # UTF-8 with a byte-order mark
+    b"\xef\xbb",
+    b"\x00",
+    b"{\x00",
+    b"1\x00\x00\x00",
+    *('{"a": ["\u00e9"]}'.encode(codec) for codec in ("utf-16", "utf-16-le", "utf-16-be")),
+    *('{"a": ["\u00e9"]}'.encode(codec) for codec in ("utf-32", "utf-32-le", "utf-32-be")),
+    *("[]".encode(codec) for codec in ("utf-16-le", "utf-16-be")),
+]
+
+
+@pytest.mark.parametrize("body", BODIES, ids=range(len(BODIES)))
+def test_json_value_of_bytes_reads_as_json_loads(body: bytes) -> None:
+    expected = _outcome(body, json.loads)
+    got = _outcome(body, json_value_of_bytes)
     assert got == expected
     if expected[0] == "value":
         assert type(got[1]) is type(expected[1])

@@ -7,8 +7,9 @@ that is not a string): those values get exactly what the standard encoder made o
 A float that is not finite is written ``null`` (the standard encoder writes ``NaN``, which no
 JSON reader accepts).
 
-Reading stays with the standard library (orjson reads integers past 64 bits as floats), called
-at its C scanner directly for the one small text of each streamed event.
+Reading stays with the standard library (orjson reads integers past 64 bits as floats, and
+refuses ``NaN``, lone surrogate escapes, byte-order marks, UTF-16 and nesting past 1024), called
+at its C scanner directly for the one small text of each streamed event and for a whole answer.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any, Final
 
 import orjson
 
-__all__ = ["json_bytes", "json_text", "json_value"]
+__all__ = ["json_bytes", "json_text", "json_value", "json_value_of_bytes"]
 
 # The standard decoder's own C scanner: what json.loads runs after two regex matches and three
 # Python calls that a text without surrounding whitespace does not need.
@@ -63,3 +64,21 @@ def json_value(text: str) -> Any:
     except StopIteration:
         return json.loads(text)
     return value if end == len(text) else json.loads(text)
+
+
+# json.loads guesses the encoding of bytes from their start: a byte-order mark (UTF-32, UTF-16,
+# UTF-8 with BOM, opening with one of these bytes) or a zero byte among the first two (UTF-16 or
+# UTF-32 without one). Any other start is UTF-8 to it.
+_NOT_PLAIN_UTF8: Final = (b"\x00", b"\xef", b"\xfe", b"\xff")
+
+
+def json_value_of_bytes(raw: bytes) -> Any:
+    """The value of the JSON document ``raw``: exactly what :func:`json.loads` returns or raises.
+
+    Bytes that json.loads takes for UTF-8 (no byte-order mark, no zero byte in the first two) are
+    decoded as it decodes them and read by :func:`json_value`, without the encoding guess and
+    the calls around the scanner; any others are read by :func:`json.loads`.
+    """
+    if raw[:1] in _NOT_PLAIN_UTF8 or raw[1:2] == b"\x00":
+        return json.loads(raw)
+    return json_value(raw.decode("utf-8", "surrogatepass"))

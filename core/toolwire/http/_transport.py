@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import aiohttp
 import attrs
 
-from .._json.fast import json_bytes
+from .._json.fast import json_bytes, json_value_of_bytes
 from .._redact import escapes_may_hide, redact_json, redact_raw, redact_text
 from ..config import ProviderConfig
 from ..events import Event, ProviderRetry, RequestBody
@@ -339,7 +339,7 @@ class Transport:
                 watch.response = response
                 if response.status >= 300:
                     raise await _status_failure(response, sending)
-                raw = redact_raw(await _read_capped(response, sending), sending.key)
+                raw = await _read_capped(response, sending)
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _connection_failure(exc, sending.request) from None
         except asyncio.CancelledError:
@@ -553,12 +553,16 @@ def _final_error(
 
 
 def _parse_json(raw: bytes, sending: _Sending) -> Any:
-    """The JSON answer ``raw`` (its bytes already redacted), with the key redacted from its
-    strings where escapes may spell it: the parsed value is encoded again only then."""
+    """The JSON answer ``raw``, with the key redacted from its bytes and, where escapes may spell
+    it, from its strings: the parsed value is encoded again only then."""
     api, url, key = sending.request.api, sending.request.url, sending.key
+    if key is not None:
+        raw = redact_raw(raw, key)
     try:
-        value = json.loads(raw)
-        return redact_json(value, key) if escapes_may_hide(raw, key) else value
+        value = json_value_of_bytes(raw)
+        if key is None or not escapes_may_hide(raw, key):
+            return value
+        return redact_json(value, key)
     except RecursionError:
         raise _Failure(
             ProviderError(
