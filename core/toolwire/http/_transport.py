@@ -22,6 +22,7 @@ from collections.abc import (
     Callable,
     Mapping,
 )
+from functools import partial
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 from urllib.parse import urlsplit
 
@@ -229,7 +230,7 @@ class Transport:
             total timeout, and for an answer that is not JSON.
         """
         sending = self._prepare(request, stream=False)
-        return await self._with_retries(lambda watch: self._json_attempt(sending, watch), sending)
+        return await self._with_retries(partial(self._json_attempt, sending), sending)
 
     async def consume_sse(self, request: ProviderRequest, consume: StreamConsumer[T]) -> T:
         """Send ``request`` and hand the server-sent events of the answer to ``consume``.
@@ -244,9 +245,7 @@ class Transport:
         :raises ProviderError: as :meth:`post_json` does, and for a broken or oversized stream.
         """
         sending = self._prepare(request, stream=True)
-        return await self._with_retries(
-            lambda watch: self._stream_attempt(sending, consume, watch), sending
-        )
+        return await self._with_retries(partial(self._stream_attempt, sending, consume), sending)
 
     async def stream_sse(self, request: ProviderRequest) -> AsyncIterator[SSEEvent]:
         """Send ``request`` and yield the server-sent events of the answer.
