@@ -202,25 +202,6 @@ class Transport:
             )
         return key
 
-    def _headers(
-        self,
-        headers: Mapping[str, str] | None,
-        key: str | None,
-        key_header: ApiKeyHeader | None,
-        *,
-        stream: bool,
-    ) -> dict[str, str]:
-        out = {
-            "Content-Type": "application/json",
-            "Accept": "text/event-stream" if stream else "application/json",
-        }
-        if headers:
-            out.update(headers)
-        if key is not None:
-            header = key_header or BEARER_KEY_HEADER
-            out[header.name] = header.prefix + key
-        return out
-
     # -- public requests ----------------------------------------------------------------------
 
     async def post_json(self, request: ProviderRequest) -> Any:
@@ -298,7 +279,16 @@ class Transport:
         The key is read and the body encoded once, before the first attempt; with
         ``request_bodies`` on, the body is announced here, key and secrets redacted.
         """
-        key = self.api_key(request.key_env, api=request.api)
+        key = self.api_key(request.key_env, api=request.api) if request.key_env else None
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "text/event-stream" if stream else "application/json",
+        }
+        if request.headers:
+            headers.update(request.headers)
+        if key is not None:
+            key_header = request.key_header or BEARER_KEY_HEADER
+            headers[key_header.name] = key_header.prefix + key
         config = request.config or self.config
         timeouts = self._timeouts
         if timeouts is None or timeouts[0] is not config:
@@ -308,7 +298,7 @@ class Transport:
             config=config,
             key=key,
             data=json_bytes(request.body),
-            headers=self._headers(request.headers, key, request.key_header, stream=stream),
+            headers=headers,
             timeout=timeouts[1],
             emit=request.emit or self._emit or _discard,
         )
