@@ -83,7 +83,7 @@ class HTTPProviderAdapter(ProviderAdapter):
         """
         sent = self._provider_request(url, body, request, emit, key_env, headers, tools_offered)
         try:
-            return await self.get_transport().post_json(sent)
+            return await (self.transport or self.get_transport()).post_json(sent)
         except ProviderError as exc:
             raise _refine(exc, tools_offered) from None
 
@@ -103,7 +103,7 @@ class HTTPProviderAdapter(ProviderAdapter):
         :meth:`Transport.consume_sse`); errors as for :meth:`post`."""
         sent = self._provider_request(url, body, request, emit, key_env, headers, tools_offered)
         try:
-            return await self.get_transport().consume_sse(sent, consume)
+            return await (self.transport or self.get_transport()).consume_sse(sent, consume)
         except ProviderError as exc:
             raise _refine(exc, tools_offered) from None
 
