@@ -204,6 +204,7 @@ class SSEDecoder:
         lines = text.split("\n")
         rest = lines.pop()
         limit = self._max_line
+        max_event = self._max_event
         if lines and self._partial:
             self._partial.append(lines[0])
             lines[0] = "".join(self._partial)
@@ -214,8 +215,12 @@ class SSEDecoder:
                 raise SSELimitExceeded("line", limit)
             if not line:
                 self._dispatch(events)
-            elif line.startswith("data: "):  # nearly every line: read here, not in a call
-                self._add_data(line[6:])
+            elif line.startswith("data: "):
+                # Nearly every line is data: added here as _add_data adds it, without the call.
+                self._data.append(line[6:])
+                self._data_length += len(line) - 5
+                if max_event is not None and self._data_length > max_event:
+                    raise SSELimitExceeded("event", max_event)
             elif line.startswith("event: "):
                 self._event_type = line[7:]
             else:
