@@ -14,7 +14,10 @@ __all__ = ["DONE_SENTINEL", "SSEDecoder", "SSEEvent", "SSELimitExceeded", "aiter
 DONE_SENTINEL: Final = "[DONE]"
 """The ``data`` that OpenAI-style APIs send as their last event."""
 
-_UTF8_DECODER: Final = codecs.getincrementaldecoder("utf-8")  # looked up once, not per stream
+# Chunks are decoded as codecs.getincrementaldecoder("utf-8") decodes them (the bytes of a
+# character split across chunks are held back for the next) with the codec's C function that
+# decoder calls, without the decoder's Python method per chunk.
+_UTF8_DECODE: Final = codecs.utf_8_decode
 
 
 @attrs.frozen
@@ -108,13 +111,13 @@ class SSEDecoder:
         "_pending_retry",
         "_retry",
         "_skip_lf",
-        "_utf8",
+        "_undecoded",
     )
 
     def __init__(self, *, max_line: int | None = None, max_event: int | None = None) -> None:
         self._max_line = max_line
         self._max_event = max_event
-        self._utf8 = _UTF8_DECODER(errors="replace")
+        self._undecoded = b""  # the start of a character split across chunks
         self._partial: list[str] = []  # an unterminated line, in pieces
         self._partial_length = 0
         self._skip_lf = False  # the previous text ended with CR: a leading LF belongs to it
@@ -155,7 +158,10 @@ class SSEDecoder:
             raise TypeError("SSEDecoder.feed() takes bytes, got str: pass the raw body bytes")
         if self._closed:
             raise RuntimeError("SSEDecoder.feed() called after close()")
-        return self._feed_text(self._utf8.decode(chunk))
+        data = self._undecoded + chunk
+        text, used = _UTF8_DECODE(data, "replace", False)
+        self._undecoded = data[used:]
+        return self._feed_text(text)
 
     def close(self) -> list[SSEEvent]:
         """Declare that the body ended cleanly.
@@ -166,8 +172,9 @@ class SSEDecoder:
         if self._closed:
             return []
         self._closed = True
-        cut_mid_character = bool(self._utf8.getstate()[0])
-        events = self._feed_text(self._utf8.decode(b"", final=True))
+        undecoded, self._undecoded = self._undecoded, b""
+        cut_mid_character = bool(undecoded)
+        events = self._feed_text(_UTF8_DECODE(undecoded, "replace", True)[0])
         if self._partial:
             line = "".join(self._partial)
             self._partial.clear()
