@@ -647,8 +647,10 @@ async def _checked_events(
 def _redacted_event(event: SSEEvent, key: str) -> SSEEvent:
     """``event`` with ``key`` redacted from its data (the same event when the key is absent)."""
     data = event.data
-    redacted = redact_text(data, key)
-    if escapes_may_hide(redacted, key):
+    # Substring tests spare the calls for most events: an event rarely holds the key, and
+    # only one with a backslash can hide it behind escapes.
+    redacted = redact_text(data, key) if key in data else data
+    if "\\" in redacted and escapes_may_hide(redacted, key):
         redacted = _redacted_json_text(redacted, key)
     return event if redacted is data else attrs.evolve(event, data=redacted)
 
