@@ -366,7 +366,8 @@ class Transport:
                     result = await consume(events, tracking_emit)
                 finally:
                     await events.aclose()
-                await _finish_body(response.content)
+                if not response.content.at_eof():
+                    await _finish_body(response.content)
                 return result
         except _Failure:
             raise
@@ -599,15 +600,13 @@ async def _read_capped(response: aiohttp.ClientResponse, sending: _Sending) -> b
 
 
 async def _finish_body(content: aiohttp.StreamReader) -> None:
-    """Read what follows a stream's last event, so that its connection is kept for the next
-    request. A consumer stops at its API's final event (``[DONE]``, ``message_stop``,
-    ``response.completed``), and the end of the body (the chunked encoding's last, empty chunk)
-    often arrives a moment later: released before it, the response closes the connection, and
-    the next request opens another (with TLS, a handshake). A body that goes on past
-    ``_TAIL_BYTES`` or ``_TAIL_WAIT``, or falls silent past ``read_timeout``, is left, and its
-    connection closed as before; nothing read here is used."""
-    if content.at_eof():
-        return
+    """Read what follows a stream's last event when the body has not ended with it, so that its
+    connection is kept for the next request. A consumer stops at its API's final event
+    (``[DONE]``, ``message_stop``, ``response.completed``), and the end of the body (the chunked
+    encoding's last, empty chunk) often arrives a moment later: released before it, the response
+    closes the connection, and the next request opens another (with TLS, a handshake). A body
+    that goes on past ``_TAIL_BYTES`` or ``_TAIL_WAIT``, or falls silent past ``read_timeout``,
+    is left, and its connection closed as before; nothing read here is used."""
     size = 0
     with contextlib.suppress(aiohttp.ClientError, TimeoutError):
         async with asyncio.timeout(_TAIL_WAIT):
