@@ -161,6 +161,17 @@ async def test_the_key_header_is_chosen_by_the_adapter() -> None:
     assert "Authorization" not in headers
 
 
+async def test_a_prepared_request_does_not_show_its_key() -> None:
+    client, _ = transport()
+    async with client:
+        sending = client._prepare(
+            ProviderRequest("http://127.0.0.1:9/v1", {}, api="t", key_env="MY_KEY"), stream=False
+        )
+    assert sending.key == KEY
+    assert sending.headers["Authorization"] == f"Bearer {KEY}"
+    assert KEY not in repr(sending)
+
+
 async def test_no_key_env_sends_no_key() -> None:
     async with Server(reply()) as server:
         client, _ = transport()

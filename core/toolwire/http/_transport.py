@@ -80,13 +80,14 @@ class _Failure(Exception):
 
 @attrs.frozen
 class _Sending:
-    """A request made ready to send: what every attempt of it shares, resolved once."""
+    """A request made ready to send: what every attempt of it shares, resolved once. Its repr
+    leaves out the key and the headers that carry it (a traceback or a log may show it)."""
 
     request: ProviderRequest
     config: ProviderConfig
-    key: str | None
+    key: str | None = attrs.field(repr=False)
     data: bytes
-    headers: dict[str, str]
+    headers: dict[str, str] = attrs.field(repr=False)
     timeout: aiohttp.ClientTimeout
     emit: EmitEvent
 
