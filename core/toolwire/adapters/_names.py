@@ -146,8 +146,8 @@ class ToolNames:
         to it."""
         history = self._history
         if history is None:
-            accepts = self.accepts
-            history = self._history = RenderedHistory(lambda: _RefusedNames(accepts))
+            accepts, accepted = self.accepts, self._accepted
+            history = self._history = RenderedHistory(lambda: _RefusedNames(accepts, accepted))
         return history.get(run_id, messages)
 
     def copy(self) -> ToolNames:
@@ -225,7 +225,7 @@ def wire_request(
         names = ToolNames.for_request(request, pattern=pattern, max_length=max_length, spell=spell)
     messages = request.messages
     history = names.refused_in(request.run_id, messages)
-    if not names.aliases and not history:
+    if not names._to_wire and not history:  # no alias, in the offer or in the history
         return request
     if given is not None:
         names = names.copy()  # wire() may add the history's names: the caller's stay as they are
@@ -257,27 +257,39 @@ def wire_request(
 
 class _RefusedNames:
     """Whether a call or result of a conversation names a tool the API refuses, message by
-    message (a :class:`~._history.HistoryFold`)."""
+    message (a :class:`~._history.HistoryFold`).
 
-    __slots__ = ("_accepts", "found")
+    :param accepts: :meth:`ToolNames.accepts`.
+    :param accepted: the answers it has kept; a name found there accepted is not asked again
+        (every round names the same few tools).
+    """
 
-    def __init__(self, accepts: Callable[[str], bool], found: bool = False) -> None:
+    __slots__ = ("_accepted", "_accepts", "found")
+
+    def __init__(self, accepts: Callable[[str], bool], accepted: Mapping[str, bool]) -> None:
         self._accepts = accepts
-        self.found = found
+        self._accepted = accepted
+        self.found = False
 
     def feed(self, message: Message) -> None:
         if self.found:
             return
-        accepts = self._accepts
+        accepted, accepts = self._accepted, self._accepts
         if isinstance(message, AssistantMessage):
-            self.found = any(
-                isinstance(part, ToolCall) and not accepts(part.name) for part in message.parts
-            )
+            for part in message.parts:
+                if isinstance(part, ToolCall) and not (
+                    accepted.get(part.name) or accepts(part.name)
+                ):
+                    self.found = True
+                    return
         elif isinstance(message, ToolResultMessage):
-            self.found = not accepts(message.name)
+            self.found = not (accepted.get(message.name) or accepts(message.name))
 
     def copy(self) -> _RefusedNames:
-        return _RefusedNames(self._accepts, self.found)
+        # Made without __init__: a fold is copied every request.
+        other = _RefusedNames.__new__(_RefusedNames)
+        other._accepts, other._accepted, other.found = self._accepts, self._accepted, self.found
+        return other
 
     def result(self) -> bool:
         return self.found
@@ -287,7 +299,7 @@ def canonical_message(message: AssistantMessage, request: ModelRequest) -> Assis
     """``message`` with every call named by its canonical name (``request`` from
     :func:`wire_request`); the same object when nothing was aliased."""
     names = request.tool_names
-    if names is None or not names.aliases:
+    if names is None or not names._to_wire:  # no alias
         return message
     calls = [p for p in message.parts if isinstance(p, ToolCall)]
     if all(names.canonical(call.name) == call.name for call in calls):
