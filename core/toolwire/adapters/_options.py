@@ -39,4 +39,4 @@ def provider_tools(config: Any) -> list[dict[str, Any]]:
     """The definitions of the tools the provider runs itself (``[provider] provider_tools``),
     as written, to send beside the local tools."""
     tools: tuple[Mapping[str, Any], ...] = getattr(config, "provider_tools", ())
-    return [dict(tool) for tool in tools]
+    return [dict(tool) for tool in tools] if tools else []  # none, nearly always
