@@ -118,7 +118,8 @@ def wire_call_ids(messages: Sequence[Message]) -> dict[str, str]:
     for message in messages:
         if isinstance(message, AssistantMessage):
             for part in message.parts:
-                if isinstance(part, ToolCall):
+                # Only a call with provider data can keep another id for the wire.
+                if isinstance(part, ToolCall) and part.provider_data:
                     wire = wire_call_id(part)
                     if wire != part.id:
                         mapping[part.id] = wire
@@ -451,9 +452,13 @@ class CallAssembler:
     def complete_open(self) -> list[ToolCall]:
         """Complete every call still open, in the order they began (the wire said the turn is
         over, as Chat Completions does with its finish reason)."""
-        keys = [key for key, call in self._calls.items() if not call.closed]
-        completed = [self.complete(key) for key in keys]
-        return [call for call in completed if call is not None]
+        completed: list[ToolCall] = []
+        for key, call in list(self._calls.items()):
+            if not call.closed:
+                made = self.complete(key)
+                if made is not None:
+                    completed.append(made)
+        return completed
 
     def finish(self, reason: str, *, key: Hashable | None = None) -> list[ToolCall]:
         """Close every call still open (or only the call ``key``) because the stream ended; each
