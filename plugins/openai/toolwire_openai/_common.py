@@ -408,37 +408,35 @@ def _int(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
-def _detail(payload: dict[str, Any], details: str, field: str) -> int | None:
-    extra = payload.get(details)
-    return _int(extra.get(field)) if type(extra) is dict else None
-
-
-def _usage(payload: Any, inputs: str, outputs: str, details: str, kind: str) -> Usage | None:
+def _usage(payload: Any, inputs: str, outputs: str) -> Usage | None:
     # Answers are decoded JSON: plain dicts and ints, checked by exact type (fast, and bools out).
-    # Both APIs count cached input inside the input and reasoning inside the output.
+    # Both APIs count cached input inside the input and reasoning inside the output, and name
+    # the details of each after it (`prompt_tokens_details`, `output_tokens_details` …).
     if type(payload) is not dict:
         return None
+    cached = payload.get(f"{inputs}_details")
+    reasoning = payload.get(f"{outputs}_details")
     return Usage(
         input_tokens=_int(payload.get(inputs)),
         output_tokens=_int(payload.get(outputs)),
-        cache_read_tokens=_detail(payload, details, "cached_tokens"),
+        cache_read_tokens=_int(cached.get("cached_tokens")) if type(cached) is dict else None,
         total_tokens=_int(payload.get("total_tokens")),
-        reasoning_tokens=_detail(payload, f"{kind}_tokens_details", "reasoning_tokens"),
+        reasoning_tokens=(
+            _int(reasoning.get("reasoning_tokens")) if type(reasoning) is dict else None
+        ),
     )
 
 
 def chat_usage(payload: Any) -> Usage | None:
     """Usage of a Chat Completions answer (``prompt_tokens``, ``completion_tokens``, cached
     tokens in ``prompt_tokens_details``, reasoning in ``completion_tokens_details``)."""
-    return _usage(
-        payload, "prompt_tokens", "completion_tokens", "prompt_tokens_details", "completion"
-    )
+    return _usage(payload, "prompt_tokens", "completion_tokens")
 
 
 def responses_usage(payload: Any) -> Usage | None:
     """Usage of a Responses answer (``input_tokens``, ``output_tokens``, cached tokens in
     ``input_tokens_details``, reasoning in ``output_tokens_details``)."""
-    return _usage(payload, "input_tokens", "output_tokens", "input_tokens_details", "output")
+    return _usage(payload, "input_tokens", "output_tokens")
 
 
 def error_in_body(payload: Any, api: str) -> ProviderError | None:
