@@ -145,10 +145,14 @@ def _tool_call(call: ToolCall) -> dict[str, Any]:
 
 
 def _assistant(message: AssistantMessage) -> dict[str, Any] | None:
-    text = "".join(p.text for p in message.parts if isinstance(p, TextPart))
-    calls = [
-        _tool_call(p) for p in message.parts if isinstance(p, ToolCall) and not p.provider_executed
-    ]
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif isinstance(part, ToolCall) and not part.provider_executed:
+            calls.append(_tool_call(part))
+    text = "".join(texts)
     if not text and not calls:
         return None
     # `content` is always a string, "" beside calls: OpenAI accepts both null and "", but hosts
