@@ -245,7 +245,9 @@ class _Messages:
             self._out.append(rendered)
 
     def copy(self) -> _Messages:
-        other = _Messages(self._render)
+        # Made without __init__: a fold is copied every request.
+        other = _Messages.__new__(_Messages)
+        other._render = self._render
         other._system = list(self._system)
         other._out = list(self._out)
         other._results = list(self._results)

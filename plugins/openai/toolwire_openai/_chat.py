@@ -241,7 +241,9 @@ class _ChatMessages:
             self._out.append(rendered)
 
     def copy(self) -> _ChatMessages:
-        other = _ChatMessages(self._render, results_as_user=self._results_as_user)
+        # Made without __init__: a fold is copied every request.
+        other = _ChatMessages.__new__(_ChatMessages)
+        other._render, other._results_as_user = self._render, self._results_as_user
         other._out = list(self._out)
         other._pending = list(self._pending)
         other._wire_ids = dict(self._wire_ids)

@@ -230,7 +230,9 @@ class _Input:
         self._items.extend(self._render(message, wire_id))
 
     def copy(self) -> _Input:
-        other = _Input(self._render)
+        # Made without __init__: a fold is copied every request.
+        other = _Input.__new__(_Input)
+        other._render = self._render
         other._fed = self._fed
         other._instructions = self._instructions
         other._items = list(self._items)
