@@ -381,17 +381,23 @@ class _Contents:
 
     def _flush(self, contents: list[dict[str, Any]]) -> None:
         """Add the pending results to ``contents`` as one turn, in the order of their calls."""
-        if not self._results:
+        results = self._results
+        if not results:
             return
-        order = self._order
-        ordered = sorted(self._results, key=lambda m: order.get(m.call_id, len(order)))
-        parts = [self._render(m, self._wire_ids.get(m.call_id)) for m in ordered]
+        if len(results) > 1:
+            order = self._order
+            results = sorted(results, key=lambda m: order.get(m.call_id, len(order)))
+        parts = []
+        for message in results:
+            parts.append(self._render(message, self._wire_ids.get(message.call_id)))
         _add(contents, self._result_role, parts)
         if contents is self._contents:
             self._results = []
 
     def copy(self) -> _Contents:
-        other = _Contents(self._render, result_role=self._result_role)
+        # Made without __init__: a fold is copied every request.
+        other = _Contents.__new__(_Contents)
+        other._render, other._result_role = self._render, self._result_role
         other._system = list(self._system)
         other._contents = list(self._contents)
         other._wire_ids = dict(self._wire_ids)
