@@ -399,6 +399,8 @@ def _finish(stop_reason: Any) -> str | None:
 
 
 def _extra(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    if block.keys() <= _TOOL_USE_FIELDS:
+        return None  # nearly always
     extra = {k: v for k, v in block.items() if k not in _TOOL_USE_FIELDS}
     return {"extra": extra} if extra else None
 
@@ -454,9 +456,13 @@ def parse_message(payload: Mapping[str, Any]) -> AssistantMessage:
     """
     if payload.get("type") == "error":
         raise _error(payload, "the answer")
-    parts = [part_from_block(b) for b in wire_objects(payload.get("content"), "content", API)]
+    parts: list[AssistantPart] = []
+    for block in wire_objects(payload.get("content"), "content", API):
+        part = part_from_block(block)
+        if part is not None:
+            parts.append(part)
     return AssistantMessage(
-        parts=unique_call_ids([p for p in parts if p is not None]),
+        parts=unique_call_ids(parts),
         api=API,
         model=payload.get("model"),
         finish_reason=_finish(payload.get("stop_reason")),
@@ -613,9 +619,13 @@ class MessagesStream:
             if index not in self._parts:
                 why = f"stop reason: {self._stop_reason}" if self._stop_reason else "cut off"
                 self._parts[index] = self._finish_block(index, cut=why)
-        parts = [self._parts[i] for i in sorted(self._parts)]
+        parts: list[AssistantPart] = []
+        for index in sorted(self._parts):
+            part = self._parts[index]
+            if part is not None:
+                parts.append(part)
         return AssistantMessage(
-            parts=[p for p in parts if p is not None],
+            parts=parts,
             api=API,
             model=self._message.get("model"),
             finish_reason=reason,
