@@ -409,8 +409,9 @@ def _finish(response: Mapping[str, Any], parts: Sequence[AssistantPart]) -> str 
         details = response.get("incomplete_details") or {}
         reason = details.get("reason") if isinstance(details, Mapping) else None
         return "length" if reason == "max_output_tokens" else str(reason or "incomplete")
-    if any(isinstance(p, ToolCall) and not p.provider_executed for p in parts):
-        return "tool_calls"
+    for part in parts:
+        if isinstance(part, ToolCall) and not part.provider_executed:
+            return "tool_calls"
     if status in (None, "completed"):
         return "stop"
     return str(status)
