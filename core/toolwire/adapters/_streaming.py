@@ -187,7 +187,8 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
             return {}, None
     elif raw is None:
         return {}, None
-    elif isinstance(raw, Mapping):
+    # Parsed JSON holds dicts: the exact type check spares the ABC's (run in Python).
+    elif type(raw) is dict or isinstance(raw, Mapping):
         return dict(raw), None
     else:
         return None, f"the arguments are a JSON {type(raw).__name__}, not an object"

@@ -133,7 +133,8 @@ def _tool_use(call: ToolCall) -> dict[str, Any]:
         "input": dict(call.arguments) if call.arguments is not None else {},
     }
     extra = (call.provider_data or {}).get("extra")
-    if isinstance(extra, Mapping):
+    # None, nearly always, is told apart before the Mapping check, which runs in Python.
+    if extra is not None and isinstance(extra, Mapping):
         for key, value in extra.items():
             block.setdefault(key, value)
     return block
@@ -362,7 +363,9 @@ def _int(value: Any) -> int | None:
 
 def _response_id(message: Any) -> str | None:
     """The message's ``id`` (``msg_…``), when it is a non-empty string."""
-    value = message.get("id") if isinstance(message, Mapping) else None
+    # Parsed JSON holds dicts: the exact type check spares the ABC's (run in Python).
+    mapping = type(message) is dict or isinstance(message, Mapping)
+    value = message.get("id") if mapping else None
     return value if isinstance(value, str) and value else None
 
 
@@ -370,15 +373,20 @@ def _usage(payload: Any) -> Usage | None:
     """``usage``: Anthropic counts input read from and written to the prompt cache apart from
     ``input_tokens``; the canonical input counts all three. Thinking is inside ``output_tokens``
     (``output_tokens_details.thinking_tokens`` says how much)."""
-    if not isinstance(payload, Mapping):
+    # Parsed JSON holds dicts: the exact type check spares the ABC's (run in Python).
+    if type(payload) is not dict and not isinstance(payload, Mapping):
         return None
-    read = _int(payload.get("cache_read_input_tokens"))
-    written = _int(payload.get("cache_creation_input_tokens"))
-    fresh = _int(payload.get("input_tokens"))
-    outputs = _int(payload.get("output_tokens"))
+    # The counts given as integers (booleans are not counts), picked out in one pass.
+    counts = {k: v for k, v in payload.items() if isinstance(v, int) and not isinstance(v, bool)}
+    read = counts.get("cache_read_input_tokens")
+    written = counts.get("cache_creation_input_tokens")
+    fresh = counts.get("input_tokens")
+    outputs = counts.get("output_tokens")
     inputs = None if fresh is None else fresh + (read or 0) + (written or 0)
     details = payload.get("output_tokens_details")
-    thinking = _int(details.get("thinking_tokens")) if isinstance(details, Mapping) else None
+    thinking = None
+    if details is not None and isinstance(details, Mapping):
+        thinking = _int(details.get("thinking_tokens"))
     total = None
     if inputs is not None and outputs is not None:
         total = inputs + outputs

@@ -137,7 +137,8 @@ def _tool_call(call: ToolCall) -> dict[str, Any]:
         "function": {"name": call.name, "arguments": arguments_text(call)},
     }
     extra = (call.provider_data or {}).get("extra")
-    if isinstance(extra, Mapping):
+    # None, nearly always, is told apart before the Mapping check, which runs in Python.
+    if extra is not None and isinstance(extra, Mapping):
         # Fields some hosts attach to a call and want back (Gemini's thought signatures).
         for key, value in extra.items():
             item.setdefault(key, value)
@@ -463,7 +464,8 @@ def parse_chat_completion(
     for call in wire_objects(message.get("tool_calls"), "message.tool_calls", API):
         parts.append(_call_from_wire(call, id_factory))
     legacy = message.get("function_call")
-    if isinstance(legacy, Mapping) and not message.get("tool_calls"):
+    # None, nearly always, is told apart before the Mapping check, which runs in Python.
+    if legacy is not None and isinstance(legacy, Mapping) and not message.get("tool_calls"):
         parts.append(_call_from_wire({"function": legacy}, id_factory))
     return AssistantMessage(
         parts=unique_call_ids(parts, id_factory),

@@ -502,7 +502,11 @@ class ResponsesStream:
             self._item_done(event)
         elif kind == "response.created":
             started = event.get("response")
-            self._started = started if isinstance(started, Mapping) else {}
+            # Parsed JSON holds dicts: the exact type check spares the ABC's (run in Python).
+            if type(started) is dict or isinstance(started, Mapping):
+                self._started = started
+            else:
+                self._started = {}
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self._response = event.get("response") or {}
             failure = _failed(self._response)
