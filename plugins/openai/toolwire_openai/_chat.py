@@ -509,9 +509,10 @@ class ChatStream:
             self._done = True
             return True
         chunk = event_object(data, API)
-        error = error_in_body(chunk, API)
-        if error is not None:
-            raise error
+        if "error" in chunk:  # checked here first: every chunk passes
+            error = error_in_body(chunk, API)
+            if error is not None:
+                raise error
         if self._model is None and chunk.get("model"):
             self._model = chunk["model"]
         if self._id is None:
@@ -526,17 +527,22 @@ class ChatStream:
             if reasoning:
                 self._thinking.append(reasoning)
                 self._calls.thinking(reasoning)
-            text = _text_of(delta.get("content")) or _text_of(delta.get("refusal"))
-            if text:
-                self._text.append(text)
-                self._calls.text(text)
-            for call in wire_objects(delta.get("tool_calls"), "delta.tool_calls", API):
-                self._call_delta(call)
+            content, refusal = delta.get("content"), delta.get("refusal")
+            # The deltas of a call and the finish carry neither (nothing falsy holds text).
+            if content or refusal:
+                text = _text_of(content) or _text_of(refusal)
+                if text:
+                    self._text.append(text)
+                    self._calls.text(text)
+            tool_calls = delta.get("tool_calls")
+            if tool_calls is not None:
+                for call in wire_objects(tool_calls, "delta.tool_calls", API):
+                    self._call_delta(call)
             legacy = delta.get("function_call")
             # llama-cpp-python's server sends each call delta twice, as `tool_calls` and as the
             # legacy `function_call`: the legacy field counts only on its own. (None, nearly
             # always, is told apart before the Mapping check, which runs in Python.)
-            if legacy is not None and isinstance(legacy, Mapping) and not delta.get("tool_calls"):
+            if legacy is not None and isinstance(legacy, Mapping) and not tool_calls:
                 self._call_delta({"index": 0, "function": legacy})
             if choice.get("finish_reason"):
                 self._finish = choice["finish_reason"]
