@@ -647,8 +647,8 @@ class OpenAIChatAdapter(OpenAIAdapter):
             request, self.config, profile=self.profile, tools=tools, messages=messages
         )
 
-    def parse(self, payload: Any) -> AssistantMessage:
-        return parse_chat_completion(payload)
+    # The parser itself, not a method that calls it (it runs every unstreamed round).
+    parse = staticmethod(parse_chat_completion)
 
     def stream_reader(self, request: ModelRequest, emit: EmitEvent) -> ChatStream:
         return ChatStream(request, emit)

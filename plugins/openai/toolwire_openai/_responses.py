@@ -629,8 +629,8 @@ class OpenAIResponsesAdapter(OpenAIAdapter):
             request, self.config, profile=self.profile, tools=tools, rendered_input=rendered
         )
 
-    def parse(self, payload: Any) -> AssistantMessage:
-        return parse_response(payload)
+    # The parser itself, not a method that calls it (it runs every unstreamed round).
+    parse = staticmethod(parse_response)
 
     def reported(self, request: ModelRequest, message: AssistantMessage) -> list[Event]:
         """The provider-run calls of a whole answer, and what each came to (its item says)."""
