@@ -135,24 +135,22 @@ def _function_call(call: ToolCall) -> dict[str, Any]:
 def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
     own = message.api == API
     # Text that came from this API is inside the message items kept as opaque parts.
-    covered = own and any(
-        isinstance(p, OpaquePart) and p.api == API and _item_type(p.data) == "message"
-        for p in message.parts
-    )
+    covered = False
+    if own:
+        for p in message.parts:
+            if isinstance(p, OpaquePart) and p.api == API and _item_type(p.data) == "message":
+                covered = True
+                break
     items: list[dict[str, Any]] = []
     text: list[str] = []
-
-    def flush_text() -> None:
-        if text:
-            items.append({"role": "assistant", "content": "".join(text)})
-            text.clear()
-
     for part in message.parts:
         if isinstance(part, TextPart):
             if not covered and part.text:
                 text.append(part.text)
             continue
-        flush_text()
+        if text:  # the text before this part, as one message
+            items.append(_text_item(text))
+            text = []
         if isinstance(part, OpaquePart):
             if part.api == API:
                 items.append(dict(part.data))
@@ -163,8 +161,13 @@ def _assistant_items(message: AssistantMessage) -> list[dict[str, Any]]:
                     items.append(dict(item))
             else:
                 items.append(_function_call(part))
-    flush_text()
+    if text:
+        items.append(_text_item(text))
     return items
+
+
+def _text_item(text: list[str]) -> dict[str, Any]:
+    return {"role": "assistant", "content": "".join(text)}
 
 
 def _item_type(data: Any) -> Any:
