@@ -720,7 +720,9 @@ class GenerateStream:
         name = function.get("name")
         # The part is kept for the way back without its name and arguments: the call holds
         # those (canonical, redacted where sensitive), and the part is rebuilt from it.
-        kept = {k: v for k, v in function.items() if k not in ("name", "args")}
+        kept = dict(function)
+        kept.pop("name", None)
+        kept.pop("args", None)
         self._calls.begin(
             key,
             call_id=call_id if isinstance(call_id, str) and call_id else None,
