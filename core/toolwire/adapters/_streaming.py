@@ -505,7 +505,8 @@ class CallAssembler:
         """Give ``call`` an id unique in the turn, keeping a repeated wire id for the wire."""
         wire = call.call_id
         chosen = _renamed(wire, self._used_ids, self._id_factory)
-        call.provider_data = _with_wire_id(call.provider_data, wire, chosen)
+        if wire and wire != chosen:  # (the call's provider data is its own: no copy otherwise)
+            call.provider_data = _with_wire_id(call.provider_data, wire, chosen)
         call.call_id = chosen
         return chosen
 
