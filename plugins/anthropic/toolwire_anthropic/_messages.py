@@ -757,7 +757,6 @@ class AnthropicMessagesAdapter(HTTPProviderAdapter):
             tools_offered=tools_offered,
         )
         message = canonical_message(parse_message(payload), request)
-        results = {call.id: result for call, result in message_results(message)}
-        for event in provider_call_events(request, message, results):
+        for event in provider_call_events(request, message, message_results(message)):
             emit(event)
         return message

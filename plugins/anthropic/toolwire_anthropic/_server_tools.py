@@ -45,16 +45,20 @@ def result_of_block(block: Mapping[str, Any], name: str) -> ToolResult:
     return ToolResult.ok(_clip(str(content)) if isinstance(content, str) else None)
 
 
-def message_results(message: AssistantMessage) -> Iterator[tuple[ToolCall, ToolResult]]:
-    """Each provider-run call of a whole (non-streamed) turn with the result its block gives."""
-    calls = {
-        _wire_id(p): p for p in message.parts if isinstance(p, ToolCall) and p.provider_executed
-    }
+def message_results(message: AssistantMessage) -> dict[str, ToolResult]:
+    """The result its block gives each provider-run call of a whole (non-streamed) turn, by
+    the call's id."""
+    calls: dict[str, ToolCall] = {}
+    for part in message.parts:
+        if isinstance(part, ToolCall) and part.provider_executed:
+            calls[_wire_id(part)] = part
+    results: dict[str, ToolResult] = {}
     for part in message.parts:
         if isinstance(part, OpaquePart) and is_result_block(part.data):
             call = calls.get(str(part.data["tool_use_id"]))
             if call is not None:
-                yield call, result_of_block(part.data, call.name)
+                results[call.id] = result_of_block(part.data, call.name)
+    return results
 
 
 def _wire_id(call: ToolCall) -> str:
