@@ -286,8 +286,13 @@ def _model_turn(message: AssistantMessage) -> _ModelTurn:
                     parts.append({"text": "", **extra})
             elif isinstance(kept, Mapping):
                 parts.append(dict(kept))
-    calls = [p for p in parts if "functionCall" in p]
-    if calls and not any("thoughtSignature" in p for p in calls):
+    calls: list[dict[str, Any]] = []
+    signed = False  # whether a call carries a signature
+    for item in parts:
+        if "functionCall" in item:
+            calls.append(item)
+            signed = signed or "thoughtSignature" in item
+    if calls and not signed:
         written = all(_wire_part(c) is not None for c in message.tool_calls)
         if not (own and written):
             # Calls Gemini did not write itself: the documented signature that says so.
