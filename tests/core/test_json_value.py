@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -48,15 +49,6 @@ def _outcome(text: str | bytes, read: Any) -> tuple[str, Any]:
     return "value", value
 
 
-@pytest.mark.parametrize("text", TEXTS, ids=range(len(TEXTS)))
-def test_json_value_reads_as_json_loads(text: str) -> None:
-    expected = _outcome(text, json.loads)
-    got = _outcome(text, json_value)
-    assert got == expected
-    if expected[0] == "value":
-        assert type(got[1]) is type(expected[1])
-
-
 BODIES = [
     *(text.encode("utf-8", "surrogatepass") for text in TEXTS),
     b'{"a":"\xed\xa0\x80"}',  # a surrogate's UTF-8, which json.loads lets through
@@ -72,10 +64,18 @@ BODIES = [
 ]
 
 
-@pytest.mark.parametrize("body", BODIES, ids=range(len(BODIES)))
-def test_json_value_of_bytes_reads_as_json_loads(body: bytes) -> None:
-    expected = _outcome(body, json.loads)
-    got = _outcome(body, json_value_of_bytes)
+CASES = [
+    *(pytest.param(json_value, text, id=f"text-{i}") for i, text in enumerate(TEXTS)),
+    *(pytest.param(json_value_of_bytes, body, id=f"bytes-{i}") for i, body in enumerate(BODIES)),
+]
+
+
+@pytest.mark.parametrize(("read", "document"), CASES)
+def test_the_fast_readers_read_as_json_loads(
+    read: Callable[[Any], Any], document: str | bytes
+) -> None:
+    expected = _outcome(document, json.loads)
+    got = _outcome(document, read)
     assert got == expected
     if expected[0] == "value":
         assert type(got[1]) is type(expected[1])
