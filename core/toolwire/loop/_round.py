@@ -68,8 +68,7 @@ async def run_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
 def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -> End | None:
     """The end of the run when cancellation, a limit or trust forbid another round."""
     loop_config = view.config.loop
-    control = state.control
-    if control.cancel is not None and control.cancel.is_set():
+    if state.control.cancel_requested:
         return End("cancelled", "the run was cancelled")
     if state.rounds >= loop_config.max_rounds:
         view.emit(
@@ -86,7 +85,7 @@ def may_start_round(view: LoopView, state: RunState, adapter: ProviderAdapter) -
             f"the model was still calling tools after {loop_config.max_rounds} round(s) "
             "([loop] max_rounds)",
         )
-    if control.deadline is not None and control.deadline_passed():
+    if state.control.deadline_passed():
         return deadline_reached(view, state)
     over = over_budget(view, state)
     if over is not None:

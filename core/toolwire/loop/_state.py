@@ -222,9 +222,7 @@ class RunControl:
     @property
     def cancelling(self) -> bool:
         """The run is being cancelled (the caller asked, or its task was cancelled)."""
-        return (self.cancel is not None and self.cancel.is_set()) or (
-            self.cancelled is not None and self.cancelled.is_set()
-        )
+        return self.cancel_requested or (self.cancelled is not None and self.cancelled.is_set())
 
     async def ask(self, request: DeferredRequest) -> Any:
         """The approver's decision on ``request`` (None without an approver: defer it)."""

@@ -8,7 +8,6 @@ and says whether the run ends after the turn.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import repeat
 from typing import TYPE_CHECKING
 
 import attrs
@@ -55,7 +54,7 @@ async def take_turn(
     if view.ledger is not None:
         turn.checkpoint = Checkpoint(used=state.used)
     admit = slots if to_admit is None else to_admit
-    return await answer_turn(view, state, turn, list(zip(admit, repeat(False))))  # none approved
+    return await answer_turn(view, state, turn, [(s, False) for s in admit])  # none approved
 
 
 async def answer_turn(
