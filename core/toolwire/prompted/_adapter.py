@@ -309,7 +309,7 @@ class AutoPromptedAdapter(ProviderAdapter):
     @property
     def uses_prompted(self) -> bool:
         """Whether requests go through the prompt (the provider refused native tools)."""
-        return self.key in self.memory._keys  # the set itself: asked several times a round
+        return self.key in self.memory
 
     @property
     def capabilities(self) -> AdapterCapabilities:
