@@ -408,22 +408,22 @@ def _int(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
+def _detail(details: Any, field: str) -> int | None:
+    return _int(details.get(field)) if type(details) is dict else None
+
+
 def _usage(payload: Any, inputs: str, outputs: str) -> Usage | None:
     # Answers are decoded JSON: plain dicts and ints, checked by exact type (fast, and bools out).
     # Both APIs count cached input inside the input and reasoning inside the output, and name
     # the details of each after it (`prompt_tokens_details`, `output_tokens_details` …).
     if type(payload) is not dict:
         return None
-    cached = payload.get(f"{inputs}_details")
-    reasoning = payload.get(f"{outputs}_details")
     return Usage(
         input_tokens=_int(payload.get(inputs)),
         output_tokens=_int(payload.get(outputs)),
-        cache_read_tokens=_int(cached.get("cached_tokens")) if type(cached) is dict else None,
+        cache_read_tokens=_detail(payload.get(f"{inputs}_details"), "cached_tokens"),
         total_tokens=_int(payload.get("total_tokens")),
-        reasoning_tokens=(
-            _int(reasoning.get("reasoning_tokens")) if type(reasoning) is dict else None
-        ),
+        reasoning_tokens=_detail(payload.get(f"{outputs}_details"), "reasoning_tokens"),
     )
 
 
