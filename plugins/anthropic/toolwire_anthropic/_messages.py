@@ -27,6 +27,7 @@ from toolwire.adapters import (
     RenderedMessages,
     RenderedTools,
     canonical_message,
+    check_tool_choice,
     event_object,
     extra_fields,
     parse_arguments,
@@ -263,30 +264,6 @@ class _Messages:
         return ("\n\n".join(self._system) if self._system else None), out
 
 
-def _check_tool_choice(request: ModelRequest) -> None:
-    choice = request.tool_choice
-    if isinstance(choice, NamedToolChoice):
-        names = [f.name for f in request.functions]
-        if choice.name not in names:
-            raise ProviderError(
-                f"{API}: tool_choice names the tool {choice.name!r}, which is not offered in this "
-                f"request (offered: {', '.join(names) or 'none'})",
-                api=API,
-            )
-    elif choice == "required" and not request.functions:
-        raise ProviderError(
-            f"{API}: tool_choice 'required' needs at least one offered tool, and this request "
-            "offers none",
-            api=API,
-        )
-    elif choice not in ("auto", "none", "required"):
-        raise ProviderError(
-            f"{API}: tool_choice {choice!r} is not valid; use 'auto', 'none', 'required' or "
-            "NamedToolChoice(name)",
-            api=API,
-        )
-
-
 def _tool_choice(request: ModelRequest, accepts_parallel: bool) -> dict[str, Any]:
     choice = request.tool_choice
     if isinstance(choice, NamedToolChoice):
@@ -324,7 +301,7 @@ def render_messages_request(
             f"{API}: no model is configured; set provider.model (for example 'claude-sonnet-4-5')",
             api=API,
         )
-    _check_tool_choice(request)
+    check_tool_choice(request, API)
     system, messages = rendered if rendered is not None else render_messages(request.messages)
     body: dict[str, Any] = {
         "model": config.model,

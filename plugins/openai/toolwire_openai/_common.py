@@ -16,7 +16,6 @@ from toolwire.adapters import (
     EmitEvent,
     HTTPProviderAdapter,
     ModelRequest,
-    NamedToolChoice,
     ProviderError,
     RenderedTools,
     canonical_message,
@@ -331,32 +330,6 @@ def check_output_options(request: ModelRequest, fields: Mapping[str, Any], api: 
         raise ProviderError(
             f"{api}: [provider] options set the answer's format, which the run's output type "
             "decides; leave response_format (and text.format) out of the options",
-            api=api,
-        )
-
-
-def check_tool_choice(request: ModelRequest, api: str) -> None:
-    """Refuse a tool choice the request cannot satisfy, before anything is sent."""
-    choice = request.tool_choice
-    if isinstance(choice, NamedToolChoice):
-        names = [f.name for f in request.functions]
-        if choice.name not in names:
-            offered = ", ".join(names) or "none"
-            raise ProviderError(
-                f"{api}: tool_choice names the function {choice.name!r}, which is not offered in "
-                f"this request (offered: {offered})",
-                api=api,
-            )
-    elif choice == "required" and not request.functions:
-        raise ProviderError(
-            f"{api}: tool_choice 'required' needs at least one offered function, and this "
-            "request offers none",
-            api=api,
-        )
-    elif choice not in ("auto", "none", "required"):
-        raise ProviderError(
-            f"{api}: tool_choice {choice!r} is not valid; use 'auto', 'none', 'required' or "
-            "NamedToolChoice(name)",
             api=api,
         )
 
