@@ -3,12 +3,13 @@ provider runs itself have their own setting."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from toolwire import FunctionSpec
-from toolwire.adapters import ModelRequest, ProviderError
+from toolwire.adapters import ModelRequest, NamedToolChoice, ProviderError
 from toolwire.config import ConfigError, ProviderConfig, config_from_dict
 from toolwire.messages import UserMessage
 from toolwire_anthropic import render_messages_request
@@ -92,3 +93,25 @@ def test_chat_completions_refuses_provider_tools_naming_the_adapter_to_use() -> 
 def test_a_provider_tool_needs_a_type() -> None:
     with pytest.raises(ConfigError, match=r"\$\.provider\.provider_tools\[0\].*\"type\""):
         config_from_dict({"provider": {"provider_tools": [{"name": "web_search"}]}})
+
+
+@pytest.mark.parametrize("render", RENDERERS)
+@pytest.mark.parametrize(
+    ("choice", "offered", "says"),
+    [
+        (
+            NamedToolChoice("nope"),
+            (SPEC,),
+            "tool_choice names the tool 'nope', which is not offered in this request "
+            "(offered: add)",
+        ),
+        ("required", (), "tool_choice 'required' needs at least one offered tool"),
+        ("sometimes", (SPEC,), "tool_choice 'sometimes' is not valid; use 'auto', 'none'"),
+    ],
+)
+def test_every_adapter_refuses_an_unsatisfiable_tool_choice_in_the_same_words(
+    render: Any, choice: Any, offered: tuple[FunctionSpec, ...], says: str
+) -> None:
+    with pytest.raises(ProviderError, match=re.escape(says)) as refused:
+        render(request(functions=offered, tool_choice=choice), ProviderConfig(model="m"))
+    assert refused.value.api == str(refused.value).split(":", 1)[0]
