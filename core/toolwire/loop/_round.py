@@ -1,7 +1,8 @@
 """A round of a run: the checks before it, the offer, the request, the model's answer, the turn.
 
 :func:`run_round` is what the driver calls until a round returns the end of the run; a round
-that started ends with exactly one ``RoundFinished``, emitted there.
+that started ends with exactly one ``RoundFinished``, emitted there (a stored run's unfinished
+turn, whose process stopped before its end, gets its ``RoundFinished`` from ``resume_turn``).
 """
 
 from __future__ import annotations
