@@ -93,3 +93,13 @@ async def test_bad_choices_are_refused_naming_the_option(
     code, _, err = await _toolwire("--config", config, "run", "hi", *option)
     assert code == 2
     assert words in err
+
+
+async def test_a_provider_no_plugin_provides_is_refused_naming_the_adapters(tmp_path: Path) -> None:
+    config = _config(tmp_path, "http://127.0.0.1:9/v1")
+    config.write_text(config.read_text().replace('"openai-chat"', '"martian"'), encoding="utf-8")
+    code, out, err = await _toolwire("--config", str(config), "run", "hi")
+    assert (code, out) == (2, "")
+    assert "toolwire: no provider adapter named 'martian' is registered" in err
+    assert "openai-chat" in err  # among the registered ones
+    assert "Traceback" not in err

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from .._effects import SideEffect
 from ..chat import Grant, GrantError, Grants, GrantStore, tool_server
+from ..config import ConfigError
 from ..events import (
     ArgumentScanner,
     ContentFiltered,
@@ -57,6 +58,7 @@ from ..events import (
     ToolStarted,
     UnknownTool,
 )
+from ..host._host import HostError
 from ..host._ready import ready_for_runs
 from ..loop._codec import REDACTED, redact_arguments
 from ..loop._run import Approve, Decision, DeferredRequest, Deny, Run
@@ -1287,12 +1289,9 @@ def run_cli(
     except KeyboardInterrupt:
         stderr.write("toolwire: interrupted\n")
         return 1
-    except Exception as exc:
-        name = type(exc).__name__
-        if name in ("HostError", "ConfigError"):
-            stderr.write(f"toolwire: {exc}\n")
-            return 2
-        raise
+    except (HostError, ConfigError) as exc:
+        stderr.write(f"toolwire: {exc}\n")
+        return 2
     if run is None:
         return 1
     if json_output:
