@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -124,6 +126,31 @@ def test_a_raising_tool_prints_no_traceback_but_logs_it(
     )
     assert code == 1
     assert "Traceback (most recent call last)" in err
+
+
+def test_the_log_is_the_owners_alone_wherever_it_is_made(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Tracebacks show arguments and paths: a log file the command makes is mode 0600, also in
+    a folder others may read, and a folder it makes is 0700."""
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    monkeypatch.setenv("TOOLWIRE_LOG_FILE", str(shared / "toolwire.log"))
+    old = os.umask(0o022)
+    try:
+        code, _out, _err = run_cli(
+            monkeypatch, "tools", "call", "explode", "--args", '{"reason": "x"}'
+        )
+    finally:
+        os.umask(old)
+    assert code == 1
+    assert stat.S_IMODE((shared / "toolwire.log").stat().st_mode) == 0o600
+    monkeypatch.delenv("TOOLWIRE_LOG_FILE")
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    run_cli(monkeypatch, "tools", "call", "explode", "--args", '{"reason": "y"}')
+    made = tmp_path / "state" / "toolwire"
+    assert stat.S_IMODE(made.stat().st_mode) == 0o700
+    assert stat.S_IMODE((made / "toolwire.log").stat().st_mode) == 0o600
 
 
 def test_mcp_servers_prints_a_servers_stderr_inert(tmp_path: Path) -> None:

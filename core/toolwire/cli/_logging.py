@@ -32,15 +32,20 @@ def log_file() -> Path | None:
 
 
 class _LazyFileHandler(logging.FileHandler):
-    """A file handler that makes its folder (owner-only) when it first writes, and gives up
-    quietly when it cannot: a log that cannot be written never fails a command."""
+    """A file handler that makes its folder and file owner-only when it first writes (tracebacks
+    show arguments and paths), and gives up quietly when it cannot: a log that cannot be
+    written never fails a command."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(path, encoding="utf-8", delay=True)
 
     def _open(self) -> TextIO:  # type: ignore[override]
-        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return super()._open()
+        path = Path(self.baseFilename)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # A file made here is the owner's alone, whatever the folder or the umask allow; one
+        # that exists keeps the mode its owner gave it.
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        return open(fd, "a", encoding=self.encoding, errors=self.errors)
 
     def handleError(self, record: logging.LogRecord) -> None:
         self.close()
