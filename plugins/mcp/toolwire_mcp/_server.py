@@ -193,7 +193,8 @@ class ServerConnection:
             if self.status == "starting" and _closed(exc):
                 self._fail("exited, or closed its output, before answering the MCP handshake")
             else:
-                self._fail(_describe(exc), lost=self.status == "running")
+                program = self.command_line[0] if self.settings.command is not None else None
+                self._fail(_describe(exc, program), lost=self.status == "running")
         finally:
             self._session = None
             if self.status == "closing":
@@ -475,13 +476,23 @@ def _closed(exc: BaseException) -> bool:
     return isinstance(exc, MCPError) and exc.code == mt.CONNECTION_CLOSED
 
 
-def _describe(exc: BaseException) -> str:
+def _describe(exc: BaseException, program: str | None = None) -> str:
+    """What went wrong, for the server's status; ``program`` is the command a stdio server is
+    started with (a missing one is told where it was looked for)."""
     if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        return _describe(exc.exceptions[0])
+        return _describe(exc.exceptions[0], program)
     if isinstance(exc, ServerUnavailable) or type(exc).__name__ == "SignInNeeded":
         return str(exc)
     if isinstance(exc, FileNotFoundError):
-        return f"could not be started: {exc.strerror}: {exc.filename!r}"
+        missing = f"could not be started: {exc.strerror}: {exc.filename!r}"
+        if program is None or exc.filename != program:
+            return missing  # the working folder, say
+        if os.sep in program:
+            return f"{missing} (a relative command is taken from the config file's folder)"
+        return (
+            f"{missing} (looked up on PATH; give command as a full path, or run toolwire where "
+            "PATH finds it, for example with the environment that installed it activated)"
+        )
     if isinstance(exc, MCPError):
         return f"answered with MCP error {exc.code}: {exc.message}"
     text = str(exc) or type(exc).__name__

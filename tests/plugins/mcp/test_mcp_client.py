@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -324,6 +325,30 @@ def test_cli_reports_a_failed_server_with_its_stderr(write_config, notes_stdio, 
     doctor = toolwire("doctor")
     assert doctor.returncode == 1
     assert "permission denied" in doctor.stdout
+
+
+def test_a_missing_command_is_told_where_it_was_looked_for(write_config, toolwire_cli, tmp_path):
+    gone = tmp_path / "gone"
+    config = write_config(
+        {
+            "onpath": {"command": "toolwire-no-such-server"},
+            "relative": {"command": "bin/no-such-server"},
+            "folder": {"command": sys.executable, "cwd": str(gone)},
+        }
+    )
+    servers = toolwire_cli(config, "mcp", "servers", "--json")
+    assert servers.returncode == 1, servers.stderr
+    errors = {row["name"]: row["error"] for row in json.loads(servers.stdout)}
+    assert (
+        "could not be started: No such file or directory: 'toolwire-no-such-server' (looked up "
+        "on PATH; give command as a full path"
+    ) in errors["onpath"]
+    assert (
+        f"could not be started: No such file or directory: '{tmp_path / 'bin/no-such-server'}' "
+        "(a relative command is taken from the config file's folder)"
+    ) in errors["relative"]
+    # A missing working folder is named as it is, with no word about the command.
+    assert errors["folder"].endswith(f"could not be started: No such file or directory: '{gone}'")
 
 
 async def test_a_list_change_before_the_first_call_applies_at_that_call(write_config, notes_stdio):
