@@ -208,11 +208,7 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
             given = request.query.get("token")
             set_cookie = given is not None
         if not _same(given, state.token):
-            raise _refuse(
-                web.HTTPUnauthorized,
-                "this server needs its token: open the address it printed (…/?token=…) or send "
-                "'Authorization: Bearer <token>'",
-            )
+            raise _unauthorized(request)
     if request.method not in ("GET", "HEAD", "OPTIONS"):
         _check_csrf(request, state)
     if set_cookie:
@@ -226,6 +222,33 @@ async def _guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     for name, value in _SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
     return response
+
+
+_NEEDS_TOKEN = (
+    "this server needs its token: open the address it printed (…/?token=…) or send "
+    "'Authorization: Bearer <token>'"
+)
+# What a browser shows when it opens the chat without its token: a page, not a JSON error.
+_NEEDS_TOKEN_PAGE = """<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>toolwire: this chat needs its token</title></head>
+<body>
+<h1>This chat needs its token</h1>
+<p>Open the address <code>toolwire serve</code> printed when it started, the one that ends in
+<code>/?token=…</code>. The page keeps the token in a cookie from then on.</p>
+</body>
+</html>
+"""
+
+
+def _unauthorized(request: web.Request) -> web.HTTPException:
+    """The 401 for a request without the token: a page for a browser opening the chat, else the
+    JSON error the API answers with."""
+    if request.method == "GET" and "text/html" in request.headers.get("Accept", ""):
+        return web.HTTPUnauthorized(
+            text=_NEEDS_TOKEN_PAGE, content_type="text/html", headers=_SECURITY_HEADERS
+        )
+    return _refuse(web.HTTPUnauthorized, _NEEDS_TOKEN)
 
 
 def _check_csrf(request: web.Request, state: _State) -> None:

@@ -333,6 +333,25 @@ async def test_a_token_server_needs_the_token_and_moves_it_into_a_cookie(
             assert response.status == 200
 
 
+async def test_a_browser_without_the_token_gets_a_page_saying_what_to_open(
+    chat: Any, client: aiohttp.ClientSession, views: Any
+):
+    server, _ = await chat([], token="t0ken-for-the-tests-only")
+    base = server.url.split("?")[0]
+    page = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
+    async with client.get(base, headers=page) as response:
+        assert response.status == 401
+        assert response.content_type == "text/html"
+        assert "default-src 'none'" in response.headers["Content-Security-Policy"]
+        text = await response.text()
+        assert "This chat needs its token" in text
+        assert "/?token=" in text
+    # The API, and anything that does not ask for a page, still gets the JSON error.
+    async with client.get(base + "api/conversations", headers={"Accept": "*/*"}) as response:
+        assert response.status == 401
+        assert "needs its token" in (await response.json())["error"]
+
+
 @pytest.mark.parametrize(
     ("host", "token", "message"),
     [
