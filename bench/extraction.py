@@ -17,12 +17,15 @@ left out of that average, as the benchmark does), and F1 = 2PR / (P + R) of the 
 Usage::
 
     python bench/extraction.py [DATA] [--rounds N] [--limit N] [--only NAME,...] [--sets] [--check]
-    python bench/extraction.py --adversarial [--check]
+    python bench/extraction.py --adversarial [--sizes KIB,...] [--check]
 
 ``--adversarial`` times our extraction on pages built to be slow (nested lists and tables,
 deep ``<div>``s, misnested formatting, runs of ``<``), each at 256 KiB to 2 MiB, and prints the
 growth of the time when the page doubles: linear work doubles it. Floor: at most 3x per doubling
 (CPU time, best of ``--rounds``), and the 2 MiB page within ``ADVERSARIAL_SECONDS``.
+``--sizes 32,64`` builds the pages at those sizes instead (KiB, each double the one before; the
+growth is the largest over the one before it): small pages run in a second but show little of
+the growth, so the floor's figures are the default sizes'.
 
 DATA is the folder holding ``article-extraction/`` (default: ``$TOOLWIRE_SHARED_DATA``, else
 ``../shared/data`` beside the repository). Peers that are not installed are skipped:
@@ -37,6 +40,7 @@ import contextlib
 import gc
 import gzip
 import importlib
+import itertools
 import json
 import os
 import re
@@ -44,7 +48,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import cast
 
@@ -182,10 +186,20 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
 }
 
 
-def adversarial(rounds: int, check: bool) -> int:
-    """Time extraction of the adversarial pages at growing sizes; 1 when a floor is missed."""
-    sizes = [256 * 1024, 512 * 1024, 1024 * 1024, 2 * 1024 * 1024]
-    print(f"adversarial pages, CPU seconds (best of {rounds}); growth = time(2 MiB) / time(1 MiB)")
+ADVERSARIAL_SIZES_KIB = (256, 512, 1024, 2048)
+
+
+def adversarial(rounds: int, check: bool, sizes_kib: Sequence[int] = ADVERSARIAL_SIZES_KIB) -> int:
+    """Time extraction of the adversarial pages at growing sizes; 1 when a floor is missed.
+
+    :param sizes_kib: the page sizes in KiB, each double the one before; the growth is the time
+        at the largest over the time at the one before it.
+    """
+    sizes = [kib * 1024 for kib in sizes_kib]
+    print(
+        f"adversarial pages, CPU seconds (best of {rounds}); growth = "
+        f"time({_kib(sizes[-1])}) / time({_kib(sizes[-2])})"
+    )
     print(f"{'page':<18}" + "".join(f"{size // 1024:>9} KiB" for size in sizes) + "   growth")
     failed = False
     for name, build in ADVERSARIAL.items():
@@ -205,10 +219,26 @@ def adversarial(rounds: int, check: bool) -> int:
         row = "".join(f"{seconds:13.3f}" for seconds in times)
         print(f"{name:<18}{row}   {growth:5.2f}x{'  ABOVE FLOOR' if bad else ''}")
     print(
-        f"floors: growth <= {GROWTH_FLOOR}x per doubling, 2 MiB <= {ADVERSARIAL_SECONDS} s: "
-        + ("BELOW FLOOR" if failed else "ok")
+        f"floors: growth <= {GROWTH_FLOOR}x per doubling, {_kib(sizes[-1])} <= "
+        f"{ADVERSARIAL_SECONDS} s: " + ("BELOW FLOOR" if failed else "ok")
     )
     return 1 if failed and check else 0
+
+
+def _kib(size: int) -> str:
+    """``size`` bytes as the table's headers write it: ``512 KiB``, ``2 MiB``."""
+    return f"{size // 2**20} MiB" if size % 2**20 == 0 else f"{size // 1024} KiB"
+
+
+def _doubling_sizes(text: str) -> list[int]:
+    """The ``--sizes`` option: two or more sizes in KiB, each double the one before."""
+    try:
+        sizes = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of whole numbers: {text!r}") from None
+    if len(sizes) < 2 or sizes[0] < 1 or any(b != 2 * a for a, b in itertools.pairwise(sizes)):
+        raise argparse.ArgumentTypeError(f"two or more sizes, each double the last: {text!r}")
+    return sizes
 
 
 # -- running
@@ -263,9 +293,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--adversarial", action="store_true", help="time pages built to be slow instead"
     )
+    parser.add_argument(
+        "--sizes",
+        type=_doubling_sizes,
+        default=",".join(map(str, ADVERSARIAL_SIZES_KIB)),
+        metavar="KIB,...",
+        help="--adversarial page sizes in KiB, each double the last (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     if args.adversarial:
-        return adversarial(args.rounds, args.check)
+        return adversarial(args.rounds, args.check, args.sizes)
 
     folder = args.data / "article-extraction"
     if not (folder / "ground-truth.json").is_file():

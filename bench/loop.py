@@ -51,7 +51,8 @@ against all 1000 offered; the budget is to cost less than the full offer, not mo
 
 Run: ``python bench/loop.py`` (``--quick`` for fewer repetitions, ``--catalogue`` for the large
 catalogue alone, ``--rounds N`` for runs of N rounds instead of ten: what a round of a long run
-costs, where work that grows with the run shows).
+costs, where work that grows with the run shows; ``--check`` to exit with status 1 when a target
+is missed).
 """
 
 from __future__ import annotations
@@ -481,9 +482,11 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--catalogue", action="store_true", help="only the large catalogue")
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="rounds of each run shape")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
     ROUNDS = args.rounds
     repetitions = 40 if args.quick else 200
     if args.catalogue:
         sys.exit(asyncio.run(_catalogue_section(max(repetitions // 4, 10))))
-    sys.exit(asyncio.run(main(repetitions)))
+    status = asyncio.run(main(repetitions))
+    sys.exit(status if args.check else 0)

@@ -24,7 +24,8 @@ The floor is the SDK's own cost for what a tool call records (one span with the 
 attributes, one histogram value, through the same processor). Target: the plugin adds at most
 2× that floor per tool call (the rest is reading events and keeping spans by id).
 
-Run: ``python bench/otel.py`` (``--quick`` for fewer repetitions).
+Run: ``python bench/otel.py`` (``--quick`` for fewer repetitions; ``--check`` to exit with status
+1 when the target is missed).
 """
 
 from __future__ import annotations
@@ -281,5 +282,7 @@ async def main(repeat: int) -> int:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--check", action="store_true", help="exit 1 when the target is missed")
     args = parser.parse_args()
-    sys.exit(asyncio.run(main(40 if args.quick else 200)))
+    status = asyncio.run(main(40 if args.quick else 200))
+    sys.exit(status if args.check else 0)

@@ -13,7 +13,9 @@ the two is faster there. Re-parsing costs the square of the size over the delta 
 cells where it would take more than about a gigabyte of re-reading are left out (``-``).
 
 Run: ``python bench/streaming_args.py`` (add ``--check`` to exit with status 1 when a floor is
-missed).
+missed; ``--quick`` measures the grid's row of 100 characters only, each cell once instead of
+the best of three windows, in seconds instead of a minute: the figures above the grid are the
+same).
 """
 
 from __future__ import annotations
@@ -126,14 +128,20 @@ GRID_DELTAS = (1, 4, 16, 64, 256)
 _REPARSE_BUDGET = 1e9  # characters re-read by one re-parse run at most
 
 
-def _best(measure: Callable[[int], float], size: int) -> float:
-    """The best of three windows, each repeated to about 100 000 characters of input."""
+def _best(measure: Callable[[int], float], size: int, windows: int = 3) -> float:
+    """The best of ``windows`` windows, each repeated to about 100 000 characters of input."""
     repeat = max(1, 100_000 // size)
-    return min(measure(repeat) for _ in range(3))
+    return min(measure(repeat) for _ in range(windows))
 
 
-def grid() -> list[tuple[int, int, float, float | None]]:
-    """``(size, delta, incremental seconds, jiter re-parse seconds or None)`` for each cell."""
+QUICK_GRID_SIZES = GRID_SIZES[:1]
+
+
+def grid(
+    sizes: tuple[int, ...] = GRID_SIZES, windows: int = 3
+) -> list[tuple[int, int, float, float | None]]:
+    """``(size, delta, incremental seconds, jiter re-parse seconds or None)`` for each cell of
+    the rows ``sizes``, the best of ``windows`` timings each."""
     try:
         import jiter  # noqa: F401
     except ImportError:
@@ -141,14 +149,18 @@ def grid() -> list[tuple[int, int, float, float | None]]:
     else:
         have_jiter = True
     cells: list[tuple[int, int, float, float | None]] = []
-    for size in GRID_SIZES:
+    for size in sizes:
         text = realistic_arguments(size)
         for delta in GRID_DELTAS:
-            ours = _best(lambda r, t=text, d=delta: time_incremental(t, repeat=r, delta=d), size)
+            ours = _best(
+                lambda r, t=text, d=delta: time_incremental(t, repeat=r, delta=d), size, windows
+            )
             theirs: float | None = None
             if have_jiter and len(text) ** 2 / (2 * delta) <= _REPARSE_BUDGET:
                 theirs = _best(
-                    lambda r, t=text, d=delta: time_jiter_reparse(t, repeat=r, delta=d), size
+                    lambda r, t=text, d=delta: time_jiter_reparse(t, repeat=r, delta=d),
+                    size,
+                    windows,
                 )
             cells.append((len(text), delta, ours, theirs))
     return cells
@@ -213,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
     """Print the figures against their floors; with ``--check``, return 1 when one is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--check", action="store_true", help="exit 1 when a floor is missed")
+    parser.add_argument(
+        "--quick", action="store_true", help="the grid's row of 100 characters, once"
+    )
     args = parser.parse_args(argv)
     figures = run()
     ok = True
@@ -237,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     else:
         print("jiter is not installed: the re-parse comparison was skipped")
-    print_grid(grid())
+    print_grid(grid(QUICK_GRID_SIZES, windows=1) if args.quick else grid())
     return 1 if args.check and not ok else 0
 
 

@@ -30,13 +30,17 @@ An MCP tool call against the SDK's own ``ClientSession.call_tool`` is measured b
 ``--baseline REF`` also runs ``toolwire serve`` and ``toolwire batch`` from the commit ``REF``
 of this repository (see ``bench/_baseline.py``), in the same run.
 
-Run: ``python bench/surfaces.py`` (``--only webchat`` or ``--only batch``; ``--reps N``).
+Run: ``python bench/surfaces.py`` (``--only webchat`` or ``--only batch``; ``--reps N``;
+``--conversations N`` left idle and sent at once instead of 200, ``--batch-runs N`` runs per
+batch instead of 512: smaller counts check that the bench runs, in seconds, but memory per
+conversation and the rate of a batch of one wave are noisier figures than the defaults').
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import re
@@ -64,6 +68,17 @@ BATCH_LATENCY = 0.2
 BATCH_CONCURRENCY = 64
 BATCH_RUNS = 8 * BATCH_CONCURRENCY
 RATE_TARGET = 0.9
+
+
+@dataclasses.dataclass(frozen=True)
+class Counts:
+    """How much each figure takes: conversations left idle and sent at once, runs per batch."""
+
+    idle: int = IDLE
+    concurrent: int = CONCURRENT
+    batch_runs: int = BATCH_RUNS
+
+
 BEFORE = "before (--baseline)"
 _TICK = os.sysconf("SC_CLK_TCK")
 TRACED = """
@@ -275,28 +290,30 @@ async def _sequential(page: Page, server: Process) -> float:
     return (server.cpu() - cpu) / deltas
 
 
-async def _idle(page: Page, server: Process) -> tuple[float, list[Any]]:
+async def _idle(page: Page, server: Process, idle: int) -> tuple[float, list[Any]]:
     rss = server.rss()
     streams = []
-    for _ in range(IDLE):
+    for _ in range(idle):
         _, events = await page.exchange(keep_open=True)
         streams.append(events)
     await asyncio.sleep(1.0)  # let the last turns settle (stores written, tasks done)
-    return (server.rss() - rss) / IDLE, streams
+    return (server.rss() - rss) / idle, streams
 
 
-async def _concurrent(page: Page, server: Process) -> dict[str, float]:
+async def _concurrent(page: Page, server: Process, concurrent: int) -> dict[str, float]:
     cpu = server.cpu()
     started = time.perf_counter()
-    counts = await asyncio.gather(*(page.exchange() for _ in range(CONCURRENT)))
+    counts = await asyncio.gather(*(page.exchange() for _ in range(concurrent)))
     wall = time.perf_counter() - started
     deltas = sum(count for count, _ in counts)
-    if deltas < CONCURRENT * DELTAS:
-        raise SystemExit(f"{deltas} deltas arrived of {CONCURRENT * DELTAS}")
+    if deltas < concurrent * DELTAS:
+        raise SystemExit(f"{deltas} deltas arrived of {concurrent * DELTAS}")
     return {"wall": wall, "cpu": server.cpu() - cpu, "rate": deltas / wall, "rss": server.rss()}
 
 
-async def _drive(servers: dict[str, Process], reps: int) -> dict[str, dict[str, Any]]:
+async def _drive(
+    servers: dict[str, Process], reps: int, counts: Counts
+) -> dict[str, dict[str, Any]]:
     """Every figure for every server; the CPU samples taken in turn, so load that comes and
     goes touches both alike."""
     import aiohttp
@@ -314,16 +331,17 @@ async def _drive(servers: dict[str, Process], reps: int) -> dict[str, dict[str, 
             for name in order:
                 results[name]["per_delta"].append(await _sequential(pages[name], servers[name]))
         for name, server in servers.items():
-            idle, streams = await _idle(pages[name], server)
+            idle, streams = await _idle(pages[name], server, counts.idle)
             for events in streams:
                 events.close()
-            results[name].update(idle=idle, **await _concurrent(pages[name], server))
+            at_once = await _concurrent(pages[name], server, counts.concurrent)
+            results[name].update(idle=idle, **at_once)
     for figures in results.values():
         figures["per_delta"] = statistics.median(figures["per_delta"])
     return results
 
 
-def webchat(work: Path, reps: int, baseline: Path | None) -> list[str]:
+def webchat(work: Path, reps: int, baseline: Path | None, counts: Counts) -> list[str]:
     env = {**os.environ, "HOME": str(work), "XDG_DATA_HOME": str(work / "data")}
     provider = Process([sys.executable, str(HERE), "--provider"], env, r"http://\S+")
     missed: list[str] = []
@@ -350,7 +368,7 @@ def webchat(work: Path, reps: int, baseline: Path | None) -> list[str]:
         try:
             for name, argv, environ in started:
                 servers[name] = Process(argv, environ, r"http://[\d.]+:\d+/")
-            results = asyncio.run(_drive(servers, reps))
+            results = asyncio.run(_drive(servers, reps, counts))
         finally:
             for server in servers.values():
                 server.close()
@@ -372,7 +390,7 @@ def webchat(work: Path, reps: int, baseline: Path | None) -> list[str]:
     )
     for name, figures in results.items():
         print(
-            f"  {CONCURRENT} conversations at once, {name}: all finished in "
+            f"  {counts.concurrent} conversations at once, {name}: all finished in "
             f"{figures['wall']:.1f} s, server CPU {figures['cpu']:.1f} s, "
             f"{figures['rate']:.0f} deltas/s, resident {figures['rss'] / 2**20:.0f} MB"
         )
@@ -442,7 +460,7 @@ def _batch(
     return runs / summary["seconds"], usage.ru_maxrss * 1024
 
 
-def batch(work: Path, reps: int, baseline: Path | None) -> list[str]:
+def batch(work: Path, reps: int, baseline: Path | None, counts: Counts) -> list[str]:
     ideal = BATCH_CONCURRENCY / (2 * BATCH_LATENCY)
     trees = {"toolwire batch": None, **({BEFORE: baseline} if baseline is not None else {})}
     rates: dict[str, list[float]] = {name: [] for name in trees}
@@ -450,16 +468,16 @@ def batch(work: Path, reps: int, baseline: Path | None) -> list[str]:
     traced: dict[str, list[tuple[int, int]]] = {name: [] for name in trees}
     for _ in range(reps):
         for name, tree in trees.items():
-            rate, peak = _batch(work, BATCH_CONCURRENCY, BATCH_RUNS, tree)
+            rate, peak = _batch(work, BATCH_CONCURRENCY, counts.batch_runs, tree)
             rates[name].append(rate)
             peaks[name].append(peak)
-            many = _batch(work, BATCH_CONCURRENCY, BATCH_RUNS, tree, traced=True)[1]
+            many = _batch(work, BATCH_CONCURRENCY, counts.batch_runs, tree, traced=True)[1]
             one = _batch(work, 1, 4, tree, traced=True)[1]
             traced[name].append((many, one))
     missed: list[str] = []
     print(
         f"batch, concurrency {BATCH_CONCURRENCY}, a {BATCH_LATENCY * 1000:.0f} ms model (two "
-        f"answers a run), {BATCH_RUNS} runs; ideal {ideal:.0f} runs/s:"
+        f"answers a run), {counts.batch_runs} runs; ideal {ideal:.0f} runs/s:"
     )
     for name in trees:
         rate = max(rates[name])  # the machine's other load only ever slows a batch down
@@ -477,7 +495,7 @@ def batch(work: Path, reps: int, baseline: Path | None) -> list[str]:
     return missed
 
 
-SECTIONS: dict[str, Callable[[Path, int, Path | None], list[str]]] = {
+SECTIONS: dict[str, Callable[[Path, int, Path | None, Counts], list[str]]] = {
     "webchat": webchat,
     "batch": batch,
 }
@@ -487,6 +505,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(SECTIONS), help="webchat, batch")
     parser.add_argument("--reps", type=int, default=3, help="samples of each figure")
+    parser.add_argument(
+        "--conversations",
+        type=int,
+        default=IDLE,
+        help="web chat conversations left idle, and sent at once (default %(default)s)",
+    )
+    parser.add_argument(
+        "--batch-runs", type=int, default=BATCH_RUNS, help="runs per batch (default %(default)s)"
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--baseline", metavar="REF", help="also run toolwire from commit REF")
     parser.add_argument("--provider", action="store_true", help=argparse.SUPPRESS)
@@ -498,12 +525,13 @@ def main() -> int:
     if args.relay:
         asyncio.run(relay(args.relay))
         return 0
+    counts = Counts(args.conversations, args.conversations, args.batch_runs)
     missed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="toolwire-surfaces-") as tmp:
         work = Path(tmp)
         baseline = _baseline.tree(work, args.baseline) if args.baseline else None
         for name in args.only.split(","):
-            missed += SECTIONS[name](work, args.reps, baseline)
+            missed += SECTIONS[name](work, args.reps, baseline, counts)
     for line in missed:
         print(f"MISSED: {line}")
     return 1 if missed and args.check else 0

@@ -17,7 +17,8 @@ grow from 10 KB to 100 KB (10x the text: linear is about 10x, an interface that 
 value on every delta would be ~100x). Wall times, median of a few runs; the browser is Debian's
 chromium, never a download (without it, only the terminal half runs).
 
-Run: ``python bench/ui.py`` (``--check`` exits 1 when either grows worse than linearly).
+Run: ``python bench/ui.py`` (``--check`` exits 1 when either grows worse than linearly;
+``--runs N`` takes the median of N runs of each figure instead of 3).
 """
 
 from __future__ import annotations
@@ -210,7 +211,7 @@ def _growth(name: str, results: dict[int, float]) -> float:
     return growth
 
 
-async def main(check: bool) -> int:
+async def main(check: bool, runs: int = RUNS) -> int:
     sizes = (10_000, 100_000)
     texts = {size: argument_text(size) for size in sizes}
     deltas = {size: -(-len(json.dumps(texts[size])) // CHUNK) for size in sizes}
@@ -221,16 +222,16 @@ async def main(check: bool) -> int:
         workdir = Path(tmp)
         for size in sizes:
             receive[size] = statistics.median(
-                [await receive_seconds(workdir, texts[size]) for _ in range(RUNS)]
+                [await receive_seconds(workdir, texts[size]) for _ in range(runs)]
             )
             for expanded in (False, True):
-                runs = [
+                terminal_runs = [
                     await terminal_seconds(workdir, texts[size], expanded=expanded)
-                    for _ in range(RUNS)
+                    for _ in range(runs)
                 ]
                 terminal[expanded][size] = (
-                    statistics.median(r[0] for r in runs),
-                    statistics.median(r[1] for r in runs),
+                    statistics.median(r[0] for r in terminal_runs),
+                    statistics.median(r[1] for r in terminal_runs),
                 )
         browser_there = Path(CHROMIUM).exists()  # noqa: ASYNC240 (one stat)
         if browser_there:
@@ -243,13 +244,13 @@ async def main(check: bool) -> int:
                 try:
                     for collapsed in (True, False):
                         for size in sizes:
-                            runs = [
+                            page_runs = [
                                 await page_seconds(
                                     workdir, texts[size], browser, collapsed=collapsed
                                 )
-                                for _ in range(RUNS)
+                                for _ in range(runs)
                             ]
-                            page[collapsed][size] = statistics.median(runs)
+                            page[collapsed][size] = statistics.median(page_runs)
                 finally:
                     await browser.close()
     worst = 0.0
@@ -283,4 +284,6 @@ async def main(check: bool) -> int:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a floor is missed")
-    sys.exit(asyncio.run(main(parser.parse_args().check)))
+    parser.add_argument("--runs", type=int, default=RUNS, help="runs of each figure, the median")
+    args = parser.parse_args()
+    sys.exit(asyncio.run(main(args.check, args.runs)))
