@@ -33,6 +33,14 @@ class OfferRequest:
     """The application's own values of the run (``run(..., context={...})``), as the run's
     tools get them in ``ToolContext.values``: a plugin may read a per-conversation choice
     there."""
+    chosen_tool: str | None = None
+    """The tool the run's tool choice names (``tool_choice="calculator"``, ``toolwire run
+    --tool-choice``, the chats' tool menu and ``/tool NAME``), in every round of the run; None
+    when the choice is ``auto``, ``none`` or ``required``. A person who names a tool expects it
+    offered: a resolver that offers a tool only when the conversation calls for it should offer
+    the tool named here. One that withholds a tool for another reason (trust, a missing
+    credential) keeps withholding it, and the run then ends with an error saying the named tool
+    is not offered."""
 
     @property
     def conversation_key(self) -> str:

@@ -190,7 +190,9 @@ def toolwire_resolve_function(
     ``toolwire.NOT_OFFERED`` for it (None only means "no opinion").
 
     :param tool: the candidate tool (already allowed by config and trust).
-    :param request: the round being prepared: run id, round, conversation, API, provider trust.
+    :param request: the round being prepared: run id, round, conversation, API, provider trust,
+        and the tool the run's tool choice names (``request.chosen_tool``: a plugin that offers
+        a tool only when the conversation calls for it should offer that one).
     :returns: a :class:`toolwire.tools.FunctionSpec`, ``toolwire.NOT_OFFERED``, an awaitable of
         either, or None to let later implementations decide.
 

@@ -16,11 +16,11 @@ pytest.importorskip("toolwire_basics", reason="needs toolwire-basics installed")
 pytest.importorskip("toolwire_openai", reason="needs toolwire-openai installed")
 
 
-def _config(tmp_path: Path, base_url: str) -> Path:
+def _config(tmp_path: Path, base_url: str, *, offer: str = "always") -> Path:
     path = tmp_path / "toolwire.toml"
     path.write_text(
         '[plugins]\nenable = ["basics", "openai"]\n'
-        '[tools.basics]\noffer = "always"\n'
+        f'[tools.basics]\noffer = "{offer}"\n'
         f'[ledger]\npath = "{tmp_path / "ledger.sqlite3"}"\n'
         '[provider]\nadapter = "openai-chat"\nbase_url = "http://127.0.0.1:9/v1"\n'
         'model = "from-provider"\napi_key_env = "RUN_OPTIONS_KEY"\n'
@@ -71,6 +71,28 @@ async def test_every_choice_reaches_the_request(tmp_path: Path) -> None:
     assert first["tool_choice"] == {"type": "function", "function": {"name": "calculator"}}
     assert (first["seed"], first["temperature"], first["user"]) == (7, 0.5, "ada")
     assert second["tool_choice"] == "auto"  # a named choice holds for the first round only
+
+
+async def test_a_named_tool_is_offered_when_the_words_would_not_call_for_it(
+    tmp_path: Path,
+) -> None:
+    # The basics tools offer themselves by relevance: the calculator's test does not pass for
+    # a question about the time, but the person named it.
+    call = {"tool_calls": [{"name": "calculator", "arguments": {"expression": "6 * 7"}}]}
+    async with FakeOpenAIChatServer([call, "42."]) as server:
+        config = _config(tmp_path, server.base_url, offer="relevant")
+        code, out, err = await _toolwire(
+            "--config", str(config), "run", "--provider", "local",
+            "--tool-choice", "calculator", "what time is it in Tokyo",
+        )  # fmt: skip
+        assert code == 0, out + err
+        assert "42." in out
+        first, second = server.bodies
+    assert first["tool_choice"] == {"type": "function", "function": {"name": "calculator"}}
+    assert [t["function"]["name"] for t in first["tools"]] == ["calculator", "current_time"]
+    # The history calls the calculator: it stays offered for the run, forced no longer.
+    assert [t["function"]["name"] for t in second["tools"]] == ["calculator", "current_time"]
+    assert second["tool_choice"] == "auto"
 
 
 @pytest.mark.parametrize(

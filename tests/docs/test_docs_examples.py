@@ -135,6 +135,28 @@ def _tool_author_block(marker: str) -> dict[str, Any]:
     return _namespace(code)
 
 
+def test_tool_author_named_tool_example_offers_what_the_run_names() -> None:
+    from toolwire import OfferRequest
+    from toolwire.messages import UserMessage
+
+    namespace = _tool_author_block("def offer_when_asked")
+    namespace["mentions_a_date"] = lambda messages: False
+    offer = namespace["offer_when_asked"]
+
+    @toolwire.tool
+    def today() -> str:
+        """Today's date."""
+        return "2025-01-01"
+
+    def request(chosen: str | None) -> OfferRequest:
+        return OfferRequest(
+            run_id="r", round=1, messages=(UserMessage("hi"),), api="x", chosen_tool=chosen
+        )
+
+    assert offer(today, request(None)) is None
+    assert offer(today, request("today")) == today.function_spec()
+
+
 async def test_sandbox_example_runs_code_in_a_limited_child(tmp_path: Path) -> None:
     from toolwire.loop import call_tool
 

@@ -1,7 +1,9 @@
 """When each tool is worth offering: the user's words decide, so small models see short prompts.
 
 Each test reads only the user's own turns (never tool results), so once a tool is offered in a run
-it stays offered, and the system prompt stays the same from round to round.
+it stays offered, and the system prompt stays the same from round to round. A tool the run's tool
+choice names is offered whatever the words, in every round of the run
+(``OfferRequest.chosen_tool``).
 """
 
 from __future__ import annotations
@@ -238,8 +240,12 @@ _TESTS: dict[str, Callable[[str], bool]] = {
 
 
 def offer_when_relevant(tool: Tool, request: OfferRequest) -> FunctionSpec | None:
-    """The tool's function when the user's words call for it (or when ``offer`` is ``always``:
-    from :class:`BasicsSettings`, or a plain table of settings; ``relevant`` by default)."""
+    """The tool's function when the user's words call for it, when the run's tool choice names
+    it (``request.chosen_tool``: a person who names a tool expects it offered, whatever the
+    words), or when ``offer`` is ``always`` (from :class:`BasicsSettings`, or a plain table of
+    settings; ``relevant`` by default)."""
+    if request.chosen_tool == tool.name:
+        return tool.function_spec()
     settings = request.settings
     offer: str
     if isinstance(settings, BasicsSettings):

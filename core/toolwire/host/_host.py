@@ -290,8 +290,8 @@ class Host:
         adapter's name limit, and ``toolwire_resolve_function`` returning nothing (or raising).
         ``tools`` and ``profile`` are the run's options of the same names. Without a
         ``request``, one for the first round of an empty conversation with the configured
-        provider is used. When no provider is configured, the adapter's name limit is not
-        checked.
+        provider, in a run whose tool choice names no tool, is used. When no provider is
+        configured, the adapter's name limit is not checked.
         """
         from .._request import OfferRequest
         from ..loop._offer import Selection

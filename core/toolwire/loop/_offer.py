@@ -102,8 +102,10 @@ class OfferCache:
     new one whenever a tool is added or removed, as after an MCP server's ``list_changed``) and
     the selection, the provider's trust, the adapter's API and name limit, the base system
     prompt and ``[tools]`` are equal. Tools with a resolver (context tools) are still asked
-    every round. While the offered specs are the very same objects, the previous
-    :class:`Offer` object is returned, so adapters can keep their rendering of it.
+    every round, with that round's request: what the request says (the run's values, the tool
+    its tool choice names) reaches them, so a run that names a tool never gets the kept answer
+    of one that named another, or none. While the offered specs are the very same objects, the
+    previous :class:`Offer` object is returned, so adapters can keep their rendering of it.
     """
 
     def __init__(self) -> None:
@@ -238,6 +240,7 @@ async def resolve_offer(
     emit: Callable[[Event], None],
     cache: OfferCache | None = None,
     values: Mapping[str, Any] | None = None,
+    chosen_tool: str | None = None,
 ) -> Offer:
     """Resolve one round's offer (DESIGN §5 steps 1 and 2).
 
@@ -251,7 +254,9 @@ async def resolve_offer(
 
     With a ``cache`` (see :class:`OfferCache`) the same answers and events come from the kept
     offer while nothing that decides them changed. ``values`` are the run's own
-    (``OfferRequest.values``).
+    (``OfferRequest.values``), and ``chosen_tool`` the tool its tool choice names
+    (``OfferRequest.chosen_tool``, every round of the run): the resolvers are told, and whether
+    they offer it is theirs to say.
     """
     values = values if values is not None else {}
     pipeline = host.pipeline
@@ -268,6 +273,7 @@ async def resolve_offer(
             provider_trust=provider_trust,
             emit=emit,
             values=values,
+            chosen_tool=chosen_tool,
         )
     return await _uncached_offer(
         host,
@@ -280,6 +286,7 @@ async def resolve_offer(
         provider_trust,
         emit,
         values,
+        chosen_tool,
     )
 
 
@@ -294,10 +301,20 @@ async def _uncached_offer(
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
     values: Mapping[str, Any],
+    chosen_tool: str | None,
 ) -> Offer:
     """:func:`resolve_offer` asking every hook implementation, every round."""
     functions, tools, requests = await _resolve_each(
-        host, adapter, selection, run_id, round, messages, provider_trust, emit, values
+        host,
+        adapter,
+        selection,
+        run_id,
+        round,
+        messages,
+        provider_trust,
+        emit,
+        values,
+        chosen_tool,
     )
     kept = _arranged(host, functions, tools, messages, SearchTools(), run_id, round, emit)
     if kept.deferred:
@@ -335,6 +352,7 @@ async def _resolve_each(
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
     values: Mapping[str, Any],
+    chosen_tool: str | None,
 ) -> tuple[list[FunctionSpec], dict[str, Tool], list[OfferRequest]]:
     """Each candidate resolved for this round (``toolwire_resolve_function``, or the tool
     itself when only the built-in implementation is registered: same answers, no hook machinery
@@ -354,7 +372,16 @@ async def _resolve_each(
         spec: FunctionSpec | str | None = _unfit(tool, provider_trust, max_name, adapter.api)
         if spec is None:
             request = _offer_request(
-                host, adapter, capabilities, tool, run_id, round, messages, provider_trust, values
+                host,
+                adapter,
+                capabilities,
+                tool,
+                run_id,
+                round,
+                messages,
+                provider_trust,
+                values,
+                chosen_tool,
             )
             spec = await resolve(tool, request)
         if not isinstance(spec, FunctionSpec):
@@ -379,6 +406,7 @@ async def _cached_offer(
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
     values: Mapping[str, Any],
+    chosen_tool: str | None,
 ) -> Offer:
     """:func:`resolve_offer` with only the built-in resolution, from the kept plan: only the
     context tools are asked, and only tools left out are reported, every round."""
@@ -418,6 +446,7 @@ async def _cached_offer(
                         messages,
                         provider_trust,
                         values,
+                        chosen_tool,
                     )
                 entry = await resolve(tool, request)
                 if isinstance(entry, FunctionSpec) and entry.tool is None:
@@ -495,6 +524,7 @@ def _offer_request(
     messages: tuple[Message, ...],
     provider_trust: TrustLevel,
     values: Mapping[str, Any],
+    chosen_tool: str | None,
 ) -> OfferRequest:
     """What the resolution of ``tool`` learns about this round (``capabilities``: the
     adapter's, as the round reads them); settings the host cannot structure are None."""
@@ -512,6 +542,7 @@ def _offer_request(
         native_tools=capabilities.native_tools,
         settings=settings,
         values=values,
+        chosen_tool=chosen_tool,
     )
 
 

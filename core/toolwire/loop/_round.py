@@ -151,6 +151,7 @@ async def start_round(
         emit=lambda event: view.emit(state, event),
         cache=view.offers,
         values=state.control.values,
+        chosen_tool=state.chosen_tool,
     )
     view.emit(state, RoundStarted(run_id=state.run_id, round=round, offered=offer.names))
     return Turn(round, offer)

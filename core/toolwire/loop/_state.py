@@ -14,6 +14,7 @@ import attrs
 
 from .._request import conversation_key
 from .._trust import TrustLevel
+from ..adapters._base import NamedToolChoice
 from ..events import Event
 from ..messages import AssistantMessage, Message, SystemMessage, ToolCall
 from ..tools._errors import ToolFatal
@@ -307,6 +308,7 @@ class RunState:
     __slots__ = (
         "__weakref__",  # the run's services refer to it weakly (see ``_execute.emitter``)
         "call_ids",
+        "chosen_tool",
         "control",
         "conversation",
         "deferred",
@@ -338,6 +340,9 @@ class RunState:
         self.run_id = run_id
         self.options = options
         self.selection = selection  # the run's candidate tools (config and options), taken once
+        choice = options.tool_choice
+        # The tool the run's tool choice names, taken once: every round's OfferRequest carries it.
+        self.chosen_tool = choice.name if isinstance(choice, NamedToolChoice) else None
         self.control = RunControl()
         self.messages = messages
         self.records: list[ToolCallRecord] = []

@@ -44,7 +44,10 @@ def cached_resolver(
     cache holds. The resolver may be ``async`` (it fetches): then the function it gives is kept,
     and a kept one is answered at once. ``None`` (nothing to offer yet) is not kept: the
     resolver is asked again next round. An exception is not kept either. At most
-    ``max_entries`` conversations are kept, the least recently used dropped first.
+    ``max_entries`` conversations are kept, the least recently used dropped first. A request
+    whose run's tool choice names the tool (:attr:`~toolwire.OfferRequest.chosen_tool`) is kept
+    apart from the others, so what the resolver offers a run that names the tool is not offered
+    to the conversation's later runs that do not.
 
     :param key: the conversation a request belongs to (default
         :attr:`~toolwire.OfferRequest.conversation_key`); return something else to share or split
@@ -77,7 +80,14 @@ def cached_resolver(
 
     def resolve(tool: Tool, request: OfferRequest) -> MaybeAwaitable[FunctionSpec | None]:
         now = clock()
-        slot = (tool.name, request.conversation_key if key is None else key(request))
+        # A run whose tool choice names this tool gets entries of its own: a resolver may offer
+        # a named tool it would otherwise withhold, and that answer must not reach runs that
+        # do not name it.
+        slot = (
+            tool.name,
+            request.conversation_key if key is None else key(request),
+            request.chosen_tool == tool.name,
+        )
         with lock:
             entry = entries.get(slot)
             if entry is not None and entry.expires > now:

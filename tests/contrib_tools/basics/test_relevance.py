@@ -49,9 +49,16 @@ def test_relevant_tools(text: str, expected: list[str]) -> None:
     assert relevant_tools(text) == expected
 
 
-def _request(*messages: object, settings: object = None) -> OfferRequest:
+def _request(
+    *messages: object, settings: object = None, chosen_tool: str | None = None
+) -> OfferRequest:
     return OfferRequest(
-        run_id="r", round=1, messages=tuple(messages), api="x", settings=settings or {}
+        run_id="r",
+        round=1,
+        messages=tuple(messages),
+        api="x",
+        settings=settings or {},
+        chosen_tool=chosen_tool,
     )
 
 
@@ -69,6 +76,16 @@ def test_only_user_turns_count() -> None:
 def test_a_relevant_tool_offers_its_own_function() -> None:
     spec = calculator.resolve(_request(UserMessage("What is 2 + 2?")))
     assert spec == calculator.function_spec()
+
+
+def test_a_tool_the_run_names_is_offered_whatever_the_words() -> None:
+    question = UserMessage("what time is it in Tokyo")
+    assert calculator.resolve(_request(question)) is None
+    named = _request(question, chosen_tool="calculator")
+    assert calculator.resolve(named) == calculator.function_spec()
+    assert current_time.resolve(named) == current_time.function_spec()  # its words still count
+    assert convert_units.resolve(named) is None  # named is only the calculator
+    assert convert_units.resolve(_request(question, chosen_tool="current_time")) is None
 
 
 @pytest.mark.parametrize("settings", [BasicsSettings(offer="always"), {"offer": "always"}])
