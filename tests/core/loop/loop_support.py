@@ -125,3 +125,20 @@ def result_texts(run: Run) -> list[str]:
 def evolve_loop(**changes: Any) -> LoopConfig:
     """A ``[loop]`` section with changes."""
     return attrs.evolve(LoopConfig(), **changes)
+
+
+def plain_tool(name: str, **kwargs: Any) -> toolwire.Tool:
+    """A tool ``name`` without parameters that answers "NAME done" (``kwargs``: more of
+    :meth:`~toolwire.Tool.from_schema`'s options, a resolver say)."""
+    return toolwire.Tool.from_schema(
+        name=name,
+        description=f"The {name} tool.",
+        parameters={"type": "object", "properties": {}},
+        handler=lambda arguments: f"{name} done",
+        **kwargs,
+    )
+
+
+def names_of(functions: Iterable[toolwire.FunctionSpec]) -> list[str]:
+    """The names of ``functions``, in order (what a request offered)."""
+    return [f.name for f in functions]

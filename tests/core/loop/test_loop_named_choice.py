@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from loop_support import make_host, plugin, scripted_loop
+from loop_support import make_host, names_of, plain_tool, plugin, scripted_loop
 
 from toolwire import NOT_OFFERED, FunctionSpec, OfferRequest, Tool
 from toolwire.adapters import NamedToolChoice
@@ -16,20 +16,6 @@ from toolwire.loop import Approve
 from toolwire.messages import UserMessage
 from toolwire.testing import tool_call
 from toolwire.tools import cached_resolver
-
-
-def _tool(name: str, **kwargs: Any) -> Tool:
-    return Tool.from_schema(
-        name=name,
-        description=f"The {name} tool.",
-        parameters={"type": "object", "properties": {}},
-        handler=lambda arguments: f"{name} done",
-        **kwargs,
-    )
-
-
-def _names(functions: tuple[FunctionSpec, ...]) -> list[str]:
-    return [f.name for f in functions]
 
 
 def _when_named(asked: list[tuple[int, str | None]]) -> Any:
@@ -51,7 +37,10 @@ def _host_with_sum(tmp_path: Path, how: str, asked: list[tuple[int, str | None]]
     if how == "resolver":
         return make_host(
             tmp_path,
-            [_tool("alpha"), _tool("sum", activation="context", resolver=_when_named(asked))],
+            [
+                plain_tool("alpha"),
+                plain_tool("sum", activation="context", resolver=_when_named(asked)),
+            ],
         )
     relevant = _when_named(asked)
 
@@ -62,7 +51,7 @@ def _host_with_sum(tmp_path: Path, how: str, asked: list[tuple[int, str | None]]
 
     return make_host(
         tmp_path,
-        [_tool("alpha"), _tool("sum")],
+        [plain_tool("alpha"), plain_tool("sum")],
         plugins=[plugin("relevance", toolwire_resolve_function=toolwire_resolve_function)],
     )
 
@@ -75,7 +64,7 @@ async def test_a_named_tool_is_offered_in_every_round_of_its_run(tmp_path: Path,
     loop, model = scripted_loop(host, script)
     run = await loop.run("what time is it", tool_choice="sum")
     assert run.stop_reason == "answered", run.detail
-    assert [_names(r.functions) for r in model.requests] == [["alpha", "sum"]] * 3
+    assert [names_of(r.functions) for r in model.requests] == [["alpha", "sum"]] * 3
     assert [r.tool_choice for r in model.requests] == [NamedToolChoice("sum"), "auto", "auto"]
     assert asked == [(1, "sum"), (2, "sum"), (3, "sum")]
     # The same loop (and its kept offer) serves the next runs: each gets the offer of its own
@@ -84,7 +73,7 @@ async def test_a_named_tool_is_offered_in_every_round_of_its_run(tmp_path: Path,
     for choice in ("auto", "sum", "required", "sum"):
         sent = len(model.requests)
         await loop.run("what time is it", tool_choice=choice)
-        firsts.append(_names(model.requests[sent].functions))
+        firsts.append(names_of(model.requests[sent].functions))
     assert firsts == [["alpha"], ["alpha", "sum"], ["alpha"], ["alpha", "sum"]]
 
 
@@ -95,8 +84,8 @@ async def test_a_tool_withheld_for_another_reason_still_refuses_the_choice(tmp_p
         told.append(request.chosen_tool)
         return None  # no credential configured: named or not, nothing to offer
 
-    vault = _tool("vault", activation="context", resolver=needs_a_key)
-    host = make_host(tmp_path, [_tool("alpha"), vault])
+    vault = plain_tool("vault", activation="context", resolver=needs_a_key)
+    host = make_host(tmp_path, [plain_tool("alpha"), vault])
     loop, model = scripted_loop(host, ["never asked"])
     run = await loop.run("open the vault", tool_choice="vault")
     assert run.stop_reason == "error"
@@ -109,16 +98,16 @@ async def test_a_tool_withheld_for_another_reason_still_refuses_the_choice(tmp_p
 
 async def test_a_resumed_run_still_names_its_tool(tmp_path: Path) -> None:
     asked: list[tuple[int, str | None]] = []
-    guarded = _tool(
+    guarded = plain_tool(
         "sum", activation="context", resolver=_when_named(asked), requires_approval=True
     )
-    host = make_host(tmp_path, [_tool("alpha"), guarded])
+    host = make_host(tmp_path, [plain_tool("alpha"), guarded])
     loop, model = scripted_loop(host, [tool_call("sum", {}), "done"])
     run = await loop.run("what time is it", tool_choice="sum")
     assert run.stop_reason == "deferred"
     resumed = await loop.resume(run, {run.deferred[0].call_id: Approve()})
     assert resumed.stop_reason == "answered", resumed.detail
-    assert [_names(r.functions) for r in model.requests] == [["alpha", "sum"]] * 2
+    assert [names_of(r.functions) for r in model.requests] == [["alpha", "sum"]] * 2
     # Resuming resolves the waiting turn's offer again, then round 2's: each told of the choice.
     assert asked[-1] == (2, "sum")
     assert {chosen for _, chosen in asked} == {"sum"}
@@ -131,7 +120,7 @@ def test_a_cached_resolution_for_a_named_tool_stays_with_runs_that_name_it() -> 
         calls.append(request.chosen_tool)
         return tool.function_spec() if request.chosen_tool == tool.name else None
 
-    tool = _tool("projects", activation="context", resolver=cached_resolver(fetching))
+    tool = plain_tool("projects", activation="context", resolver=cached_resolver(fetching))
     opening = (UserMessage("hello"),)
 
     def request(chosen: str | None) -> OfferRequest:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from loop_support import events_of, make_host, plugin, scripted_loop
+from loop_support import events_of, make_host, names_of, plain_tool, plugin, scripted_loop
 
 import toolwire
 from toolwire import FunctionSpec, OfferRequest, Tool
@@ -14,29 +14,15 @@ from toolwire.messages import ToolResultMessage
 from toolwire.testing import tool_call
 
 
-def _tool(name: str, **kwargs: Any) -> Tool:
-    return Tool.from_schema(
-        name=name,
-        description=f"The {name} tool.",
-        parameters={"type": "object", "properties": {}},
-        handler=lambda arguments: f"{name} done",
-        **kwargs,
-    )
-
-
-def _names(functions: tuple[FunctionSpec, ...]) -> list[str]:
-    return [f.name for f in functions]
-
-
 async def test_rounds_with_nothing_changed_share_one_offer(tmp_path: Path) -> None:
-    vault = _tool("vault", min_provider_trust="high")
-    host = make_host(tmp_path, [_tool("alpha"), _tool("beta"), vault])
+    vault = plain_tool("vault", min_provider_trust="high")
+    host = make_host(tmp_path, [plain_tool("alpha"), plain_tool("beta"), vault])
     loop, model = scripted_loop(host, [tool_call("alpha", {}), tool_call("beta", {}), "done"])
     first = await loop.run("go")
     second = await loop.run("again", system_prompt=None)
     requests = model.requests
     assert len(requests) > 3
-    assert all(_names(r.functions) == ["alpha", "beta"] for r in requests)
+    assert all(names_of(r.functions) == ["alpha", "beta"] for r in requests)
     assert all(r.functions is requests[0].functions for r in requests)
     # The tool the provider's trust rules out is still announced every round.
     for run in (first, second):
@@ -48,7 +34,7 @@ async def test_rounds_with_nothing_changed_share_one_offer(tmp_path: Path) -> No
 
 
 async def test_a_tool_added_or_removed_mid_run_changes_the_next_offer(tmp_path: Path) -> None:
-    late = _tool("late")
+    late = plain_tool("late")
     host = make_host(tmp_path)
 
     @toolwire.tool
@@ -69,7 +55,7 @@ async def test_a_tool_added_or_removed_mid_run_changes_the_next_offer(tmp_path: 
     loop, model = scripted_loop(host, script)
     run = await loop.run("go")
     assert run.stop_reason == "answered"
-    assert [_names(r.functions) for r in model.requests] == [
+    assert [names_of(r.functions) for r in model.requests] == [
         ["install", "uninstall"],
         ["install", "late", "uninstall"],
         ["install", "late", "uninstall"],
@@ -90,8 +76,8 @@ async def test_a_context_tool_is_asked_every_round(tmp_path: Path) -> None:
         said = [m.result.model_text() for m in request.messages if isinstance(m, ToolResultMessage)]
         return tool.function_spec() if any("page" in text for text in said) else None
 
-    reader = _tool("reader", activation="context", resolver=when_mentioned)
-    host = make_host(tmp_path, [_tool("alpha"), reader])
+    reader = plain_tool("reader", activation="context", resolver=when_mentioned)
+    host = make_host(tmp_path, [plain_tool("alpha"), reader])
 
     @toolwire.tool
     def mention() -> str:
@@ -103,7 +89,7 @@ async def test_a_context_tool_is_asked_every_round(tmp_path: Path) -> None:
     loop, model = scripted_loop(host, script)
     run = await loop.run("go")
     assert asked == [1, 2, 3, 4]
-    offered = [_names(r.functions) for r in model.requests]
+    offered = [names_of(r.functions) for r in model.requests]
     assert offered == [
         ["alpha", "mention"],
         ["alpha", "mention"],
@@ -124,7 +110,9 @@ async def test_a_plugin_resolver_is_asked_every_round(tmp_path: Path) -> None:
         return None
 
     host = make_host(
-        tmp_path, [_tool("alpha")], plugins=[plugin("picky", toolwire_resolve_function=resolve)]
+        tmp_path,
+        [plain_tool("alpha")],
+        plugins=[plugin("picky", toolwire_resolve_function=resolve)],
     )
     loop, _ = scripted_loop(host, [tool_call("alpha", {}), tool_call("alpha", {}), "ok"])
     await loop.run("go")
@@ -139,7 +127,7 @@ async def test_selection_and_system_prompt_of_each_run_are_their_own(tmp_path: P
         handler=lambda arguments: "!",
         instructions="Shout only when asked.",
     )
-    host = make_host(tmp_path, [_tool("alpha"), shouting])
+    host = make_host(tmp_path, [plain_tool("alpha"), shouting])
     loop, model = scripted_loop(host, ["a", "b", "c", "d"])
     await loop.run("go", system_prompt="Be brief.")
     await loop.run("go", system_prompt="Be kind.")
@@ -152,7 +140,7 @@ async def test_selection_and_system_prompt_of_each_run_are_their_own(tmp_path: P
         "Be kind.",
         "Be brief.\n\nShout only when asked.",
     ]
-    assert [_names(r.functions) for r in model.requests] == [
+    assert [names_of(r.functions) for r in model.requests] == [
         ["alpha", "shout"],
         ["alpha", "shout"],
         ["alpha"],
@@ -161,16 +149,16 @@ async def test_selection_and_system_prompt_of_each_run_are_their_own(tmp_path: P
 
 
 async def test_a_provider_of_another_trust_gets_its_own_offer(tmp_path: Path) -> None:
-    vault = _tool("vault", min_provider_trust="high")
+    vault = plain_tool("vault", min_provider_trust="high")
     for trust, expected in (("high", ["alpha", "vault"]), ("low", ["alpha"])):
         host = make_host(
             tmp_path / trust,
-            [_tool("alpha"), vault],
+            [plain_tool("alpha"), vault],
             provider=ProviderConfig(trust=trust),
         )
         loop, model = scripted_loop(host, ["ok"])
         await loop.run("go")
-        assert _names(model.requests[0].functions) == expected
+        assert names_of(model.requests[0].functions) == expected
 
 
 async def test_context_tools_of_one_plugin_are_each_asked_about_the_round(tmp_path: Path) -> None:
@@ -180,10 +168,10 @@ async def test_context_tools_of_one_plugin_are_each_asked_about_the_round(tmp_pa
         asked.append((tool.name, request.round, len(request.messages)))
         return tool.function_spec()
 
-    one = _tool("one", activation="context", resolver=resolve)
-    two = _tool("two", activation="context", resolver=resolve)
+    one = plain_tool("one", activation="context", resolver=resolve)
+    two = plain_tool("two", activation="context", resolver=resolve)
     host = make_host(tmp_path, [one, two])
     loop, model = scripted_loop(host, [tool_call("one", {}), "ok"])
     await loop.run("go")
     assert asked == [("one", 1, 1), ("two", 1, 1), ("one", 2, 3), ("two", 2, 3)]
-    assert [_names(r.functions) for r in model.requests] == [["one", "two"], ["one", "two"]]
+    assert [names_of(r.functions) for r in model.requests] == [["one", "two"], ["one", "two"]]
