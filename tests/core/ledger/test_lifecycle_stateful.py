@@ -56,6 +56,9 @@ STALE_DECISIONS = ("has no deferred call with id", "already answered")
 # Fixed draws run a few short machines in CI; exploring runs many longer ones. Every rule is
 # always enabled and does nothing when the run gives it nothing to do: the run's state depends on
 # races and kills, and a precondition on it would make the draws differ from one run to the next.
+# An assertion that holds on one schedule and not on another is reported by Hypothesis as Flaky
+# (FlakyStrategyDefinition when its replay draws past the step where the failing run stopped):
+# every assertion of a step must hold however a loaded machine schedules the processes.
 EXPLORING = not settings.default.derandomize
 MACHINE = settings(
     max_examples=200 if EXPLORING else 12,
