@@ -33,7 +33,7 @@ of this repository (see ``bench/_baseline.py``), in the same run.
 Run: ``python bench/surfaces.py`` (``--only webchat`` or ``--only batch``; ``--reps N``;
 ``--conversations N`` left idle and sent at once instead of 200, ``--batch-runs N`` runs per
 batch instead of 512: smaller counts check that the bench runs, in seconds, but memory per
-conversation and the rate of a batch of one wave are noisier figures than the defaults').
+conversation and the rate of a batch of one wave are noisier figures than the defaults give).
 """
 
 from __future__ import annotations
