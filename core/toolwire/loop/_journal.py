@@ -147,6 +147,16 @@ def split(data: Mapping[str, Any]) -> tuple[str, tuple[int, int, int], list[Row]
     return stored_json(head), (lengths[0], lengths[1], lengths[2]), rows
 
 
+def last_round(data: Mapping[str, Any]) -> int:
+    """The round a run's JSON ended in (its ``rounds``, as ``Run.from_json`` reads it): the
+    round whose calls a load reconciles it with. 0 when it is not a number (such a run does
+    not load)."""
+    try:
+        return int(data.get("rounds", 0))
+    except (TypeError, ValueError):
+        return 0
+
+
 def assemble(
     run_id: str, head: str, lengths: tuple[int, int, int], rows: Iterable[tuple[str, int, str]]
 ) -> dict[str, Any]:

@@ -16,11 +16,12 @@ import attrs
 from ..config import LedgerConfig
 from ..tools._result import ToolResult
 from ._codec import ResultForms, result_from_json, stored_json
-from ._journal import RunJournal, RunRecord
+from ._journal import RunJournal, RunRecord, last_round
 from ._lease import KEEPER, LEASE_SECONDS, owner_alive, this_owner
 from ._ledger_sqlite import SQLiteStore
 from ._ledger_store import (
     CallClaimed,
+    CallRow,
     LedgerStore,
     RunClaimed,
     SettledRow,
@@ -398,9 +399,14 @@ class Ledger:
         started and never settled, whether its owner still runs it."""
         if self._pending:
             self.flush()
-        out: dict[str, LedgerEntry] = {}
         with self._lock:
             rows = self.store.calls(run_id, round)
+        return self._entries(run_id, round, rows)
+
+    def _entries(self, run_id: str, round: int, rows: list[CallRow]) -> dict[str, LedgerEntry]:
+        """The rows of one round's calls as entries, each row remembered as read (a takeover
+        starts from it)."""
+        out: dict[str, LedgerEntry] = {}
         for row in rows:
             key = (run_id, round, row.call_id)
             running = row.state == "started" and owner_alive(row.owner, row.lease, key)
@@ -448,9 +454,22 @@ class Ledger:
             found = self.store.load_run(run_id)
         if found is None:
             return None
-        data, version = found
-        self._versions[run_id] = version
-        return data
+        self._versions[run_id] = found.version
+        return found.data
+
+    def load_turn(self, run_id: str) -> tuple[dict[str, Any], dict[str, LedgerEntry]] | None:
+        """The run as last stored (as :meth:`load_run`) and every call of its last round (as
+        :meth:`entries`), read in one snapshot, or None when unknown: what another process
+        commits meanwhile (the run's next round and the calls it starts) is in neither or in
+        both, never rows written after the record they are read with."""
+        if self._pending:
+            self.flush()
+        with self._lock:
+            found = self.store.load_run(run_id, calls=True)
+        if found is None:
+            return None
+        self._versions[run_id] = found.version
+        return found.data, self._entries(run_id, last_round(found.data), found.calls)
 
 
 _shared: weakref.WeakKeyDictionary[Any, Ledger] = weakref.WeakKeyDictionary()

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..config._secrets import without_password
-from ._journal import KINDS, RunRecord, assemble
+from ._journal import KINDS, RunRecord, assemble, last_round
 from ._ledger_sqlite import call_row, claimed, settle_values, wait_values
 from ._ledger_store import (
     SCHEMA_VERSION,
@@ -19,6 +19,7 @@ from ._ledger_store import (
     LedgerError,
     SettledRow,
     StartedRow,
+    StoredRun,
     Takeover,
     run_claimed,
 )
@@ -109,6 +110,11 @@ _RUN = (
     "sources = excluded.sources, updated = excluded.updated, "
     "version = toolwire_runs.version + 1 "
     "WHERE %s::integer IS NULL OR toolwire_runs.version = %s RETURNING version"
+)
+
+_CALLS_OF_ROUND = (
+    "SELECT call_id, tool, arguments, idempotent, state, result, started, attempt, owner, lease "
+    "FROM toolwire_calls WHERE run_id = %s AND round = %s"
 )
 
 _RENEW = (
@@ -239,11 +245,7 @@ class PostgresStore:
 
     def calls(self, run_id: str, round: int) -> list[CallRow]:
         def work(db: psycopg.Connection[Any]) -> list[CallRow]:
-            rows = db.execute(
-                "SELECT call_id, tool, arguments, idempotent, state, result, started, attempt, "
-                "owner, lease FROM toolwire_calls WHERE run_id = %s AND round = %s",
-                (run_id, round),
-            ).fetchall()
+            rows = db.execute(_CALLS_OF_ROUND, (run_id, round)).fetchall()
             return [call_row(*found) for found in rows]
 
         return self._use(work)
@@ -257,9 +259,11 @@ class PostgresStore:
 
         return self._use(work)
 
-    def load_run(self, run_id: str) -> tuple[dict[str, Any], int] | None:
-        def work(db: psycopg.Connection[Any]) -> tuple[dict[str, Any], int] | None:
-            with db.transaction():  # one snapshot for the head and its rows
+    def load_run(self, run_id: str, *, calls: bool = False) -> StoredRun | None:
+        def work(db: psycopg.Connection[Any]) -> StoredRun | None:
+            # One snapshot (REPEATABLE READ: taken at the first SELECT) for the head, its rows
+            # and its last round's calls.
+            with db.transaction():
                 db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 head = db.execute(
                     "SELECT head, messages, tool_calls, sources, version FROM toolwire_runs "
@@ -272,7 +276,13 @@ class PostgresStore:
                     "SELECT kind, seq, item FROM toolwire_run_items WHERE run_id = %s",
                     (run_id,),
                 ).fetchall()
-            return assemble(run_id, head[0], (head[1], head[2], head[3]), rows), head[4]
+                data = assemble(run_id, head[0], (head[1], head[2], head[3]), rows)
+                found = (
+                    db.execute(_CALLS_OF_ROUND, (run_id, last_round(data))).fetchall()
+                    if calls
+                    else []
+                )
+            return StoredRun(data, head[4], [call_row(*row) for row in found])
 
         return self._use(work)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sqlite import use_wal
-from ._journal import KINDS, RunRecord, assemble, split
+from ._journal import KINDS, RunRecord, assemble, last_round, split
 from ._ledger_store import (
     SCHEMA_VERSION,
     CallClaimed,
@@ -19,6 +19,7 @@ from ._ledger_store import (
     LedgerError,
     SettledRow,
     StartedRow,
+    StoredRun,
     Takeover,
     run_claimed,
 )
@@ -109,6 +110,11 @@ _RUN = (
 _RUN_FROM = (
     "UPDATE runs SET head = ?, messages = ?, tool_calls = ?, sources = ?, updated = ?, "
     "version = version + 1 WHERE run_id = ? AND version = ?"
+)
+
+_CALLS_OF_ROUND = (
+    "SELECT call_id, tool, arguments, idempotent, state, result, started, attempt, owner, lease "
+    "FROM calls WHERE run_id = ? AND round = ?"
 )
 
 _RENEW = (
@@ -221,11 +227,7 @@ class SQLiteStore:
             db.executemany(_RENEW, [(lease, *call, owner) for call in calls])
 
     def calls(self, run_id: str, round: int) -> list[CallRow]:
-        rows = self._connect().execute(
-            "SELECT call_id, tool, arguments, idempotent, state, result, started, attempt, "
-            "owner, lease FROM calls WHERE run_id = ? AND round = ?",
-            (run_id, round),
-        )
+        rows = self._connect().execute(_CALLS_OF_ROUND, (run_id, round))
         return [call_row(*found) for found in rows]
 
     def stored_runs(self, run_ids: Sequence[str]) -> set[str]:
@@ -238,9 +240,12 @@ class SQLiteStore:
             found.update(row[0] for row in rows)
         return found
 
-    def load_run(self, run_id: str) -> tuple[dict[str, Any], int] | None:
+    def load_run(self, run_id: str, *, calls: bool = False) -> StoredRun | None:
         db = self._connect()
-        with _Transaction(db):  # one read snapshot for the head and its rows
+        # One read transaction (WAL: a snapshot from its first SELECT on) for the head, its
+        # rows and its last round's calls. The Ledger's lock keeps every other use of this
+        # connection out until it ends.
+        with _Transaction(db):
             head = db.execute(
                 "SELECT head, messages, tool_calls, sources, version FROM runs WHERE run_id = ?",
                 (run_id,),
@@ -250,7 +255,9 @@ class SQLiteStore:
             rows = db.execute(
                 "SELECT kind, seq, item FROM run_items WHERE run_id = ?", (run_id,)
             ).fetchall()
-        return assemble(run_id, head[0], (head[1], head[2], head[3]), rows), head[4]
+            data = assemble(run_id, head[0], (head[1], head[2], head[3]), rows)
+            found = db.execute(_CALLS_OF_ROUND, (run_id, last_round(data))) if calls else ()
+            return StoredRun(data, head[4], [call_row(*row) for row in found])
 
 
 _IDS_PER_QUERY = 500

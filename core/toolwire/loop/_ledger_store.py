@@ -107,6 +107,15 @@ class CallRow:
         return Takeover(attempt=self.attempt, state=self.state, owner=self.owner, lease=self.lease)
 
 
+class StoredRun(NamedTuple):
+    """A run as a backend read it: its JSON (``Run.to_json(events=False)``), its version, and,
+    when asked for, the rows of the calls of its last round, all from one read snapshot."""
+
+    data: dict[str, Any]
+    version: int
+    calls: list[CallRow]
+
+
 class LedgerStore(Protocol):
     """Storage of the ledger's rows. Every method is one transaction; the backends share one
     contract test suite (``tests/core/ledger``).
@@ -159,9 +168,12 @@ class LedgerStore(Protocol):
         """Every call row of one round of a run."""
         ...
 
-    def load_run(self, run_id: str) -> tuple[dict[str, Any], int] | None:
+    def load_run(self, run_id: str, *, calls: bool = False) -> StoredRun | None:
         """The run as last written (``Run.to_json(events=False)``) and its version (one more
-        with each write), or None."""
+        with each write), or None; with ``calls``, also every call row of its last round (its
+        ``rounds``, :func:`~toolwire.loop._journal.last_round`). All of it is read in one
+        snapshot: a write another process commits meanwhile (the run's next round, a call of
+        it started) is in none of it or in all of it."""
         ...
 
     def stored_runs(self, run_ids: Sequence[str]) -> set[str]:

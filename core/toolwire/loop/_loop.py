@@ -32,7 +32,7 @@ from ._contract import UnknownRun
 from ._execute import run_call, run_services
 from ._execution import CoarseBounds
 from ._journal import LedgerCorrupt
-from ._ledger import Ledger, ledger_for
+from ._ledger import Ledger, LedgerEntry, ledger_for
 from ._lifecycle import CallEvent, step, store
 from ._offer import Offer, OfferCache
 from ._protocol import LoopHost
@@ -225,10 +225,7 @@ class ToolCallingLoop:
         """
         given = None if isinstance(run, str) else run
         with levels_in_use(self._levels):  # the stored levels are read in the host's scheme
-            stored = self._stored(run) if isinstance(run, str) else self._latest(run)
-            entries = (
-                self.ledger.entries(stored.id, stored.rounds) if self.ledger is not None else {}
-            )
+            stored, entries = self._stored(run) if isinstance(run, str) else self._latest(run)
             current = reconcile(stored, entries)
             resolved = resolve_decisions(current, given, decisions or {}, entries)
             state = restore(self.config, self.host.tools, current)
@@ -260,37 +257,42 @@ class ToolCallingLoop:
             live process (this one or another), which keeps its lease: it is not interrupted.
         """
         with levels_in_use(self._levels):
-            run = self._stored(run_id)
-            assert self.ledger is not None
-            return reconcile(run, self.ledger.entries(run.id, run.rounds))
+            return reconcile(*self._stored(run_id))
 
-    def _latest(self, run: Run) -> Run:
+    def _latest(self, run: Run) -> tuple[Run, Mapping[str, LedgerEntry]]:
         """The run as the ledger last stored it when it holds it (another resume, or the
         recovery record of one a crash ended, may be newer than ``run``), with ``run``'s events
-        (the ledger keeps none); else ``run``."""
+        (the ledger keeps none); else ``run``. With the ledger's calls of its last round."""
         if self.ledger is None:
-            return run
-        stored = self._read(run.id)
-        return run if stored is None else attrs.evolve(stored, events=run.events)
+            return run, {}
+        found = self._read(run.id)
+        if found is None:  # no record to read them with: rows of a run never stored
+            return run, self.ledger.entries(run.id, run.rounds)
+        stored, entries = found
+        return attrs.evolve(stored, events=run.events), entries
 
-    def _stored(self, run_id: str) -> Run:
-        """The run ``run_id`` as the ledger stored it (not reconciled with its call rows)."""
+    def _stored(self, run_id: str) -> tuple[Run, Mapping[str, LedgerEntry]]:
+        """The run ``run_id`` as the ledger stored it (not reconciled with its call rows) and
+        the ledger's calls of its last round."""
         if self.ledger is None:
             raise UnknownRun(
                 f"cannot load run {run_id!r}: the ledger is disabled ([ledger] enabled = false)"
             )
-        run = self._read(run_id)
-        if run is None:
+        found = self._read(run_id)
+        if found is None:
             raise UnknownRun(f"the ledger {self.ledger.location!r} has no run {run_id!r}")
-        return run
+        return found
 
-    def _read(self, run_id: str) -> Run | None:
+    def _read(self, run_id: str) -> tuple[Run, Mapping[str, LedgerEntry]] | None:
+        """The stored run and the ledger's calls of its last round, read in one snapshot (a
+        record with the rows of another moment could call a live call interrupted)."""
         assert self.ledger is not None
-        data = self.ledger.load_run(run_id)
-        if data is None:
+        found = self.ledger.load_turn(run_id)
+        if found is None:
             return None
+        data, entries = found
         try:
-            return Run.from_json(data)
+            return Run.from_json(data), entries
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise LedgerCorrupt(
                 f"the ledger {self.ledger.location!r} holds run {run_id!r} in a form this "
