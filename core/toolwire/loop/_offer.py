@@ -30,7 +30,7 @@ from ..tools._spec import FunctionSpec
 from ._catalogue import NOTHING_REACHABLE, Arranged, SearchTools, arrange, budgeted
 
 if TYPE_CHECKING:
-    from ..adapters import AdapterCapabilities, ProviderAdapter
+    from ..adapters import ProviderAdapter
     from ..config import ToolsConfig
     from ..tools import Tool
     from ._protocol import LoopHost
@@ -258,7 +258,16 @@ async def resolve_offer(
     (``OfferRequest.chosen_tool``, every round of the run): the resolvers are told, and whether
     they offer it is theirs to say.
     """
-    values = values if values is not None else {}
+    request_for = _offer_requests(
+        host,
+        adapter,
+        run_id,
+        round,
+        messages,
+        provider_trust,
+        values if values is not None else {},
+        chosen_tool,
+    )
     pipeline = host.pipeline
     if cache is not None and pipeline.direct_resolve and pipeline.direct_instructions:
         return await _cached_offer(
@@ -272,8 +281,7 @@ async def resolve_offer(
             base_system_prompt=base_system_prompt,
             provider_trust=provider_trust,
             emit=emit,
-            values=values,
-            chosen_tool=chosen_tool,
+            request_for=request_for,
         )
     return await _uncached_offer(
         host,
@@ -285,8 +293,7 @@ async def resolve_offer(
         base_system_prompt,
         provider_trust,
         emit,
-        values,
-        chosen_tool,
+        request_for,
     )
 
 
@@ -300,21 +307,11 @@ async def _uncached_offer(
     base_system_prompt: str | None,
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
-    values: Mapping[str, Any],
-    chosen_tool: str | None,
+    request_for: Callable[[Tool], OfferRequest],
 ) -> Offer:
     """:func:`resolve_offer` asking every hook implementation, every round."""
     functions, tools, requests = await _resolve_each(
-        host,
-        adapter,
-        selection,
-        run_id,
-        round,
-        messages,
-        provider_trust,
-        emit,
-        values,
-        chosen_tool,
+        host, adapter, selection, run_id, round, provider_trust, emit, request_for
     )
     kept = _arranged(host, functions, tools, messages, SearchTools(), run_id, round, emit)
     if kept.deferred:
@@ -348,11 +345,9 @@ async def _resolve_each(
     selection: Selection,
     run_id: str,
     round: int,
-    messages: tuple[Message, ...],
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
-    values: Mapping[str, Any],
-    chosen_tool: str | None,
+    request_for: Callable[[Tool], OfferRequest],
 ) -> tuple[list[FunctionSpec], dict[str, Tool], list[OfferRequest]]:
     """Each candidate resolved for this round (``toolwire_resolve_function``, or the tool
     itself when only the built-in implementation is registered: same answers, no hook machinery
@@ -363,26 +358,14 @@ async def _resolve_each(
         emit=emit,
         bound=host.config.loop.hook_timeout,
     )
-    capabilities = adapter.capabilities
-    max_name = capabilities.max_tool_name_length
+    max_name = adapter.capabilities.max_tool_name_length
     functions: list[FunctionSpec] = []
     tools: dict[str, Tool] = {}
     requests: list[OfferRequest] = []
     for tool in selection.candidates(host.tools):
         spec: FunctionSpec | str | None = _unfit(tool, provider_trust, max_name, adapter.api)
         if spec is None:
-            request = _offer_request(
-                host,
-                adapter,
-                capabilities,
-                tool,
-                run_id,
-                round,
-                messages,
-                provider_trust,
-                values,
-                chosen_tool,
-            )
+            request = request_for(tool)
             spec = await resolve(tool, request)
         if not isinstance(spec, FunctionSpec):
             emit(ToolOmitted(run_id=run_id, round=round, tool=tool.name, reason=spec))
@@ -405,8 +388,7 @@ async def _cached_offer(
     base_system_prompt: str | None,
     provider_trust: TrustLevel,
     emit: Callable[[Event], None],
-    values: Mapping[str, Any],
-    chosen_tool: str | None,
+    request_for: Callable[[Tool], OfferRequest],
 ) -> Offer:
     """:func:`resolve_offer` with only the built-in resolution, from the kept plan: only the
     context tools are asked, and only tools left out are reported, every round."""
@@ -436,18 +418,7 @@ async def _cached_offer(
             if entry is None:
                 request = requests.get(tool.plugin)
                 if request is None:
-                    request = requests[tool.plugin] = _offer_request(
-                        host,
-                        adapter,
-                        capabilities,
-                        tool,
-                        run_id,
-                        round,
-                        messages,
-                        provider_trust,
-                        values,
-                        chosen_tool,
-                    )
+                    request = requests[tool.plugin] = request_for(tool)
                 entry = await resolve(tool, request)
                 if isinstance(entry, FunctionSpec) and entry.tool is None:
                     entry = attrs.evolve(entry, tool=tool)
@@ -514,36 +485,39 @@ async def why_not_offered(
     return spec if isinstance(spec, str) else None
 
 
-def _offer_request(
+def _offer_requests(
     host: LoopHost,
     adapter: ProviderAdapter,
-    capabilities: AdapterCapabilities,
-    tool: Tool,
     run_id: str,
     round: int,
     messages: tuple[Message, ...],
     provider_trust: TrustLevel,
     values: Mapping[str, Any],
     chosen_tool: str | None,
-) -> OfferRequest:
-    """What the resolution of ``tool`` learns about this round (``capabilities``: the
-    adapter's, as the round reads them); settings the host cannot structure are None."""
-    try:
-        settings = host.plugin_settings(tool.plugin)
-    except Exception:
-        settings = None
-    return OfferRequest(
-        run_id=run_id,
-        round=round,
-        messages=messages,
-        api=adapter.api,
-        model=host.config.provider.model,
-        provider_trust=provider_trust,
-        native_tools=capabilities.native_tools,
-        settings=settings,
-        values=values,
-        chosen_tool=chosen_tool,
-    )
+) -> Callable[[Tool], OfferRequest]:
+    """What the resolution of each tool learns about this round: the round's facts, and the
+    settings of the tool's plugin (None when the host cannot structure them), the one part that
+    differs from tool to tool."""
+
+    def request_for(tool: Tool) -> OfferRequest:
+        try:
+            settings = host.plugin_settings(tool.plugin)
+        except Exception:
+            settings = None
+        return OfferRequest(
+            run_id=run_id,
+            round=round,
+            messages=messages,
+            api=adapter.api,
+            model=host.config.provider.model,
+            provider_trust=provider_trust,
+            native_tools=adapter.capabilities.native_tools,
+            settings=settings,
+            values=values,
+            chosen_tool=chosen_tool,
+        )
+
+    return request_for
 
 
 def _plugin_failed(
